@@ -1,0 +1,96 @@
+/**
+ * The freecode command line. Subcommands are a lazy name → import() map, one file per command:
+ * a command's module is evaluated only when it runs (`--help` without a command resolves them all,
+ * for their descriptions). This is the only place that exits the process.
+ */
+import { type CommandDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
+import { exitCodeFor, FreecodeError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { colorEnabled, log } from "./_log.ts";
+
+export const COMMANDS = {
+  doctor: () => import("./commands/doctor.ts").then((m) => m.default),
+} satisfies SubCommandsDef;
+
+export const main = defineCommand({
+  meta: {
+    name: "freecode",
+    version: VERSION,
+    description: "Session store, rollout log and eval harness for AI coding agents",
+  },
+  subCommands: COMMANDS,
+});
+
+const HELP_FLAGS = new Set(["--help", "-h"]);
+const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
+
+/** Follow the positional words of `argv` down the subcommand tree. */
+async function resolveChain(argv: string[]): Promise<[CommandDef, CommandDef | undefined]> {
+  let cmd: CommandDef = main;
+  let parent: CommandDef | undefined;
+  for (const word of argv) {
+    if (word.startsWith("-")) continue;
+    const subs = (await resolve(cmd.subCommands)) as SubCommandsDef | undefined;
+    const next = subs?.[word];
+    if (!next) break;
+    parent = cmd;
+    cmd = (await resolve(next)) as CommandDef;
+  }
+  return [cmd, parent];
+}
+
+async function resolve<T>(value: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+async function usage(argv: string[], stream: NodeJS.WriteStream): Promise<void> {
+  const [cmd, parent] = await resolveChain(argv);
+  const text = await renderUsage(cmd, parent);
+  stream.write(`${colorEnabled(stream) ? text : stripAnsi(text)}\n`);
+}
+
+/** Run the CLI with `argv` (without the program name); resolves to the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  const dashdash = argv.indexOf("--");
+  const flagsPart = dashdash === -1 ? argv : argv.slice(0, dashdash);
+  try {
+    if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    if (flagsPart.some((a) => HELP_FLAGS.has(a))) {
+      await usage(flagsPart, process.stdout);
+      return 0;
+    }
+    if (argv.length === 0) {
+      await usage(argv, process.stderr);
+      return 2;
+    }
+    const { result } = await runCommand(main, { rawArgs: argv });
+    return typeof result === "number" ? result : 0;
+  } catch (error) {
+    return report(error, flagsPart);
+  }
+}
+
+async function report(error: unknown, argv: string[]): Promise<number> {
+  if (error instanceof Error && error.name === "CLIError") {
+    // citty's own argument errors: bad usage.
+    await usage(argv, process.stderr);
+    log.error(error.message);
+    return 2;
+  }
+  if (error instanceof FreecodeError) {
+    log.error(error.oneLine);
+    return exitCodeFor(error);
+  }
+  log.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  return exitCodeFor(error);
+}
+
+if (import.meta.main) {
+  const code = await runCli(process.argv.slice(2));
+  // Let buffered stdout drain before exiting (pipes are written asynchronously).
+  await new Promise<void>((done) => process.stdout.write("", () => done()));
+  process.exit(code);
+}

@@ -1,0 +1,78 @@
+/**
+ * `config.json` under the home: every field optional, unknown fields rejected (a typo should not be
+ * silently ignored). A bad file is a one-line `bad_input` error naming the file and the field.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import * as v from "valibot";
+import { badInput } from "./errors.ts";
+import { homePaths } from "./home.ts";
+
+/** Names of the storage adapters, `auto` picking the best that starts. */
+export const STORE_NAMES = ["auto", "files", "memory", "sqlite", "sqljs", "json"] as const;
+export type StoreName = (typeof STORE_NAMES)[number];
+
+/** How hard appends push data to the disk (see README "Durability"). */
+export const FSYNC_MODES = ["never", "batch", "always"] as const;
+export type FsyncMode = (typeof FSYNC_MODES)[number];
+
+const Price = v.strictObject({
+  /** USD per million input tokens. */
+  input: v.pipe(v.number(), v.minValue(0)),
+  output: v.pipe(v.number(), v.minValue(0)),
+  cacheRead: v.optional(v.pipe(v.number(), v.minValue(0))),
+  cacheWrite: v.optional(v.pipe(v.number(), v.minValue(0))),
+});
+
+const Summarizer = v.variant("type", [
+  v.strictObject({ type: v.literal("builtin") }),
+  v.strictObject({
+    type: v.literal("http"),
+    /** OpenAI-compatible chat completions endpoint. */
+    url: v.pipe(v.string(), v.url()),
+    model: v.string(),
+    /** Name of the environment variable holding the API key (the key itself never goes in the file). */
+    apiKeyEnv: v.optional(v.string()),
+  }),
+]);
+
+export const ConfigSchema = v.strictObject({
+  $schema: v.optional(v.string()),
+  store: v.optional(v.picklist(STORE_NAMES)),
+  fsync: v.optional(v.picklist(FSYNC_MODES)),
+  /** Record rollout events (default true; `FREECODE_ROLLOUT=off` wins). */
+  rollout: v.optional(v.boolean()),
+  /** An open model request older than this is `hung` (default 300 000 ms). */
+  hangMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** A model request with no first token after this is flagged as a stall (default 60 000 ms). */
+  stallMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** Prices per model id (or glob), USD per million tokens. */
+  prices: v.optional(v.record(v.string(), Price)),
+  /** Tool name → names of the arguments that hold the paths it writes (merged over the defaults). */
+  changedFileTools: v.optional(v.record(v.string(), v.array(v.string()))),
+  summarizer: v.optional(Summarizer),
+  syncEndpoint: v.optional(v.pipe(v.string(), v.url())),
+});
+
+export type Config = v.InferOutput<typeof ConfigSchema>;
+
+/** Validate a parsed config object; `file` names the source in errors. */
+export function parseConfig(raw: unknown, file = "config.json"): Config {
+  const result = v.safeParse(ConfigSchema, raw);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = v.getDotPath(issue) ?? undefined;
+  throw badInput(`invalid config: ${issue.message}`, { file, field });
+}
+
+/** Load `<home>/config.json`; a missing file is an empty config. */
+export function loadConfig(home: string): Config {
+  const file = homePaths(home).config;
+  if (!existsSync(file)) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw badInput(`invalid config: not JSON (${(error as Error).message})`, { file }, error);
+  }
+  return parseConfig(raw, file);
+}

@@ -1,0 +1,112 @@
+/**
+ * The Trace: what the trace fold answers about one session's rollout, and what the eval harness
+ * asserts over. Durations are milliseconds; times are epoch ms. `seq` fields point back into the log.
+ */
+import type { DenySource, ModelErrorKind } from "../events.ts";
+
+/** ok / error for finished spans; an open model request is `in_flight`, or `hung` past the threshold. */
+export type SpanStatus = "ok" | "error" | "in_flight" | "hung";
+
+export interface ModelSpan {
+  /** The turn key (unique across resumes, unlike raw turn ids). */
+  turnKey: string;
+  turnId: string;
+  /** `seq` of the `model.request` event. */
+  seq: number;
+  provider: string;
+  model: string;
+  echoedModel?: string;
+  startedAt: number;
+  status: SpanStatus;
+  duration_ms: number;
+  ttft_ms?: number;
+  /** No first token after the stall threshold (the stall before the first byte). */
+  stalledBeforeFirstToken?: boolean;
+  messageCount?: number;
+  toolCount?: number;
+  promptChars?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  /** Names of the tools the response asked for (parallel calls show as several). */
+  toolCalls: string[];
+  errorKind?: ModelErrorKind;
+  error?: string;
+}
+
+export interface ToolSpan {
+  tool: string;
+  callId?: string;
+  turnKey?: string;
+  /** `seq` of the `function.call` (call order). */
+  callSeq: number;
+  /** `seq` of the `function.output`. */
+  outputSeq: number;
+  /** 0-based position among tool spans in call order. */
+  index: number;
+  startedAt: number;
+  duration_ms: number;
+  args?: unknown;
+  /** True failed, false succeeded, absent unknown. */
+  failed?: boolean;
+}
+
+export interface DeniedSpan {
+  tool: string;
+  callId?: string;
+  turnKey?: string;
+  seq: number;
+  at: number;
+  args?: unknown;
+  source: DenySource;
+  reason?: string;
+}
+
+export interface CompactionSpan {
+  seq: number;
+  at: number;
+  beforeTokens: number;
+  afterTokens: number;
+}
+
+export interface Trace {
+  sessionId: string;
+  startedAt: number;
+  endedAt: number;
+  wall_ms: number;
+  /** Number of events folded, and the highest `seq` seen. */
+  eventCount: number;
+  lastSeq: number;
+  /** Turns in order (keys unique across resumes). */
+  turns: { turnKey: string; turnId: string; startedAt: number; seq: number; aborted?: boolean }[];
+  modelSpans: ModelSpan[];
+  /** Tools that ran, sorted by call order. */
+  toolSpans: ToolSpan[];
+  /** Calls that never ran (refused), kept apart from toolSpans. */
+  deniedSpans: DeniedSpan[];
+  /** Calls with no output yet (still running or lost), in call order. */
+  pendingCalls: { tool: string; callId?: string; seq: number; at: number; args?: unknown }[];
+  compactions: CompactionSpan[];
+  compactedTokens: number;
+  /** Paths written by completed, non-failed calls of file-writing tools (sorted, unique). */
+  changedFiles: string[];
+  redirects: number;
+  redirectsSkipped: number;
+  model_ms: number;
+  tool_ms: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** Any open model request past the hang threshold. */
+  hung: boolean;
+  /** Any open model request under the threshold. */
+  inFlight: boolean;
+  /** The session recorded `session.ended`. */
+  ended: boolean;
+  /** Lines that could not be read (line numbers and messages). */
+  parseErrors: { line?: number; message: string; torn: boolean }[];
+}

@@ -1,0 +1,99 @@
+/**
+ * The storage adapter contract: the one interface through which everything is persisted. Adapters
+ * (`adapters/<name>.ts`) are factories returning a plain object; the conformance suite in
+ * `test/storage/` runs unmodified against each. Methods are async so that one contract covers files,
+ * SQLite, sql.js and a single JSON file.
+ */
+import type { EventDraft, EventRecord, SessionMeta, SessionStatus, StoredMessage } from "./records.ts";
+
+/** A line that could not be read; the rest of the file still loads. */
+export interface ReadIssue {
+  file?: string;
+  line?: number;
+  message: string;
+  /** A final line without its newline: a crash mid-append, not corruption. */
+  torn: boolean;
+}
+
+export interface ListQuery {
+  projectPath?: string;
+  status?: SessionStatus | SessionStatus[];
+  /** Include soft-deleted sessions (hidden by default). */
+  all?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+export interface ListPage {
+  items: SessionMeta[];
+  /** How many sessions match the filter in all. */
+  total: number;
+}
+
+export interface MessagesRead {
+  messages: StoredMessage[];
+  issues: ReadIssue[];
+}
+
+/** One item of an event stream: an event, or a line that could not be read. */
+export type EventRead = { event: EventRecord; issue?: undefined } | { event?: undefined; issue: ReadIssue };
+
+export interface AdapterCapabilities {
+  /** Several processes may use the same store at once. */
+  crossProcess: boolean;
+  /** The adapter has an indexed full-text search (else callers scan). */
+  fullTextSearch: boolean;
+  /** Data survives the process. */
+  persistent: boolean;
+}
+
+export interface StorageAdapter {
+  /** The registry key (file name of the adapter). */
+  readonly name: string;
+  /** Where the data lives (a path, or `:memory:`). */
+  readonly location: string;
+  readonly capabilities: AdapterCapabilities;
+
+  /** Create a session with its first messages in one atomic step; `conflict` if the id exists. */
+  createSession(meta: SessionMeta, messages: StoredMessage[]): Promise<void>;
+  getMeta(id: string): Promise<SessionMeta | undefined>;
+  /** Read-modify-write of the meta under the session's lock; `not_found` if absent. */
+  updateMeta(id: string, update: (meta: SessionMeta) => SessionMeta): Promise<SessionMeta>;
+  /** Sorted by `updatedAt` descending (pinned first is the caller's choice, not the adapter's). */
+  listSessions(query: ListQuery): Promise<ListPage>;
+  /** Erase a session's meta, messages and events; false if there was nothing. */
+  purgeSession(id: string): Promise<boolean>;
+
+  /** Append messages to an existing session (all or nothing). */
+  appendMessages(id: string, messages: StoredMessage[]): Promise<void>;
+  readMessages(id: string): Promise<MessagesRead>;
+  /** Atomically replace the whole message log (compaction). */
+  replaceMessages(id: string, messages: StoredMessage[]): Promise<void>;
+
+  /**
+   * Append rollout events (all or nothing). `seq` is assigned under the session's lock from what is
+   * already stored, so it is strictly increasing across processes. Events may exist for a session
+   * with no meta (a recorder for a foreign agent). Returns the stored records.
+   */
+  appendEvents(sessionId: string, events: EventDraft[]): Promise<EventRecord[]>;
+  /** Stream the events of a session in `seq` order, from `fromSeq` (inclusive) when given. */
+  readEvents(sessionId: string, options?: { fromSeq?: number }): AsyncIterable<EventRead>;
+  /** Ids of every session that has a rollout log. */
+  listEventLogs(): Promise<string[]>;
+
+  /** The per-session context cache (files requested across turns); free-form JSON. */
+  getContextCache(id: string): Promise<unknown | undefined>;
+  putContextCache(id: string, cache: unknown): Promise<void>;
+
+  /** Flush and release everything; the adapter is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** Options every adapter factory takes. */
+export interface AdapterOptions {
+  /** The freecode home (data lives below it). */
+  home: string;
+  fsync?: "never" | "batch" | "always";
+}
+
+export type AdapterFactory = (options: AdapterOptions) => StorageAdapter;

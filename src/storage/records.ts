@@ -1,0 +1,122 @@
+/**
+ * The persisted shapes: session meta, messages and the rollout event envelope. Storage owns them
+ * (everything above it reads and writes these); every line read from disk is validated against them.
+ * Objects are "loose": fields a later version adds survive a round-trip through an older one.
+ */
+import * as v from "valibot";
+
+/** Session ids and message ids: no path separators, no `..`, no NUL, at most 128 characters. */
+export const IdSchema = v.pipe(
+  v.string(),
+  v.minLength(1, "id must not be empty"),
+  v.maxLength(128, "id must be at most 128 characters"),
+  v.regex(/^[A-Za-z0-9._:@+=-]+$/, "id may contain only letters, digits and . _ : @ + = -"),
+  v.check((s) => s !== "." && s !== ".." && !s.includes(".."), "id must not contain '..'"),
+);
+
+export const SESSION_STATUSES = ["idle", "running", "interrupted", "archived", "deleted"] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+export const TokenTotalsSchema = v.object({
+  input: v.number(),
+  output: v.number(),
+  cacheRead: v.number(),
+  cacheWrite: v.number(),
+  reasoning: v.optional(v.number()),
+});
+export type TokenTotals = v.InferOutput<typeof TokenTotalsSchema>;
+
+export const SessionMetaSchema = v.looseObject({
+  id: IdSchema,
+  title: v.string(),
+  /** Where the title came from: set by the user, generated, the first prompt, or an import. */
+  titleSource: v.optional(v.picklist(["user", "generated", "prompt", "import"])),
+  projectPath: v.string(),
+  provider: v.optional(v.string()),
+  model: v.optional(v.string()),
+  status: v.picklist(SESSION_STATUSES),
+  /** The status before archive/delete, restored by unarchive/restore. */
+  previousStatus: v.optional(v.picklist(SESSION_STATUSES)),
+  createdAt: v.number(),
+  updatedAt: v.number(),
+  lastTurnAt: v.optional(v.number()),
+  turnCount: v.number(),
+  messageCount: v.number(),
+  parentId: v.optional(IdSchema),
+  /** For forks at a point: the message the fork was taken at. */
+  forkedAt: v.optional(v.string()),
+  tokens: v.optional(TokenTotalsSchema),
+  tags: v.optional(v.array(v.string())),
+  pinned: v.optional(v.boolean()),
+  unread: v.optional(v.boolean()),
+  /** The process that has the session `running`, for crash recovery. */
+  owner: v.optional(v.object({ pid: v.number(), start: v.nullable(v.number()), host: v.string() })),
+  /** Where an imported session came from. */
+  source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),
+  /** Goal tracking (thread store). */
+  goal: v.optional(
+    v.object({ text: v.string(), status: v.picklist(["pending", "active", "completed", "failed"]) }),
+  ),
+  /** The latest compaction summary. */
+  summary: v.optional(v.looseObject({ text: v.string(), createdAt: v.number() })),
+});
+export type SessionMeta = v.InferOutput<typeof SessionMetaSchema>;
+
+export const UsageSchema = v.looseObject({
+  inputTokens: v.optional(v.number()),
+  outputTokens: v.optional(v.number()),
+  cacheReadInputTokens: v.optional(v.number()),
+  cacheCreationInputTokens: v.optional(v.number()),
+  reasoningTokens: v.optional(v.number()),
+});
+export type Usage = v.InferOutput<typeof UsageSchema>;
+
+export const PartSchema = v.looseObject({
+  type: v.picklist(["text", "code", "tool", "image"]),
+  content: v.optional(v.string()),
+  language: v.optional(v.string()),
+  tool: v.optional(v.looseObject({ name: v.string(), args: v.unknown() })),
+  /** Tool output, on the same part as the call. */
+  result: v.optional(v.unknown()),
+  /** The tool failed (error result). */
+  failed: v.optional(v.boolean()),
+  /** The provider's own tool call id, when known (imports keep it). */
+  callId: v.optional(v.string()),
+  data: v.optional(v.string()),
+  mediaType: v.optional(v.string()),
+  altText: v.optional(v.string()),
+});
+export type Part = v.InferOutput<typeof PartSchema>;
+
+export const MessageSchema = v.looseObject({
+  id: IdSchema,
+  role: v.picklist(["user", "assistant", "system"]),
+  parts: v.array(PartSchema),
+  timestamp: v.number(),
+  interrupted: v.optional(v.boolean()),
+  /** Token usage of one provider response: on at most one message per `responseId`. */
+  usage: v.optional(UsageSchema),
+  /** Which provider response produced this message (several messages may share one). */
+  responseId: v.optional(v.string()),
+  synthetic: v.optional(v.string()),
+});
+export type StoredMessage = v.InferOutput<typeof MessageSchema>;
+
+/**
+ * The rollout line envelope (freecode's flat shape): the type's own fields sit beside these.
+ * Storage does not interpret `type`; `rollout/events.ts` validates the full catalogue.
+ */
+export const EventEnvelopeSchema = v.looseObject({
+  type: v.pipe(v.string(), v.minLength(1)),
+  id: v.string(),
+  seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  aggregateID: v.string(),
+  timestamp: v.number(),
+});
+export type EventRecord = v.InferOutput<typeof EventEnvelopeSchema> & Record<string, unknown>;
+
+/** An event before it is stored: storage assigns `seq` (and `id`/`aggregateID` when missing). */
+export type EventDraft = Omit<EventRecord, "seq" | "id" | "aggregateID" | "timestamp"> & {
+  id?: string;
+  timestamp?: number;
+};

@@ -1,0 +1,4 @@
+declare module "*.wasm" {
+  const path: string;
+  export default path;
+}
