@@ -9,6 +9,15 @@ import { VERSION } from "../version.ts";
 import { colorEnabled, log } from "./_log.ts";
 
 export const COMMANDS = {
+  session: () => import("./commands/session.ts").then((m) => m.default),
+  rollout: () => import("./commands/rollout.ts").then((m) => m.default),
+  trace: () => import("./commands/trace.ts").then((m) => m.default),
+  replay: () => import("./commands/replay.ts").then((m) => m.default),
+  usage: () => import("./commands/usage.ts").then((m) => m.default),
+  eval: () => import("./commands/eval.ts").then((m) => m.default),
+  import: () => import("./commands/import.ts").then((m) => m.default),
+  search: () => import("./commands/search.ts").then((m) => m.default),
+  store: () => import("./commands/store.ts").then((m) => m.default),
   doctor: () => import("./commands/doctor.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 

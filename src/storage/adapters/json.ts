@@ -1,0 +1,9 @@
+/** Placeholder until the json adapter lands: fails clearly instead of pretending to store anything. */
+
+import { FreecodeError } from "../../errors.ts";
+import type { AdapterFactory } from "../contract.ts";
+
+const factory: AdapterFactory = () => {
+  throw new FreecodeError("internal", "the json storage adapter is not built yet");
+};
+export default factory;
