@@ -22,6 +22,8 @@ export interface ListQuery {
   all?: boolean;
   limit?: number;
   offset?: number;
+  /** Sort pinned sessions before the others (then `updatedAt` descending). */
+  pinnedFirst?: boolean;
 }
 
 export interface ListPage {
@@ -54,20 +56,32 @@ export interface StorageAdapter {
   readonly location: string;
   readonly capabilities: AdapterCapabilities;
 
-  /** Create a session with its first messages in one atomic step; `conflict` if the id exists. */
+  /**
+   * Create a session with its first messages in one atomic step; `conflict` if the id exists.
+   * The meta is stored as given except `messageCount`, which becomes `messages.length` (callers fold
+   * counters with `foldMessagesIntoMeta` from `_meta-fold.ts`; a fork copies its parent's).
+   */
   createSession(meta: SessionMeta, messages: StoredMessage[]): Promise<void>;
   getMeta(id: string): Promise<SessionMeta | undefined>;
   /** Read-modify-write of the meta under the session's lock; `not_found` if absent. */
   updateMeta(id: string, update: (meta: SessionMeta) => SessionMeta): Promise<SessionMeta>;
-  /** Sorted by `updatedAt` descending (pinned first is the caller's choice, not the adapter's). */
+  /** Sorted by `updatedAt` descending (ties by id); `pinnedFirst` puts pinned sessions first. */
   listSessions(query: ListQuery): Promise<ListPage>;
   /** Erase a session's meta, messages and events; false if there was nothing. */
   purgeSession(id: string): Promise<boolean>;
 
-  /** Append messages to an existing session (all or nothing). */
+  /**
+   * Append messages to an existing session (all or nothing; `not_found` if absent). The meta's
+   * counters follow through `foldMessagesIntoMeta` (messageCount, turnCount, lastTurnAt, tokens,
+   * updatedAt = max(updatedAt, newest timestamp)); it throws `bad_input` when a message would put a
+   * second `usage` on one provider response, and then nothing is written.
+   */
   appendMessages(id: string, messages: StoredMessage[]): Promise<void>;
   readMessages(id: string): Promise<MessagesRead>;
-  /** Atomically replace the whole message log (compaction). */
+  /**
+   * Atomically replace the whole message log (compaction). `messageCount` becomes the new length;
+   * turnCount and token totals are history and stay.
+   */
   replaceMessages(id: string, messages: StoredMessage[]): Promise<void>;
 
   /**
@@ -85,6 +99,12 @@ export interface StorageAdapter {
   getContextCache(id: string): Promise<unknown | undefined>;
   putContextCache(id: string, cache: unknown): Promise<void>;
 
+  /**
+   * Rebuild derived indexes from the source data (`freecode store reindex`). Optional: adapters
+   * without a derived index leave it out.
+   */
+  reindex?(): Promise<{ sessions: number }>;
+
   /** Flush and release everything; the adapter is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -93,6 +113,12 @@ export interface StorageAdapter {
 export interface AdapterOptions {
   /** The freecode home (data lives below it). */
   home: string;
+  /**
+   * Durability of appends (default `batch`): `always` syncs before an append returns; `batch`
+   * syncs within ~100 ms of an append (group commit) and on close; `never` leaves it to the OS.
+   * A process crash loses nothing acknowledged in any mode; `batch` bounds what a power loss loses.
+   * Atomic rewrites (meta, compaction) sync unless the mode is `never`.
+   */
   fsync?: "never" | "batch" | "always";
 }
 

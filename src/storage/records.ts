@@ -57,6 +57,8 @@ export const SessionMetaSchema = v.looseObject({
   goal: v.optional(
     v.object({ text: v.string(), status: v.picklist(["pending", "active", "completed", "failed"]) }),
   ),
+  /** The latest provider response that carried `usage` (guards the one-usage-per-response rule). */
+  usageResponseId: v.optional(v.string()),
   /** The latest compaction summary. */
   summary: v.optional(v.looseObject({ text: v.string(), createdAt: v.number() })),
 });
