@@ -8,12 +8,14 @@
  *
  * Flags that matter (reference/bun-engineering.md §1–2): the sql.js WASM is embedded through a
  * `type: "file"` import; `.env` and `bunfig.toml` in the user's directory are not auto-loaded;
- * source maps are embedded so stack traces name our `.ts` lines.
+ * source maps are embedded so stack traces name our `.ts` lines; bytecode (ESM) halves the time to
+ * parse the bundle at startup.
  *
  * Cross targets: Bun downloads the target runtime from the npm registry. Offline, fetch it first with
  * `npm pack @oven/bun-linux-aarch64@<bun version>` (or @oven/bun-darwin-aarch64, @oven/bun-windows-x64,
  * …), unpack it, and pass `--executable package/bin/bun`.
  */
+import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
@@ -40,6 +42,8 @@ const result = await Bun.build({
     autoloadBunfig: false,
   },
   minify: true,
+  bytecode: true,
+  format: "esm",
   sourcemap: "linked",
   define: { "process.env.NODE_ENV": JSON.stringify("production") },
 });
@@ -48,5 +52,9 @@ if (!result.success) {
   for (const message of result.logs) console.error(message);
   process.exit(1);
 }
+// The map is embedded in the executable; the linked copy beside it is not needed.
+rmSync(`${outfile}.map`, { force: true });
 const size = Bun.file(outfile).size;
-console.error(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB) in ${Math.round(performance.now() - t0)} ms`);
+console.error(
+  `built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MiB) in ${Math.round(performance.now() - t0)} ms`,
+);

@@ -10,6 +10,9 @@ import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { colorEnabled, log } from "./_log.ts";
 
+/** The exit code the leaf command returned (citty drops nested commands' results). */
+export const commandExit = { code: 0 };
+
 export const GLOBAL_ARGS = {
   json: { type: "boolean", description: "Print one JSON document on stdout (logs stay on stderr)" },
   home: {
@@ -43,6 +46,8 @@ export interface CommandContext {
 export interface FreecodeCommandDef<A extends ArgsDef> {
   meta: { name: string; description: string; hidden?: boolean };
   args?: A;
+  /** Load config.json before `run` so a bad file fails fast with exit 2 (default true; doctor reports it instead). */
+  loadConfig?: boolean;
   run(
     ctx: CommandContext,
     args: ParsedArgs<A & GlobalArgs>,
@@ -62,7 +67,9 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
         parsed.home as string | undefined,
         parsed.store as string | undefined,
       );
-      return (await def.run(ctx, parsed as ParsedArgs<A & GlobalArgs>)) ?? 0;
+      if (def.loadConfig !== false) ctx.config();
+      commandExit.code = (await def.run(ctx, parsed as ParsedArgs<A & GlobalArgs>)) ?? 0;
+      return commandExit.code;
     },
   });
 }

@@ -6,6 +6,7 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { commandExit } from "./_command.ts";
 import { colorEnabled, log } from "./_log.ts";
 
 export const COMMANDS = {
@@ -71,12 +72,14 @@ export async function runCli(argv: string[]): Promise<number> {
       await usage(flagsPart, process.stdout);
       return 0;
     }
+    // A deliberate internal error, to check that stack traces of the binary name our sources.
+    if (process.env.FREECODE_DEBUG_CRASH) throw new Error("deliberate crash (FREECODE_DEBUG_CRASH is set)");
     if (argv.length === 0) {
       await usage(argv, process.stderr);
       return 2;
     }
-    const { result } = await runCommand(main, { rawArgs: argv });
-    return typeof result === "number" ? result : 0;
+    await runCommand(main, { rawArgs: argv });
+    return commandExit.code;
   } catch (error) {
     return report(error, flagsPart);
   }

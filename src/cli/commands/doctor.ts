@@ -1,5 +1,6 @@
 /** `freecode doctor`: what this machine has, where data goes, and whether each storage adapter starts. */
 import { arch, platform, release } from "node:os";
+import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { VERSION } from "../../version.ts";
@@ -7,13 +8,14 @@ import { command } from "../_command.ts";
 
 export default command({
   meta: { name: "doctor", description: "Check the installation: version, home, store, adapters" },
+  loadConfig: false,
   async run(ctx) {
     const adapters = await probeAdapters();
     let configError: string | undefined;
     try {
       ctx.config();
     } catch (error) {
-      configError = (error as Error).message;
+      configError = error instanceof FreecodeError ? error.oneLine : (error as Error).message;
     }
     const report = {
       version: VERSION,

@@ -1,0 +1,89 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { parseJson, runCli, tempHome } from "../_helpers.ts";
+
+describe("CLI conventions", () => {
+  test("--version prints the package version", () => {
+    const r = runCli(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("--help goes to stdout with exit 0 and lists commands", () => {
+    const r = runCli(["--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("USAGE");
+    expect(r.stdout).toContain("doctor");
+    expect(r.stdout).not.toContain("\x1b["); // no colour when piped
+  });
+
+  test("no command: usage on stderr, exit 2, stdout empty", () => {
+    const r = runCli([]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("USAGE");
+  });
+
+  test("an unknown flag is rejected with exit 2 and nothing on stdout", async () => {
+    await using home = await tempHome();
+    const r = runCli(["doctor", "--json", "--no-such-flag"], { home: home.path });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("unknown option --no-such-flag");
+  });
+
+  test("an unknown command is bad usage", () => {
+    const r = runCli(["frobnicate"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+  });
+
+  test("doctor --json: one JSON document with version, home, store and adapters", async () => {
+    await using home = await tempHome();
+    const r = runCli(["doctor", "--json"], { home: home.path });
+    expect(r.code).toBe(0);
+    const doc = parseJson<{
+      version: string;
+      home: string;
+      store: string;
+      adapters: { name: string; ok: boolean }[];
+    }>(r);
+    expect(doc.version).toBe(pkg.version);
+    expect(doc.home).toBe(home.path);
+    expect(doc.store).toBe("files");
+    expect(doc.adapters.map((a) => a.name).sort()).toEqual(["files", "json", "memory", "sqlite", "sqljs"]);
+    expect(doc.adapters.every((a) => a.ok)).toBe(true);
+  });
+
+  test("--home beats FREECODE_HOME; --store beats FREECODE_STORE", async () => {
+    await using home = await tempHome();
+    const r = runCli(["doctor", "--json", "--home", home.path, "--store", "sqlite"], {
+      env: { FREECODE_HOME: "/nonexistent", FREECODE_STORE: "json" },
+    });
+    const doc = parseJson<{ home: string; store: string }>(r);
+    expect(doc.home).toBe(home.path);
+    expect(doc.store).toBe("sqlite");
+  });
+
+  test("a bad config.json is a one-line error naming the file and field, exit 2", async () => {
+    await using home = await tempHome();
+    writeFileSync(join(home.path, "config.json"), JSON.stringify({ fsync: "sometimes" }));
+    const r = runCli(["doctor"], { home: home.path });
+    expect(r.code).toBe(1); // doctor reports the problem as a failed check
+    expect(r.stdout).toContain("config.json");
+    for (const args of [
+      ["session", "list"],
+      ["eval", "x"],
+    ]) {
+      const other = runCli(args, { home: home.path });
+      expect(other.code).toBe(2);
+      expect(other.stdout).toBe("");
+      const lines = other.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(join(home.path, "config.json"));
+      expect(lines[0]).toContain("field fsync");
+    }
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig, parseConfig } from "../src/config.ts";
+import { FreecodeError } from "../src/errors.ts";
+import { tempHome } from "./_helpers.ts";
+
+describe("config.json", () => {
+  test("missing file is an empty config", async () => {
+    await using home = await tempHome();
+    expect(loadConfig(home.path)).toEqual({});
+  });
+
+  test("valid fields load", () => {
+    const c = parseConfig({
+      store: "sqlite",
+      fsync: "always",
+      hangMs: 1000,
+      prices: { "gpt-*": { input: 1, output: 2 } },
+    });
+    expect(c.store).toBe("sqlite");
+    expect(c.prices?.["gpt-*"]?.output).toBe(2);
+  });
+
+  test("an unknown field, a bad value or bad JSON is bad_input naming file and field", async () => {
+    await using home = await tempHome();
+    const file = join(home.path, "config.json");
+    for (const [text, field] of [
+      ['{"stroe":"files"}', "stroe"],
+      ['{"hangMs":-5}', "hangMs"],
+      ['{"prices":{"m":{"input":"cheap","output":1}}}', "prices.m.input"],
+      ["{not json", undefined],
+    ] as const) {
+      writeFileSync(file, text);
+      try {
+        loadConfig(home.path);
+        throw new Error("expected a failure");
+      } catch (error) {
+        expect(error).toBeInstanceOf(FreecodeError);
+        const e = error as FreecodeError;
+        expect(e.code).toBe("bad_input");
+        expect(e.source?.file).toBe(file);
+        expect(e.source?.field).toBe(field);
+        expect(e.oneLine).not.toContain("\n");
+      }
+    }
+  });
+});

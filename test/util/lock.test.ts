@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FreecodeError } from "../../src/errors.ts";
+import { acquireLock, isProcessAlive, processStartTime, withLockSync } from "../../src/util/lock.ts";
+import { BUN, ROOT, tempDir } from "../_helpers.ts";
+
+const lockModule = join(ROOT, "src/util/lock.ts");
+
+describe("cross-process lock", () => {
+  test("a held lock makes a second taker wait, then fail with code locked", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const held = acquireLock(path);
+    const owner = JSON.parse(readFileSync(path, "utf8"));
+    expect(owner.pid).toBe(process.pid);
+    const t0 = Date.now();
+    expect(() => acquireLock(path, 150)).toThrow(FreecodeError);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+    try {
+      acquireLock(path, 10);
+    } catch (error) {
+      expect((error as FreecodeError).code).toBe("locked");
+    }
+    held.release();
+    expect(existsSync(path)).toBe(false);
+    withLockSync(path, () => expect(existsSync(path)).toBe(true));
+    expect(existsSync(path)).toBe(false);
+  });
+
+  test("a lock left by a SIGKILLed process is stale and is broken", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const child = Bun.spawn(
+      [
+        BUN,
+        "-e",
+        `const {acquireLock}=await import(${JSON.stringify(lockModule)}); acquireLock(${JSON.stringify(path)}); console.log("held"); setInterval(()=>{}, 1000);`,
+      ],
+      { stdout: "pipe" },
+    );
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value)).toContain("held");
+    expect(existsSync(path)).toBe(true);
+    child.kill("SIGKILL");
+    await child.exited;
+    const t0 = Date.now();
+    const lock = acquireLock(path, 2_000);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    lock.release();
+  });
+
+  test("a reused pid with a different start time counts as dead", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const start = processStartTime(process.pid);
+    expect(isProcessAlive(process.pid, start)).toBe(true);
+    if (start !== null) expect(isProcessAlive(process.pid, start + 1)).toBe(false);
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: process.pid, start: (start ?? 0) + 1, host: require("node:os").hostname() }),
+    );
+    acquireLock(path, 500).release();
+  });
+
+  test("only one of several processes holds the lock at a time", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const counter = join(dir.path, "counter");
+    writeFileSync(counter, "0");
+    const script = `const {withLockSync}=await import(${JSON.stringify(lockModule)}); const fs=require("node:fs");
+      for (let i=0;i<100;i++) withLockSync(${JSON.stringify(path)}, () => { const n=Number(fs.readFileSync(${JSON.stringify(counter)},"utf8")); fs.writeFileSync(${JSON.stringify(counter)}, String(n+1)); });`;
+    const procs = [0, 1, 2].map(() => Bun.spawn([BUN, "-e", script], { stderr: "inherit" }));
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    expect(codes).toEqual([0, 0, 0]);
+    expect(readFileSync(counter, "utf8")).toBe("300");
+  });
+});
