@@ -1,0 +1,72 @@
+/**
+ * Shell commands: freecode's `expectBashMatches` / `forbidBashMatches`. A shell tool is one whose
+ * name is bash, shell, exec_command, run_command, local_shell or run_shell_command (any case); its
+ * command is `args.command` or `args.cmd` (an argv array is joined with spaces), or the args
+ * themselves when they are a string. Regexes default to case-insensitive.
+ */
+import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
+import { compileRegex } from "../match/args.ts";
+import { fail, type Outcome, pass, show } from "../outcome.ts";
+
+const SHELL_TOOLS = new Set([
+  "bash",
+  "shell",
+  "exec_command",
+  "run_command",
+  "local_shell",
+  "run_shell_command",
+]);
+
+/** Whether a tool name is a shell tool. */
+export const isShellTool = (name: string) => SHELL_TOOLS.has(name.toLowerCase());
+
+/** The command line of a shell call, when one was recorded. */
+export function commandOf(span: { args?: unknown }): string | undefined {
+  const a = span.args;
+  if (typeof a === "string") return a;
+  if (typeof a !== "object" || a === null) return undefined;
+  const c = (a as Record<string, unknown>).command ?? (a as Record<string, unknown>).cmd;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c)) return c.map(String).join(" ");
+  return undefined;
+}
+
+const shellCalls = (trace: Trace) =>
+  trace.toolSpans
+    .filter((t) => isShellTool(t.tool))
+    .map((t) => [t, commandOf(t) ?? ""] as [ToolSpan, string]);
+
+/** Every pattern matches at least one shell command that ran. */
+export function expectBashMatches(trace: Trace, patterns: string[]): Outcome {
+  const calls = shellCalls(trace);
+  for (const p of patterns) {
+    const re = compileRegex(p);
+    if (!calls.some(([, cmd]) => re.test(cmd))) {
+      const seen = calls.map(([, cmd]) => show(cmd, 60));
+      return fail(
+        `no shell command matched /${p}/i (${calls.length ? `commands: ${seen.slice(0, 5).join(", ")}` : "no shell command ran"})`,
+        { expected: `/${p}/i`, actual: calls.map(([, cmd]) => cmd) },
+      );
+    }
+  }
+  return pass(`every pattern matched a shell command (${patterns.length})`);
+}
+
+/** No shell command that ran matches any of the patterns. */
+export function forbidBashMatches(trace: Trace, patterns: string[]): Outcome {
+  for (const [span, cmd] of shellCalls(trace)) {
+    const hit = patterns.find((p) => compileRegex(p).test(cmd));
+    if (hit !== undefined) {
+      return fail(
+        `forbidden shell command ${show(cmd, 80)} matched /${hit}/i at call #${span.index} (seq ${span.callSeq})`,
+        {
+          expected: `no command matching /${hit}/i`,
+          actual: cmd,
+          seq: span.callSeq,
+          callIndex: span.index,
+        },
+      );
+    }
+  }
+  return pass(`no shell command matched ${patterns.map((p) => `/${p}/i`).join(", ")}`);
+}

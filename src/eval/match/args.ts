@@ -1,0 +1,128 @@
+/**
+ * Argument matchers, freecode's vocabulary plus partial objects and dotted paths:
+ * - a bare string: case-insensitive substring of the value (of its JSON text when not a string);
+ * - a number, boolean or null: equality;
+ * - `{$eq: v}`: deep equality; `{$regex: "…", $flags?: "i"}` (default flag `i`); `{$exists: bool}`;
+ * - an object: partial (subset) match, recursively; keys may be dotted paths (`options.mode`);
+ * - an array: same length, element by element.
+ * `exact` mode additionally rejects keys the spec does not name. The result is the list of differing
+ * paths (empty = match), so a failure can say exactly where a call went wrong.
+ */
+import { type ArgDiff, show } from "../outcome.ts";
+
+export type ArgMatcher =
+  | string
+  | number
+  | boolean
+  | null
+  | { $eq: unknown }
+  | { $regex: string; $flags?: string }
+  | { $exists: boolean }
+  | ArgMatcher[]
+  | { [key: string]: ArgMatcher };
+
+export type ArgSpec = { [key: string]: ArgMatcher };
+export type ArgsMode = "partial" | "exact";
+
+const regexCache = new Map<string, RegExp>();
+/** Compile (and cache) a `$regex` matcher; throws on an invalid pattern. */
+export function compileRegex(source: string, flags = "i"): RegExp {
+  const key = `${flags}/${source}`;
+  let re = regexCache.get(key);
+  if (!re) regexCache.set(key, (re = new RegExp(source, flags)));
+  return re;
+}
+
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Deep structural equality of JSON values. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** A value by key: the literal key first, then the key as a dotted path. */
+function lookup(obj: Record<string, unknown>, key: string): unknown {
+  if (key in obj) return obj[key];
+  if (!key.includes(".")) return undefined;
+  let cur: unknown = obj;
+  for (const part of key.split(".")) {
+    if (Array.isArray(cur) && /^\d+$/.test(part)) cur = cur[Number(part)];
+    else if (isPlainObject(cur)) cur = cur[part];
+    else return undefined;
+  }
+  return cur;
+}
+
+const join = (path: string, key: string | number) => (path === "" ? String(key) : `${path}.${key}`);
+const textOf = (v: unknown) => (typeof v === "string" ? v : (JSON.stringify(v) ?? ""));
+
+function matchValue(actual: unknown, m: ArgMatcher, path: string, mode: ArgsMode, out: ArgDiff[]): void {
+  const diff = (expected: string): void => {
+    out.push({ path, expected, actual: show(actual) });
+  };
+  if (typeof m === "string") {
+    if (actual === undefined || !textOf(actual).toLowerCase().includes(m.toLowerCase()))
+      diff(`contains ${show(m)}`);
+    return;
+  }
+  if (m === null || typeof m === "number" || typeof m === "boolean") {
+    if (actual !== m) diff(`= ${show(m)}`);
+    return;
+  }
+  if (Array.isArray(m)) {
+    if (!Array.isArray(actual) || actual.length !== m.length) diff(`array of ${m.length} ${show(m)}`);
+    else for (let i = 0; i < m.length; i++) matchValue(actual[i], m[i]!, join(path, i), mode, out);
+    return;
+  }
+  if ("$eq" in m) {
+    if (!deepEqual(actual, m.$eq)) diff(`equals ${show(m.$eq)}`);
+    return;
+  }
+  if ("$regex" in m && typeof m.$regex === "string") {
+    const flags = typeof m.$flags === "string" ? m.$flags : "i";
+    if (actual === undefined || !compileRegex(m.$regex, flags).test(textOf(actual)))
+      diff(`matches /${m.$regex}/${flags}`);
+    return;
+  }
+  if ("$exists" in m && typeof m.$exists === "boolean") {
+    if ((actual !== undefined) !== m.$exists) diff(m.$exists ? "present" : "absent");
+    return;
+  }
+  if (!isPlainObject(actual)) {
+    diff(`object with ${Object.keys(m).join(", ")}`);
+    return;
+  }
+  const spec = m as ArgSpec;
+  for (const [key, sub] of Object.entries(spec))
+    matchValue(lookup(actual, key), sub, join(path, key), mode, out);
+  if (mode === "exact") {
+    for (const key of Object.keys(actual)) {
+      if (!(key in spec))
+        out.push({ path: join(path, key), expected: "absent (exact args)", actual: show(actual[key]) });
+    }
+  }
+}
+
+/** The paths where `args` differs from `spec` (empty when the call matches). */
+export function diffArgs(args: unknown, spec: ArgSpec, mode: ArgsMode = "partial"): ArgDiff[] {
+  if (args === undefined) return [{ path: "", expected: `args ${show(spec)}`, actual: "(no recorded args)" }];
+  const out: ArgDiff[] = [];
+  matchValue(args, spec, "", mode, out);
+  return out;
+}
+
+/** Whether `args` matches `spec`. */
+export const argsMatch = (args: unknown, spec: ArgSpec, mode: ArgsMode = "partial") =>
+  diffArgs(args, spec, mode).length === 0;
+
+/** `path: expected …, got …` lines for a failure message. */
+export const describeDiffs = (diffs: ArgDiff[]) =>
+  diffs.map((d) => `${d.path || "(args)"}: expected ${d.expected}, got ${d.actual}`).join("; ");

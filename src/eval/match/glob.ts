@@ -1,0 +1,44 @@
+/**
+ * Globs for tool names and changed-file paths. Tool names match case-insensitively with `*` and `?`
+ * (`mcp__*`, `read*`), like promptfoo's `trajectory:tool-used`. Paths use Bun.Glob; a relative glob
+ * also matches the end of an absolute path (`src/*.ts` matches `/home/u/app/src/a.ts`), because
+ * recorded paths are often absolute while case files are written relative to the project.
+ */
+
+const nameCache = new Map<string, RegExp>();
+
+/** Whether a tool name matches a name or glob (case-insensitive). */
+export function nameMatches(pattern: string, name: string): boolean {
+  let re = nameCache.get(pattern);
+  if (!re) {
+    const body = pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".");
+    re = new RegExp(`^${body}$`, "i");
+    nameCache.set(pattern, re);
+  }
+  return re.test(name);
+}
+
+/** Whether any pattern matches the name. */
+export const anyNameMatches = (patterns: readonly string[], name: string) =>
+  patterns.some((p) => nameMatches(p, name));
+
+const globCache = new Map<string, Bun.Glob>();
+
+/** Whether a path matches a glob: the whole path, or (relative globs) any trailing part of it. */
+export function pathMatches(pattern: string, path: string): boolean {
+  let glob = globCache.get(pattern);
+  if (!glob) {
+    glob = new Bun.Glob(pattern);
+    globCache.set(pattern, glob);
+  }
+  const normalized = path.replace(/\\/g, "/");
+  if (glob.match(normalized)) return true;
+  if (pattern.startsWith("/")) return false;
+  for (let i = normalized.indexOf("/"); i !== -1; i = normalized.indexOf("/", i + 1)) {
+    if (glob.match(normalized.slice(i + 1))) return true;
+  }
+  return false;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { argsMatch, diffArgs } from "../../src/eval/match/args.ts";
+import { nameMatches, pathMatches } from "../../src/eval/match/glob.ts";
+
+describe("arg matchers", () => {
+  const args = { path: "src/Login.ts", options: { mode: "fast", n: 3 }, argv: ["git", "push"] };
+
+  test("a bare string is a case-insensitive substring", () => {
+    expect(argsMatch(args, { path: "login" })).toBe(true);
+    expect(argsMatch(args, { path: "logout" })).toBe(false);
+  });
+  test("a string against a non-string value matches its JSON text", () => {
+    expect(argsMatch(args, { argv: "push" })).toBe(true);
+  });
+  test("$eq is deep equality, $regex defaults to the i flag, $exists", () => {
+    expect(argsMatch(args, { options: { $eq: { mode: "fast", n: 3 } } })).toBe(true);
+    expect(argsMatch(args, { options: { $eq: { mode: "fast" } } })).toBe(false);
+    expect(argsMatch(args, { path: { $regex: "^SRC/.*\\.ts$" } })).toBe(true);
+    expect(argsMatch(args, { path: { $regex: "^SRC", $flags: "" } })).toBe(false);
+    expect(argsMatch(args, { missing: { $exists: false } })).toBe(true);
+    expect(argsMatch(args, { path: { $exists: false } })).toBe(false);
+  });
+  test("nested objects are partial; dotted paths reach inside", () => {
+    expect(argsMatch(args, { options: { mode: "fast" } })).toBe(true);
+    expect(argsMatch(args, { "options.n": 3 })).toBe(true);
+    expect(argsMatch(args, { "argv.1": "push" })).toBe(true);
+  });
+  test("exact mode rejects keys the spec does not name", () => {
+    const d = diffArgs({ a: 1, b: 2 }, { a: 1 }, "exact");
+    expect(d).toEqual([{ path: "b", expected: "absent (exact args)", actual: "2" }]);
+  });
+  test("the differing paths are reported, missing args say so", () => {
+    expect(diffArgs(args, { options: { mode: "slow" }, path: "src" })).toEqual([
+      { path: "options.mode", expected: 'contains "slow"', actual: '"fast"' },
+    ]);
+    expect(diffArgs(undefined, { a: 1 })[0]!.actual).toBe("(no recorded args)");
+    expect(diffArgs({}, { a: "x" })[0]).toEqual({ path: "a", expected: 'contains "x"', actual: "(missing)" });
+  });
+  test("arrays match by length and position", () => {
+    expect(argsMatch(args, { argv: ["git", "push"] })).toBe(true);
+    expect(argsMatch(args, { argv: ["git"] })).toBe(false);
+  });
+});
+
+describe("globs", () => {
+  test("tool names: case-insensitive * and ?", () => {
+    expect(nameMatches("mcp__*", "mcp__github__search")).toBe(true);
+    expect(nameMatches("Read", "read")).toBe(true);
+    expect(nameMatches("rea?", "read")).toBe(true);
+    expect(nameMatches("read", "read_file")).toBe(false);
+  });
+  test("relative path globs also match the end of absolute paths", () => {
+    expect(pathMatches("src/*.ts", "/home/u/app/src/a.ts")).toBe(true);
+    expect(pathMatches("src/**", "/home/u/app/src/x/a.ts")).toBe(true);
+    expect(pathMatches("/src/*.ts", "/home/u/app/src/a.ts")).toBe(false);
+    expect(pathMatches("*.md", "/home/u/app/src/a.ts")).toBe(false);
+  });
+});

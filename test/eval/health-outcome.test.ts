@@ -1,0 +1,107 @@
+import { describe, expect, test } from "bun:test";
+import {
+  compactions,
+  duration,
+  modelErrors,
+  noHung,
+  noInFlight,
+  noStalls,
+  percentile,
+  ttft,
+} from "../../src/eval/assertions/health.ts";
+import { changedFiles, cost, maxModelCalls, tokens, turns } from "../../src/eval/assertions/outcome.ts";
+import { trace } from "./_trace.ts";
+
+describe("health", () => {
+  test("hung and in-flight requests", () => {
+    const hung = trace({ models: [{ status: "hung", duration_ms: 400_000, seq: 7 }], hung: true });
+    expect(noHung(hung).verdict).toBe("fail");
+    expect(noHung(hung).seq).toBe(7);
+    expect(noHung(hung).message).toContain("got no response for 400 s");
+    expect(noInFlight(hung).verdict).toBe("fail");
+    const running = trace({ models: [{ status: "in_flight" }], inFlight: true });
+    expect(noHung(running).verdict).toBe("pass");
+    expect(noInFlight(running).message).toContain("still open at the end of the log");
+    const pending = trace({ pendingCalls: [{ tool: "bash", seq: 3, at: 1 }] });
+    expect(noInFlight(pending).message).toBe("1 tool call without output (first: bash at seq 3)");
+    expect(noInFlight(trace({ models: [{}] })).verdict).toBe("pass");
+  });
+  test("stall before the first token", () => {
+    expect(noStalls(trace({ models: [{ stalledBeforeFirstToken: true, seq: 4 }] })).seq).toBe(4);
+  });
+  test("ttft per call and p95; p95 over nothing cannot be evaluated", () => {
+    const t = trace({ models: [{ ttft_ms: 100 }, { ttft_ms: 900, seq: 3 }, {}] });
+    expect(ttft(t, { max: 1000 }).verdict).toBe("pass");
+    const r = ttft(t, { max: 500 });
+    expect(r.verdict).toBe("fail");
+    expect(r.seq).toBe(3);
+    expect(ttft(t, { p95: 500 }).verdict).toBe("fail");
+    expect(ttft(trace(), { p95: 500 }).verdict).toBe("error");
+    expect(ttft(trace(), { max: 500 }).verdict).toBe("pass");
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100], 95)).toBe(19);
+  });
+  test("durations of tools and of the session", () => {
+    const t = trace({ tools: [{ tool: "bash", duration_ms: 5000 }], wall_ms: 60_000 });
+    expect(duration(t, { of: "tool", tool: "bash", max: 1000 }).verdict).toBe("fail");
+    expect(duration(t, { of: "session", max: 30_000 }).message).toContain("60000 ms > max 30000 ms");
+  });
+  test("model errors by kind", () => {
+    const t = trace({
+      models: [
+        { status: "error", errorKind: "abort" },
+        { status: "error", errorKind: "stall", error: "idle" },
+      ],
+    });
+    expect(modelErrors(t, { kind: "provider" }).verdict).toBe("pass");
+    expect(modelErrors(t, { kind: ["stall"] }).message).toContain("stall at seq");
+    expect(modelErrors(t, { max: 2 }).verdict).toBe("pass");
+    expect(modelErrors(t).verdict).toBe("fail");
+  });
+  test("compactions min/max", () => {
+    const t = trace({ compactions: [{ seq: 3, at: 1, beforeTokens: 100, afterTokens: 10 }] });
+    expect(compactions(t).verdict).toBe("pass");
+    expect(compactions(trace()).verdict).toBe("fail");
+    expect(compactions(t, { max: 0 }).seq).toBe(3);
+  });
+});
+
+describe("outcome", () => {
+  const t = trace({
+    changedFiles: ["/w/app/src/login.ts", "/w/app/README.md"],
+    inputTokens: 1000,
+    outputTokens: 200,
+  });
+  test("changedFiles include / exclude / only", () => {
+    expect(changedFiles(t, { include: ["src/login.ts"] }).verdict).toBe("pass");
+    expect(changedFiles(t, { include: ["src/logout.ts"] }).message).toContain(
+      "no changed file matches src/logout.ts",
+    );
+    expect(changedFiles(t, { exclude: ["*.md"] }).message).toBe(
+      "changed file /w/app/README.md matches excluded *.md",
+    );
+    expect(changedFiles(t, { only: ["src/**"] }).verdict).toBe("fail");
+    expect(changedFiles(trace(), { include: [] }).verdict).toBe("pass");
+  });
+  test("token and cost budgets; an unpriced model cannot be evaluated", () => {
+    expect(tokens(t, { maxTotal: 1200 }).verdict).toBe("pass");
+    expect(tokens(t, { maxOutput: 100 }).message).toBe("output tokens 200 > budget 100");
+    const priced = trace({ models: [{ model: "claude-x", inputTokens: 1_000_000, outputTokens: 100_000 }] });
+    expect(cost(priced, { maxUsd: 5 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
+      "cost $4.5000 within $5",
+    );
+    expect(cost(priced, { maxUsd: 4 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("fail");
+    expect(cost(priced, { maxUsd: 4 }, {}).verdict).toBe("error");
+  });
+  test("turns and model calls", () => {
+    const tt = trace({
+      turns: [
+        { turnKey: "a", turnId: "a", startedAt: 1, seq: 1 },
+        { turnKey: "b", turnId: "b", startedAt: 2, seq: 9 },
+      ],
+      models: [{}, {}, {}],
+    });
+    expect(turns(tt, { max: 1 }).seq).toBe(9);
+    expect(maxModelCalls(tt, 3).verdict).toBe("pass");
+    expect(maxModelCalls(tt, 2).verdict).toBe("fail");
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, test } from "bun:test";
+import { expectBashMatches, forbidBashMatches } from "../../src/eval/assertions/bash.ts";
+import {
+  expectFirstToolIn,
+  expectInArgs,
+  expectNoTools,
+  expectParallelTools,
+  expectTool,
+  forbidTools,
+  toolCallCount,
+} from "../../src/eval/assertions/tools.ts";
+import { trace } from "./_trace.ts";
+
+describe("expectTool", () => {
+  test("given one read call, then expectTool read passes and points at it", () => {
+    const r = expectTool(trace({ tools: ["read"] }), "read");
+    expect(r.verdict).toBe("pass");
+    expect(r.callIndex).toBe(0);
+  });
+  test("given no calls, then expectTool fails and lists what ran", () => {
+    const r = expectTool(trace({ tools: ["bash"] }), "edit");
+    expect(r.verdict).toBe("fail");
+    expect(r.message).toBe("edit: expected at least 1 call, got 0 (tools that ran: bash)");
+  });
+  test("duplicates count by position: three identical reads are three", () => {
+    const t = trace({
+      tools: [
+        ["read", { p: "a" }],
+        ["read", { p: "a" }],
+        ["read", { p: "a" }],
+      ],
+    });
+    expect(expectTool(t, { name: "read", count: 3 }).verdict).toBe("pass");
+    expect(expectTool(t, { name: "read", count: { max: 2 } }).verdict).toBe("fail");
+    expect(expectTool(t, { name: "read", args: { p: "a" }, count: 3 }).verdict).toBe("pass");
+  });
+  test("globs match names", () => {
+    expect(expectTool(trace({ tools: ["mcp__gh__search"] }), "mcp__*").verdict).toBe("pass");
+  });
+  test("args mismatch explains the closest call with differing paths", () => {
+    const t = trace({
+      tools: [
+        ["edit", { path: "src/logout.ts", mode: "x" }],
+        ["edit", { path: "src/login.ts", mode: "x" }],
+      ],
+    });
+    const r = expectTool(t, { name: "edit", args: { path: "login.ts", mode: "w" } });
+    expect(r.verdict).toBe("fail");
+    expect(r.callIndex).toBe(1);
+    expect(r.diffs).toEqual([{ path: "mode", expected: 'contains "w"', actual: '"x"' }]);
+    expect(r.message).toContain("closest is call #1 (seq");
+  });
+  test("missing args: a call recorded without args never matches an args spec", () => {
+    const r = expectInArgs(trace({ tools: ["edit"] }), "edit", { path: "a" });
+    expect(r.verdict).toBe("fail");
+    expect(r.message).toBe("no recorded args for edit (1 call)");
+  });
+  test("count 0 with nothing called passes (empty against empty)", () => {
+    expect(expectTool(trace(), { name: "edit", count: 0 }).verdict).toBe("pass");
+  });
+});
+
+describe("forbidTools / expectNoTools / first / parallel / count", () => {
+  test("forbidTools fails at the first forbidden call that ran", () => {
+    const r = forbidTools(trace({ tools: ["read", "bash"] }), ["ba*"]);
+    expect(r.verdict).toBe("fail");
+    expect(r.callIndex).toBe(1);
+  });
+  test("a denied attempt is not a run unless includeDenied", () => {
+    const t = trace({ denied: [{ tool: "bash", source: "permission" }] });
+    expect(forbidTools(t, ["bash"]).verdict).toBe("pass");
+    expect(forbidTools(t, ["bash"], { includeDenied: true }).verdict).toBe("fail");
+    expect(expectNoTools(t).verdict).toBe("fail");
+    expect(expectNoTools(trace()).verdict).toBe("pass");
+  });
+  test("expectFirstToolIn: empty trajectory fails, wrong first tool names it", () => {
+    expect(expectFirstToolIn(trace(), ["read"]).verdict).toBe("fail");
+    const r = expectFirstToolIn(trace({ tools: ["bash", "read"] }), ["read", "grep"]);
+    expect(r.message).toContain("got bash");
+    expect(expectFirstToolIn(trace({ tools: ["Read"] }), ["read"]).verdict).toBe("pass");
+  });
+  test("expectParallelTools reads the model responses' tool calls", () => {
+    expect(expectParallelTools(trace({ models: [{ toolCalls: ["read"] }] })).verdict).toBe("fail");
+    expect(expectParallelTools(trace({ models: [{ toolCalls: ["read", "grep"] }] })).verdict).toBe("pass");
+    expect(expectParallelTools(trace({ models: [{ toolCalls: ["read", "grep"] }] }), 3).verdict).toBe("fail");
+  });
+  test("toolCallCount bounds the number of calls", () => {
+    expect(toolCallCount(trace({ tools: ["a", "b"] }), { max: 1 }).callIndex).toBe(1);
+    expect(toolCallCount(trace(), { max: 1 }).verdict).toBe("pass");
+  });
+});
+
+describe("shell commands", () => {
+  const t = trace({
+    tools: [
+      ["bash", { command: "npm test" }],
+      ["exec_command", { cmd: ["git", "push", "-f"] }],
+    ],
+  });
+  test("expectBashMatches needs every pattern to match some command", () => {
+    expect(expectBashMatches(t, ["NPM TEST", "git push"]).verdict).toBe("pass");
+    expect(expectBashMatches(t, ["cargo"]).verdict).toBe("fail");
+    expect(expectBashMatches(trace(), ["x"]).message).toContain("no shell command ran");
+  });
+  test("forbidBashMatches names the command and its call", () => {
+    const r = forbidBashMatches(t, ["push\\s+-f"]);
+    expect(r.verdict).toBe("fail");
+    expect(r.callIndex).toBe(1);
+    expect(forbidBashMatches(t, ["rm -rf"]).verdict).toBe("pass");
+  });
+});
