@@ -1,9 +1,266 @@
-/** Placeholder until the json adapter lands: fails clearly instead of pretending to store anything. */
+/**
+ * The json adapter: everything in one `state/store.json`, the slow fallback that always works (no
+ * native code, no WASM, one readable file). The file is rewritten atomically; between rewrites each
+ * write lands as one line in `store.json.journal`, and a lock with reload-on-change keeps several
+ * processes from losing each other's updates (`_image.ts`). Listing and search scan: unindexed.
+ */
+import { join } from "node:path";
+import * as v from "valibot";
+import { badInput, conflict, notFound } from "../../errors.ts";
+import { homePaths } from "../../home.ts";
+import { stampEvents } from "../_events.ts";
+import { applyListQuery } from "../_list.ts";
+import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
+import {
+  type EventRecord,
+  MessageSchema,
+  type SessionMeta,
+  SessionMetaSchema,
+  type StoredMessage,
+} from "../records.ts";
+import { type ImageFormat, JournaledImage } from "./_image.ts";
 
-import { FreecodeError } from "../../errors.ts";
-import type { AdapterFactory } from "../contract.ts";
+/** The file of the json adapter under `home`. */
+export const jsonStorePath = (home: string) => join(homePaths(home).state, "store.json");
 
-const factory: AdapterFactory = () => {
-  throw new FreecodeError("internal", "the json storage adapter is not built yet");
+const SessionEntrySchema = v.object({
+  meta: v.optional(SessionMetaSchema),
+  messages: v.array(v.unknown()),
+  events: v.array(v.looseObject({ seq: v.number() })),
+  contextCache: v.optional(v.unknown()),
+});
+const StoreSchema = v.object({
+  version: v.literal(1),
+  gen: v.number(),
+  sessions: v.record(v.string(), SessionEntrySchema),
+});
+type Entry = v.InferOutput<typeof SessionEntrySchema> & { events: EventRecord[] };
+type Store = { version: 1; gen: number; sessions: Record<string, Entry> };
+
+/** One journaled change; replaying them in order rebuilds the store. */
+type Op =
+  | ["meta", string, SessionMeta]
+  | ["append" | "replace", string, StoredMessage[]]
+  | ["events", string, EventRecord[]]
+  | ["cache", string, unknown]
+  | ["purge", string];
+
+function apply(store: Store, op: Op): void {
+  const id = op[1];
+  const entry = (store.sessions[id] ??= { messages: [], events: [] });
+  switch (op[0]) {
+    case "meta":
+      entry.meta = op[2];
+      break;
+    case "append":
+      entry.messages.push(...op[2]);
+      break;
+    case "replace":
+      entry.messages = op[2];
+      break;
+    case "events":
+      entry.events.push(...op[2]);
+      break;
+    case "cache":
+      entry.contextCache = op[2];
+      break;
+    case "purge":
+      delete store.sessions[id];
+      break;
+  }
+}
+
+const format: ImageFormat<Store> = {
+  empty: () => ({ version: 1, gen: 0, sessions: {} }),
+  decode(bytes, file) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch (error) {
+      throw badInput(`not a JSON store: ${(error as Error).message}`, { file }, error);
+    }
+    const r = v.safeParse(StoreSchema, raw);
+    if (!r.success) {
+      throw badInput(`invalid JSON store: ${r.issues[0].message}`, {
+        file,
+        field: v.getDotPath(r.issues[0]) ?? undefined,
+      });
+    }
+    return r.output as Store;
+  },
+  encode(store, gen) {
+    store.gen = gen;
+    return Buffer.from(JSON.stringify(store));
+  },
+  gen: (store) => store.gen,
+  replay(store, entries) {
+    for (const op of entries as Op[]) apply(store, op);
+  },
 };
+
+const clone = <T>(value: T): T => (value === undefined ? value : structuredClone(value));
+
+const factory: AdapterFactory = (options) => {
+  const file = jsonStorePath(options.home);
+  const image = new JournaledImage(file, format, options.fsync ?? "batch");
+  let closed = false;
+  const read = async <T>(fn: (s: Store) => T) => image.read(fn);
+  /** Compute the ops from the current store, journal them, then apply them. */
+  const write = async <T>(fn: (s: Store) => { ops: Op[]; result: T }) =>
+    image.write((store, commit) => {
+      const { ops, result } = fn(store);
+      if (ops.length) {
+        commit(ops);
+        // Copies: the state must not share objects with callers, who may mutate theirs later.
+        for (const op of structuredClone(ops)) apply(store, op);
+      }
+      return result;
+    });
+  const metaOf = (s: Store, id: string) => {
+    const meta = s.sessions[id]?.meta;
+    if (!meta) throw notFound(`session ${id} not found`);
+    return meta;
+  };
+
+  const adapter: StorageAdapter = {
+    name: "json",
+    location: file,
+    capabilities: { crossProcess: true, fullTextSearch: false, persistent: true },
+
+    async createSession(metaIn, messagesIn) {
+      const messages = checkMessages(messagesIn);
+      const meta = { ...checkMeta(metaIn), messageCount: messages.length };
+      checkUsageRule({}, messages);
+      await write((s) => {
+        if (s.sessions[meta.id]?.meta) throw conflict(`session ${meta.id} already exists`);
+        return {
+          ops: [
+            ["meta", meta.id, meta],
+            ["replace", meta.id, messages],
+          ],
+          result: undefined,
+        };
+      });
+    },
+
+    getMeta: (id) => read((s) => clone(s.sessions[checkId(id)]?.meta)),
+
+    updateMeta(id, update) {
+      checkId(id);
+      return write((s) => {
+        const next = checkMeta(update(structuredClone(metaOf(s, id))));
+        if (next.id !== id) throw conflict(`updateMeta cannot change the session id (${id} → ${next.id})`);
+        return { ops: [["meta", id, next]], result: next };
+      });
+    },
+
+    listSessions: (query) =>
+      read((s) => {
+        const page = applyListQuery(
+          Object.values(s.sessions).flatMap((e) => (e.meta ? [e.meta] : [])),
+          query,
+        );
+        return { ...page, items: page.items.map((m) => structuredClone(m)) };
+      }),
+
+    purgeSession(id) {
+      checkId(id);
+      return write((s) =>
+        s.sessions[id] ? { ops: [["purge", id]], result: true } : { ops: [], result: false },
+      );
+    },
+
+    async appendMessages(id, messagesIn) {
+      checkId(id);
+      const messages = checkMessages(messagesIn);
+      await write((s) => {
+        const meta = metaOf(s, id);
+        checkUsageRule(meta, messages);
+        const ops: Op[] = [
+          ["append", id, messages],
+          ["meta", id, foldMessagesIntoMeta(meta, messages)],
+        ];
+        return { ops, result: undefined };
+      });
+    },
+
+    readMessages(id) {
+      checkId(id);
+      return read((s) => {
+        const messages: StoredMessage[] = [];
+        const issues: ReadIssue[] = [];
+        (s.sessions[id]?.messages ?? []).forEach((m, i) => {
+          const r = v.safeParse(MessageSchema, m);
+          if (r.success) messages.push(r.output);
+          else
+            issues.push({
+              file,
+              line: i + 1,
+              message: `messages[${i}]: ${r.issues[0].message}`,
+              torn: false,
+            });
+        });
+        return { messages, issues };
+      });
+    },
+
+    async replaceMessages(id, messagesIn) {
+      checkId(id);
+      const messages = checkMessages(messagesIn);
+      await write((s) => ({
+        ops: [
+          ["replace", id, messages],
+          ["meta", id, { ...metaOf(s, id), messageCount: messages.length }],
+        ],
+        result: undefined,
+      }));
+    },
+
+    appendEvents(sessionId, drafts) {
+      checkId(sessionId);
+      return write((s) => {
+        const events = s.sessions[sessionId]?.events ?? [];
+        const records = stampEvents(sessionId, events[events.length - 1]?.seq ?? 0, drafts);
+        return { ops: records.length ? [["events", sessionId, records]] : [], result: records };
+      });
+    },
+
+    async *readEvents(sessionId, options = {}) {
+      checkId(sessionId);
+      const from = options.fromSeq ?? 1;
+      // A snapshot of the array: later appends by this process do not shift the iteration.
+      const events = await read((s) => structuredClone(s.sessions[sessionId]?.events ?? []));
+      for (const event of events) if (event.seq >= from) yield { event };
+    },
+
+    listEventLogs: () =>
+      read((s) =>
+        Object.entries(s.sessions)
+          .filter(([, e]) => e.events.length > 0)
+          .map(([id]) => id)
+          .sort(),
+      ),
+
+    getContextCache: (id) => read((s) => clone(s.sessions[checkId(id)]?.contextCache)),
+
+    async putContextCache(id, cache) {
+      checkId(id);
+      if (JSON.stringify(cache) === undefined)
+        throw badInput("context cache must be JSON", { field: "cache" });
+      // Through JSON once, so what is stored is exactly what a reload will read back.
+      const copy = JSON.parse(JSON.stringify(cache)) as unknown;
+      await write(() => ({ ops: [["cache", id, copy]], result: undefined }));
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      image.close();
+    },
+  };
+  return adapter;
+};
+
 export default factory;

@@ -1,9 +1,108 @@
-/** Placeholder until the sqlite adapter lands: fails clearly instead of pretending to store anything. */
-
+/**
+ * The sqlite adapter: one database file, `state/store.db`, through the built-in `bun:sqlite`.
+ * WAL lets readers run beside a writer; every write is one `BEGIN IMMEDIATE` transaction, and the
+ * busy timeout makes concurrent writers from other processes wait their turn instead of failing
+ * with SQLITE_BUSY (reference/bun-engineering.md §3). The schema is versioned (`_sql-schema.ts`).
+ */
+import { Database } from "bun:sqlite";
+import { closeSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
+import { homePaths } from "../../home.ts";
+import { ensureDir, FILE_MODE } from "../../util/atomic.ts";
 import type { AdapterFactory } from "../contract.ts";
+import { rebuildCounters, type SqlHost, sqlAdapter } from "./_sql-core.ts";
+import { bunSqliteDriver, inTransaction, type SqlDriver } from "./_sql-driver.ts";
+import { migrate } from "./_sql-schema.ts";
 
-const factory: AdapterFactory = () => {
-  throw new FreecodeError("internal", "the sqlite storage adapter is not built yet");
+/** How long a writer waits for another process's transaction before giving up. */
+export const BUSY_TIMEOUT_MS = 15_000;
+/** In `batch` mode the WAL reaches the disk within this long of a write. */
+const GROUP_COMMIT_MS = 100;
+
+/** The database file of the sqlite adapter under `home`. */
+export const sqliteStorePath = (home: string) => join(homePaths(home).state, "store.db");
+
+/** Open (creating and migrating) a store database with the adapter's pragmas. */
+export function openSqliteStore(file: string, fsync: "never" | "batch" | "always" = "batch"): SqlDriver {
+  ensureDir(dirname(file));
+  // Create the file private (0600): SQLite gives its -wal and -shm files the same mode.
+  closeSync(openSync(file, "a", FILE_MODE));
+  const db = new Database(file, { create: true, strict: true });
+  const d = bunSqliteDriver(db);
+  try {
+    // The busy timeout first: switching to WAL itself may wait for another process.
+    d.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    d.exec("PRAGMA journal_mode = WAL");
+    d.exec(`PRAGMA synchronous = ${fsync === "always" ? "FULL" : fsync === "never" ? "OFF" : "NORMAL"}`);
+    migrate(d, file);
+  } catch (error) {
+    db.close();
+    throw busyToLocked(error, file);
+  }
+  return d;
+}
+
+/** SQLITE_BUSY past the timeout becomes our `locked` error (exit 4), never a raw engine error. */
+function busyToLocked(error: unknown, file: string): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+    return new FreecodeError("locked", `${file} stayed locked for ${BUSY_TIMEOUT_MS} ms`, { cause: error });
+  }
+  return error;
+}
+
+const factory: AdapterFactory = (options) => {
+  const file = sqliteStorePath(options.home);
+  const fsync = options.fsync ?? "batch";
+  let driver: SqlDriver | undefined;
+  let closed = false;
+  let syncTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const db = () => {
+    if (closed) throw new FreecodeError("internal", `the sqlite store ${file} is closed`);
+    return (driver ??= openSqliteStore(file, fsync));
+  };
+  const checkpoint = () => {
+    syncTimer = undefined;
+    // A passive checkpoint syncs the WAL (and copies what it can) without waiting for readers.
+    if (driver && !closed) driver.exec("PRAGMA wal_checkpoint(PASSIVE)");
+  };
+
+  const host: SqlHost = {
+    read: async (fn) => {
+      try {
+        return fn(db());
+      } catch (error) {
+        throw busyToLocked(error, file);
+      }
+    },
+    write: async (fn) => {
+      const d = db();
+      try {
+        const result = inTransaction(d, () => fn(d));
+        if (fsync === "batch" && !syncTimer) {
+          syncTimer = setTimeout(checkpoint, GROUP_COMMIT_MS);
+          syncTimer.unref();
+        }
+        return result;
+      } catch (error) {
+        throw busyToLocked(error, file);
+      }
+    },
+    async close() {
+      if (closed) return;
+      if (syncTimer) clearTimeout(syncTimer);
+      syncTimer = undefined;
+      driver?.close();
+      closed = true;
+      driver = undefined;
+    },
+  };
+
+  return sqlAdapter("sqlite", file, { crossProcess: true, fullTextSearch: false, persistent: true }, host, {
+    reindex: () => host.write((d) => ({ sessions: rebuildCounters(d) })),
+  });
 };
+
 export default factory;
