@@ -1,9 +1,234 @@
-/** Placeholder until the files adapter lands: fails clearly instead of pretending to store anything. */
+/**
+ * The files adapter (the default): SPEC.md's layout under the home —
+ * `sessions/<project-key>/<id>/{meta.json, messages.jsonl, context-cache.json}` and
+ * `rollout/sessions/<id>/events.jsonl` — with a derived listing index in `state/`. Creation is lazy
+ * and atomic (the session directory is built aside and renamed into place with its first messages),
+ * appends are one write under a lease on the session's lock, rewrites are temp + fsync + rename.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { badInput, conflict, notFound } from "../../errors.ts";
+import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
+import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import type { AdapterFactory, StorageAdapter } from "../contract.ts";
+import { checkProjectPath } from "../project-key.ts";
+import { eventsPath, FilesEvents, readEventsFile } from "./_files-events.ts";
+import { type IndexBackend, SessionIndex } from "./_files-index.ts";
+import { releaseAllLeases, releaseLeasesOf } from "./_files-lease.ts";
+import { syncPending } from "./_files-log.ts";
+import { readMessagesFile } from "./_files-messages.ts";
+import { filesLayout, SessionLocator, sessionFiles } from "./_files-paths.ts";
+import { appendJournal, FilesSession, healCounters, readMetaFile } from "./_files-session.ts";
 
-import { FreecodeError } from "../../errors.ts";
-import type { AdapterFactory } from "../contract.ts";
+let tmpCounter = 0;
 
-const factory: AdapterFactory = () => {
-  throw new FreecodeError("internal", "the files storage adapter is not built yet");
+const factory: AdapterFactory = (options) => {
+  const layout = filesLayout(options.home);
+  const fsync = options.fsync ?? "batch";
+  const locator = new SessionLocator(layout);
+  const sessions = new Map<string, FilesSession>();
+  const events = new Map<string, FilesEvents>();
+  let index: SessionIndex | undefined;
+  // Read at construction: tests and hosts without SQLite can ask for the JSON index.
+  const jsonIndex = process.env.FREECODE_FILES_INDEX === "json";
+
+  const journal = (id: string, dir: string) => {
+    ensureDir(layout.state);
+    appendJournal(layout.journal, id, basename(dirname(dir)));
+  };
+
+  /** The handle of an existing session (`not_found` otherwise). */
+  const session = (id: string): FilesSession => {
+    checkId(id);
+    const dir = locator.find(id);
+    if (!dir) throw notFound(`no session ${id}`);
+    let s = sessions.get(id);
+    if (!s || s.files.dir !== dir) {
+      s = new FilesSession(id, sessionFiles(dir), { fsync, lockPath: locator.lockPath("s", id), journal });
+      sessions.set(id, s);
+    }
+    return s;
+  };
+
+  const eventLog = (id: string): FilesEvents => {
+    checkId(id);
+    let e = events.get(id);
+    if (!e) {
+      e = new FilesEvents(id, eventsPath(layout.rollout, id), locator.lockPath("e", id), fsync);
+      events.set(id, e);
+    }
+    return e;
+  };
+
+  const openIndex = async (): Promise<SessionIndex> => {
+    if (index) return index;
+    ensureDir(layout.state);
+    let backend: IndexBackend;
+    try {
+      if (jsonIndex) throw new Error("JSON index requested");
+      const { openSqliteIndex } = await import("./_files-index-sqlite.ts");
+      backend = openSqliteIndex(layout.indexDb);
+    } catch {
+      // SQLite cannot start here (or is corrupt beyond opening): the JSON index always works.
+      const { openJsonIndex } = await import("./_files-index-json.ts");
+      backend = openJsonIndex(layout.indexJson, join(layout.locks, "index.lock"));
+    }
+    index = new SessionIndex(layout, backend);
+    return index;
+  };
+
+  const adapter: StorageAdapter = {
+    name: "files",
+    location: options.home,
+    capabilities: { crossProcess: true, fullTextSearch: false, persistent: true },
+
+    async createSession(meta, messages) {
+      const m = checkMeta(meta);
+      checkProjectPath(m.projectPath);
+      const msgs = checkMessages(messages);
+      const dir = locator.dirFor(m.projectPath, m.id);
+      const tmp = join(dirname(dir), `.tmp-${m.id}-${process.pid}-${++tmpCounter}`);
+      const files = sessionFiles(tmp);
+      mkdirSync(tmp, { recursive: true, mode: DIR_MODE });
+      try {
+        const text = msgs.map((x) => `${JSON.stringify(x)}\n`).join("");
+        const fsyncOn = fsync !== "never";
+        writeFileAtomic(files.messages, text, { fsync: fsyncOn });
+        const stored = { ...m, messageCount: msgs.length, messagesBytes: Buffer.byteLength(text) };
+        writeFileAtomic(files.meta, `${JSON.stringify(stored, null, 2)}\n`, { fsync: fsyncOn });
+        const handle = new FilesSession(m.id, sessionFiles(dir), {
+          fsync,
+          lockPath: locator.lockPath("s", m.id),
+          journal,
+        });
+        handle.exclusive(() => {
+          if (locator.find(m.id)) throw conflict(`session ${m.id} already exists`);
+          try {
+            renameSync(tmp, dir);
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === "ENOTEMPTY" || code === "EEXIST") throw conflict(`session ${m.id} already exists`);
+            throw error;
+          }
+        });
+        locator.remember(m.id, dir);
+        journal(m.id, dir);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+
+    async getMeta(id) {
+      checkId(id);
+      const cached = sessions.get(id)?.cachedMeta();
+      if (cached) return structuredClone(cached);
+      const dir = locator.find(id);
+      if (!dir) return undefined;
+      const files = sessionFiles(dir);
+      const read = readMetaFile(files.meta);
+      if (!read) return undefined;
+      const size = Bun.file(files.messages).size;
+      return healCounters(read.meta, files.messages, read.messagesBytes, size);
+    },
+
+    updateMeta: async (id, update) => session(id).update(update),
+
+    async listSessions(query) {
+      releaseAllLeases(); // write back counters this process holds, so the listing sees them
+      return (await openIndex()).list(query);
+    },
+
+    async purgeSession(id) {
+      checkId(id);
+      const dir = locator.find(id);
+      const rolloutDir = dirname(eventsPath(layout.rollout, id));
+      const had = dir !== undefined || existsSync(rolloutDir);
+      if (dir) {
+        const handle = session(id);
+        handle.exclusive(() => {
+          handle.log.close();
+          rmSync(dir, { recursive: true, force: true });
+        });
+        sessions.delete(id);
+        locator.forget(id);
+        journal(id, dir);
+      }
+      events.get(id)?.reset();
+      events.delete(id);
+      rmSync(rolloutDir, { recursive: true, force: true });
+      return had;
+    },
+
+    appendMessages: async (id, messages) => session(id).append(messages),
+
+    async readMessages(id) {
+      return readMessagesFile(session(id).files.messages);
+    },
+
+    replaceMessages: async (id, messages) => session(id).replace(messages),
+
+    async appendEvents(sessionId, drafts) {
+      return eventLog(sessionId).append(drafts);
+    },
+
+    readEvents(sessionId, opts = {}) {
+      checkId(sessionId);
+      return readEventsFile(eventsPath(layout.rollout, sessionId), opts.fromSeq);
+    },
+
+    async listEventLogs() {
+      let ids: string[];
+      try {
+        ids = readdirSync(layout.rollout);
+      } catch {
+        return [];
+      }
+      return ids.filter((id) => existsSync(join(layout.rollout, id, "events.jsonl"))).sort();
+    },
+
+    async getContextCache(id) {
+      const file = session(id).files.cache;
+      let text: string;
+      try {
+        text = readFileSync(file, "utf8");
+      } catch {
+        return undefined;
+      }
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        throw badInput(`context cache is not JSON: ${(error as Error).message}`, { file }, error);
+      }
+    },
+
+    async putContextCache(id, cache) {
+      const text = JSON.stringify(cache);
+      if (text === undefined) throw badInput("context cache must be JSON", { field: "cache" });
+      writeFileAtomic(session(id).files.cache, text, { fsync: fsync !== "never" });
+    },
+
+    async reindex() {
+      const idx = await openIndex();
+      return { sessions: idx.rebuild() };
+    },
+
+    async close() {
+      for (const s of sessions.values()) {
+        releaseLeasesOf(s);
+        s.log.close();
+      }
+      for (const e of events.values()) {
+        releaseLeasesOf(e);
+        e.log.close();
+      }
+      syncPending();
+      index?.backend.close();
+      index = undefined;
+      sessions.clear();
+      events.clear();
+    },
+  };
+  return adapter;
 };
+
 export default factory;

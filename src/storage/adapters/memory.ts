@@ -1,9 +1,110 @@
-/** Placeholder until the memory adapter lands: fails clearly instead of pretending to store anything. */
+/**
+ * The memory adapter: everything in maps, gone with the process. For tests and for embedding
+ * freecode where nothing should touch the disk. Values are cloned in and out, so a caller mutating
+ * what it got back cannot change the store.
+ */
+import { conflict, notFound } from "../../errors.ts";
+import { stampEvents } from "../_events.ts";
+import { applyListQuery } from "../_list.ts";
+import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
+import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 
-import { FreecodeError } from "../../errors.ts";
-import type { AdapterFactory } from "../contract.ts";
+interface Entry {
+  meta: SessionMeta;
+  messages: StoredMessage[];
+  cache?: unknown;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
 
 const factory: AdapterFactory = () => {
-  throw new FreecodeError("internal", "the memory storage adapter is not built yet");
+  const sessions = new Map<string, Entry>();
+  const events = new Map<string, EventRecord[]>();
+  const entry = (id: string): Entry => {
+    const e = sessions.get(checkId(id));
+    if (!e) throw notFound(`no session ${id}`);
+    return e;
+  };
+
+  const adapter: StorageAdapter = {
+    name: "memory",
+    location: ":memory:",
+    capabilities: { crossProcess: false, fullTextSearch: false, persistent: false },
+
+    async createSession(meta, messages) {
+      const m = checkMeta(meta);
+      const msgs = checkMessages(messages);
+      if (sessions.has(m.id)) throw conflict(`session ${m.id} already exists`);
+      sessions.set(m.id, { meta: clone({ ...m, messageCount: msgs.length }), messages: clone(msgs) });
+    },
+    async getMeta(id) {
+      const e = sessions.get(checkId(id));
+      return e ? clone(e.meta) : undefined;
+    },
+    async updateMeta(id, update) {
+      const e = entry(id);
+      const next = checkMeta(update(clone(e.meta)));
+      e.meta = clone({ ...next, id: e.meta.id });
+      return clone(e.meta);
+    },
+    async listSessions(query) {
+      return clone(
+        applyListQuery(
+          [...sessions.values()].map((e) => e.meta),
+          query,
+        ),
+      );
+    },
+    async purgeSession(id) {
+      const key = checkId(id);
+      const had = sessions.delete(key);
+      return events.delete(key) || had;
+    },
+    async appendMessages(id, messages) {
+      const e = entry(id);
+      const msgs = checkMessages(messages);
+      checkUsageRule(e.meta, msgs);
+      e.meta = foldMessagesIntoMeta(e.meta, msgs);
+      e.messages.push(...clone(msgs));
+    },
+    async readMessages(id) {
+      return { messages: clone(entry(id).messages), issues: [] };
+    },
+    async replaceMessages(id, messages) {
+      const e = entry(id);
+      const msgs = checkMessages(messages);
+      e.messages = clone(msgs);
+      e.meta = { ...e.meta, messageCount: msgs.length };
+    },
+    async appendEvents(sessionId, drafts) {
+      const list = events.get(checkId(sessionId)) ?? [];
+      const records = stampEvents(sessionId, list.at(-1)?.seq ?? 0, drafts);
+      list.push(...clone(records));
+      events.set(sessionId, list);
+      return records;
+    },
+    async *readEvents(sessionId, options = {}): AsyncIterable<EventRead> {
+      const from = options.fromSeq ?? 1;
+      for (const event of events.get(checkId(sessionId)) ?? []) {
+        if (event.seq >= from) yield { event: clone(event) };
+      }
+    },
+    async listEventLogs() {
+      return [...events.keys()].filter((k) => (events.get(k)?.length ?? 0) > 0);
+    },
+    async getContextCache(id) {
+      return clone(entry(id).cache);
+    },
+    async putContextCache(id, cache) {
+      entry(id).cache = clone(cache);
+    },
+    async close() {
+      sessions.clear();
+      events.clear();
+    },
+  };
+  return adapter;
 };
 export default factory;

@@ -1,0 +1,58 @@
+/**
+ * Input checks every adapter applies before writing: ids, messages and meta are validated with the
+ * record schemas, and a failure is a one-line `bad_input` naming the field — nothing is written.
+ */
+import * as v from "valibot";
+import { badInput } from "../errors.ts";
+import {
+  IdSchema,
+  MessageSchema,
+  type SessionMeta,
+  SessionMetaSchema,
+  type StoredMessage,
+} from "./records.ts";
+
+function fail(what: string, issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]], prefix = ""): never {
+  const issue = issues[0];
+  const path = v.getDotPath(issue);
+  throw badInput(`${what}: ${issue.message}`, { field: path ? `${prefix}${path}` : prefix || undefined });
+}
+
+/** Check a session (or message) id: no `/`, no `..`, no NUL, at most 128 characters. */
+export function checkId(id: unknown, what = "session id"): string {
+  const r = v.safeParse(IdSchema, id);
+  if (!r.success) {
+    const shown =
+      typeof id === "string" ? JSON.stringify(id.length > 40 ? `${id.slice(0, 40)}…` : id) : typeof id;
+    throw badInput(`invalid ${what} ${shown}: ${r.issues[0].message}`, { field: "id" });
+  }
+  return r.output;
+}
+
+/** Validate one message (as stored); `index` names it in the error. */
+export function checkMessage(message: unknown, index?: number): StoredMessage {
+  const r = v.safeParse(MessageSchema, message);
+  if (!r.success) fail("invalid message", r.issues, index === undefined ? "" : `[${index}].`);
+  return r.output;
+}
+
+/** Validate a batch of messages and reject duplicate ids inside it. */
+export function checkMessages(messages: unknown[]): StoredMessage[] {
+  const seen = new Set<string>();
+  return messages.map((m, i) => {
+    const ok = checkMessage(m, i);
+    if (seen.has(ok.id)) throw badInput(`duplicate message id ${ok.id}`, { field: `[${i}].id` });
+    seen.add(ok.id);
+    return ok;
+  });
+}
+
+/** Validate a session meta. */
+export function checkMeta(meta: unknown): SessionMeta {
+  const r = v.safeParse(SessionMetaSchema, meta);
+  if (!r.success) fail("invalid session meta", r.issues);
+  return r.output;
+}
+
+/** The largest message line the store accepts (a 10 MB line is refused, not written). */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;

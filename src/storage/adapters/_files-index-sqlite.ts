@@ -1,0 +1,83 @@
+/** The listing index in SQLite (`state/sessions-index.db`, WAL, busy timeout). */
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync } from "node:fs";
+import { FILE_MODE } from "../../util/atomic.ts";
+import type { ListQuery } from "../contract.ts";
+import type { SessionMeta } from "../records.ts";
+import type { IndexBackend, IndexRow, IndexState } from "./_files-index.ts";
+
+const SCHEMA = `
+create table if not exists sessions (
+  id text primary key, key text not null, project text not null, status text not null,
+  updated integer not null, pinned integer not null, meta text not null);
+create index if not exists sessions_by_time on sessions (updated desc, id);
+create index if not exists sessions_by_key on sessions (key);
+create table if not exists kv (k text primary key, v text not null);`;
+
+/** Open (creating) the SQLite index; throws when SQLite cannot start here. */
+export function openSqliteIndex(path: string): IndexBackend {
+  const fresh = !existsSync(path);
+  const db = new Database(path, { create: true });
+  if (fresh) chmodSync(path, FILE_MODE);
+  db.exec("pragma busy_timeout = 5000; pragma journal_mode = wal; pragma synchronous = normal;");
+  db.exec(SCHEMA);
+  const upsert = db.prepare(
+    "insert or replace into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const remove = db.prepare("delete from sessions where id = ?");
+  const getState = db.prepare<{ v: string }, []>("select v from kv where k = 'state'");
+  const putState = db.prepare("insert or replace into kv (k, v) values ('state', ?)");
+  const idsOf = db.prepare<{ id: string }, [string]>("select id from sessions where key = ?");
+
+  return {
+    kind: "sqlite",
+    exclusive: (fn) => db.transaction(fn).immediate(),
+    state() {
+      const row = getState.get();
+      return row ? (JSON.parse(row.v) as IndexState) : undefined;
+    },
+    setState: (state) => putState.run(JSON.stringify(state)),
+    upsert(rows: IndexRow[]) {
+      for (const { meta, key } of rows) {
+        upsert.run(
+          meta.id,
+          key,
+          meta.projectPath,
+          meta.status,
+          meta.updatedAt,
+          meta.pinned ? 1 : 0,
+          JSON.stringify(meta),
+        );
+      }
+    },
+    remove(ids) {
+      for (const id of ids) remove.run(id);
+    },
+    idsOf: (key) => idsOf.all(key).map((r) => r.id),
+    clear: () => db.exec("delete from sessions; delete from kv;"),
+    query(query: ListQuery) {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (query.projectPath !== undefined) {
+        where.push("project = ?");
+        params.push(query.projectPath);
+      }
+      if (query.status !== undefined) {
+        const wanted = Array.isArray(query.status) ? query.status : [query.status];
+        where.push(`status in (${wanted.map(() => "?").join(", ") || "null"})`);
+        params.push(...wanted);
+      } else if (!query.all) where.push("status != 'deleted'");
+      const w = where.length ? `where ${where.join(" and ")}` : "";
+      const order = `order by ${query.pinnedFirst ? "pinned desc, " : ""}updated desc, id asc`;
+      const total = (db.prepare(`select count(*) as n from sessions ${w}`).get(...params) as { n: number }).n;
+      const limit = query.limit === undefined ? -1 : Math.max(0, query.limit);
+      const rows = db
+        .prepare<{ meta: string }, (string | number)[]>(
+          `select meta from sessions ${w} ${order} limit ? offset ?`,
+        )
+        .all(...params, limit, Math.max(0, query.offset ?? 0));
+      return { items: rows.map((r) => JSON.parse(r.meta) as SessionMeta), total };
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * An append-only JSONL file: one `write()` per append on an O_APPEND descriptor (so concurrent
+ * writers never interleave within a line), a check that the file ends with a newline before the
+ * first append of a lease (a torn tail left by a crashed writer gets its own line instead of being
+ * glued to ours), and the fsync policy: `always` per append, `batch` within ~100 ms, `never`.
+ */
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import { FILE_MODE } from "../../util/atomic.ts";
+
+export type FsyncMode = "never" | "batch" | "always";
+
+const BATCH_MS = 100;
+const pending = new Set<AppendLog>();
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+function scheduleSync(log: AppendLog): void {
+  pending.add(log);
+  timer ??= setTimeout(() => {
+    timer = undefined;
+    syncPending();
+  }, BATCH_MS);
+  timer.unref?.();
+}
+
+/** fsync every log with unsynced appends (the `batch` group commit; also run on close/exit). */
+export function syncPending(): void {
+  for (const log of [...pending]) log.sync();
+}
+process.on("exit", syncPending);
+
+export class AppendLog {
+  private fd: number | undefined;
+  private ino = 0;
+  /** Bytes in the file as far as this writer knows (exact while the lease is held). */
+  size = 0;
+  private needsNewline = false;
+
+  constructor(
+    readonly path: string,
+    private readonly fsync: FsyncMode,
+  ) {}
+
+  /**
+   * Re-learn the file's state after taking the lease: reopen it if it was replaced (compaction
+   * renames a new file over it), read its size and whether its last byte is a newline.
+   * Returns false when the file does not exist and `create` is false.
+   */
+  reload(create: boolean): boolean {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(this.path);
+    } catch {
+      st = undefined;
+    }
+    if (!st && !create) {
+      this.close();
+      return false;
+    }
+    if (this.fd === undefined || !st || st.ino !== this.ino) {
+      this.close();
+      this.fd = openSync(this.path, "a+", FILE_MODE); // a+: pread of the last byte
+      this.ino = fstatSync(this.fd).ino;
+    }
+    this.size = fstatSync(this.fd).size;
+    this.needsNewline = this.size > 0 && lastByte(this.fd, this.size) !== 10;
+    return true;
+  }
+
+  /** Append `text` (whole lines, ending in a newline) with one write. */
+  append(text: string): void {
+    if (this.fd === undefined) this.reload(true);
+    const data = Buffer.from(this.needsNewline ? `\n${text}` : text);
+    let written = 0;
+    while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
+    this.size += data.length;
+    this.needsNewline = false;
+    if (this.fsync === "always") fsyncSync(this.fd!);
+    else if (this.fsync === "batch") scheduleSync(this);
+  }
+
+  /** fsync now if there are unsynced appends. */
+  sync(): void {
+    pending.delete(this);
+    if (this.fd !== undefined) fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (pending.has(this)) this.sync();
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+function lastByte(fd: number, size: number): number {
+  const b = Buffer.alloc(1);
+  readSync(fd, b, 0, 1, size - 1);
+  return b[0]!;
+}
+
+/**
+ * The last complete, parseable JSON line of `path` (up to `size` bytes) that `pick` accepts, read
+ * backwards in growing windows so a long log costs one small read. A torn final line is ignored.
+ */
+export function lastLineMatching<T>(
+  path: string,
+  size: number,
+  pick: (value: unknown) => T | undefined,
+): T | undefined {
+  if (size === 0) return undefined;
+  const fd = openSync(path, "r");
+  try {
+    let window = 64 * 1024;
+    for (;;) {
+      const start = Math.max(0, size - window);
+      const buf = Buffer.alloc(size - start);
+      readSync(fd, buf, 0, buf.length, start);
+      let end = buf.lastIndexOf(10);
+      while (end > 0) {
+        const from = buf.lastIndexOf(10, end - 1);
+        if (from === -1 && start > 0) break; // the line may begin before this window
+        const text = buf.toString("utf8", from + 1, end);
+        try {
+          const hit = pick(JSON.parse(text));
+          if (hit !== undefined) return hit;
+        } catch {
+          // Not JSON: keep looking further back.
+        }
+        end = from;
+      }
+      if (start === 0) return undefined;
+      window *= 4;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

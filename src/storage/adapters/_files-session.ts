@@ -1,0 +1,171 @@
+/**
+ * One session of the files adapter: `meta.json` + `messages.jsonl` under the session's lease.
+ * Appends write one line per message straight to the log; the meta's counters are updated in
+ * memory and written back when the lease ends, together with `messagesBytes` (how much of the log
+ * they count). A writer that crashed before writing the meta back leaves counters behind the log:
+ * whoever reads the meta next folds the missing tail in, so the counters are never wrong for long.
+ */
+import { appendFileSync, readFileSync } from "node:fs";
+import { badInput, notFound } from "../../errors.ts";
+import { FILE_MODE, writeFileAtomic } from "../../util/atomic.ts";
+import { readLines } from "../../util/lines.ts";
+import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkMessages, checkMeta, MAX_MESSAGE_BYTES } from "../_validate.ts";
+import type { SessionMeta, StoredMessage } from "../records.ts";
+import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
+import { AppendLog, type FsyncMode } from "./_files-log.ts";
+import { readMessagesFile, tryParseMessage } from "./_files-messages.ts";
+import type { SessionFiles } from "./_files-paths.ts";
+
+/** meta.json as stored: the meta plus the files adapter's own bookkeeping. */
+type MetaOnDisk = SessionMeta & { messagesBytes?: number };
+
+/** Read `meta.json` (validated) and strip the bookkeeping; undefined when absent. */
+export function readMetaFile(path: string): { meta: SessionMeta; messagesBytes: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  let raw: MetaOnDisk;
+  try {
+    raw = JSON.parse(text) as MetaOnDisk;
+  } catch (error) {
+    throw badInput(`meta.json is not JSON: ${(error as Error).message}`, { file: path }, error);
+  }
+  const { messagesBytes, ...meta } = raw;
+  return { meta: checkMeta(meta), messagesBytes: typeof messagesBytes === "number" ? messagesBytes : -1 };
+}
+
+/** Fold the messages stored past `fromByte` into `meta` (crash recovery of the counters). */
+export async function healCounters(
+  meta: SessionMeta,
+  file: string,
+  fromByte: number,
+  size: number,
+): Promise<SessionMeta> {
+  if (fromByte === size) return meta;
+  if (fromByte < 0 || fromByte > size) {
+    // Unknown or impossible cursor: count the whole log again (history counters are kept).
+    const { messages } = await readMessagesFile(file);
+    return { ...meta, messageCount: messages.length };
+  }
+  const tail: StoredMessage[] = [];
+  for await (const line of readLines(file, { fromOffset: fromByte })) {
+    if (line.torn) continue;
+    const m = tryParseMessage(line.text);
+    if (m) tail.push(m);
+  }
+  return foldMessagesIntoMeta(meta, tail);
+}
+
+export interface SessionContext {
+  fsync: FsyncMode;
+  lockPath: string;
+  /** Tell the listing index that this session's meta changed. */
+  journal(id: string, dir: string): void;
+}
+
+export class FilesSession implements LeaseOwner {
+  private meta: SessionMeta | undefined;
+  private metaDirty = false;
+  readonly log: AppendLog;
+
+  constructor(
+    readonly id: string,
+    readonly files: SessionFiles,
+    private readonly ctx: SessionContext,
+  ) {
+    this.log = new AppendLog(files.messages, ctx.fsync);
+  }
+
+  /** Take (or keep) the lease and return the authoritative meta. */
+  async hold(): Promise<SessionMeta> {
+    if (holdLease(this.ctx.lockPath, this) || !this.meta) {
+      const read = readMetaFile(this.files.meta);
+      if (!read) throw notFound(`no session ${this.id}`);
+      this.log.reload(true);
+      this.meta = await healCounters(read.meta, this.files.messages, read.messagesBytes, this.log.size);
+      this.metaDirty = read.messagesBytes !== this.log.size;
+    }
+    return this.meta!;
+  }
+
+  /** Run `fn` holding the session's lock with nothing cached (create, purge): no write-back after. */
+  exclusive(fn: () => void): void {
+    releaseLease(this.ctx.lockPath);
+    holdLease(this.ctx.lockPath, { flush() {}, forget() {} });
+    try {
+      fn();
+    } finally {
+      releaseLease(this.ctx.lockPath);
+    }
+  }
+
+  /** The meta if this process holds the lease (it may be ahead of meta.json). */
+  cachedMeta(): SessionMeta | undefined {
+    return this.meta;
+  }
+
+  async append(messages: StoredMessage[]): Promise<void> {
+    const meta = await this.hold();
+    const msgs = checkMessages(messages);
+    checkUsageRule(meta, msgs);
+    let text = "";
+    for (const [i, m] of msgs.entries()) {
+      const line = JSON.stringify(m);
+      if (line.length > MAX_MESSAGE_BYTES) {
+        throw badInput(`message ${m.id} is larger than ${MAX_MESSAGE_BYTES} bytes`, { field: `[${i}]` });
+      }
+      text += `${line}\n`;
+    }
+    this.log.append(text);
+    this.meta = foldMessagesIntoMeta(meta, msgs);
+    this.metaDirty = true;
+  }
+
+  async replace(messages: StoredMessage[]): Promise<void> {
+    const meta = await this.hold();
+    const msgs = checkMessages(messages);
+    const text = msgs.map((m) => `${JSON.stringify(m)}\n`).join("");
+    writeFileAtomic(this.files.messages, text, { fsync: this.ctx.fsync !== "never" });
+    this.log.reload(true);
+    this.meta = { ...meta, messageCount: msgs.length };
+    this.writeMeta();
+  }
+
+  async update(fn: (meta: SessionMeta) => SessionMeta): Promise<SessionMeta> {
+    const meta = await this.hold();
+    const next = checkMeta(fn(structuredClone(meta)));
+    this.meta = { ...next, id: this.id };
+    this.writeMeta();
+    return structuredClone(this.meta);
+  }
+
+  /** Write the cached meta back (atomic) and journal it for the index. */
+  writeMeta(): void {
+    if (!this.meta) return;
+    const onDisk: MetaOnDisk = { ...this.meta, messagesBytes: this.log.size };
+    writeFileAtomic(this.files.meta, `${JSON.stringify(onDisk, null, 2)}\n`, {
+      fsync: this.ctx.fsync !== "never",
+    });
+    this.metaDirty = false;
+    this.ctx.journal(this.id, this.files.dir);
+  }
+
+  flush(): void {
+    if (this.metaDirty) this.writeMeta();
+  }
+
+  forget(): void {
+    this.meta = undefined;
+    this.metaDirty = false;
+  }
+}
+
+/** Append one journal line (O_APPEND, one write): what the listing index replays. */
+export function appendJournal(path: string, id: string, key: string): void {
+  appendFileSync(path, `${JSON.stringify({ id, key })}\n`, { mode: FILE_MODE });
+}

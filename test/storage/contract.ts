@@ -1,0 +1,349 @@
+/**
+ * The storage conformance suite: runs unmodified against every adapter. It talks only to the raw
+ * adapter (never to adapter internals); a case an adapter cannot support is skipped with a reason.
+ * Usage: `runContractSuite("files", (home) => factory({ home }))`.
+ */
+import { describe, expect, test } from "bun:test";
+import { FreecodeError } from "../../src/errors.ts";
+import type { EventRead, StorageAdapter } from "../../src/storage/contract.ts";
+import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import { tempHome } from "../_helpers.ts";
+
+export interface ContractOptions {
+  /** Case name → why this adapter skips it. */
+  skip?: Record<string, string>;
+  /** The adapter keeps data across a close and a new instance on the same home. */
+  persistent?: boolean;
+}
+
+let counter = 0;
+/** A valid meta with sensible defaults. */
+export function makeMeta(over: Partial<SessionMeta> = {}): SessionMeta {
+  const now = 1_700_000_000_000 + ++counter;
+  return {
+    id: `s-${counter}`,
+    title: "a session",
+    projectPath: "/home/a/my-project",
+    status: "idle",
+    createdAt: now,
+    updatedAt: now,
+    turnCount: 0,
+    messageCount: 0,
+    ...over,
+  };
+}
+
+/** A text message. */
+export function msg(
+  id: string,
+  role: StoredMessage["role"] = "user",
+  over: Partial<StoredMessage> = {},
+): StoredMessage {
+  return {
+    id,
+    role,
+    parts: [{ type: "text", content: `text of ${id}` }],
+    timestamp: 1_700_000_000_000,
+    ...over,
+  };
+}
+
+async function collect(it: AsyncIterable<EventRead>) {
+  const out: EventRead[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+async function rejects(p: Promise<unknown>, code: string) {
+  try {
+    await p;
+  } catch (error) {
+    expect(error).toBeInstanceOf(FreecodeError);
+    expect((error as FreecodeError).code).toBe(code as FreecodeError["code"]);
+    return;
+  }
+  throw new Error(`expected a ${code} error`);
+}
+
+/** Run the conformance suite against the adapter `make` opens on a fresh home. */
+export function runContractSuite(
+  name: string,
+  make: (home: string) => StorageAdapter | Promise<StorageAdapter>,
+  opts: ContractOptions = {},
+) {
+  const it = (title: string, fn: (a: StorageAdapter, home: string) => Promise<void>) => {
+    const reason = opts.skip?.[title];
+    if (reason) {
+      test.skip(`${title} (skipped: ${reason})`, () => {});
+      return;
+    }
+    test(title, async () => {
+      await using home = await tempHome();
+      const adapter = await make(home.path);
+      try {
+        await fn(adapter, home.path);
+      } finally {
+        await adapter.close();
+      }
+    });
+  };
+
+  describe(`storage contract: ${name}`, () => {
+    it("create then get returns the meta with messageCount from the messages", async (a) => {
+      const meta = makeMeta({ title: "hello" });
+      await a.createSession(meta, [msg("m1"), msg("m2", "assistant")]);
+      const got = await a.getMeta(meta.id);
+      expect(got?.title).toBe("hello");
+      expect(got?.messageCount).toBe(2);
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1", "m2"]);
+    });
+
+    it("create with an existing id is a conflict and changes nothing", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await rejects(a.createSession({ ...meta, title: "other" }, [msg("x")]), "conflict");
+      expect((await a.getMeta(meta.id))?.title).toBe("a session");
+      expect((await a.readMessages(meta.id)).messages).toHaveLength(1);
+    });
+
+    it("unknown sessions: getMeta undefined, others not_found", async (a) => {
+      expect(await a.getMeta("nope")).toBeUndefined();
+      await rejects(a.appendMessages("nope", [msg("m")]), "not_found");
+      await rejects(a.readMessages("nope"), "not_found");
+      await rejects(
+        a.updateMeta("nope", (m) => m),
+        "not_found",
+      );
+      expect(await a.purgeSession("nope")).toBe(false);
+    });
+
+    it("bad ids are rejected before anything is written", async (a) => {
+      for (const id of ["a/b", "..", "a..b", "a\0b", "x".repeat(129), ""]) {
+        await rejects(a.createSession(makeMeta({ id }), [msg("m1")]), "bad_input");
+        await rejects(a.appendEvents(id, [{ type: "turn.started", turnId: "t" }]), "bad_input");
+      }
+      expect((await a.listSessions({ all: true })).total).toBe(0);
+      expect(await a.listEventLogs()).toEqual([]);
+    });
+
+    it("bad messages are rejected whole: nothing of the batch is written", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      const bad = { ...msg("m3"), role: "robot" } as unknown as StoredMessage;
+      await rejects(a.appendMessages(meta.id, [msg("m2"), bad]), "bad_input");
+      await rejects(a.appendMessages(meta.id, [msg("m2"), msg("m2")]), "bad_input");
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1"]);
+      expect((await a.getMeta(meta.id))?.messageCount).toBe(1);
+    });
+
+    it("append folds counters: messages, turns, tokens, updatedAt", async (a) => {
+      const meta = makeMeta({ updatedAt: 10 });
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendMessages(meta.id, [
+        msg("m2", "assistant", {
+          usage: { inputTokens: 10, outputTokens: 5 },
+          responseId: "r1",
+          timestamp: 50,
+        }),
+        msg("m3", "assistant", { responseId: "r1", timestamp: 60 }),
+        msg("m4", "user", { timestamp: 70 }),
+        msg("m5", "assistant", {
+          usage: { inputTokens: 1, outputTokens: 2 },
+          responseId: "r2",
+          timestamp: 80,
+        }),
+      ]);
+      const got = await a.getMeta(meta.id);
+      expect(got?.messageCount).toBe(5);
+      expect(got?.turnCount).toBe(1);
+      expect(got?.lastTurnAt).toBe(70);
+      expect(got?.updatedAt).toBe(80);
+      expect(got?.tokens).toMatchObject({ input: 11, output: 7 });
+    });
+
+    it("a second usage on one provider response is rejected (regression: double-counted cost)", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendMessages(meta.id, [
+        msg("m2", "assistant", { usage: { inputTokens: 1 }, responseId: "r1" }),
+      ]);
+      await rejects(
+        a.appendMessages(meta.id, [msg("m3", "assistant", { usage: { inputTokens: 1 }, responseId: "r1" })]),
+        "bad_input",
+      );
+      await rejects(
+        a.appendMessages(meta.id, [
+          msg("m4", "assistant", { usage: { inputTokens: 1 }, responseId: "r9" }),
+          msg("m5", "assistant", { usage: { inputTokens: 1 }, responseId: "r9" }),
+        ]),
+        "bad_input",
+      );
+      expect((await a.getMeta(meta.id))?.tokens?.input).toBe(1);
+      expect((await a.readMessages(meta.id)).messages).toHaveLength(2);
+    });
+
+    it("updateMeta is a read-modify-write that keeps the id", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      const out = await a.updateMeta(meta.id, (m) => ({
+        ...m,
+        title: "renamed",
+        id: "hijack",
+        pinned: true,
+      }));
+      expect(out.id).toBe(meta.id);
+      expect((await a.getMeta(meta.id))?.title).toBe("renamed");
+      expect((await a.getMeta(meta.id))?.pinned).toBe(true);
+      await rejects(
+        a.updateMeta(meta.id, (m) => ({ ...m, status: "bogus" as never })),
+        "bad_input",
+      );
+    });
+
+    it("list: filters, hides deleted unless all, sorts by updatedAt desc, paginates, pinned first", async (a) => {
+      const metas = [
+        makeMeta({ updatedAt: 100, projectPath: "/p/one" }),
+        makeMeta({ updatedAt: 300, projectPath: "/p/one" }),
+        makeMeta({ updatedAt: 200, projectPath: "/p/two", status: "archived" }),
+        makeMeta({ updatedAt: 400, projectPath: "/p/two", status: "deleted" }),
+        makeMeta({ updatedAt: 50, projectPath: "/p/two", pinned: true }),
+      ];
+      for (const m of metas) await a.createSession(m, [msg("m1", "user", { timestamp: 1 })]);
+      const ids = (p: { items: SessionMeta[] }) => p.items.map((m) => m.id);
+      const [m0, m1, m2, m3, m4] = metas.map((m) => m.id) as [string, string, string, string, string];
+      const all = await a.listSessions({});
+      expect(ids(all)).toEqual([m1, m2, m0, m4]);
+      expect(all.total).toBe(4);
+      expect(ids(await a.listSessions({ all: true }))).toEqual([m3, m1, m2, m0, m4]);
+      expect(ids(await a.listSessions({ projectPath: "/p/one" }))).toEqual([m1, m0]);
+      expect(ids(await a.listSessions({ status: "archived" }))).toEqual([m2]);
+      expect(ids(await a.listSessions({ status: ["deleted", "archived"] }))).toEqual([m3, m2]);
+      const page = await a.listSessions({ limit: 2, offset: 1 });
+      expect(ids(page)).toEqual([m2, m0]);
+      expect(page.total).toBe(4);
+      expect(ids(await a.listSessions({ pinnedFirst: true, limit: 2 }))).toEqual([m4, m1]);
+    });
+
+    it("list sees updates and purges", async (a) => {
+      const meta = makeMeta({ updatedAt: 1 });
+      await a.createSession(meta, [msg("m1", "user", { timestamp: 1 })]);
+      expect((await a.listSessions({})).total).toBe(1);
+      await a.updateMeta(meta.id, (m) => ({ ...m, title: "new title" }));
+      expect((await a.listSessions({})).items[0]?.title).toBe("new title");
+      await a.appendMessages(meta.id, [msg("m2", "user", { timestamp: 99 })]);
+      expect((await a.listSessions({})).items[0]?.updatedAt).toBe(99);
+      expect(await a.purgeSession(meta.id)).toBe(true);
+      expect((await a.listSessions({ all: true })).total).toBe(0);
+    });
+
+    it("replaceMessages swaps the whole log and keeps history counters", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendMessages(meta.id, [msg("m2", "assistant"), msg("m3", "user"), msg("m4", "assistant")]);
+      await a.replaceMessages(meta.id, [msg("m3", "user"), msg("m4", "assistant")]);
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m3", "m4"]);
+      const got = await a.getMeta(meta.id);
+      expect(got?.messageCount).toBe(2);
+      expect(got?.turnCount).toBe(1);
+      await a.appendMessages(meta.id, [msg("m5", "user")]);
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m3", "m4", "m5"]);
+    });
+
+    it("purge erases meta, messages and events", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendEvents(meta.id, [{ type: "turn.started", turnId: "t1" }]);
+      expect(await a.purgeSession(meta.id)).toBe(true);
+      expect(await a.getMeta(meta.id)).toBeUndefined();
+      expect(await collect(a.readEvents(meta.id))).toEqual([]);
+      expect(await a.listEventLogs()).toEqual([]);
+      await a.createSession(meta, [msg("again")]);
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["again"]);
+    });
+
+    it("events: seq strictly increasing from 1, envelope filled, fromSeq filter", async (a) => {
+      const first = await a.appendEvents("ev-1", [
+        { type: "turn.started", turnId: "t1" },
+        { type: "function.call", tool: "read", callId: "c1" },
+      ]);
+      expect(first.map((e) => e.seq)).toEqual([1, 2]);
+      expect(first[0]?.aggregateID).toBe("ev-1");
+      expect(typeof first[0]?.id).toBe("string");
+      const second = await a.appendEvents("ev-1", [
+        { type: "turn.aborted", turnId: "t1", id: "mine", timestamp: 5 },
+      ]);
+      expect(second[0]).toMatchObject({ seq: 3, id: "mine", timestamp: 5 });
+      expect(await a.appendEvents("ev-1", [])).toEqual([]);
+      const read = await collect(a.readEvents("ev-1"));
+      expect(read.map((r) => r.event?.seq)).toEqual([1, 2, 3]);
+      expect(read[1]?.event).toMatchObject({ type: "function.call", tool: "read", callId: "c1" });
+      expect((await collect(a.readEvents("ev-1", { fromSeq: 3 }))).map((r) => r.event?.seq)).toEqual([3]);
+      await a.appendEvents("ev-2", [{ type: "turn.started", turnId: "x" }]);
+      expect((await a.listEventLogs()).sort()).toEqual(["ev-1", "ev-2"]);
+      await rejects(a.appendEvents("ev-1", [{ type: "" } as never]), "bad_input");
+    });
+
+    it("events: seq continues after reopening the store", async (a, home) => {
+      if (!opts.persistent) return;
+      await a.appendEvents("ev-p", [{ type: "turn.started", turnId: "t1" }]);
+      await a.close();
+      const b = await make(home);
+      try {
+        const more = await b.appendEvents("ev-p", [{ type: "turn.started", turnId: "t2" }]);
+        expect(more[0]?.seq).toBe(2);
+      } finally {
+        await b.close();
+      }
+    });
+
+    it("data survives close and reopen", async (a, home) => {
+      if (!opts.persistent) return;
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendMessages(meta.id, [
+        msg("m2", "assistant", { usage: { inputTokens: 3 }, responseId: "r" }),
+      ]);
+      await a.putContextCache(meta.id, { requestedFiles: ["a.ts"] });
+      await a.close();
+      const b = await make(home);
+      try {
+        expect((await b.getMeta(meta.id))?.messageCount).toBe(2);
+        expect((await b.getMeta(meta.id))?.tokens?.input).toBe(3);
+        expect((await b.readMessages(meta.id)).messages).toHaveLength(2);
+        expect(await b.getContextCache(meta.id)).toEqual({ requestedFiles: ["a.ts"] });
+        expect((await b.listSessions({})).items.map((m) => m.id)).toEqual([meta.id]);
+      } finally {
+        await b.close();
+      }
+    });
+
+    it("context cache round-trips and starts empty", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      expect(await a.getContextCache(meta.id)).toBeUndefined();
+      await a.putContextCache(meta.id, { files: { "a.ts": "x" }, n: 1 });
+      expect(await a.getContextCache(meta.id)).toEqual({ files: { "a.ts": "x" }, n: 1 });
+      await rejects(a.getContextCache("nope"), "not_found");
+    });
+
+    it("returned values are copies: mutating them does not change the store", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      const got = (await a.getMeta(meta.id))!;
+      got.title = "mutated";
+      const read = await a.readMessages(meta.id);
+      read.messages[0]!.id = "mutated";
+      expect((await a.getMeta(meta.id))?.title).toBe("a session");
+      expect((await a.readMessages(meta.id)).messages[0]?.id).toBe("m1");
+    });
+
+    it("unknown fields survive a round-trip (loose records)", async (a) => {
+      const meta = { ...makeMeta(), futureField: { x: 1 } } as SessionMeta;
+      await a.createSession(meta, [{ ...msg("m1"), extra: "kept" } as StoredMessage]);
+      expect((await a.getMeta(meta.id)) as Record<string, unknown>).toMatchObject({ futureField: { x: 1 } });
+      expect((await a.readMessages(meta.id)).messages[0] as Record<string, unknown>).toMatchObject({
+        extra: "kept",
+      });
+    });
+  });
+}
