@@ -186,6 +186,14 @@ export const EVENT_TYPES: readonly RolloutEventType[] = RolloutEventSchema.optio
 ) as RolloutEventType[];
 
 const known = new Set<string>(EVENT_TYPES);
+/** Fields the store fills in: an event as a writer hands it over (`id`, `timestamp` optional). */
+type Envelope = "id" | "seq" | "aggregateID" | "timestamp";
+export type EventInput = RolloutEvent extends infer E
+  ? E extends RolloutEvent
+    ? Omit<E, Envelope> & { id?: string; timestamp?: number }
+    : never
+  : never;
+
 /** Whether `type` is in the catalogue (newer freecode logs carry types we do not fold). */
 export function isKnownEventType(type: string): type is RolloutEventType {
   return known.has(type);

@@ -22,6 +22,8 @@ export interface ModelSpan {
   ttft_ms?: number;
   /** No first token after the stall threshold (the stall before the first byte). */
   stalledBeforeFirstToken?: boolean;
+  /** The request asked for a streamed response (absent: unknown, treated as streamed). */
+  streamed?: boolean;
   messageCount?: number;
   toolCount?: number;
   promptChars?: number;
@@ -51,6 +53,8 @@ export interface ToolSpan {
   args?: unknown;
   /** True failed, false succeeded, absent unknown. */
   failed?: boolean;
+  /** An output with no matching call in the log (the span starts `duration_ms` before the output). */
+  unpaired?: boolean;
 }
 
 export interface DeniedSpan {
@@ -71,6 +75,20 @@ export interface CompactionSpan {
   afterTokens: number;
 }
 
+export interface TraceTurn {
+  turnKey: string;
+  turnId: string;
+  startedAt: number;
+  seq: number;
+  aborted?: boolean;
+  abortReason?: string;
+  /** Opened by an event naming a turn that no `turn.started` opened. */
+  implicit?: boolean;
+  /** Time of the last event that belongs to the turn. */
+  lastAt?: number;
+}
+
+/** Fields added after the first version are optional in the type (the fold always sets them). */
 export interface Trace {
   sessionId: string;
   startedAt: number;
@@ -80,7 +98,7 @@ export interface Trace {
   eventCount: number;
   lastSeq: number;
   /** Turns in order (keys unique across resumes). */
-  turns: { turnKey: string; turnId: string; startedAt: number; seq: number; aborted?: boolean }[];
+  turns: TraceTurn[];
   modelSpans: ModelSpan[];
   /** Tools that ran, sorted by call order. */
   toolSpans: ToolSpan[];
@@ -107,6 +125,15 @@ export interface Trace {
   inFlight: boolean;
   /** The session recorded `session.ended`. */
   ended: boolean;
+  /** Model spans flagged `stalledBeforeFirstToken`. */
+  stalls?: number;
+  /** The thresholds the fold used. */
+  hangMs?: number;
+  stallMs?: number;
+  /** The time open spans were aged against (`now`, else the last event). */
+  asOf?: number;
+  /** Events of types newer than this catalogue, skipped. */
+  skippedEvents?: number;
   /** Lines that could not be read (line numbers and messages). */
   parseErrors: { line?: number; message: string; torn: boolean }[];
 }

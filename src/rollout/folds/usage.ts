@@ -1,0 +1,162 @@
+/**
+ * The usage fold: tokens and cost per model, from `model.response` events (and the advisor calls
+ * `redirect.triggered` records). Prices are USD per million tokens, from config.json `prices`, keyed
+ * by model id, `provider/model`, or a glob (`claude-*`). A model with no price reports its tokens and
+ * `costUsd: null` — never 0, which would read as "free". Cost assumes `inputTokens` excludes cache
+ * reads and writes (Anthropic's accounting, which freecode's events follow); cache tokens are priced at
+ * their own rates, or at the input rate when none is configured.
+ */
+import type { RolloutEvent } from "../events.ts";
+
+export interface Price {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+export interface ModelUsage {
+  provider: string;
+  model: string;
+  requests: number;
+  responses: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** null when no price is configured for this model. */
+  costUsd: number | null;
+}
+
+export interface UsageTotals extends Omit<ModelUsage, "provider" | "model" | "costUsd"> {
+  /** Sum over the models that have a price; null if none has. */
+  costUsd: number | null;
+  /** Models whose cost is unknown (their tokens are counted, their cost is not). */
+  unpricedModels: string[];
+}
+
+export interface Usage {
+  sessionId: string;
+  /** Lines of the log that could not be read (their tokens, if any, are missing from the sums). */
+  unreadableLines: number;
+  models: ModelUsage[];
+  totals: UsageTotals;
+}
+
+/** The model the redirect advisor's tokens are booked under (its events do not name a model). */
+export const REDIRECT_MODEL = "(redirect advisor)";
+
+const globToRegex = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".")}$`,
+  );
+
+/** The price for a model: exact id, then `provider/model`, then the first matching glob. */
+export function priceFor(prices: Record<string, Price>, provider: string, model: string): Price | undefined {
+  const exact = prices[model] ?? prices[`${provider}/${model}`];
+  if (exact) return exact;
+  for (const [pattern, price] of Object.entries(prices)) {
+    if (!pattern.includes("*") && !pattern.includes("?")) continue;
+    if (globToRegex(pattern).test(model) || globToRegex(pattern).test(`${provider}/${model}`)) return price;
+  }
+  return undefined;
+}
+
+/** Cost in USD of one usage row at `price`. */
+export function costOf(u: Omit<ModelUsage, "costUsd" | "provider" | "model">, price: Price): number {
+  const perM =
+    u.inputTokens * price.input +
+    u.outputTokens * price.output +
+    u.cacheReadTokens * (price.cacheRead ?? price.input) +
+    u.cacheWriteTokens * (price.cacheWrite ?? price.input);
+  return perM / 1_000_000;
+}
+
+const zeroCounts = () => ({
+  requests: 0,
+  responses: 0,
+  errors: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+});
+
+/** Start a usage fold; `prices` as in config.json. */
+export function createUsageFold(sessionId: string, prices: Record<string, Price> = {}) {
+  const rows = new Map<string, ModelUsage>();
+  let unreadableLines = 0;
+  const row = (provider: string, model: string) => {
+    const key = `${provider}\u0000${model}`;
+    let r = rows.get(key);
+    if (!r) rows.set(key, (r = { provider, model, ...zeroCounts(), costUsd: null }));
+    return r;
+  };
+  return {
+    push(e: RolloutEvent): void {
+      if (e.type === "model.request") row(e.provider, e.model).requests++;
+      else if (e.type === "model.error") row(e.provider, e.model).errors++;
+      else if (e.type === "model.response") {
+        const r = row(e.provider, e.model);
+        r.responses++;
+        r.inputTokens += e.inputTokens ?? 0;
+        r.outputTokens += e.outputTokens ?? 0;
+        r.cacheReadTokens += e.cacheReadTokens ?? 0;
+        r.cacheWriteTokens += e.cacheWriteTokens ?? 0;
+        r.reasoningTokens += e.reasoningTokens ?? 0;
+      } else if (e.type === "redirect.triggered" && (e.inputTokens || e.outputTokens)) {
+        const r = row("", REDIRECT_MODEL);
+        r.requests++;
+        r.responses++;
+        r.inputTokens += e.inputTokens ?? 0;
+        r.outputTokens += e.outputTokens ?? 0;
+      }
+    },
+    issue(): void {
+      unreadableLines++;
+    },
+    finish(): Usage {
+      const models = [...rows.values()].map((r) => {
+        const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
+        return { ...r, costUsd: price ? costOf(r, price) : null };
+      });
+      return { sessionId, unreadableLines, models, totals: sumUsage(models) };
+    },
+  };
+}
+
+/** Totals over usage rows (also used to merge several sessions). */
+export function sumUsage(models: ModelUsage[]): UsageTotals {
+  const t: UsageTotals = { ...zeroCounts(), costUsd: null, unpricedModels: [] };
+  for (const m of models) {
+    t.requests += m.requests;
+    t.responses += m.responses;
+    t.errors += m.errors;
+    t.inputTokens += m.inputTokens;
+    t.outputTokens += m.outputTokens;
+    t.cacheReadTokens += m.cacheReadTokens;
+    t.cacheWriteTokens += m.cacheWriteTokens;
+    t.reasoningTokens += m.reasoningTokens;
+    if (m.costUsd === null) {
+      if (m.responses > 0 && !t.unpricedModels.includes(m.model)) t.unpricedModels.push(m.model);
+    } else t.costUsd = (t.costUsd ?? 0) + m.costUsd;
+  }
+  return t;
+}
+
+/** Fold a whole event sequence into Usage. */
+export function usageOf(
+  sessionId: string,
+  events: Iterable<RolloutEvent>,
+  prices?: Record<string, Price>,
+): Usage {
+  const fold = createUsageFold(sessionId, prices);
+  for (const e of events) fold.push(e);
+  return fold.finish();
+}

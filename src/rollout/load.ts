@@ -1,0 +1,168 @@
+/**
+ * Reading a rollout back: from a storage adapter's `readEvents`, or straight from an `events.jsonl`
+ * file. Every event is checked against the catalogue; a type newer than the catalogue is skipped
+ * (counted, never fatal); a bad line becomes an issue with its line number and the rest still loads.
+ * `foldRollout` drives a sink synchronously per batch (the fast path the folds use); `readRollout`
+ * is the same stream as an async iterator, for callers that want `for await`.
+ */
+import { existsSync, statSync } from "node:fs";
+import { notFound } from "../errors.ts";
+import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { readJsonlBatches } from "./_jsonl.ts";
+import type { RolloutEvent } from "./events.ts";
+import { createReplayFold, type Replay, type ReplayOptions } from "./folds/replay.ts";
+import { createTraceFold, type TraceOptions } from "./folds/trace.ts";
+import type { Trace } from "./folds/trace-types.ts";
+import { createUsageFold, type Price, type Usage } from "./folds/usage.ts";
+import { checkEvent } from "./validate.ts";
+
+/** Where a rollout comes from. */
+export type RolloutSource =
+  | { adapter: StorageAdapter; sessionId: string }
+  | { file: string; sessionId?: string };
+
+/** What a fold offers the reader. */
+export interface RolloutSink {
+  push(event: RolloutEvent): void;
+  issue(issue: ReadIssue): void;
+  skip?(type: string): void;
+}
+
+export interface ReadOptions {
+  /** Adapter sources: start at this `seq`. */
+  fromSeq?: number;
+  /** File sources: start at this byte offset (with `firstLineNo` for line numbers). */
+  fromOffset?: number;
+  firstLineNo?: number;
+}
+
+/** Where a read stopped, so a follower can continue from there. */
+export interface ReadPosition {
+  /** File sources: byte offset just past the last complete line. */
+  offset?: number;
+  /** The line number the next line would have. */
+  nextLineNo?: number;
+  lastSeq: number;
+}
+
+/** Stream a rollout into `sink`; resolves to where the read stopped. */
+export async function foldRollout(
+  source: RolloutSource,
+  sink: RolloutSink,
+  options: ReadOptions = {},
+): Promise<ReadPosition> {
+  let lastSeq = 0;
+  const take = (value: unknown, where: () => Pick<ReadIssue, "file" | "line">) => {
+    const r = checkEvent(value);
+    if (r.kind === "event") {
+      if (r.event.seq > lastSeq) lastSeq = r.event.seq;
+      sink.push(r.event);
+    } else if (r.kind === "unknown") sink.skip?.(r.type);
+    else {
+      const field = r.field ? ` (field ${r.field})` : "";
+      sink.issue({ ...where(), message: `${r.message}${field}`, torn: false });
+    }
+  };
+  if ("file" in source) {
+    if (!existsSync(source.file) || !statSync(source.file).isFile()) {
+      throw notFound(`no rollout log at ${source.file}`, { file: source.file });
+    }
+    let offset = options.fromOffset ?? 0;
+    let nextLineNo = options.firstLineNo ?? 1;
+    for await (const batch of readJsonlBatches(source.file, options)) {
+      for (const issue of batch.issues) sink.issue(issue);
+      const values = batch.values;
+      for (let i = 0; i < values.length; i++) {
+        take(values[i], () => ({ file: source.file, line: batch.lineOf(i) }));
+      }
+      offset = batch.endOffset;
+      nextLineNo = batch.nextLineNo;
+    }
+    return { offset, nextLineNo, lastSeq };
+  }
+  const readOpts = options.fromSeq === undefined ? undefined : { fromSeq: options.fromSeq };
+  for await (const item of source.adapter.readEvents(source.sessionId, readOpts)) {
+    if (item.issue) sink.issue(item.issue);
+    else {
+      const seq = item.event.seq;
+      take(item.event, () => ({ file: `${source.sessionId} seq ${seq}` }));
+    }
+  }
+  return { lastSeq };
+}
+
+/** The validated events of a rollout, in order; bad lines go to `onIssue`, newer types to `onSkip`. */
+export async function* readRollout(
+  source: RolloutSource,
+  options: ReadOptions & { onIssue?: (issue: ReadIssue) => void; onSkip?: (type: string) => void } = {},
+): AsyncGenerator<RolloutEvent> {
+  // Batch the sink's events so the async iteration costs one await per batch, not per event.
+  let buffer: RolloutEvent[] = [];
+  let wake: (() => void) | undefined;
+  let done = false;
+  let failure: unknown;
+  const running = foldRollout(
+    source,
+    {
+      push: (e) => {
+        buffer.push(e);
+        wake?.();
+      },
+      issue: (i) => options.onIssue?.(i),
+      skip: (t) => options.onSkip?.(t),
+    },
+    options,
+  ).then(
+    () => {
+      done = true;
+      wake?.();
+    },
+    (error: unknown) => {
+      failure = error;
+      done = true;
+      wake?.();
+    },
+  );
+  while (true) {
+    if (buffer.length > 0) {
+      const out = buffer;
+      buffer = [];
+      yield* out;
+      continue;
+    }
+    if (done) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  await running;
+  if (failure !== undefined) throw failure;
+}
+
+/** Fold a rollout into its Trace. */
+export async function loadTrace(source: RolloutSource, options?: TraceOptions): Promise<Trace> {
+  const fold = createTraceFold(sessionIdOf(source), options);
+  await foldRollout(source, fold);
+  return fold.finish();
+}
+
+/** Fold a rollout into its Replay. */
+export async function loadReplay(source: RolloutSource, options?: ReplayOptions): Promise<Replay> {
+  const fold = createReplayFold(sessionIdOf(source), options);
+  await foldRollout(source, fold);
+  return fold.finish();
+}
+
+/** Fold a rollout into its token usage and cost. */
+export async function loadUsage(source: RolloutSource, prices?: Record<string, Price>): Promise<Usage> {
+  const fold = createUsageFold(sessionIdOf(source), prices);
+  await foldRollout(source, fold);
+  return fold.finish();
+}
+
+/** The session id of a source (a file's is its parent directory's name, as in the files layout). */
+export function sessionIdOf(source: RolloutSource): string {
+  if (source.sessionId !== undefined) return source.sessionId;
+  if (!("file" in source)) return "";
+  const parts = source.file.split(/[\\/]/);
+  return parts.length >= 2 && parts.at(-1) === "events.jsonl" ? parts.at(-2)! : (parts.at(-1) ?? source.file);
+}

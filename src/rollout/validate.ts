@@ -1,0 +1,136 @@
+/**
+ * Validating event lines against the catalogue, fast. valibot stays the single source of every
+ * type: `compileCheck` walks the valibot schema once and builds a plain predicate from it, so the
+ * common case (a valid line) costs a few `typeof` checks instead of a full valibot parse — folds must
+ * run near raw `JSON.parse` speed. Only a line that fails the predicate goes through `v.safeParse`,
+ * which produces the message and field path. A construct the compiler does not know falls back to
+ * `v.is` for that node, so the predicate can never be looser than the schema.
+ */
+import * as v from "valibot";
+import { isKnownEventType, type RolloutEvent, RolloutEventSchema } from "./events.ts";
+
+type Check = (value: unknown) => boolean;
+// valibot's schema objects, seen structurally (their public types are too deep to walk generically).
+type Node = {
+  type: string;
+  kind?: string;
+  entries?: Record<string, Node>;
+  options?: Node[] | readonly unknown[];
+  wrapped?: Node;
+  item?: Node;
+  pipe?: Node[];
+  literal?: unknown;
+  key?: string;
+  requirement?: unknown;
+};
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Build a predicate equivalent to `v.is(schema, value)` for the schema kinds the catalogue uses. */
+export function compileCheck(schema: unknown): Check {
+  const node = schema as Node;
+  const fallback: Check = (x) => v.is(schema as v.GenericSchema, x);
+  switch (node.type) {
+    case "string":
+      return (x) => typeof x === "string";
+    case "number":
+      return (x) => typeof x === "number" && !Number.isNaN(x);
+    case "boolean":
+      return (x) => typeof x === "boolean";
+    case "unknown":
+    case "any":
+      return () => true;
+    case "literal": {
+      const lit = node.literal;
+      return (x) => x === lit;
+    }
+    case "picklist": {
+      const set = new Set(node.options as readonly unknown[]);
+      return (x) => set.has(x);
+    }
+    case "optional": {
+      const inner = compileCheck(node.wrapped);
+      return (x) => x === undefined || inner(x);
+    }
+    case "array": {
+      const item = compileCheck(node.item);
+      return (x) => Array.isArray(x) && x.every(item);
+    }
+    case "object":
+    case "loose_object": {
+      const checks = Object.entries(node.entries ?? {}).map(([k, s]) => [k, compileCheck(s)] as const);
+      return (x) => {
+        if (!isObject(x)) return false;
+        for (const [k, check] of checks) if (!check(x[k])) return false;
+        return true;
+      };
+    }
+    case "variant": {
+      const key = node.key!;
+      const byTag = new Map<unknown, Check>();
+      for (const option of node.options as Node[])
+        byTag.set(option.entries![key]!.literal, compileCheck(option));
+      return (x) => isObject(x) && (byTag.get(x[key])?.(x) ?? false);
+    }
+    default:
+      return node.pipe ? compilePipe(node.pipe, fallback) : fallback;
+  }
+}
+
+function compilePipe(pipe: Node[], fallback: Check): Check {
+  const [head, ...actions] = pipe;
+  const checks: Check[] = [compileCheck(head)];
+  for (const action of actions) {
+    const r = action.requirement as number;
+    if (action.type === "integer") checks.push((x) => Number.isInteger(x));
+    else if (action.type === "min_value") checks.push((x) => (x as number) >= r);
+    else if (action.type === "max_value") checks.push((x) => (x as number) <= r);
+    else if (action.type === "min_length") checks.push((x) => (x as string).length >= r);
+    else return fallback; // an action we do not mirror: let valibot decide
+  }
+  return (x) => checks.every((c) => c(x));
+}
+
+/** Whether a value is a valid catalogue event (the fast path). */
+export const isValidEvent = compileCheck(RolloutEventSchema);
+
+/** The outcome of checking one parsed line. */
+export type CheckedEvent =
+  | { kind: "event"; event: RolloutEvent }
+  | { kind: "unknown"; type: string }
+  | { kind: "invalid"; message: string; field?: string };
+
+/**
+ * Check a parsed JSON value against the catalogue. Types newer than the catalogue (with a valid
+ * envelope) come back as `unknown` so readers can skip them without failing.
+ */
+export function checkEvent(value: unknown): CheckedEvent {
+  if (isValidEvent(value)) return { kind: "event", event: value as RolloutEvent };
+  if (!isObject(value)) return { kind: "invalid", message: "event is not a JSON object" };
+  const type = value.type;
+  if (typeof type !== "string" || type.length === 0) {
+    return { kind: "invalid", message: "event has no type", field: "type" };
+  }
+  if (!isKnownEventType(type)) {
+    const envelope = v.safeParse(EnvelopeOnly, value);
+    if (envelope.success) return { kind: "unknown", type };
+    return describe(envelope.issues, type);
+  }
+  const full = v.safeParse(RolloutEventSchema, value);
+  if (full.success) return { kind: "event", event: full.output };
+  return describe(full.issues, type);
+}
+
+const EnvelopeOnly = v.looseObject({
+  id: v.string(),
+  seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  aggregateID: v.string(),
+  timestamp: v.number(),
+});
+
+function describe(issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]], type: string): CheckedEvent {
+  const issue = issues[0];
+  const field = v.getDotPath(issue) ?? undefined;
+  return { kind: "invalid", message: `invalid ${type} event: ${issue.message}`, field };
+}
