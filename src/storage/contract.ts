@@ -80,9 +80,15 @@ export interface StorageAdapter {
   readMessages(id: string): Promise<MessagesRead>;
   /**
    * Atomically replace the whole message log (compaction). `messageCount` becomes the new length;
-   * turnCount and token totals are history and stay.
+   * turnCount and token totals are history and stay. With `ifMessageCount`, the replace happens
+   * only if the log still holds that many messages (else `conflict`): a reader that decided what
+   * to keep cannot silently drop a message appended since it read.
    */
-  replaceMessages(id: string, messages: StoredMessage[]): Promise<void>;
+  replaceMessages(
+    id: string,
+    messages: StoredMessage[],
+    options?: { ifMessageCount?: number },
+  ): Promise<void>;
 
   /**
    * Append rollout events (all or nothing). `seq` is assigned under the session's lock from what is

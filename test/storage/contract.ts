@@ -249,6 +249,15 @@ export function runContractSuite(
       expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m3", "m4", "m5"]);
     });
 
+    it("replaceMessages with ifMessageCount refuses when the log moved on", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1"), msg("m2", "assistant")]);
+      await rejects(a.replaceMessages(meta.id, [msg("m2", "assistant")], { ifMessageCount: 1 }), "conflict");
+      expect((await a.readMessages(meta.id)).messages).toHaveLength(2);
+      await a.replaceMessages(meta.id, [msg("m2", "assistant")], { ifMessageCount: 2 });
+      expect((await a.readMessages(meta.id)).messages).toHaveLength(1);
+    });
+
     it("purge erases meta, messages and events", async (a) => {
       const meta = makeMeta();
       await a.createSession(meta, [msg("m1")]);

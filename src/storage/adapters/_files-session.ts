@@ -6,7 +6,7 @@
  * whoever reads the meta next folds the missing tail in, so the counters are never wrong for long.
  */
 import { appendFileSync, readFileSync } from "node:fs";
-import { badInput, notFound } from "../../errors.ts";
+import { badInput, conflict, notFound } from "../../errors.ts";
 import { FILE_MODE, writeFileAtomic } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
@@ -126,8 +126,11 @@ export class FilesSession implements LeaseOwner {
     this.metaDirty = true;
   }
 
-  async replace(messages: StoredMessage[]): Promise<void> {
+  async replace(messages: StoredMessage[], ifMessageCount?: number): Promise<void> {
     const meta = await this.hold();
+    if (ifMessageCount !== undefined && ifMessageCount !== meta.messageCount) {
+      throw conflict(`session ${this.id} changed while it was being rewritten`);
+    }
     const msgs = checkMessages(messages);
     const text = msgs.map((m) => `${JSON.stringify(m)}\n`).join("");
     writeFileAtomic(this.files.messages, text, { fsync: this.ctx.fsync !== "never" });

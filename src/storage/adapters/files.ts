@@ -165,7 +165,7 @@ const factory: AdapterFactory = (options) => {
       return readMessagesFile(session(id).files.messages);
     },
 
-    replaceMessages: async (id, messages) => session(id).replace(messages),
+    replaceMessages: async (id, messages, options) => session(id).replace(messages, options?.ifMessageCount),
 
     async appendEvents(sessionId, drafts) {
       return eventLog(sessionId).append(drafts);

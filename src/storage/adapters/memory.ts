@@ -72,8 +72,11 @@ const factory: AdapterFactory = () => {
     async readMessages(id) {
       return { messages: clone(entry(id).messages), issues: [] };
     },
-    async replaceMessages(id, messages) {
+    async replaceMessages(id, messages, options = {}) {
       const e = entry(id);
+      if (options.ifMessageCount !== undefined && options.ifMessageCount !== e.messages.length) {
+        throw conflict(`session ${id} changed while it was being rewritten`);
+      }
       const msgs = checkMessages(messages);
       e.messages = clone(msgs);
       e.meta = { ...e.meta, messageCount: msgs.length };
