@@ -1,0 +1,213 @@
+/**
+ * The case file vocabulary, as valibot schemas (the single source of the types). A case is an `id`,
+ * a selector of recorded sessions, and a list of expectations, each an object with one key naming its
+ * assertion. freecode's own top-level case fields are accepted with their meaning; fields that need the
+ * agent re-run (`files`, `verify`, `rubric`, …) are rejected, since nothing is re-run here.
+ */
+import * as v from "valibot";
+import { DENY_SOURCES, MODEL_ERROR_KINDS } from "../rollout/events.ts";
+import { SEQUENCE_MODES } from "./assertions/sequence.ts";
+import type { ArgMatcher, ArgSpec } from "./match/args.ts";
+
+const nonNeg = v.pipe(v.number(), v.integer(), v.minValue(0));
+const ms = v.pipe(v.number(), v.minValue(0));
+const ratio = v.pipe(v.number(), v.minValue(0), v.maxValue(1));
+const name = v.pipe(v.string(), v.minLength(1, "must not be empty"));
+const names = v.pipe(v.array(name), v.minLength(1, "must list at least one name"));
+
+let regexError = "";
+const validRegex = (s: string) => {
+  try {
+    new RegExp(s);
+    return true;
+  } catch (error) {
+    regexError = (error as Error).message;
+    return false;
+  }
+};
+/** A regular expression source (checked at load, so a typo is exit 2, not a run-time crash). */
+export const RegexSource = v.pipe(
+  v.string(),
+  v.check(validRegex, () => `invalid regular expression: ${regexError}`),
+);
+const regexes = v.union([RegexSource, v.array(RegexSource)]);
+
+export const CountSchema = v.union([
+  nonNeg,
+  v.strictObject({ min: v.optional(nonNeg), max: v.optional(nonNeg) }),
+]);
+
+function isArgMatcher(x: unknown): x is ArgMatcher {
+  if (x === null || ["string", "number", "boolean"].includes(typeof x)) return true;
+  if (Array.isArray(x)) return x.every(isArgMatcher);
+  if (typeof x !== "object") return false;
+  const o = x as Record<string, unknown>;
+  if ("$regex" in o) return typeof o.$regex === "string" && validRegex(o.$regex);
+  if ("$eq" in o) return Object.keys(o).length === 1;
+  if ("$exists" in o) return typeof o.$exists === "boolean";
+  return Object.values(o).every(isArgMatcher);
+}
+/** Argument matchers: strings, scalars, `{$eq}`, `{$regex, $flags}`, `{$exists}`, arrays, partial objects. */
+export const ArgSpecSchema = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.check(
+    (o) => Object.values(o).every(isArgMatcher),
+    "args values must be strings, numbers, booleans, null, {$eq}, {$regex} (a valid pattern), {$exists}, arrays or objects of these",
+  ),
+  v.transform((o) => o as ArgSpec),
+);
+const argsMode = v.optional(v.picklist(["partial", "exact"]));
+const toolSpec = v.strictObject({
+  name,
+  count: v.optional(CountSchema),
+  args: v.optional(ArgSpecSchema),
+  argsMode,
+});
+const over = v.optional(v.picklist(["session", "selection"]));
+const flag = v.boolean();
+const sources = v.union([v.picklist(DENY_SOURCES), v.array(v.picklist(DENY_SOURCES))]);
+
+/** Every assertion an `expect:` item may name, with the schema of its value. */
+export const ASSERTIONS = {
+  expectTool: v.union([name, toolSpec]),
+  forbidTools: v.union([names, v.strictObject({ tools: names, includeDenied: v.optional(v.boolean()) })]),
+  expectNoTools: flag,
+  expectFirstToolIn: names,
+  expectInArgs: v.strictObject({ tool: name, args: ArgSpecSchema }),
+  expectParallelTools: v.union([v.boolean(), v.pipe(v.number(), v.integer(), v.minValue(2))]),
+  toolCalls: CountSchema,
+  expectBashMatches: regexes,
+  forbidBashMatches: regexes,
+  expectSequence: v.strictObject({
+    mode: v.picklist(SEQUENCE_MODES),
+    steps: v.array(v.union([name, v.strictObject({ name, args: v.optional(ArgSpecSchema), argsMode })])),
+  }),
+  expectDenied: v.strictObject({
+    tool: v.optional(name),
+    source: v.optional(sources),
+    count: v.optional(CountSchema),
+  }),
+  forbidDenied: v.union([
+    flag,
+    v.strictObject({ except: v.optional(v.array(v.picklist(DENY_SOURCES))), tool: v.optional(name) }),
+  ]),
+  deniedNeverRan: v.union([flag, v.strictObject({ tool: v.optional(name) })]),
+  noRetryAfterDenial: v.union([
+    flag,
+    v.strictObject({ maxRetries: v.optional(nonNeg), tool: v.optional(name) }),
+  ]),
+  noHung: flag,
+  noInFlight: flag,
+  noStalls: flag,
+  ttft: v.strictObject({ max: v.optional(ms), p95: v.optional(ms), over }),
+  duration: v.strictObject({
+    max: v.optional(ms),
+    p95: v.optional(ms),
+    of: v.optional(v.picklist(["model", "tool", "session"])),
+    tool: v.optional(name),
+    over,
+  }),
+  modelErrors: v.strictObject({
+    kind: v.optional(v.union([v.picklist(MODEL_ERROR_KINDS), v.array(v.picklist(MODEL_ERROR_KINDS))])),
+    max: v.optional(nonNeg),
+  }),
+  compactions: CountSchema,
+  expectCompaction: flag,
+  expectMaxTurns: nonNeg,
+  turns: CountSchema,
+  changedFiles: v.strictObject({
+    include: v.optional(v.array(name)),
+    exclude: v.optional(v.array(name)),
+    only: v.optional(v.array(name)),
+  }),
+  tokens: v.strictObject({
+    maxInput: v.optional(nonNeg),
+    maxOutput: v.optional(nonNeg),
+    maxTotal: v.optional(nonNeg),
+    maxCacheRead: v.optional(nonNeg),
+  }),
+  cost: v.strictObject({ maxUsd: ms }),
+} as const;
+
+export type AssertionName = keyof typeof ASSERTIONS;
+export type AssertionValue<K extends AssertionName> = v.InferOutput<(typeof ASSERTIONS)[K]>;
+
+const time = v.union([v.number(), v.pipe(v.string(), v.isoTimestamp("must be an ISO date-time"))]);
+const date = v.union([time, v.pipe(v.string(), v.isoDate("must be an ISO date (YYYY-MM-DD) or date-time"))]);
+
+/** Which recorded sessions a case runs over; the filters combine with AND. */
+export const SelectorSchema = v.union([
+  v.literal("all"),
+  v.array(name),
+  v.strictObject({
+    ids: v.optional(v.array(name)),
+    /** Glob on the session's project path. */
+    project: v.optional(name),
+    /** Glob on the title, or `/regex/flags`. */
+    title: v.optional(name),
+    /** The session has all of these tags. */
+    tags: v.optional(v.array(name)),
+    /** A folder or glob of rollout files, relative to the case file. */
+    path: v.optional(name),
+    all: v.optional(v.boolean()),
+    since: v.optional(date),
+    until: v.optional(date),
+  }),
+]);
+export type Selector = v.InferOutput<typeof SelectorSchema>;
+
+const Price = v.strictObject({
+  input: ms,
+  output: ms,
+  cacheRead: v.optional(ms),
+  cacheWrite: v.optional(ms),
+});
+
+/** Fields of freecode's own cases that describe how to re-run the agent: informational here. */
+const FREECODE_INFO = [
+  "prompt",
+  "failureCategory",
+  "whyModelBacked",
+  "knownGap",
+  "model",
+  "agentMode",
+] as const;
+/** freecode fields that need the agent re-run: rejected with a reason. */
+export const RERUN_FIELDS = [
+  "files",
+  "verify",
+  "immutable",
+  "rubric",
+  "followUps",
+  "env",
+  "memories",
+  "sessionFollowUps",
+  "consolidateBeforeFinal",
+];
+
+export const CaseSchema = v.strictObject({
+  id: name,
+  description: v.optional(v.string()),
+  sessions: v.optional(SelectorSchema),
+  expect: v.optional(v.array(v.unknown())),
+  /** Share of selected sessions that must pass every expectation (default 1). */
+  passRate: v.optional(ratio),
+  /** pass^k over sessions sharing a task id, at least `min`. */
+  passK: v.optional(v.strictObject({ k: v.pipe(v.number(), v.integer(), v.minValue(1)), min: ratio })),
+  prices: v.optional(v.record(v.string(), Price)),
+  /** Skip the case (with a reason). */
+  skip: v.optional(v.union([v.boolean(), v.string()])),
+  tags: v.optional(v.array(v.string())),
+  // freecode's own case fields.
+  expectTool: v.optional(v.nullable(v.union([name, toolSpec]))),
+  expectInArgs: v.optional(ArgSpecSchema),
+  expectMaxTurns: v.optional(nonNeg),
+  forbidTools: v.optional(names),
+  expectFirstToolIn: v.optional(names),
+  expectBashMatches: v.optional(regexes),
+  forbidBashMatches: v.optional(regexes),
+  expectParallelTools: v.optional(v.union([v.boolean(), v.pipe(v.number(), v.integer(), v.minValue(2))])),
+  expectCompaction: v.optional(v.boolean()),
+  ...Object.fromEntries(FREECODE_INFO.map((k) => [k, v.optional(v.unknown())])),
+});
+export type CaseInput = v.InferOutput<typeof CaseSchema>;

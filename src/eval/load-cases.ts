@@ -1,0 +1,269 @@
+/**
+ * Reading case files: YAML (`Bun.YAML`, `---` separated documents), JSON and JSONL. A document is a
+ * case, a list of cases, or `{cases: [...]}`. Everything is validated with valibot; the first problem
+ * is a `bad_input` error naming the file, the line and the field (exit 2), found by mapping the issue
+ * path back to the text. Directories are searched recursively for *.yaml, *.yml, *.json, *.jsonl.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import * as v from "valibot";
+import { badInput } from "../errors.ts";
+import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
+import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
+
+/** One expectation of a case, with where it was written. */
+export interface Expectation {
+  name: AssertionName;
+  value: unknown;
+  line: number;
+  /** Short text for reports, e.g. `expectTool edit`. */
+  label: string;
+}
+
+export interface LoadedCase {
+  id: string;
+  /** The case file as given (relative to the working directory when inside it). */
+  file: string;
+  line: number;
+  input: CaseInput;
+  expectations: Expectation[];
+}
+
+const EXTENSIONS = /\.(ya?ml|jsonl?)$/i;
+
+/** Expand files and directories into case files, sorted; a missing path is bad input. */
+export function findCaseFiles(paths: string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    if (!existsSync(p)) throw badInput(`no such case file or directory`, { file: p });
+    if (statSync(p).isDirectory()) {
+      const found = [...new Bun.Glob("**/*.{yaml,yml,json,jsonl}").scanSync({ cwd: p, onlyFiles: true })];
+      out.push(...found.sort().map((f) => join(p, f)));
+    } else out.push(p);
+  }
+  return out;
+}
+
+/** Load and validate every case in the given files and directories. */
+export function loadCases(paths: string[]): LoadedCase[] {
+  const cases: LoadedCase[] = [];
+  const seen = new Map<string, string>();
+  for (const file of findCaseFiles(paths)) {
+    for (const c of loadCaseFile(file)) {
+      const prior = seen.get(c.id);
+      if (prior)
+        throw badInput(`duplicate case id "${c.id}" (first in ${prior})`, {
+          file: c.file,
+          line: c.line,
+          field: "id",
+        });
+      seen.set(c.id, `${c.file}:${c.line}`);
+      cases.push(c);
+    }
+  }
+  return cases;
+}
+
+/** A parsed document and how to find the line of a path inside it. */
+interface Doc {
+  value: unknown;
+  lineOf(path: PathSegment[]): number;
+}
+
+function parseDocs(file: string, text: string): Doc[] {
+  if (/\.jsonl$/i.test(file)) {
+    return text.split("\n").flatMap((raw, n) => {
+      if (raw.trim() === "") return [];
+      try {
+        return [{ value: JSON.parse(raw), lineOf: () => n + 1 }];
+      } catch (error) {
+        throw badInput(`invalid JSON: ${(error as Error).message}`, { file, line: n + 1 }, error);
+      }
+    });
+  }
+  if (/\.json$/i.test(file)) {
+    try {
+      return [{ value: JSON.parse(text), lineOf: (p) => locateJson(text, p) }];
+    } catch (error) {
+      throw badInput(`invalid JSON: ${(error as Error).message}`, { file, line: jsonErrorLine(text) }, error);
+    }
+  }
+  // YAML: split documents ourselves so each keeps its own line offset.
+  const docs: Doc[] = [];
+  const lines = text.split("\n");
+  let start = 0;
+  for (let n = 0; n <= lines.length; n++) {
+    if (n < lines.length && !/^---\s*(#.*)?$/.test(lines[n]!)) continue;
+    const body = lines.slice(start, n).join("\n");
+    const firstLine = start + 1;
+    start = n + 1;
+    let value: unknown;
+    try {
+      value = Bun.YAML.parse(body);
+    } catch (error) {
+      throw badInput(
+        `invalid YAML: ${(error as Error).message}`,
+        { file, line: firstLine - 1 + yamlErrorLine(body) },
+        error,
+      );
+    }
+    if (value !== null && value !== undefined)
+      docs.push({ value, lineOf: (p) => locateYaml(body, p, firstLine) });
+  }
+  return docs;
+}
+
+/** Load the cases of one file. */
+export function loadCaseFile(path: string): LoadedCase[] {
+  const file = relative(process.cwd(), resolve(path)).startsWith("..")
+    ? path
+    : relative(process.cwd(), resolve(path));
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw badInput(`cannot read case file: ${(error as Error).message}`, { file }, error);
+  }
+  const out: LoadedCase[] = [];
+  for (const doc of parseDocs(file, text)) {
+    const v0 = doc.value;
+    const isCases =
+      typeof v0 === "object" && v0 !== null && !Array.isArray(v0) && "cases" in v0 && !("id" in v0);
+    const items: [unknown, PathSegment[]][] = Array.isArray(v0)
+      ? v0.map((c, i) => [c, [i]])
+      : isCases
+        ? ((v0 as { cases: unknown }).cases as unknown[]).map((c, i) => [c, ["cases", i]])
+        : [[v0, []]];
+    if (isCases && !Array.isArray((v0 as { cases: unknown }).cases)) {
+      throw badInput("cases must be a list", { file, line: doc.lineOf(["cases"]), field: "cases" });
+    }
+    for (const [raw, at] of items) out.push(toCase(raw, at, file, doc));
+  }
+  return out;
+}
+
+type Issue = v.BaseIssue<unknown>;
+/** Descend into union issues to the most specific one (the longest path). */
+function deepest(issue: Issue): Issue {
+  let best = issue;
+  for (const sub of issue.issues ?? []) {
+    const d = deepest(sub);
+    if ((d.path?.length ?? 0) > (best.path?.length ?? 0)) best = d;
+  }
+  return best;
+}
+const keysOf = (i: Issue): PathSegment[] => (i.path ?? []).map((p) => p.key as PathSegment);
+
+function invalid(issue: Issue, at: PathSegment[], file: string, doc: Doc, what = "invalid case"): never {
+  const d = deepest(issue);
+  const path = [...at, ...keysOf(d)];
+  throw badInput(`${what}: ${d.message}`, {
+    file,
+    line: doc.lineOf(path),
+    field: path.join(".") || undefined,
+  });
+}
+
+function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): LoadedCase {
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const rerun = RERUN_FIELDS.find((k) => k in raw);
+    if (rerun) {
+      throw badInput(`"${rerun}" needs the agent re-run; freecode eval checks recorded sessions only`, {
+        file,
+        line: doc.lineOf([...at, rerun]),
+        field: [...at, rerun].join("."),
+      });
+    }
+  }
+  const parsed = v.safeParse(CaseSchema, raw);
+  if (!parsed.success) invalid(parsed.issues[0], at, file, doc);
+  const input = parsed.output;
+  const expectations: Expectation[] = [];
+  const line = (path: PathSegment[]) => doc.lineOf([...at, ...path]);
+
+  (input.expect ?? []).forEach((item, i) => {
+    const keys = typeof item === "object" && item !== null && !Array.isArray(item) ? Object.keys(item) : [];
+    const names = keys.filter((k) => k !== "label");
+    if (names.length !== 1) {
+      throw badInput(
+        `each expect item is an object with exactly one assertion (got ${names.length ? names.join(", ") : JSON.stringify(item)})`,
+        { file, line: line(["expect", i]), field: [...at, "expect", i].join(".") },
+      );
+    }
+    const name = names[0]!;
+    if (!(name in ASSERTIONS)) {
+      const hint = closest(name, Object.keys(ASSERTIONS));
+      throw badInput(`unknown assertion "${name}"${hint ? ` (did you mean ${hint}?)` : ""}`, {
+        file,
+        line: line(["expect", i, name]),
+        field: [...at, "expect", i, name].join("."),
+      });
+    }
+    const value = (item as Record<string, unknown>)[name];
+    const r = v.safeParse(ASSERTIONS[name as AssertionName], value);
+    if (!r.success) invalid(r.issues[0], [...at, "expect", i, name], file, doc, `invalid ${name}`);
+    const label = (item as { label?: unknown }).label;
+    expectations.push({
+      name: name as AssertionName,
+      value: r.output,
+      line: line(["expect", i]),
+      label: typeof label === "string" ? label : labelOf(name, r.output),
+    });
+  });
+
+  // freecode's top-level fields, as expectations on their own lines.
+  const top = (name: AssertionName, value: unknown, key: string = name) =>
+    expectations.push({ name, value, line: line([key]), label: labelOf(name, value) });
+  if (input.expectInArgs && (input.expectTool === undefined || input.expectTool === null)) {
+    throw badInput("expectInArgs needs expectTool (the tool whose args it checks)", {
+      file,
+      line: line(["expectInArgs"]),
+      field: "expectInArgs",
+    });
+  }
+  if (input.expectTool === null) top("expectNoTools", true, "expectTool");
+  else if (input.expectTool !== undefined) {
+    top("expectTool", input.expectTool);
+    const tool = typeof input.expectTool === "string" ? input.expectTool : input.expectTool.name;
+    if (input.expectInArgs) top("expectInArgs", { tool, args: input.expectInArgs }, "expectInArgs");
+  }
+  if (input.expectMaxTurns !== undefined) top("expectMaxTurns", input.expectMaxTurns);
+  if (input.forbidTools) top("forbidTools", input.forbidTools);
+  if (input.expectFirstToolIn) top("expectFirstToolIn", input.expectFirstToolIn);
+  if (input.expectBashMatches) top("expectBashMatches", input.expectBashMatches);
+  if (input.forbidBashMatches) top("forbidBashMatches", input.forbidBashMatches);
+  if (input.expectParallelTools !== undefined) top("expectParallelTools", input.expectParallelTools);
+  if (input.expectCompaction !== undefined) top("expectCompaction", input.expectCompaction);
+
+  return { id: input.id, file, line: doc.lineOf(at.length ? [...at, "id"] : ["id"]), input, expectations };
+}
+
+/** A short label: the assertion and the gist of its value. */
+export function labelOf(name: string, value: unknown): string {
+  if (value === true) return name;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return `${name} ${text.length > 60 ? `${text.slice(0, 59)}…` : text}`;
+}
+
+/** The known name within edit distance 3 of `name`, if any. */
+function closest(name: string, known: string[]): string | undefined {
+  const dist = (a: string, b: string) => {
+    const d = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = d[0]!;
+      d[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const tmp = d[j]!;
+        d[j] = Math.min(
+          d[j]! + 1,
+          d[j - 1]! + 1,
+          prev + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1),
+        );
+        prev = tmp;
+      }
+    }
+    return d[b.length]!;
+  };
+  const best = known.map((k) => [k, dist(name, k)] as const).sort((a, b) => a[1] - b[1])[0];
+  return best && best[1] <= 3 ? best[0] : undefined;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FreecodeError } from "../../src/errors.ts";
+import { loadCases } from "../../src/eval/load-cases.ts";
+import { tempDir } from "../_helpers.ts";
+
+/** Write a case file and return the error its loading raises. */
+async function errorOf(name: string, text: string): Promise<FreecodeError> {
+  await using dir = await tempDir();
+  const file = join(dir.path, name);
+  writeFileSync(file, text);
+  try {
+    loadCases([file]);
+  } catch (error) {
+    if (error instanceof FreecodeError) return error;
+    throw error;
+  }
+  throw new Error("expected a bad_input error");
+}
+
+describe("case files", () => {
+  test("YAML, multi-document, with lines for each case and expectation", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "a.yaml");
+    writeFileSync(
+      file,
+      "id: one\nexpect:\n  - expectTool: read\n  - noHung: true\n---\nid: two\nexpectTool: edit\nexpectInArgs:\n  path: src\n",
+    );
+    const [one, two] = loadCases([dir.path]);
+    expect(one!.id).toBe("one");
+    expect(one!.line).toBe(1);
+    expect(one!.expectations.map((e) => [e.name, e.line])).toEqual([
+      ["expectTool", 3],
+      ["noHung", 4],
+    ]);
+    expect(two!.line).toBe(6);
+    expect(two!.expectations.map((e) => [e.name, e.line, e.label])).toEqual([
+      ["expectTool", 7, "expectTool edit"],
+      ["expectInArgs", 8, 'expectInArgs {"tool":"edit","args":{"path":"src"}}'],
+    ]);
+  });
+  test("JSON lists, {cases: []} and JSONL", async () => {
+    await using dir = await tempDir();
+    writeFileSync(
+      join(dir.path, "a.json"),
+      JSON.stringify({ cases: [{ id: "a" }, { id: "b", expectTool: null }] }, null, 2),
+    );
+    writeFileSync(join(dir.path, "b.jsonl"), '{"id":"c","forbidTools":["bash"]}\n\n{"id":"d"}\n');
+    const cases = loadCases([dir.path]);
+    expect(cases.map((c) => [c.id, c.line])).toEqual([
+      ["a", 4],
+      ["b", 7],
+      ["c", 1],
+      ["d", 3],
+    ]);
+    expect(cases[1]!.expectations[0]!.name).toBe("expectNoTools");
+  });
+  test("a wrong field names file, line and field (YAML)", async () => {
+    const e = await errorOf(
+      "bad.yaml",
+      "id: x\nexpect:\n  - expectTool: read\n  - expectSequence:\n      mode: inorder\n      steps: [read]\n",
+    );
+    expect(e.code).toBe("bad_input");
+    expect(e.source).toMatchObject({ line: 5, field: "expect.1.expectSequence.mode" });
+    expect(e.oneLine).toMatch(
+      /bad\.yaml:5: invalid expectSequence: Invalid type: Expected .*"strict".*"inorder".*\(field expect\.1\.expectSequence\.mode\)/,
+    );
+  });
+  test("a wrong field names file, line and field (JSON and JSONL)", async () => {
+    const j = await errorOf(
+      "bad.json",
+      '[\n  {"id": "a"},\n  {"id": "b",\n   "expect": [{"expectTool": {"name": "x", "count": {"min": -1}}}]}\n]',
+    );
+    expect(j.source).toMatchObject({ line: 4, field: "1.expect.0.expectTool.count.min" });
+    const l = await errorOf("bad.jsonl", '{"id":"a"}\n{"id":"b","expectMaxTurns":"3"}\n');
+    expect(l.source).toMatchObject({ line: 2, field: "expectMaxTurns" });
+  });
+  test("syntax errors carry the line", async () => {
+    expect((await errorOf("s.json", '{\n "id": "a",\n "expect": [,]\n}')).source?.line).toBe(3);
+    expect(
+      (await errorOf("s.yaml", "id: a\nexpect:\n  - noHung: true\n  - x: [1,\n")).source?.line,
+    ).toBeGreaterThanOrEqual(4);
+  });
+  test("unknown assertions get a suggestion; rerun fields and bad regexes are refused", async () => {
+    const u = await errorOf("u.yaml", "id: a\nexpect:\n  - expectTools: read\n");
+    expect(u.message).toBe('unknown assertion "expectTools" (did you mean expectTool?)');
+    expect(u.source?.line).toBe(3);
+    const r = await errorOf("r.jsonl", '{"id":"a","prompt":"fix it","verify":"npm test"}\n');
+    expect(r.message).toContain("needs the agent re-run");
+    const x = await errorOf("x.yaml", "id: a\nexpect:\n  - forbidBashMatches: ['rm (']\n");
+    expect(x.message).toContain("invalid regular expression");
+    expect(x.source?.line).toBe(3);
+    const two = await errorOf("t.yaml", "id: a\nexpect:\n  - noHung: true\n    noInFlight: true\n");
+    expect(two.message).toContain("exactly one assertion");
+  });
+  test("duplicate ids across files are refused; a missing path is bad input", async () => {
+    await using dir = await tempDir();
+    writeFileSync(join(dir.path, "a.yaml"), "id: same\n");
+    writeFileSync(join(dir.path, "b.yaml"), "id: same\n");
+    expect(() => loadCases([dir.path])).toThrow(/duplicate case id "same"/);
+    expect(() => loadCases([join(dir.path, "nope.yaml")])).toThrow(/no such case file/);
+  });
+});
