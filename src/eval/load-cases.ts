@@ -29,8 +29,6 @@ export interface LoadedCase {
   expectations: Expectation[];
 }
 
-const EXTENSIONS = /\.(ya?ml|jsonl?)$/i;
-
 /** Expand files and directories into case files, sorted; a missing path is bad input. */
 export function findCaseFiles(paths: string[]): string[] {
   const out: string[] = [];

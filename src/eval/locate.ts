@@ -117,7 +117,10 @@ export function jsonErrorLine(text: string): number {
         return;
       }
     }
-    if (c === '"') return str();
+    if (c === '"') {
+      str();
+      return;
+    }
     const m = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
     expect(m !== null);
     i += m![0].length;

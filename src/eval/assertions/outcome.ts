@@ -3,7 +3,8 @@
  * session spent, how many turns and model calls it took.
  */
 import type { Trace } from "../../rollout/folds/trace-types.ts";
-import { nameMatches, pathMatches } from "../match/glob.ts";
+import { type Price, priceFor } from "../../rollout/folds/usage.ts";
+import { pathMatches } from "../match/glob.ts";
 import { type CountSpec, cannot, checkCount, fail, type Outcome, pass, plural } from "../outcome.ts";
 
 export interface ChangedFilesSpec {
@@ -67,21 +68,14 @@ export function tokens(trace: Trace, budget: TokenBudget): Outcome {
   return pass(`tokens within budget (input ${trace.inputTokens}, output ${trace.outputTokens})`);
 }
 
-/** USD per million tokens. */
-export interface Price {
-  input: number;
-  output: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-}
+export type { Price };
 
 /** The session's cost in USD; undefined with the first unpriced model when a model has no price. */
 export function costOf(trace: Trace, prices: Record<string, Price>): { usd?: number; unpriced?: string } {
   let usd = 0;
   for (const m of trace.modelSpans) {
-    const id = m.echoedModel ?? m.model;
-    const price =
-      prices[id] ?? prices[m.model] ?? Object.entries(prices).find(([k]) => nameMatches(k, id))?.[1];
+    const id = m.model;
+    const price = priceFor(prices, m.provider, m.model);
     const used =
       (m.inputTokens ?? 0) + (m.outputTokens ?? 0) + (m.cacheReadTokens ?? 0) + (m.cacheWriteTokens ?? 0);
     if (!price) {
