@@ -1,10 +1,24 @@
-/** Placeholder until `freecode session` lands. */
-import { FreecodeError } from "../../errors.ts";
-import { command } from "../_command.ts";
+/** `freecode session …`: the session store from the command line (one file per subcommand). */
+import { defineCommand } from "citty";
 
-export default command({
-  meta: { name: "session", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode session is not built yet");
+const leaf = (load: () => Promise<{ default: unknown }>) => () => load().then((m) => m.default as never);
+
+export default defineCommand({
+  meta: { name: "session", description: "List, show, create, append to, fork, resume and compact sessions" },
+  subCommands: {
+    list: leaf(() => import("./session/list.ts")),
+    show: leaf(() => import("./session/show.ts")),
+    create: leaf(() => import("./session/create.ts")),
+    append: leaf(() => import("./session/append.ts")),
+    rename: leaf(() => import("./session/rename.ts")),
+    delete: leaf(() => import("./session/delete.ts")),
+    restore: leaf(() => import("./session/restore.ts")),
+    fork: leaf(() => import("./session/fork.ts")),
+    resume: leaf(() => import("./session/resume.ts")),
+    compact: leaf(() => import("./session/compact.ts")),
+    archive: leaf(() => import("./session/archive.ts")),
+    unarchive: leaf(() => import("./session/unarchive.ts")),
+    pin: leaf(() => import("./session/pin.ts")),
+    unpin: leaf(() => import("./session/unpin.ts")),
   },
 });

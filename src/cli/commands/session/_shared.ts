@@ -1,0 +1,81 @@
+/** What the `session` subcommands share: opening the store, reading JSONL from stdin, printing. */
+import { badInput } from "../../../errors.ts";
+import { MAX_MESSAGE_BYTES } from "../../../storage/_validate.ts";
+import type { StorageAdapter } from "../../../storage/contract.ts";
+import type { SessionMeta } from "../../../storage/records.ts";
+import { openStore } from "../../../storage/select.ts";
+import type { CommandContext } from "../../_command.ts";
+
+export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
+
+/** Open the configured store, run `fn`, close the store (always). */
+export async function withStore<T>(
+  ctx: CommandContext,
+  fn: (store: StorageAdapter) => Promise<T>,
+): Promise<T> {
+  const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
+  try {
+    return await fn(adapter);
+  } finally {
+    await adapter.close();
+  }
+}
+
+/** Read stdin as JSONL: strict UTF-8, each line at most 8 MiB, each line JSON (line numbers in errors). */
+export async function readStdinJsonl(): Promise<unknown[]> {
+  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw badInput("stdin is not valid UTF-8", { file: "<stdin>" });
+  }
+  const out: unknown[] = [];
+  let lineNo = 0;
+  for (const raw of text.split("\n")) {
+    lineNo++;
+    const line = raw.replace(/\r$/, "");
+    if (!line.trim()) continue;
+    if (line.length > MAX_MESSAGE_BYTES) {
+      throw badInput(`line is longer than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`, {
+        file: "<stdin>",
+        line: lineNo,
+      });
+    }
+    try {
+      out.push(JSON.parse(line));
+    } catch (error) {
+      throw badInput(`not JSON: ${(error as Error).message}`, { file: "<stdin>", line: lineNo });
+    }
+  }
+  return out;
+}
+
+/** Re-throw a message error with the stdin line it came from. */
+export function onStdinLine(error: unknown): never {
+  const e = error as { source?: { line?: number; field?: string } };
+  if (e?.source && !("file" in e.source)) Object.assign(e.source, { file: "<stdin>" });
+  throw error;
+}
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
+
+/** `2026-11-30 00:12` in local time. */
+export const when = (ms: number) => {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+};
+
+/** One line per session, for human output. */
+export function sessionLine(m: SessionMeta): string {
+  const flags = `${m.pinned ? "*" : " "}`;
+  return `${flags} ${pad(m.id, 30)} ${pad(m.status, 11)} ${when(m.updatedAt)} ${String(m.messageCount).padStart(5)} msgs  ${m.title}`;
+}
+
+/** Print a meta after a change: JSON or one line. */
+export function printMeta(ctx: CommandContext, meta: SessionMeta, verb: string): number {
+  if (ctx.json) ctx.out(meta);
+  else ctx.out(`${verb} ${meta.id} (${meta.status}): ${meta.title}\n`);
+  return 0;
+}

@@ -1,0 +1,29 @@
+/** `freecode session compact <id> [--keep N]`: summarize and drop all but the last N user turns. */
+import { usageError } from "../../../errors.ts";
+import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../../../session/compaction.ts";
+import { command } from "../../_command.ts";
+import { ID_ARG, withStore } from "./_shared.ts";
+
+export default command({
+  meta: {
+    name: "compact",
+    description: "Summarize old turns and keep the last N user turns (atomic rewrite)",
+  },
+  args: {
+    ...ID_ARG,
+    keep: { type: "string", description: `User turns to keep (default ${DEFAULT_KEEP_USER_TURNS})` },
+  },
+  async run(ctx, args) {
+    const keep = args.keep === undefined ? DEFAULT_KEEP_USER_TURNS : Number(args.keep);
+    if (!Number.isInteger(keep) || keep < 1) throw usageError("--keep must be a whole number ≥ 1");
+    const rollout = ctx.config().rollout !== false && process.env.FREECODE_ROLLOUT !== "off";
+    const r = await withStore(ctx, (s) => compactSession(s, args.id, { keepUserTurns: keep, rollout }));
+    if (ctx.json) ctx.out({ id: args.id, ...r });
+    else if (!r.compacted) ctx.out(`not compacted: ${r.reason}\n`);
+    else
+      ctx.out(
+        `compacted ${args.id}: ${r.messagesBefore} → ${r.messagesAfter} messages, ~${r.tokensBefore} → ~${r.tokensAfter} tokens (estimated)\n`,
+      );
+    return 0;
+  },
+});

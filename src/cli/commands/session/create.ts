@@ -1,0 +1,50 @@
+/** `freecode session create`: a session starts with its first message (no empty sessions). */
+import { usageError } from "../../../errors.ts";
+import { createSession, toStoredMessages } from "../../../session/lifecycle.ts";
+import { command } from "../../_command.ts";
+import { onStdinLine, printMeta, readStdinJsonl, withStore } from "./_shared.ts";
+
+export default command({
+  meta: {
+    name: "create",
+    description: "Create a session with its first message (--prompt, or JSONL messages on stdin)",
+  },
+  args: {
+    prompt: {
+      type: "string",
+      description: "The first user message (else JSONL messages are read from stdin)",
+    },
+    project: { type: "string", description: "Project path (default: the current directory)" },
+    title: { type: "string", description: "Title (default: the first prompt, 50 characters)" },
+    provider: { type: "string", description: "Provider name, restored on resume" },
+    model: { type: "string", description: "Model id, restored on resume" },
+    id: { type: "string", description: "Use this session id" },
+  },
+  async run(ctx, args) {
+    const inputs =
+      args.prompt !== undefined
+        ? [{ role: "user", parts: [{ type: "text", content: args.prompt }] }]
+        : await readStdinJsonl();
+    if (inputs.length === 0) throw usageError("give the first message with --prompt or as JSONL on stdin");
+    let messages: ReturnType<typeof toStoredMessages>;
+    try {
+      messages = toStoredMessages(inputs);
+    } catch (error) {
+      onStdinLine(error);
+    }
+    const meta = await withStore(ctx, (store) =>
+      createSession(
+        store,
+        {
+          projectPath: args.project ?? process.cwd(),
+          ...(args.title !== undefined ? { title: args.title } : {}),
+          ...(args.provider ? { provider: args.provider } : {}),
+          ...(args.model ? { model: args.model } : {}),
+          ...(args.id !== undefined ? { id: args.id } : {}),
+        },
+        messages,
+      ),
+    );
+    return printMeta(ctx, meta, "created");
+  },
+});

@@ -1,0 +1,21 @@
+/** `freecode session delete <id> [--purge]`: soft delete (recoverable) or erase the files. */
+import { deleteSession, purgeSession } from "../../../session/lifecycle.ts";
+import { command } from "../../_command.ts";
+import { ID_ARG, printMeta, withStore } from "./_shared.ts";
+
+export default command({
+  meta: {
+    name: "delete",
+    description: "Soft-delete a session (restore undoes it); --purge erases its files",
+  },
+  args: { ...ID_ARG, purge: { type: "boolean", description: "Erase meta, messages and rollout for good" } },
+  async run(ctx, args) {
+    if (args.purge) {
+      await withStore(ctx, (s) => purgeSession(s, args.id));
+      if (ctx.json) ctx.out({ id: args.id, purged: true });
+      else ctx.out(`purged ${args.id}\n`);
+      return 0;
+    }
+    return printMeta(ctx, await withStore(ctx, (s) => deleteSession(s, args.id)), "deleted");
+  },
+});

@@ -1,0 +1,37 @@
+/**
+ * `freecode session resume <id>`: what a loop gets to continue a session — provider, model, the
+ * loop's messages, and whether the synthetic "Continue from where you left off." was added.
+ */
+import { resumeSession } from "../../../session/resume.ts";
+import { command } from "../../_command.ts";
+import { ID_ARG, withStore } from "./_shared.ts";
+
+export default command({
+  meta: { name: "resume", description: "Load a session to continue it (restores provider and model)" },
+  args: { ...ID_ARG },
+  async run(ctx, args) {
+    const c = await withStore(ctx, (s) => resumeSession(s, args.id));
+    for (const i of c.issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
+    if (ctx.json) {
+      ctx.out({
+        meta: c.meta,
+        provider: c.provider ?? null,
+        model: c.model ?? null,
+        continued: c.continueMessage !== undefined,
+        continueMessage: c.continueMessage ?? null,
+        messages: c.messages,
+        issues: c.issues,
+      });
+    } else {
+      const lines = [
+        `resume ${c.meta.id}: ${c.meta.title}`,
+        `provider/model: ${c.provider ?? "?"}/${c.model ?? "?"}`,
+        `messages: ${c.stored.length} stored → ${c.messages.length} loop messages`,
+      ];
+      if (c.continueMessage)
+        lines.push(`last message was interrupted: added "${c.continueMessage.parts[0]?.content}"`);
+      ctx.out(`${lines.join("\n")}\n`);
+    }
+    return 0;
+  },
+});

@@ -1,0 +1,79 @@
+/** `freecode session show <id>`: the messages readably (tool calls folded), or turn by turn. */
+import { getSession } from "../../../session/lifecycle.ts";
+import { turnsOf } from "../../../session/turns.ts";
+import type { Part, StoredMessage } from "../../../storage/records.ts";
+import { command } from "../../_command.ts";
+import { ID_ARG, when, withStore } from "./_shared.ts";
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const oneLine = (x: unknown) =>
+  clip((typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " "), 100);
+
+function part(p: Part, full: boolean): string {
+  switch (p.type) {
+    case "text":
+      return p.content ?? "";
+    case "code":
+      return `\`\`\`${p.language ?? ""}\n${p.content ?? ""}\n\`\`\``;
+    case "image":
+      return `[image ${p.mediaType ?? ""}${p.altText ? `: ${p.altText}` : ""}]`;
+    case "tool": {
+      const head = `▸ ${p.tool?.name ?? "?"}(${oneLine(p.tool?.args ?? {})})`;
+      if (p.result === undefined) return `${head} … no result`;
+      const mark = p.failed ? "✗" : "✓";
+      return full ? `${head}\n  ${mark} ${String(p.result)}` : `${head} ${mark} ${oneLine(p.result)}`;
+    }
+  }
+}
+
+function message(m: StoredMessage, full: boolean): string {
+  const flags = [
+    m.interrupted ? "interrupted" : "",
+    m.synthetic ? `synthetic:${m.synthetic}` : "",
+    m.usage ? `usage in=${m.usage.inputTokens ?? 0} out=${m.usage.outputTokens ?? 0}` : "",
+  ].filter(Boolean);
+  const head = `── ${m.role} ${m.id} ${when(m.timestamp)}${flags.length ? ` [${flags.join(", ")}]` : ""}`;
+  return `${head}\n${m.parts.map((p) => part(p, full)).join("\n")}`;
+}
+
+export default command({
+  meta: { name: "show", description: "Show a session's messages (readable, --turns, or --json)" },
+  args: {
+    ...ID_ARG,
+    turns: { type: "boolean", description: "Turn by turn: prompt, tool calls, outcome" },
+    full: { type: "boolean", description: "Do not fold tool results" },
+  },
+  async run(ctx, args) {
+    const { meta, messages, issues } = await withStore(ctx, async (store) => {
+      const meta = await getSession(store, args.id);
+      return { meta, ...(await store.readMessages(meta.id)) };
+    });
+    for (const i of issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
+    if (args.turns) {
+      const turns = turnsOf(messages);
+      if (ctx.json) ctx.out({ meta, turns, issues });
+      else {
+        const lines = [`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`];
+        for (const t of turns) {
+          lines.push(
+            `\n#${t.index} ${when(t.startedAt)}${t.interrupted ? " [interrupted]" : ""}`,
+            `  prompt:  ${clip(t.prompt.replace(/\s+/g, " "), 200) || "(none)"}`,
+          );
+          for (const tool of t.tools)
+            lines.push(
+              `  tool:    ${tool.name}(${oneLine(tool.args)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
+            );
+          lines.push(`  outcome: ${clip(t.outcome.replace(/\s+/g, " "), 200) || "(no reply)"}`);
+        }
+        ctx.out(`${lines.join("\n")}\n`);
+      }
+      return 0;
+    }
+    if (ctx.json) ctx.out({ meta, messages, issues });
+    else {
+      const head = `${meta.title}\n${meta.id} · ${meta.status} · ${meta.projectPath} · ${meta.provider ?? "?"}/${meta.model ?? "?"} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
+      ctx.out(`${head}\n\n${messages.map((m) => message(m, args.full === true)).join("\n\n")}\n`);
+    }
+    return 0;
+  },
+});

@@ -1,0 +1,83 @@
+/**
+ * History loading: stored messages → the message list an agent loop sends to a provider. The
+ * provider's own tool-call id is not stored, so it is re-derived as `tool-<msgId>-<partIndex>`:
+ * stable across reloads and unique within a message (keying by message alone made several calls
+ * of one message collide). Tool args that are not a plain object are rejected, not passed on.
+ */
+import { badInput } from "../errors.ts";
+import type { StoredMessage } from "../storage/records.ts";
+
+export type LoopBlock =
+  | { type: "text"; text: string }
+  | { type: "image"; mediaType: string; data: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; toolUseId: string; content: string; isError: boolean };
+
+export interface LoopMessage {
+  role: "user" | "assistant" | "system";
+  content: LoopBlock[];
+  /** The stored message this came from. */
+  sourceId: string;
+}
+
+/** The derived tool-call id of part `partIndex` of message `messageId`. */
+export const toolCallId = (messageId: string, partIndex: number) => `tool-${messageId}-${partIndex}`;
+
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
+
+const resultText = (r: unknown) => (typeof r === "string" ? r : JSON.stringify(r));
+
+/**
+ * Map stored messages to loop messages. An assistant message with tool results is followed by a
+ * user message carrying them (the shape providers expect).
+ */
+export function loadHistory(stored: StoredMessage[]): LoopMessage[] {
+  const out: LoopMessage[] = [];
+  for (const m of stored) {
+    const content: LoopBlock[] = [];
+    const results: LoopBlock[] = [];
+    m.parts.forEach((p, i) => {
+      switch (p.type) {
+        case "text":
+          content.push({ type: "text", text: p.content ?? "" });
+          break;
+        case "code":
+          content.push({ type: "text", text: `\`\`\`${p.language ?? ""}\n${p.content ?? ""}\n\`\`\`` });
+          break;
+        case "image":
+          content.push({ type: "image", mediaType: p.mediaType ?? "image/png", data: p.data ?? "" });
+          break;
+        case "tool": {
+          const args = p.tool?.args === undefined ? {} : p.tool.args;
+          if (!p.tool?.name)
+            throw badInput(`message ${m.id} part ${i}: tool part without a tool name`, {
+              field: `parts[${i}].tool`,
+            });
+          if (!isPlainObject(args)) {
+            throw badInput(
+              `message ${m.id} part ${i}: tool args must be a plain object, got ${Array.isArray(args) ? "array" : typeof args}`,
+              {
+                field: `parts[${i}].tool.args`,
+              },
+            );
+          }
+          const id = toolCallId(m.id, i);
+          content.push({ type: "tool_use", id, name: p.tool.name, input: args });
+          if (p.result !== undefined) {
+            results.push({
+              type: "tool_result",
+              toolUseId: id,
+              content: resultText(p.result),
+              isError: p.failed === true,
+            });
+          }
+          break;
+        }
+      }
+    });
+    out.push({ role: m.role, content, sourceId: m.id });
+    if (results.length) out.push({ role: "user", content: results, sourceId: m.id });
+  }
+  return out;
+}

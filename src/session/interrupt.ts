@@ -1,0 +1,103 @@
+/**
+ * Ctrl+C for agent loops. The loop names the assistant message it is writing (`track`) when it
+ * starts it, so the mark lands on that message and not on whatever is last in the file. First
+ * SIGINT: that message is marked `interrupted` (written with its partial content if it was not
+ * stored yet) and the session becomes `interrupted`. A second SIGINT within 1 s exits with code 1.
+ */
+import type { StorageAdapter } from "../storage/contract.ts";
+import type { StoredMessage } from "../storage/records.ts";
+
+export const DOUBLE_PRESS_MS = 1_000;
+
+/** Mark message `messageId` interrupted (storing `partial` if it is not in the log yet). */
+export async function markInterrupted(
+  store: StorageAdapter,
+  sessionId: string,
+  messageId: string | undefined,
+  partial?: StoredMessage,
+): Promise<void> {
+  if (messageId !== undefined) {
+    const { messages } = await store.readMessages(sessionId);
+    const i = messages.findIndex((m) => m.id === messageId);
+    if (i !== -1) {
+      if (!messages[i]!.interrupted) {
+        const next = messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
+        await store.replaceMessages(sessionId, next, { ifMessageCount: messages.length });
+      }
+    } else if (partial) {
+      await store.appendMessages(sessionId, [{ ...partial, id: messageId, interrupted: true }]);
+    }
+  }
+  await store.updateMeta(sessionId, (m) => {
+    const { owner: _, ...rest } = m;
+    return m.status === "archived" || m.status === "deleted" ? m : { ...rest, status: "interrupted" };
+  });
+}
+
+export interface InterruptTarget {
+  sessionId: string;
+  messageId?: string;
+  /** The message as streamed so far, stored if it was not written yet. */
+  partial?: () => StoredMessage | undefined;
+}
+
+export interface InterruptOptions {
+  /** Called on the second press (default `process.exit`). */
+  exit?: (code: number) => void;
+  /** Called after the first press was recorded (or failed to be). */
+  onInterrupted?: (target: InterruptTarget | undefined, error?: unknown) => void;
+  now?: () => number;
+}
+
+export class InterruptHandler {
+  private target: InterruptTarget | undefined;
+  private lastPress = Number.NEGATIVE_INFINITY;
+  private readonly listener = () => void this.press();
+  /** Resolves when the last recorded interrupt is written (for callers that must wait). */
+  pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: StorageAdapter,
+    private readonly options: InterruptOptions = {},
+  ) {}
+
+  /** Start handling SIGINT. */
+  install(): this {
+    process.on("SIGINT", this.listener);
+    return this;
+  }
+
+  uninstall(): void {
+    process.off("SIGINT", this.listener);
+  }
+
+  /** The loop is now writing `messageId` of `sessionId`. */
+  track(target: InterruptTarget): void {
+    this.target = target;
+  }
+
+  /** The tracked message was completed: a later Ctrl+C has nothing in flight to mark. */
+  clear(): void {
+    this.target = this.target ? { sessionId: this.target.sessionId } : undefined;
+  }
+
+  /** What a SIGINT does (public so it can be driven without a signal). */
+  press(): Promise<void> {
+    const now = (this.options.now ?? Date.now)();
+    if (now - this.lastPress <= DOUBLE_PRESS_MS) {
+      (this.options.exit ?? ((code) => process.exit(code)))(1);
+      return this.pending;
+    }
+    this.lastPress = now;
+    const target = this.target;
+    if (!target) {
+      this.options.onInterrupted?.(undefined);
+      return this.pending;
+    }
+    this.pending = markInterrupted(this.store, target.sessionId, target.messageId, target.partial?.()).then(
+      () => this.options.onInterrupted?.(target),
+      (error) => this.options.onInterrupted?.(target, error),
+    );
+    return this.pending;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The session lifecycle over any storage adapter: lazy create, get, list, append, rename, soft
+ * delete / restore, purge, archive / unarchive, pin / unpin, fork (whole or at a message).
+ * Status is one enum (see docs/readme/sessions.md): `idle | running | interrupted | archived |
+ * deleted`; archive and delete remember the status they replaced so unarchive/restore put it back.
+ */
+import { resolve } from "node:path";
+import * as v from "valibot";
+import { badInput, conflict, notFound } from "../errors.ts";
+import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
+import { checkId } from "../storage/_validate.ts";
+import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
+import { checkProjectPath } from "../storage/project-key.ts";
+import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
+import { newMessageId, newSessionId } from "./ids.ts";
+import { type MessageInput, MessageInputSchema } from "./schema.ts";
+
+/** Titles from the first prompt are cut here (seed 002). */
+export const TITLE_FROM_PROMPT_CHARS = 50;
+
+export interface NewSession {
+  projectPath: string;
+  id?: string;
+  title?: string;
+  provider?: string;
+  model?: string;
+  tags?: string[];
+}
+
+/** Fill in id/timestamp of caller-given messages and validate them; `index` names a bad one. */
+export function toStoredMessages(inputs: unknown[], now = Date.now()): StoredMessage[] {
+  return inputs.map((input, i) => {
+    const r = v.safeParse(MessageInputSchema, input);
+    if (!r.success) {
+      const path = v.getDotPath(r.issues[0]);
+      throw badInput(`invalid message: ${r.issues[0].message}`, { line: i + 1, field: path ?? undefined });
+    }
+    const m = r.output as MessageInput;
+    return { ...m, id: m.id ?? newMessageId(now), timestamp: m.timestamp ?? now + i } as StoredMessage;
+  });
+}
+
+/** The text of a message's text parts, joined. */
+export function messageText(m: StoredMessage): string {
+  return m.parts
+    .filter((p) => p.type === "text" || p.type === "code")
+    .map((p) => p.content ?? "")
+    .join("\n");
+}
+
+function titleFrom(first: StoredMessage | undefined): string {
+  const text = (first ? messageText(first) : "").replace(/\s+/g, " ").trim();
+  if (!text) return "Untitled session";
+  return text.length > TITLE_FROM_PROMPT_CHARS ? `${text.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…` : text;
+}
+
+/**
+ * Create a session with its first messages in one atomic step (there is no empty session: a
+ * session exists once its first message is written). The title is the user's, else the first prompt.
+ */
+export async function createSession(
+  store: StorageAdapter,
+  init: NewSession,
+  first: StoredMessage[],
+): Promise<SessionMeta> {
+  if (first.length === 0)
+    throw badInput("a session starts with its first message (nothing to create)", { field: "messages" });
+  const now = Date.now();
+  const id = init.id === undefined ? newSessionId(now) : checkId(init.id);
+  const projectPath = resolve(checkProjectPath(init.projectPath));
+  const base: SessionMeta = {
+    id,
+    title: init.title ?? titleFrom(first.find((m) => m.role === "user")),
+    titleSource: init.title === undefined ? "prompt" : "user",
+    projectPath,
+    status: "idle",
+    createdAt: now,
+    updatedAt: now,
+    turnCount: 0,
+    messageCount: 0,
+    ...(init.provider ? { provider: init.provider } : {}),
+    ...(init.model ? { model: init.model } : {}),
+    ...(init.tags ? { tags: init.tags } : {}),
+  };
+  const meta = foldMessagesIntoMeta(base, first);
+  await store.createSession(meta, first);
+  return { ...meta, messageCount: first.length };
+}
+
+/**
+ * A session that does not exist yet: it has an id, and its first `append` creates it together with
+ * those messages (so an abandoned start leaves nothing behind). Later appends just append.
+ */
+export interface LazySession {
+  readonly id: string;
+  readonly created: boolean;
+  append(messages: StoredMessage[]): Promise<void>;
+}
+
+/** Start a session lazily (see `LazySession`). */
+export function startSession(store: StorageAdapter, init: NewSession): LazySession {
+  const id = init.id === undefined ? newSessionId() : checkId(init.id);
+  let created = false;
+  return {
+    id,
+    get created() {
+      return created;
+    },
+    async append(messages) {
+      if (messages.length === 0) return;
+      if (created) return store.appendMessages(id, messages);
+      await createSession(store, { ...init, id }, messages);
+      created = true;
+    },
+  };
+}
+
+/** The meta of a session, or `not_found`. */
+export async function getSession(store: StorageAdapter, id: string): Promise<SessionMeta> {
+  const meta = await store.getMeta(checkId(id));
+  if (!meta) throw notFound(`no session ${id}`);
+  return meta;
+}
+
+/** List sessions (pinned first unless told otherwise). */
+export function listSessions(store: StorageAdapter, query: ListQuery = {}): Promise<ListPage> {
+  return store.listSessions({ pinnedFirst: true, ...query });
+}
+
+/** Append messages to an existing session (all or nothing). */
+export async function appendMessages(
+  store: StorageAdapter,
+  id: string,
+  messages: StoredMessage[],
+): Promise<void> {
+  if (messages.length === 0) return;
+  await store.appendMessages(checkId(id), messages);
+}
+
+/** Set a user title (it wins over generated and prompt titles from now on). */
+export function renameSession(store: StorageAdapter, id: string, title: string): Promise<SessionMeta> {
+  const t = title.trim();
+  if (!t) throw badInput("title must not be empty", { field: "title" });
+  if (t.length > 500) throw badInput("title must be at most 500 characters", { field: "title" });
+  return store.updateMeta(checkId(id), (m) => ({ ...m, title: t, titleSource: "user" }));
+}
+
+/** Move to `status`, remembering the previous one (for archive/delete). */
+function moveTo(status: SessionStatus) {
+  return (m: SessionMeta): SessionMeta =>
+    m.status === status
+      ? m
+      : { ...m, status, previousStatus: m.status === "running" ? "interrupted" : m.status };
+}
+
+/** Back from `from` to the remembered status; `conflict` if the session is not in `from`. */
+function backFrom(from: SessionStatus, verb: string) {
+  return (m: SessionMeta): SessionMeta => {
+    if (m.status !== from) throw conflict(`session ${m.id} is ${m.status}, not ${from}: nothing to ${verb}`);
+    const { previousStatus, ...rest } = m;
+    return { ...rest, status: previousStatus && previousStatus !== from ? previousStatus : "idle" };
+  };
+}
+
+/** Soft delete: the session is hidden from listings, its files stay; `restoreSession` undoes it. */
+export const deleteSession = (s: StorageAdapter, id: string) => s.updateMeta(checkId(id), moveTo("deleted"));
+export const restoreSession = (s: StorageAdapter, id: string) =>
+  s.updateMeta(checkId(id), backFrom("deleted", "restore"));
+export const archiveSession = (s: StorageAdapter, id: string) =>
+  s.updateMeta(checkId(id), moveTo("archived"));
+export const unarchiveSession = (s: StorageAdapter, id: string) =>
+  s.updateMeta(checkId(id), backFrom("archived", "unarchive"));
+export const pinSession = (s: StorageAdapter, id: string, pinned = true) =>
+  s.updateMeta(checkId(id), (m) => ({ ...m, pinned }));
+
+/** Erase a session's files (meta, messages, context cache, rollout). Not recoverable. */
+export async function purgeSession(store: StorageAdapter, id: string): Promise<void> {
+  if (!(await store.purgeSession(checkId(id)))) throw notFound(`no session ${id}`);
+}
+
+/**
+ * Fork: a new session holding a full copy of the messages (or those up to and including `at`), with
+ * `parentId`, the same provider and model, and the turn count of what was copied. Token totals
+ * are not copied: the fork has not spent anything yet. The rollout log is not copied either.
+ */
+export async function forkSession(
+  store: StorageAdapter,
+  id: string,
+  options: { at?: string; title?: string; newId?: string } = {},
+): Promise<SessionMeta> {
+  const parent = await getSession(store, id);
+  const { messages } = await store.readMessages(parent.id);
+  let copied = messages;
+  if (options.at !== undefined) {
+    const at = messages.findIndex((m) => m.id === options.at);
+    if (at === -1) throw notFound(`session ${id} has no message ${options.at}`);
+    copied = messages.slice(0, at + 1);
+  }
+  if (copied.length === 0) throw badInput(`session ${id} has no messages to fork`);
+  const now = Date.now();
+  const newId = options.newId === undefined ? newSessionId(now) : checkId(options.newId);
+  const full = options.at === undefined;
+  const counted = foldMessagesIntoMeta(
+    { ...parent, turnCount: 0, messageCount: 0, tokens: undefined },
+    copied,
+  );
+  const { tokens: _t, usageResponseId: _u, summary: _s, owner: _o, previousStatus: _p, ...rest } = counted;
+  const meta: SessionMeta = {
+    ...rest,
+    id: newId,
+    title: options.title ?? `${parent.title} (fork)`,
+    titleSource: options.title === undefined ? parent.titleSource : "user",
+    status: "idle",
+    parentId: parent.id,
+    createdAt: now,
+    updatedAt: now,
+    turnCount: full ? parent.turnCount : counted.turnCount,
+    pinned: false,
+    ...(full ? {} : { forkedAt: options.at }),
+  };
+  if (parent.summary) meta.summary = parent.summary;
+  await store.createSession(meta, copied);
+  return { ...meta, messageCount: copied.length };
+}

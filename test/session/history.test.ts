@@ -1,0 +1,60 @@
+import { describe, expect, test } from "bun:test";
+import { loadHistory, toolCallId } from "../../src/session/history.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
+
+const m = (id: string, role: StoredMessage["role"], parts: StoredMessage["parts"]): StoredMessage => ({
+  id,
+  role,
+  parts,
+  timestamp: 1,
+});
+
+describe("loadHistory", () => {
+  test("tool ids are tool-<msgId>-<partIndex>: unique within a message, stable across reloads (regression: colliding ids)", () => {
+    const stored = [
+      m("u1", "user", [{ type: "text", content: "read both" }]),
+      m("a1", "assistant", [
+        { type: "text", content: "reading" },
+        { type: "tool", tool: { name: "read", args: { path: "a" } }, result: "A" },
+        { type: "tool", tool: { name: "read", args: { path: "b" } }, result: "B", failed: true },
+      ]),
+    ];
+    const loop = loadHistory(stored);
+    expect(loop).toHaveLength(3);
+    const uses = loop[1]!.content.filter((b) => b.type === "tool_use");
+    expect(uses.map((u) => (u as { id: string }).id)).toEqual([toolCallId("a1", 1), toolCallId("a1", 2)]);
+    expect(loop[2]).toEqual({
+      role: "user",
+      sourceId: "a1",
+      content: [
+        { type: "tool_result", toolUseId: "tool-a1-1", content: "A", isError: false },
+        { type: "tool_result", toolUseId: "tool-a1-2", content: "B", isError: true },
+      ],
+    });
+    expect(loadHistory(stored)).toEqual(loop);
+  });
+
+  test("tool args that are not a plain object are rejected, not passed through (regression: `args || {}`)", () => {
+    for (const args of ["rm -rf /", ["a"], 42, null]) {
+      const stored = [m("a1", "assistant", [{ type: "tool", tool: { name: "bash", args } }])];
+      expect(() => loadHistory(stored)).toThrow("tool args must be a plain object");
+    }
+    expect(
+      loadHistory([m("a1", "assistant", [{ type: "tool", tool: { name: "x", args: undefined } }])])[0]!
+        .content[0],
+    ).toMatchObject({ input: {} });
+  });
+
+  test("code and images map to blocks", () => {
+    const [msg] = loadHistory([
+      m("u", "user", [
+        { type: "code", language: "ts", content: "x" },
+        { type: "image", mediaType: "image/jpeg", data: "AAA" },
+      ]),
+    ]);
+    expect(msg!.content).toEqual([
+      { type: "text", text: "```ts\nx\n```" },
+      { type: "image", mediaType: "image/jpeg", data: "AAA" },
+    ]);
+  });
+});

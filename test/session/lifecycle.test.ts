@@ -1,0 +1,142 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  archiveSession,
+  createSession,
+  deleteSession,
+  forkSession,
+  getSession,
+  listSessions,
+  pinSession,
+  purgeSession,
+  renameSession,
+  restoreSession,
+  startSession,
+  toStoredMessages,
+  unarchiveSession,
+} from "../../src/session/lifecycle.ts";
+import filesFactory from "../../src/storage/adapters/files.ts";
+import memoryFactory from "../../src/storage/adapters/memory.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import { tempHome } from "../_helpers.ts";
+
+const conv = () =>
+  toStoredMessages([
+    {
+      id: "u1",
+      role: "user",
+      parts: [
+        { type: "text", content: "first prompt that is quite long, longer than fifty characters in all" },
+      ],
+    },
+    {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "text", content: "ok" }],
+      usage: { inputTokens: 5 },
+      responseId: "r1",
+    },
+    { id: "u2", role: "user", parts: [{ type: "text", content: "second" }] },
+    { id: "a2", role: "assistant", parts: [{ type: "text", content: "done" }] },
+  ]);
+
+for (const [name, make] of [
+  ["memory", (home: string) => memoryFactory({ home })],
+  ["files", (home: string) => filesFactory({ home, fsync: "never" })],
+] as const) {
+  describe(`session lifecycle (${name})`, () => {
+    const withStore = async (fn: (s: StorageAdapter, home: string) => Promise<void>) => {
+      await using home = await tempHome();
+      const store = make(home.path);
+      try {
+        await fn(store, home.path);
+      } finally {
+        await store.close();
+      }
+    };
+
+    test("lazy start: nothing exists until the first message, then meta and message together", () =>
+      withStore(async (store, home) => {
+        const lazy = startSession(store, { projectPath: "/p/x", model: "m1" });
+        expect(lazy.created).toBe(false);
+        expect(await store.getMeta(lazy.id)).toBeUndefined();
+        expect((await listSessions(store)).total).toBe(0);
+        if (name === "files") expect(existsSync(join(home, "sessions"))).toBe(false);
+        await lazy.append(conv().slice(0, 1));
+        await lazy.append(conv().slice(1));
+        const meta = await getSession(store, lazy.id);
+        expect(meta.messageCount).toBe(4);
+        expect(meta.turnCount).toBe(2);
+        expect(meta.title).toBe("first prompt that is quite long, longer than fift…");
+        expect(meta.titleSource).toBe("prompt");
+        expect(meta.model).toBe("m1");
+        if (name === "files") expect(readdirSync(join(home, "sessions", "p__x"))).toEqual([lazy.id]);
+      }));
+
+    test("create refuses an empty session", () =>
+      withStore(async (store) => {
+        await expect(createSession(store, { projectPath: "/p" }, [])).rejects.toThrow("first message");
+      }));
+
+    test("rename, pin, archive/unarchive, delete/restore keep what they should", () =>
+      withStore(async (store) => {
+        const meta = await createSession(store, { projectPath: "/p", id: "s1" }, conv());
+        expect((await renameSession(store, meta.id, "  new name ")).title).toBe("new name");
+        expect((await getSession(store, "s1")).titleSource).toBe("user");
+        await pinSession(store, "s1");
+        expect((await getSession(store, "s1")).pinned).toBe(true);
+        await archiveSession(store, "s1");
+        expect((await listSessions(store, { status: "archived" })).items.map((m) => m.id)).toEqual(["s1"]);
+        expect((await unarchiveSession(store, "s1")).status).toBe("idle");
+        await expect(unarchiveSession(store, "s1")).rejects.toThrow("not archived");
+        await store.updateMeta("s1", (m) => ({ ...m, status: "interrupted" }));
+        await deleteSession(store, "s1");
+        expect((await listSessions(store)).total).toBe(0);
+        expect((await listSessions(store, { all: true })).items[0]?.status).toBe("deleted");
+        expect((await restoreSession(store, "s1")).status).toBe("interrupted");
+        expect((await store.readMessages("s1")).messages).toHaveLength(4);
+      }));
+
+    test("purge erases the session; a second purge is not_found", () =>
+      withStore(async (store, home) => {
+        await createSession(store, { projectPath: "/p", id: "gone" }, conv());
+        await store.appendEvents("gone", [{ type: "turn.started", turnId: "t" }]);
+        await purgeSession(store, "gone");
+        expect(await store.getMeta("gone")).toBeUndefined();
+        if (name === "files") {
+          expect(existsSync(join(home, "sessions", "p", "gone"))).toBe(false);
+          expect(existsSync(join(home, "rollout", "sessions", "gone"))).toBe(false);
+        }
+        await expect(purgeSession(store, "gone")).rejects.toThrow("no session");
+      }));
+
+    test("fork: full copy with parentId and turnCount; --at copies up to the message", () =>
+      withStore(async (store) => {
+        await createSession(store, { projectPath: "/p", id: "parent", model: "m", provider: "pv" }, conv());
+        const full = await forkSession(store, "parent");
+        expect(full.parentId).toBe("parent");
+        expect(full.turnCount).toBe(2);
+        expect(full.model).toBe("m");
+        expect(full.title).toEndWith("(fork)");
+        expect(full.tokens).toBeUndefined();
+        expect((await store.readMessages(full.id)).messages.map((m) => m.id)).toEqual([
+          "u1",
+          "a1",
+          "u2",
+          "a2",
+        ]);
+        const at = await forkSession(store, "parent", { at: "a1" });
+        expect(at.forkedAt).toBe("a1");
+        expect(at.turnCount).toBe(1);
+        expect((await store.readMessages(at.id)).messages.map((m) => m.id)).toEqual(["u1", "a1"]);
+        // The two histories diverge: appending to the fork leaves the parent alone.
+        await store.appendMessages(
+          at.id,
+          toStoredMessages([{ role: "user", parts: [{ type: "text", content: "x" }] }]),
+        );
+        expect((await store.readMessages("parent")).messages).toHaveLength(4);
+        await expect(forkSession(store, "parent", { at: "nope" })).rejects.toThrow("no message nope");
+      }));
+  });
+}

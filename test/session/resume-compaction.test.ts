@@ -1,0 +1,144 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { compactSession, keepLastUserTurns } from "../../src/session/compaction.ts";
+import { createSession, toStoredMessages } from "../../src/session/lifecycle.ts";
+import { CONTINUE_TEXT, resumeSession } from "../../src/session/resume.ts";
+import { builtinSummarizer } from "../../src/session/summarizer.ts";
+import filesFactory from "../../src/storage/adapters/files.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
+import { tempHome } from "../_helpers.ts";
+
+const say = (id: string, role: "user" | "assistant", content: string, extra: Partial<StoredMessage> = {}) =>
+  ({ id, role, parts: [{ type: "text", content }], timestamp: 1, ...extra }) as StoredMessage;
+
+function conversation(turns: number): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  for (let t = 1; t <= turns; t++) {
+    out.push(say(`u${t}`, "user", `request ${t}`));
+    out.push({
+      id: `a${t}`,
+      role: "assistant",
+      timestamp: 1,
+      parts: [
+        { type: "text", content: `I decided to edit file ${t} because it is needed.` },
+        { type: "tool", tool: { name: "edit", args: { path: `f${t}.ts` } }, result: "ok" },
+      ],
+    });
+    out.push(say(`b${t}`, "assistant", `finished ${t}`));
+  }
+  return out;
+}
+
+describe("keepLastUserTurns", () => {
+  test("starts at a user message, never mid-turn", () => {
+    const msgs = conversation(4);
+    expect(keepLastUserTurns(msgs, 2).map((m) => m.id)).toEqual(["u3", "a3", "b3", "u4", "a4", "b4"]);
+    expect(keepLastUserTurns(msgs, 9)).toHaveLength(12);
+    expect(keepLastUserTurns(msgs, 0)).toEqual([]);
+    expect(keepLastUserTurns([say("x", "assistant", "orphan"), ...msgs.slice(0, 3)], 5)[0]?.id).toBe("u1");
+  });
+});
+
+describe("resume", () => {
+  test("restores provider and model, adds the synthetic continue message after an interrupt", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    const msgs = [say("u1", "user", "go"), say("a1", "assistant", "half", { interrupted: true })];
+    await createSession(
+      store,
+      { projectPath: "/p", id: "r1", provider: "anthropic", model: "claude-x" },
+      msgs,
+    );
+    const ctx = await resumeSession(store, "r1");
+    expect(ctx.provider).toBe("anthropic");
+    expect(ctx.model).toBe("claude-x");
+    expect(ctx.continueMessage?.parts[0]?.content).toBe(CONTINUE_TEXT);
+    expect(ctx.messages.at(-1)).toMatchObject({
+      role: "user",
+      content: [{ type: "text", text: CONTINUE_TEXT }],
+    });
+    // Not persisted: the log is unchanged.
+    expect((await store.readMessages("r1")).messages).toHaveLength(2);
+    await store.appendMessages("r1", [say("a2", "assistant", "done")]);
+    expect((await resumeSession(store, "r1")).continueMessage).toBeUndefined();
+    await store.close();
+  });
+});
+
+describe("compaction", () => {
+  test("keeps the last N user turns, stores the summary, rewrites atomically, records compact.occurred", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "always" });
+    await createSession(store, { projectPath: "/p", id: "c1" }, conversation(5));
+    const r = await compactSession(store, "c1", { keepUserTurns: 2, rollout: true });
+    expect(r.compacted).toBe(true);
+    expect(r.messagesBefore).toBe(15);
+    expect(r.messagesAfter).toBe(6);
+    expect(r.tokensAfter).toBeLessThan(r.tokensBefore);
+    const { messages } = await store.readMessages("c1");
+    expect(messages[0]?.id).toBe("u4");
+    const meta = await store.getMeta("c1");
+    expect(meta?.messageCount).toBe(6);
+    expect(meta?.turnCount).toBe(5);
+    expect(meta?.summary?.text).toContain("## Task goal\nrequest 1");
+    expect(meta?.summary?.text).toContain("- edit f3.ts");
+    expect(meta?.summary?.text).toContain("## Key decisions");
+    const events = [];
+    for await (const e of store.readEvents("c1")) events.push(e.event);
+    expect(events).toMatchObject([
+      { type: "compact.occurred", beforeTokens: r.tokensBefore, afterTokens: r.tokensAfter, seq: 1 },
+    ]);
+    const file = `${home.path}/sessions/p/c1/messages.jsonl`;
+    expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(6);
+    // Nothing more to drop the second time round.
+    expect((await compactSession(store, "c1", { keepUserTurns: 2 })).compacted).toBe(false);
+    await store.close();
+  });
+
+  test("FREECODE_ROLLOUT=off records nothing", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "c2" }, conversation(3));
+    process.env.FREECODE_ROLLOUT = "off";
+    try {
+      expect((await compactSession(store, "c2", { keepUserTurns: 1 })).compacted).toBe(true);
+    } finally {
+      delete process.env.FREECODE_ROLLOUT;
+    }
+    expect(await store.listEventLogs()).toEqual([]);
+    await store.close();
+  });
+
+  test("the built-in summarizer is deterministic", async () => {
+    const dropped = conversation(3);
+    const a = await builtinSummarizer.summarize({ dropped, kept: [] });
+    const b = await builtinSummarizer.summarize({ dropped: structuredClone(dropped), kept: [] });
+    expect(a).toEqual(b);
+    expect(a.taskGoal).toBe("request 1");
+    expect(a.completedSteps).toEqual(["edit f1.ts", "edit f2.ts", "edit f3.ts"]);
+    expect(a.keyDecisions[0]).toContain("decided");
+  });
+
+  test("a message appended while summarizing is not lost", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "c3" }, conversation(3));
+    let raced = false;
+    const racing = {
+      name: "racing",
+      async summarize(input: Parameters<typeof builtinSummarizer.summarize>[0]) {
+        if (!raced) {
+          raced = true;
+          await store.appendMessages(
+            "c3",
+            toStoredMessages([{ id: "late", role: "user", parts: [{ type: "text", content: "late" }] }]),
+          );
+        }
+        return builtinSummarizer.summarize(input);
+      },
+    };
+    await compactSession(store, "c3", { keepUserTurns: 1, summarizer: racing, rollout: false });
+    expect((await store.readMessages("c3")).messages.map((m) => m.id)).toEqual(["late"]);
+    await store.close();
+  });
+});
