@@ -190,7 +190,7 @@ const known = new Set<string>(EVENT_TYPES);
 type Envelope = "id" | "seq" | "aggregateID" | "timestamp";
 export type EventInput = RolloutEvent extends infer E
   ? E extends RolloutEvent
-    ? Omit<E, Envelope> & { id?: string; timestamp?: number }
+    ? { [K in keyof E as K extends Envelope ? never : K]: E[K] } & { id?: string; timestamp?: number }
     : never
   : never;
 

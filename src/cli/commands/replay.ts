@@ -1,10 +1,63 @@
-/** Placeholder until `freecode replay` lands. */
-import { FreecodeError } from "../../errors.ts";
+/** `freecode replay <id>`: the session's turns with their tool calls, outputs and refusals. */
+import { loadReplay } from "../../rollout/load.ts";
+import { fmtMs } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
+import { withRollouts } from "./rollout/_source.ts";
+
+const oneLine = (x: unknown, n = 80) => {
+  const s = (typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " ");
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+};
 
 export default command({
-  meta: { name: "replay", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode replay is not built yet");
+  meta: {
+    name: "replay",
+    description: "Replay a session's rollout: turns, tool calls with outputs, compactions",
+  },
+  args: {
+    id: { type: "positional", required: false, description: "Session id (default: the most recent)" },
+    "max-output": {
+      type: "string",
+      description: "Clip each tool output to this many characters",
+      valueHint: "n",
+    },
+  },
+  async run(ctx, args) {
+    const max = args["max-output"] === undefined ? undefined : Number(args["max-output"]);
+    const replay = await withRollouts(ctx, async (r) => {
+      const id = await r.resolve(args.id);
+      return loadReplay(
+        await r.source(id),
+        max !== undefined && Number.isFinite(max) ? { maxOutputChars: max } : {},
+      );
+    });
+    if (ctx.json) {
+      ctx.out(replay);
+      return 0;
+    }
+    const lines = [
+      `session ${replay.sessionId}: ${replay.totalTurns} turns, ${replay.totalCalls} tool calls, ${replay.totalDenied} denied, ${replay.compactCount} compactions (${replay.compactedTokens} tokens)`,
+    ];
+    for (const turn of replay.turns) {
+      const flags = [
+        turn.aborted ? `aborted${turn.abortReason ? ` (${turn.abortReason})` : ""}` : "",
+        turn.implicit ? "implicit" : "",
+      ].filter(Boolean);
+      lines.push(
+        `── ${turn.turnKey}  ${new Date(turn.startedAt).toISOString()}  ${turn.modelRequests} model request(s)${flags.length ? `  [${flags.join(", ")}]` : ""}`,
+      );
+      for (const c of turn.calls) {
+        const mark = !c.done ? "…" : c.failed ? "✗" : "✓";
+        const took = c.duration_ms === undefined ? "" : ` ${fmtMs(c.duration_ms)}`;
+        lines.push(
+          `  ${mark} ${c.tool}(${oneLine(c.args ?? {}, 60)})${took}${c.output === undefined ? "" : ` → ${oneLine(c.output)}`}`,
+        );
+      }
+      for (const d of turn.denied)
+        lines.push(`  ⊘ ${d.tool} denied by ${d.source}${d.reason ? `: ${d.reason}` : ""}`);
+    }
+    for (const e of replay.errors) lines.push(`unreadable line${e.line ? ` ${e.line}` : ""}: ${e.message}`);
+    ctx.out(`${lines.join("\n")}\n`);
+    return 0;
   },
 });

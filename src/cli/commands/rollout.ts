@@ -1,10 +1,16 @@
-/** Placeholder until `freecode rollout` lands. */
-import { FreecodeError } from "../../errors.ts";
-import { command } from "../_command.ts";
+/** `freecode rollout …`: append to, print and verify rollout logs (one file per subcommand). */
+import { defineCommand } from "citty";
 
-export default command({
-  meta: { name: "rollout", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode rollout is not built yet");
+const leaf = (load: () => Promise<{ default: unknown }>) => () => load().then((m) => m.default as never);
+
+export default defineCommand({
+  meta: {
+    name: "rollout",
+    description: "Append events to a rollout log (JSONL on stdin), print it, verify it",
+  },
+  subCommands: {
+    append: leaf(() => import("./rollout/append.ts")),
+    cat: leaf(() => import("./rollout/cat.ts")),
+    verify: leaf(() => import("./rollout/verify.ts")),
   },
 });

@@ -1,10 +1,72 @@
-/** Placeholder until `freecode trace` lands. */
-import { FreecodeError } from "../../errors.ts";
+/**
+ * `freecode trace [id]`: a session's trace as a waterfall (default: the session whose log changed
+ * last), `--json` for the Trace object, `--list` for every session with a log, `--follow` to redraw
+ * as the log grows (open requests aged against now), `--slow MS` to show only slow spans, `--otlp
+ * FILE` to also write OpenTelemetry GenAI spans (OTLP/JSON).
+ */
+import { usageError } from "../../errors.ts";
+import type { TraceOptions } from "../../rollout/folds/trace.ts";
+import { loadTrace } from "../../rollout/load.ts";
+import { renderWaterfall } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
+import { withRollouts } from "./rollout/_source.ts";
+import { followTrace } from "./trace/_follow.ts";
+import { listTraces } from "./trace/_list.ts";
+import { writeOtlp } from "./trace/_otlp.ts";
+
+const ms = (name: string, raw: string | undefined): number | undefined => {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw usageError(`--${name} must be a whole number of milliseconds`);
+  return n;
+};
 
 export default command({
-  meta: { name: "trace", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode trace is not built yet");
+  meta: { name: "trace", description: "Show a session's trace: model calls, tool calls, denials, hangs" },
+  args: {
+    id: { type: "positional", required: false, description: "Session id (default: the most recent)" },
+    follow: {
+      type: "boolean",
+      alias: "f",
+      description: "Redraw every second as the log grows (Ctrl+C stops)",
+    },
+    slow: { type: "string", description: "Show only spans at least this long (ms)", valueHint: "ms" },
+    list: { type: "boolean", description: "List sessions that have a rollout log" },
+    "hang-ms": {
+      type: "string",
+      description: "An open request older than this is hung (default 300000)",
+      valueHint: "ms",
+    },
+    "stall-ms": {
+      type: "string",
+      description: "Flag requests with no first token after this (default 60000)",
+      valueHint: "ms",
+    },
+    otlp: {
+      type: "string",
+      description: "Also write the trace as OTLP/JSON spans to this file",
+      valueHint: "file",
+    },
+  },
+  async run(ctx, args) {
+    const config = ctx.config();
+    const options: TraceOptions = {
+      hangMs: ms("hang-ms", args["hang-ms"]) ?? config.hangMs,
+      stallMs: ms("stall-ms", args["stall-ms"]) ?? config.stallMs,
+      ...(config.changedFileTools && { changedFileTools: config.changedFileTools }),
+    };
+    const slowMs = ms("slow", args.slow);
+    if (args.list) return withRollouts(ctx, (r) => listTraces(ctx, r, options));
+    return withRollouts(ctx, async (r) => {
+      const id = await r.resolve(args.id);
+      const source = await r.source(id);
+      if (args.follow) return followTrace(ctx, source, options, slowMs);
+      const trace = await loadTrace(source, options);
+      if (args.otlp) await writeOtlp(ctx, trace, args.otlp);
+      if (ctx.json) ctx.out(trace);
+      else
+        ctx.out(renderWaterfall(trace, { width: process.stdout.columns || 100, color: ctx.color, slowMs }));
+      return 0;
+    });
   },
 });

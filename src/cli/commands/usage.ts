@@ -1,10 +1,75 @@
-/** Placeholder until `freecode usage` lands. */
-import { FreecodeError } from "../../errors.ts";
+/**
+ * `freecode usage [id]`: tokens and cost per model, for one session or for every session with a log.
+ * Prices come from config.json `prices` (USD per million tokens); a model without one shows its
+ * tokens and "cost unknown", never $0.
+ */
+
+import { type ModelUsage, sumUsage, type Usage } from "../../rollout/folds/usage.ts";
+import { loadUsage } from "../../rollout/load.ts";
+import { fmtTokens } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
+import { withRollouts } from "./rollout/_source.ts";
+
+const usd = (c: number | null) => (c === null ? "cost unknown" : `$${c.toFixed(4)}`);
+
+/** Merge per-session rows into one row per provider/model. */
+function mergeModels(sessions: Usage[]): ModelUsage[] {
+  const byKey = new Map<string, ModelUsage>();
+  for (const s of sessions) {
+    for (const m of s.models) {
+      const key = `${m.provider}\u0000${m.model}`;
+      const acc = byKey.get(key);
+      if (!acc) {
+        byKey.set(key, { ...m });
+        continue;
+      }
+      for (const k of [
+        "requests",
+        "responses",
+        "errors",
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+        "reasoningTokens",
+      ] as const)
+        acc[k] += m[k];
+      acc.costUsd = acc.costUsd === null || m.costUsd === null ? null : acc.costUsd + m.costUsd;
+    }
+  }
+  return [...byKey.values()];
+}
 
 export default command({
-  meta: { name: "usage", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode usage is not built yet");
+  meta: { name: "usage", description: "Tokens and cost per model, for one session or all of them" },
+  args: { id: { type: "positional", required: false, description: "Session id (default: every session)" } },
+  async run(ctx, args) {
+    const prices = ctx.config().prices ?? {};
+    const sessions = await withRollouts(ctx, async (r) => {
+      const ids = args.id !== undefined ? [args.id] : (await r.list()).map((l) => l.id).sort();
+      const out: Usage[] = [];
+      for (const id of ids) out.push(await loadUsage(await r.source(id), prices));
+      return out;
+    });
+    const models = mergeModels(sessions);
+    const totals = sumUsage(models);
+    if (ctx.json) {
+      ctx.out({ sessions, models, totals });
+      return 0;
+    }
+    const row = (name: string, u: Omit<ModelUsage, "provider" | "model">) =>
+      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${usd(u.costUsd)}`;
+    const lines = [
+      `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
+    ];
+    for (const m of models) lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m));
+    lines.push(row(`total (${sessions.length} session${sessions.length === 1 ? "" : "s"})`, totals));
+    if (totals.unpricedModels.length) {
+      lines.push(
+        `no price configured for: ${totals.unpricedModels.join(", ")} (config.json "prices"); the total covers the others only`,
+      );
+    }
+    ctx.out(`${lines.join("\n")}\n`);
+    return 0;
   },
 });

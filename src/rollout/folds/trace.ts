@@ -33,8 +33,8 @@ export interface TraceFold {
   issue(issue: ReadIssue): void;
   /** An event of a type newer than the catalogue: counted in `skippedEvents`. */
   skip(type: string): void;
-  /** A snapshot of the trace so far (the fold can keep going). */
-  finish(): Trace;
+  /** A snapshot of the trace so far (the fold can keep going); `now` overrides the option. */
+  finish(now?: number): Trace;
 }
 
 /** Start a trace fold for one session. */
@@ -195,9 +195,10 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     }
   };
 
-  const finish = (): Trace => {
+  const finish = (nowOverride?: number): Trace => {
+    const now = nowOverride ?? options.now;
     const start = startedAt ?? 0;
-    const asOf = options.now ?? endedAt;
+    const asOf = now ?? endedAt;
     const spans = modelSpans.map((s) => ageSpan({ ...s }, asOf, hangMs, stallMs));
     const toolSpans = tools.spans();
     const sum = (pick: (s: ModelSpan) => number | undefined) =>
@@ -206,7 +207,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       sessionId,
       startedAt: start,
       endedAt,
-      wall_ms: Math.max(0, (options.now ?? endedAt) - start),
+      wall_ms: Math.max(0, (now ?? endedAt) - start),
       eventCount,
       lastSeq,
       turns: turns.map((turn) => ({ ...turn })),

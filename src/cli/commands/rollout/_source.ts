@@ -1,0 +1,81 @@
+/**
+ * What the rollout commands (rollout, trace, replay, usage) share: opening the store, checking a
+ * session id, and picking the fastest way to read a log. With the files adapter the log is read
+ * straight from its `events.jsonl` (the batch parser in rollout/_jsonl.ts); other adapters stream
+ * through `readEvents`.
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { badInput, notFound } from "../../../errors.ts";
+import { homePaths } from "../../../home.ts";
+import { foldRollout, type RolloutSource } from "../../../rollout/load.ts";
+import type { StorageAdapter } from "../../../storage/contract.ts";
+import { IdSchema } from "../../../storage/records.ts";
+import { openStore } from "../../../storage/select.ts";
+import type { CommandContext } from "../../_command.ts";
+
+export interface Rollouts {
+  adapter: StorageAdapter;
+  /** The source for a session's log; `not_found` when it has none. */
+  source(id: string): Promise<RolloutSource>;
+  /** The given id (checked), else the session whose log changed last. */
+  resolve(id: string | undefined): Promise<string>;
+  /** Ids of every session with a log, with the time of their last change. */
+  list(): Promise<{ id: string; lastAt: number }[]>;
+}
+
+/** Check an id from the command line (no path tricks). */
+export function checkId(id: string): string {
+  const r = v.safeParse(IdSchema, id);
+  if (!r.success) throw badInput(`invalid session id "${id}": ${r.issues[0].message}`, { field: "id" });
+  return id;
+}
+
+/** Open the store, run `fn` with the rollout helpers, close the store. */
+export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => Promise<T>): Promise<T> {
+  const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
+  const filePath = (id: string) =>
+    adapter.name === "files" ? join(homePaths(ctx.home).rollout, id, "events.jsonl") : undefined;
+  const lastChange = async (id: string): Promise<number> => {
+    const file = filePath(id);
+    if (file && existsSync(file)) return statSync(file).mtimeMs;
+    let last = 0;
+    // Only the newest timestamp matters here; unreadable lines are reported by the command that reads.
+    const sink = {
+      push: (e: { timestamp: number }) => void (last = Math.max(last, e.timestamp)),
+      issue() {},
+    };
+    await foldRollout({ adapter, sessionId: id }, sink);
+    return last;
+  };
+  const rollouts: Rollouts = {
+    adapter,
+    async source(id) {
+      checkId(id);
+      const file = filePath(id);
+      if (file) {
+        if (!existsSync(file)) throw notFound(`no rollout log for session ${id}`, { file });
+        return { file, sessionId: id };
+      }
+      if (!(await adapter.listEventLogs()).includes(id)) throw notFound(`no rollout log for session ${id}`);
+      return { adapter, sessionId: id };
+    },
+    async resolve(id) {
+      if (id !== undefined) return checkId(id);
+      const all = await rollouts.list();
+      const latest = all.sort((a, b) => b.lastAt - a.lastAt)[0];
+      if (!latest) throw notFound("no rollout logs yet (nothing recorded in this home)");
+      return latest.id;
+    },
+    async list() {
+      const ids = await adapter.listEventLogs();
+      return Promise.all(ids.map(async (id) => ({ id, lastAt: await lastChange(id) })));
+    },
+  };
+  try {
+    return await fn(rollouts);
+  } finally {
+    await adapter.close();
+  }
+}

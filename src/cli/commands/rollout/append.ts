@@ -1,0 +1,90 @@
+/**
+ * `freecode rollout append <sessionId>`: events as JSONL on stdin, so agents written in any language
+ * can record. Every line is checked against the catalogue first; one bad line rejects the whole
+ * input (exit 2, naming the line and field) and nothing is written. `seq` is the store's to assign;
+ * `id` and `timestamp` are filled in when missing.
+ */
+import { badInput } from "../../../errors.ts";
+import { newEventId } from "../../../rollout/ids.ts";
+import { checkEvent } from "../../../rollout/validate.ts";
+import type { EventDraft } from "../../../storage/records.ts";
+import { splitLines } from "../../../util/lines.ts";
+import { command } from "../../_command.ts";
+import { checkId, withRollouts } from "./_source.ts";
+
+/** Check stdin's events for `sessionId`; returns the drafts to append. */
+export function draftsFrom(
+  values: unknown[],
+  sessionId: string,
+  lineOf: (i: number) => number,
+): EventDraft[] {
+  const now = Date.now();
+  return values.map((raw, i) => {
+    const where = { file: "<stdin>", line: lineOf(i) };
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+      throw badInput("event is not a JSON object", where);
+    const e = raw as Record<string, unknown>;
+    if (e.seq !== undefined)
+      throw badInput("seq is assigned by the store: leave it out", { ...where, field: "seq" });
+    if (e.aggregateID !== undefined && e.aggregateID !== sessionId) {
+      throw badInput(`aggregateID "${String(e.aggregateID)}" is not the session "${sessionId}"`, {
+        ...where,
+        field: "aggregateID",
+      });
+    }
+    const draft = { ...e, id: e.id ?? newEventId(), aggregateID: sessionId, timestamp: e.timestamp ?? now };
+    const r = checkEvent({ ...draft, seq: 1 });
+    if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, { ...where, field: "type" });
+    if (r.kind === "invalid") throw badInput(r.message, { ...where, field: r.field });
+    return draft as unknown as EventDraft;
+  });
+}
+
+export default command({
+  meta: {
+    name: "append",
+    description: "Append events (JSONL on stdin) to a session's rollout log, all or nothing",
+  },
+  args: { id: { type: "positional", required: true, description: "Session id" } },
+  async run(ctx, args) {
+    const sessionId = checkId(args.id);
+    const { values, lines } = await readStdinWithLines();
+    const drafts = draftsFrom(values, sessionId, (i) => lines[i] ?? 0);
+    if (drafts.length === 0) throw badInput("no events on stdin", { file: "<stdin>" });
+    const stored = await withRollouts(ctx, (r) => r.adapter.appendEvents(sessionId, drafts));
+    const result = {
+      sessionId,
+      appended: stored.length,
+      firstSeq: stored[0]!.seq,
+      lastSeq: stored.at(-1)!.seq,
+    };
+    if (ctx.json) ctx.out(result);
+    else
+      ctx.out(
+        `appended ${result.appended} events to ${sessionId} (seq ${result.firstSeq}–${result.lastSeq})\n`,
+      );
+    return 0;
+  },
+});
+
+/** stdin's JSONL values with their line numbers (strict UTF-8; blank lines skipped). */
+async function readStdinWithLines(): Promise<{ values: unknown[]; lines: number[] }> {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(await Bun.stdin.arrayBuffer());
+  } catch {
+    throw badInput("stdin is not valid UTF-8", { file: "<stdin>" });
+  }
+  const values: unknown[] = [];
+  const lines: number[] = [];
+  for (const line of splitLines(text)) {
+    if (!line.text.trim()) continue;
+    try {
+      values.push(JSON.parse(line.text));
+    } catch (error) {
+      throw badInput(`not JSON: ${(error as Error).message}`, { file: "<stdin>", line: line.lineNo });
+    }
+    lines.push(line.lineNo);
+  }
+  return { values, lines };
+}

@@ -1,0 +1,40 @@
+/**
+ * `freecode rollout cat <id>`: the log's events as JSONL on stdout (validated: unreadable lines are
+ * reported on stderr with their numbers). `--json` prints one document `{sessionId, events, issues}`.
+ */
+import { readRollout } from "../../../rollout/load.ts";
+import type { ReadIssue } from "../../../storage/contract.ts";
+import { command } from "../../_command.ts";
+import { withRollouts } from "./_source.ts";
+
+export default command({
+  meta: { name: "cat", description: "Print a session's rollout events as JSONL" },
+  args: {
+    id: { type: "positional", required: true, description: "Session id" },
+    type: { type: "string", description: "Only events of this type (or prefix ending in '.', e.g. model.)" },
+  },
+  async run(ctx, args) {
+    const issues: ReadIssue[] = [];
+    const skipped: string[] = [];
+    const wanted = args.type;
+    const keep = (type: string) =>
+      wanted === undefined || type === wanted || (wanted.endsWith(".") && type.startsWith(wanted));
+    const events: unknown[] = [];
+    await withRollouts(ctx, async (r) => {
+      const source = await r.source(args.id);
+      const stream = readRollout(source, { onIssue: (i) => issues.push(i), onSkip: (t) => skipped.push(t) });
+      for await (const e of stream) {
+        if (!keep(e.type)) continue;
+        if (ctx.json) events.push(e);
+        else process.stdout.write(`${JSON.stringify(e)}\n`);
+      }
+    });
+    if (ctx.json) ctx.out({ sessionId: args.id, events, issues, skippedUnknownTypes: skipped.length });
+    else {
+      for (const i of issues) ctx.log.warn(`${i.file ?? args.id}${i.line ? `:${i.line}` : ""}: ${i.message}`);
+      if (skipped.length)
+        ctx.log.info(`skipped ${skipped.length} event(s) of types this version does not know`);
+    }
+    return 0;
+  },
+});

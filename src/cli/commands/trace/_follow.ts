@@ -1,0 +1,53 @@
+/**
+ * `trace --follow`: fold the log incrementally and redraw every second, ageing open requests against
+ * the clock (so a request that stops answering turns `hung` on screen). Reads only what was appended
+ * since the last poll (by byte offset for files, by seq through an adapter). A partial last line is a
+ * write in progress, not damage: it is left for the next poll. With `--json`, one Trace per line.
+ */
+import { createTraceFold, type TraceOptions } from "../../../rollout/folds/trace.ts";
+import { foldRollout, type ReadOptions, type RolloutSource, sessionIdOf } from "../../../rollout/load.ts";
+import { renderWaterfall } from "../../../rollout/waterfall.ts";
+import type { CommandContext } from "../../_command.ts";
+
+const CLEAR = "\x1b[H\x1b[2J";
+
+export async function followTrace(
+  ctx: CommandContext,
+  source: RolloutSource,
+  options: TraceOptions,
+  slowMs: number | undefined,
+  intervalMs = 1000,
+): Promise<number> {
+  const fold = createTraceFold(sessionIdOf(source), options);
+  const sink = {
+    push: fold.push,
+    skip: fold.skip,
+    issue: (i: Parameters<typeof fold.issue>[0]) => void (i.torn || fold.issue(i)),
+  };
+  let position: ReadOptions = {};
+  let lastSeq = 0;
+  let stopped = false;
+  const stop = () => void (stopped = true);
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    while (!stopped) {
+      const at = await foldRollout(source, sink, position);
+      lastSeq = Math.max(lastSeq, at.lastSeq);
+      position =
+        "file" in source ? { fromOffset: at.offset, firstLineNo: at.nextLineNo } : { fromSeq: lastSeq + 1 };
+      const trace = fold.finish(Date.now());
+      if (ctx.json) process.stdout.write(`${JSON.stringify(trace)}\n`);
+      else {
+        const width = process.stdout.columns || 100;
+        const body = renderWaterfall(trace, { width, color: ctx.color, slowMs });
+        process.stdout.write(`${process.stdout.isTTY ? CLEAR : ""}${body}following… (Ctrl+C to stop)\n`);
+      }
+      await Bun.sleep(intervalMs);
+    }
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+  return 0;
+}

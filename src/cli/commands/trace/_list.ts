@@ -1,0 +1,38 @@
+/** `trace --list`: every session with a rollout log, newest first, with its state at a glance. */
+import type { TraceOptions } from "../../../rollout/folds/trace.ts";
+import { loadTrace } from "../../../rollout/load.ts";
+import { fmtMs } from "../../../rollout/waterfall.ts";
+import type { CommandContext } from "../../_command.ts";
+import type { Rollouts } from "../rollout/_source.ts";
+
+export async function listTraces(ctx: CommandContext, r: Rollouts, options: TraceOptions): Promise<number> {
+  const logs = (await r.list()).sort((a, b) => b.lastAt - a.lastAt);
+  const rows = [];
+  for (const { id } of logs) {
+    const t = await loadTrace(await r.source(id), options);
+    rows.push({
+      sessionId: id,
+      startedAt: t.startedAt,
+      endedAt: t.endedAt,
+      events: t.eventCount,
+      turns: t.turns.length,
+      modelCalls: t.modelSpans.length,
+      toolCalls: t.toolSpans.length,
+      denied: t.deniedSpans.length,
+      state: t.hung ? "hung" : t.inFlight ? "in_flight" : t.ended ? "ended" : "open",
+      wall_ms: t.wall_ms,
+      unreadableLines: t.parseErrors.length,
+    });
+  }
+  if (ctx.json) ctx.out({ sessions: rows });
+  else if (rows.length === 0) ctx.out("no rollout logs\n");
+  else {
+    const head = `${"SESSION".padEnd(28)} ${"STARTED".padEnd(20)} ${"STATE".padEnd(9)} ${"TURNS".padStart(5)} ${"EVENTS".padStart(7)} ${"WALL".padStart(9)}`;
+    const lines = rows.map(
+      (x) =>
+        `${x.sessionId.padEnd(28)} ${new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
+    );
+    ctx.out(`${[head, ...lines].join("\n")}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,209 @@
+/**
+ * A Trace as OTLP/JSON (one `TracesData` document: `{"resourceSpans":[…]}`), following the
+ * OpenTelemetry GenAI conventions: a root `invoke_agent` span per session (`gen_ai.conversation.id`),
+ * a `turn` span per turn, `chat {model}` CLIENT spans with `gen_ai.usage.*` and
+ * `gen_ai.response.time_to_first_chunk` (seconds), `execute_tool {name}` INTERNAL spans. The
+ * conventions have nothing for refusals, hangs or compaction, so: a denied call is an
+ * `execute_tool` span with status ERROR, `error.type=denied` and `rollout.denied.source`; an open
+ * request ends at the fold's time with status ERROR, `error.type=timeout` (hung) or `incomplete`, and
+ * `rollout.incomplete=true`; a compaction is a `rollout.compaction` event on the root span.
+ * Encoding rules: hex ids, integer enums, 64-bit integers as decimal strings. Ids derive from the
+ * session id and event seq, so the same log always exports the same spans.
+ */
+import type { ModelSpan, Trace } from "./folds/trace-types.ts";
+
+type AnyValue =
+  | { stringValue: string }
+  | { intValue: string }
+  | { doubleValue: number }
+  | { boolValue: boolean };
+type Attr = { key: string; value: AnyValue };
+export interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: Attr[];
+  events: { timeUnixNano: string; name: string; attributes: Attr[] }[];
+  status: { code: number; message?: string };
+}
+
+const KIND_INTERNAL = 1;
+const KIND_CLIENT = 3;
+const STATUS_OK = 1;
+const STATUS_ERROR = 2;
+
+const hex = (text: string, chars: number) =>
+  new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, chars);
+const nanos = (ms: number) => `${BigInt(Math.round(ms)) * 1_000_000n}`;
+
+function attr(key: string, value: string | number | boolean | undefined): Attr[] {
+  if (value === undefined) return [];
+  if (typeof value === "string") return [{ key, value: { stringValue: value } }];
+  if (typeof value === "boolean") return [{ key, value: { boolValue: value } }];
+  return Number.isInteger(value)
+    ? [{ key, value: { intValue: String(value) } }]
+    : [{ key, value: { doubleValue: value } }];
+}
+
+/** Map a provider name onto `gen_ai.provider.name`'s well-known values where they differ. */
+const providerName = (p: string) => (p === "bedrock" ? "aws.bedrock" : p === "google" ? "gcp.gemini" : p);
+
+/** The OTLP/JSON document for one Trace. */
+export function traceToOtlp(trace: Trace, options: { agentName?: string; version?: string } = {}) {
+  const agent = options.agentName ?? "freecode";
+  const traceId = hex(`trace:${trace.sessionId}`, 32);
+  const id = (what: string) => hex(`${trace.sessionId}:${what}`, 16);
+  const rootId = id("root");
+  const spans: OtlpSpan[] = [];
+  const span = (s: Omit<OtlpSpan, "traceId" | "events"> & { events?: OtlpSpan["events"] }) =>
+    spans.push({ traceId, events: [], ...s });
+  const turnSpanId = new Map<string, string>();
+  const turnEnd = (i: number) =>
+    Math.max(
+      trace.turns[i]!.lastAt ?? trace.turns[i]!.startedAt,
+      trace.turns[i + 1]?.startedAt ?? trace.endedAt,
+    );
+
+  const asOf = trace.asOf ?? trace.endedAt;
+  span({
+    spanId: rootId,
+    name: `invoke_agent ${agent}`,
+    kind: KIND_INTERNAL,
+    startTimeUnixNano: nanos(trace.startedAt),
+    endTimeUnixNano: nanos(Math.max(trace.endedAt, asOf)),
+    attributes: [
+      ...attr("gen_ai.operation.name", "invoke_agent"),
+      ...attr("gen_ai.agent.name", agent),
+      ...attr("gen_ai.conversation.id", trace.sessionId),
+      ...attr("gen_ai.usage.input_tokens", trace.inputTokens),
+      ...attr("gen_ai.usage.output_tokens", trace.outputTokens),
+      ...attr("rollout.redirects", trace.redirects),
+      ...attr("rollout.ended", trace.ended),
+    ],
+    events: trace.compactions.map((c) => ({
+      timeUnixNano: nanos(c.at),
+      name: "rollout.compaction",
+      attributes: [
+        ...attr("rollout.compaction.before_tokens", c.beforeTokens),
+        ...attr("rollout.compaction.after_tokens", c.afterTokens),
+      ],
+    })),
+    status: {
+      code: trace.hung ? STATUS_ERROR : STATUS_OK,
+      ...(trace.hung && { message: "hung model request" }),
+    },
+  });
+  trace.turns.forEach((turn, i) => {
+    const spanId = id(`turn:${turn.turnKey}`);
+    turnSpanId.set(turn.turnKey, spanId);
+    span({
+      spanId,
+      parentSpanId: rootId,
+      name: `turn ${turn.turnId}`,
+      kind: KIND_INTERNAL,
+      startTimeUnixNano: nanos(turn.startedAt),
+      endTimeUnixNano: nanos(turnEnd(i)),
+      attributes: [...attr("rollout.turn.key", turn.turnKey), ...attr("rollout.turn.aborted", turn.aborted)],
+      status: { code: STATUS_OK },
+    });
+  });
+  const parentOf = (turnKey?: string) => (turnKey && turnSpanId.get(turnKey)) || rootId;
+  for (const m of trace.modelSpans) span(chatSpan(m, id(`model:${m.seq}`), parentOf(m.turnKey)));
+  for (const t of trace.toolSpans) {
+    span({
+      spanId: id(`tool:${t.callSeq}:${t.outputSeq}`),
+      parentSpanId: parentOf(t.turnKey),
+      name: `execute_tool ${t.tool}`,
+      kind: KIND_INTERNAL,
+      startTimeUnixNano: nanos(t.startedAt),
+      endTimeUnixNano: nanos(t.startedAt + t.duration_ms),
+      attributes: [
+        ...attr("gen_ai.operation.name", "execute_tool"),
+        ...attr("gen_ai.tool.name", t.tool),
+        ...attr("gen_ai.tool.call.id", t.callId),
+        ...attr("gen_ai.tool.type", "function"),
+        ...(t.failed ? attr("error.type", "tool_error") : []),
+      ],
+      status: { code: t.failed ? STATUS_ERROR : STATUS_OK },
+    });
+  }
+  for (const d of trace.deniedSpans) {
+    span({
+      spanId: id(`denied:${d.seq}`),
+      parentSpanId: parentOf(d.turnKey),
+      name: `execute_tool ${d.tool}`,
+      kind: KIND_INTERNAL,
+      startTimeUnixNano: nanos(d.at),
+      endTimeUnixNano: nanos(d.at),
+      attributes: [
+        ...attr("gen_ai.operation.name", "execute_tool"),
+        ...attr("gen_ai.tool.name", d.tool),
+        ...attr("gen_ai.tool.call.id", d.callId),
+        ...attr("error.type", "denied"),
+        ...attr("rollout.denied.source", d.source),
+        ...attr("rollout.denied.reason", d.reason),
+      ],
+      status: { code: STATUS_ERROR, message: `denied by ${d.source}` },
+    });
+  }
+  return {
+    resourceSpans: [
+      {
+        resource: {
+          attributes: [...attr("service.name", agent), ...attr("service.version", options.version)],
+        },
+        scopeSpans: [{ scope: { name: "freecode.rollout", version: options.version ?? "0" }, spans }],
+      },
+    ],
+  };
+}
+
+function chatSpan(m: ModelSpan, spanId: string, parentSpanId: string): Omit<OtlpSpan, "traceId"> {
+  const open = m.status === "in_flight" || m.status === "hung";
+  const errorType =
+    m.status === "hung"
+      ? "timeout"
+      : open
+        ? "incomplete"
+        : m.errorKind === "stall"
+          ? "timeout"
+          : m.errorKind === "abort"
+            ? "cancelled"
+            : m.errorKind;
+  const events: OtlpSpan["events"] =
+    m.ttft_ms === undefined
+      ? []
+      : [{ timeUnixNano: nanos(m.startedAt + m.ttft_ms), name: "gen_ai.first_token", attributes: [] }];
+  return {
+    spanId,
+    parentSpanId,
+    name: `chat ${m.model}`,
+    kind: KIND_CLIENT,
+    startTimeUnixNano: nanos(m.startedAt),
+    endTimeUnixNano: nanos(m.startedAt + m.duration_ms),
+    attributes: [
+      ...attr("gen_ai.operation.name", "chat"),
+      ...attr("gen_ai.provider.name", providerName(m.provider)),
+      ...attr("gen_ai.request.model", m.model),
+      ...attr("gen_ai.response.model", m.echoedModel),
+      ...attr("gen_ai.request.stream", m.streamed),
+      ...(m.ttft_ms === undefined
+        ? []
+        : [{ key: "gen_ai.response.time_to_first_chunk", value: { doubleValue: m.ttft_ms / 1000 } }]),
+      ...attr("gen_ai.usage.input_tokens", m.inputTokens),
+      ...attr("gen_ai.usage.output_tokens", m.outputTokens),
+      ...attr("gen_ai.usage.cache_read.input_tokens", m.cacheReadTokens),
+      ...attr("gen_ai.usage.cache_creation.input_tokens", m.cacheWriteTokens),
+      ...attr("gen_ai.usage.reasoning.output_tokens", m.reasoningTokens),
+      ...attr("error.type", errorType),
+      ...(open ? attr("rollout.incomplete", true) : []),
+      ...(m.stalledBeforeFirstToken ? attr("rollout.stall", true) : []),
+    ],
+    events,
+    status: m.status === "ok" ? { code: STATUS_OK } : { code: STATUS_ERROR, message: m.error ?? m.status },
+  };
+}

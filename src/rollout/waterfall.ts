@@ -1,0 +1,183 @@
+/**
+ * A Trace as a terminal waterfall: a summary, then each turn with its model calls, tool calls and
+ * refusals on a shared time axis. Pure (returns text); the CLI prints it. Colour is ANSI and only on
+ * request; without it, span kinds still differ by glyph (█ model, ▒ tool, × denied, ░ open).
+ */
+import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
+
+export interface WaterfallOptions {
+  /** Terminal columns (default 100, at least 60). */
+  width?: number;
+  color?: boolean;
+  /** Show only spans at least this long (turn headers of hidden spans stay). */
+  slowMs?: number;
+}
+
+type Row = { at: number; dur: number; label: string; glyph: string; detail: string; tone: Tone };
+type Tone = "model" | "tool" | "fail" | "denied" | "open" | "hung" | "dim";
+const TONES: Record<Tone, string> = {
+  model: "36",
+  tool: "32",
+  fail: "31",
+  denied: "35",
+  open: "33",
+  hung: "1;31",
+  dim: "2",
+};
+
+/** Human duration: 950ms, 1.50s, 2m05.0s, 1h02m. */
+export function fmtMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
+  if (ms < 3_600_000)
+    return `${Math.floor(ms / 60_000)}m${((ms % 60_000) / 1000).toFixed(1).padStart(4, "0")}s`;
+  return `${Math.floor(ms / 3_600_000)}h${String(Math.floor((ms % 3_600_000) / 60_000)).padStart(2, "0")}m`;
+}
+
+/** Token counts: 950, 1.2k, 3.4M. */
+export const fmtTokens = (n: number) =>
+  n < 1000 ? String(n) : n < 1_000_000 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1_000_000).toFixed(1)}M`;
+
+const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, Math.max(0, n - 1))}…`);
+
+function argHint(args: unknown): string {
+  if (typeof args === "string") return args.split("\n")[0] ?? "";
+  if (typeof args !== "object" || args === null) return "";
+  const a = args as Record<string, unknown>;
+  const v =
+    a.file_path ?? a.filePath ?? a.path ?? a.notebook_path ?? a.command ?? a.cmd ?? a.pattern ?? a.url;
+  if (Array.isArray(v))
+    return (
+      v
+        .filter((x) => typeof x === "string")
+        .join(" ")
+        .split("\n")[0] ?? ""
+    );
+  return typeof v === "string" ? (v.split("\n")[0] ?? "") : "";
+}
+
+function modelRow(m: ModelSpan): Row {
+  const bits: string[] = [fmtMs(m.duration_ms)];
+  if (m.ttft_ms !== undefined) bits.push(`ttft ${fmtMs(m.ttft_ms)}`);
+  if (m.inputTokens !== undefined || m.outputTokens !== undefined)
+    bits.push(`in ${fmtTokens(m.inputTokens ?? 0)} out ${fmtTokens(m.outputTokens ?? 0)}`);
+  if (m.cacheReadTokens) bits.push(`cache ${fmtTokens(m.cacheReadTokens)}`);
+  let tone: Tone = "model";
+  if (m.status === "hung") [tone, bits[0]] = ["hung", `HUNG ${fmtMs(m.duration_ms)}`];
+  else if (m.status === "in_flight") [tone, bits[0]] = ["open", `in flight ${fmtMs(m.duration_ms)}`];
+  else if (m.status === "error") {
+    tone = "fail";
+    bits.push(`ERROR ${m.errorKind}${m.error ? `: ${m.error}` : ""}`);
+  }
+  if (m.stalledBeforeFirstToken) bits.push("STALL before first token");
+  if (m.toolCalls.length) bits.push(`→ ${m.toolCalls.join(", ")}`);
+  const open = m.status === "hung" || m.status === "in_flight";
+  return {
+    at: m.startedAt,
+    dur: m.duration_ms,
+    label: `chat ${m.model}`,
+    glyph: open ? "░" : "█",
+    detail: bits.join("  "),
+    tone,
+  };
+}
+
+function toolRow(t: ToolSpan): Row {
+  const hint = argHint(t.args);
+  const detail = `${fmtMs(t.duration_ms)}${t.failed ? "  FAILED" : ""}${hint ? `  ${hint}` : ""}`;
+  return {
+    at: t.startedAt,
+    dur: t.duration_ms,
+    label: `tool ${t.tool}`,
+    glyph: "▒",
+    detail,
+    tone: t.failed ? "fail" : "tool",
+  };
+}
+
+function deniedRow(d: DeniedSpan): Row {
+  const detail = `DENIED by ${d.source}${d.reason ? `: ${d.reason}` : ""}`;
+  return { at: d.at, dur: 0, label: `denied ${d.tool}`, glyph: "×", detail, tone: "denied" };
+}
+
+/** Render `trace` as lines of text (joined with `\n`, with a trailing newline). */
+export function renderWaterfall(trace: Trace, options: WaterfallOptions = {}): string {
+  const width = Math.max(60, options.width ?? 100);
+  const paint = (tone: Tone, s: string) => (options.color ? `\x1b[${TONES[tone]}m${s}\x1b[0m` : s);
+  const labelW = Math.min(26, Math.floor(width * 0.25));
+  const barW = Math.max(10, Math.min(60, Math.floor(width * 0.3)));
+  const detailW = width - 9 - labelW - barW - 3;
+  const t0 = trace.startedAt;
+  const span = Math.max(1, (trace.asOf ?? trace.endedAt) - t0);
+  const lines = summary(trace, paint);
+
+  const bar = (r: Row) => {
+    const start = Math.min(barW - 1, Math.floor(((r.at - t0) / span) * barW));
+    const len = Math.max(1, Math.min(barW - start, Math.round((r.dur / span) * barW)));
+    return `${" ".repeat(start)}${paint(r.tone, r.glyph.repeat(len))}${" ".repeat(barW - start - len)}`;
+  };
+  const line = (r: Row) => {
+    const offset = `+${fmtMs(Math.max(0, r.at - t0))}`.padStart(9);
+    const detail = cut(r.detail, detailW);
+    return `${paint("dim", offset)} ${cut(r.label, labelW).padEnd(labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
+  };
+
+  const groups = new Map<string, Row[]>();
+  const add = (key: string | undefined, row: Row) => {
+    if (options.slowMs !== undefined && row.dur < options.slowMs && row.tone !== "hung") return;
+    const k = key ?? "";
+    groups.set(k, [...(groups.get(k) ?? []), row]);
+  };
+  for (const m of trace.modelSpans) add(m.turnKey, modelRow(m));
+  for (const t of trace.toolSpans) add(t.turnKey, toolRow(t));
+  for (const d of trace.deniedSpans) add(d.turnKey, deniedRow(d));
+
+  const turnKeys = new Set(trace.turns.map((t) => t.turnKey));
+  const emit = (rows: Row[] | undefined) => {
+    for (const r of (rows ?? []).sort((a, b) => a.at - b.at)) lines.push(line(r));
+  };
+  const loose = [...groups.entries()].filter(([k]) => !turnKeys.has(k)).flatMap(([, rows]) => rows);
+  if (loose.length) {
+    lines.push(paint("dim", "── outside any turn"));
+    emit(loose);
+  }
+  for (const turn of trace.turns) {
+    const rows = groups.get(turn.turnKey);
+    const flags = turn.aborted
+      ? paint("fail", `  ABORTED${turn.abortReason ? ` (${turn.abortReason})` : ""}`)
+      : "";
+    lines.push(
+      `${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${turn.turnKey}${flags}`,
+    );
+    emit(rows);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
+  const status = t.hung
+    ? paint("hung", "HUNG (a model request is past the hang threshold)")
+    : t.inFlight
+      ? paint("open", "in flight (a model request is still open)")
+      : t.ended
+        ? "ended"
+        : "open (no session.ended)";
+  const out = [
+    `session ${t.sessionId}  ${new Date(t.startedAt).toISOString()}  ${status}`,
+    `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
+    `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)`,
+  ];
+  if (t.stalls)
+    out.push(
+      paint("open", `${t.stalls} request(s) stalled before the first token (≥ ${fmtMs(t.stallMs ?? 0)})`),
+    );
+  if (t.pendingCalls.length)
+    out.push(
+      `${t.pendingCalls.length} tool call(s) with no output: ${t.pendingCalls.map((p) => p.tool).join(", ")}`,
+    );
+  if (t.changedFiles.length) out.push(`changed files: ${t.changedFiles.join(", ")}`);
+  for (const e of t.parseErrors)
+    out.push(paint("fail", `unreadable line${e.line ? ` ${e.line}` : ""}: ${e.message}`));
+  out.push("");
+  return out;
+}
