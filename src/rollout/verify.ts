@@ -48,16 +48,30 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
       if (r.kind === "unknown") report.unknownTypes[r.type] = (report.unknownTypes[r.type] ?? 0) + 1;
       const agg = (raw as { aggregateID?: unknown }).aggregateID;
       if (agg !== sessionId) {
-        report.problems.push({ kind: "aggregate", ...at, message: `aggregateID "${String(agg)}" is not the session "${sessionId}"` });
+        report.problems.push({
+          kind: "aggregate",
+          ...at,
+          message: `aggregateID "${String(agg)}" is not the session "${sessionId}"`,
+        });
       }
     }
     if (typeof seq !== "number" || !Number.isInteger(seq)) return;
     const expected = report.lastSeq + 1;
     if (seq < expected) {
-      report.problems.push({ kind: "seq_repeat", ...at, seq, message: `seq ${seq} repeats or goes back (after ${report.lastSeq})` });
+      report.problems.push({
+        kind: "seq_repeat",
+        ...at,
+        seq,
+        message: `seq ${seq} repeats or goes back (after ${report.lastSeq})`,
+      });
     } else {
       if (seq > expected) {
-        report.problems.push({ kind: "seq_gap", ...at, seq, message: `seq jumps from ${report.lastSeq} to ${seq}` });
+        report.problems.push({
+          kind: "seq_gap",
+          ...at,
+          seq,
+          message: `seq jumps from ${report.lastSeq} to ${seq}`,
+        });
       }
       report.lastSeq = seq;
     }
@@ -65,7 +79,7 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
   if ("file" in source) {
     for await (const batch of readJsonlBatches(source.file)) {
       for (const i of batch.issues) issue(i);
-      batch.values.forEach((raw, i) => value(raw, batch.lineOf(i)));
+      for (let i = 0; i < batch.values.length; i++) value(batch.values[i], batch.lineOf(i));
     }
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {
