@@ -67,7 +67,14 @@ const factory: AdapterFactory = (options) => {
     try {
       if (jsonIndex) throw new Error("JSON index requested");
       const { openSqliteIndex } = await import("./_files-index-sqlite.ts");
-      backend = openSqliteIndex(layout.indexDb);
+      try {
+        backend = openSqliteIndex(layout.indexDb);
+      } catch {
+        // A corrupt index file: it is derived data, so set it aside and build a new one.
+        if (existsSync(layout.indexDb)) renameSync(layout.indexDb, `${layout.indexDb}.corrupt-${Date.now()}`);
+        for (const ext of ["-wal", "-shm"]) rmSync(layout.indexDb + ext, { force: true });
+        backend = openSqliteIndex(layout.indexDb);
+      }
     } catch {
       // SQLite cannot start here (or is corrupt beyond opening): the JSON index always works.
       const { openJsonIndex } = await import("./_files-index-json.ts");

@@ -1,0 +1,71 @@
+/** The InterruptHandler with real SIGINTs sent to a child process. */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { InterruptHandler } from "../../src/session/interrupt.ts";
+import { createSession } from "../../src/session/lifecycle.ts";
+import factory from "../../src/storage/adapters/files.ts";
+import { BUN, tempHome } from "../_helpers.ts";
+
+/** Wait until the child's stdout contains `text` `times` times. */
+async function until(out: { text: string }, text: string, times = 1, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (out.text.split(text).length - 1 < times) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${text}; got: ${out.text}`);
+    await Bun.sleep(10);
+  }
+}
+
+describe("InterruptHandler (real signals)", () => {
+  test("first SIGINT marks the in-flight message and the session interrupted; two within 1 s exit 1", async () => {
+    await using home = await tempHome();
+    const child = Bun.spawn([BUN, join(import.meta.dir, "_interrupt-child.ts"), home.path], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = { text: "" };
+    void (async () => {
+      for await (const chunk of child.stdout) out.text += new TextDecoder().decode(chunk);
+    })();
+    await until(out, "READY");
+    await Bun.sleep(100);
+    child.kill("SIGINT");
+    await until(out, "INTERRUPTED");
+    expect(child.exitCode).toBeNull(); // one press does not exit
+
+    const store = factory({ home: home.path, fsync: "never" });
+    const meta = await store.getMeta("live");
+    expect(meta?.status).toBe("interrupted");
+    const { messages } = await store.readMessages("live");
+    expect(messages.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(messages[1]?.interrupted).toBe(true);
+    expect(messages[1]?.parts[0]?.content).toStartWith("la la");
+    await store.close();
+
+    await Bun.sleep(1_200); // the next press is a "first" press again…
+    child.kill("SIGINT");
+    await Bun.sleep(150);
+    expect(child.exitCode).toBeNull();
+    child.kill("SIGINT"); // …and this one, within 1 s of it, exits
+    expect(await child.exited).toBe(1);
+  }, 30_000);
+
+  test("the mark lands on the tracked message, not on the last one in the file", async () => {
+    await using home = await tempHome();
+    const store = factory({ home: home.path, fsync: "never" });
+    const at = Date.now();
+    await createSession(store, { projectPath: "/p", id: "s" }, [
+      { id: "u1", role: "user", parts: [{ type: "text", content: "go" }], timestamp: at },
+      { id: "a1", role: "assistant", parts: [{ type: "text", content: "streaming…" }], timestamp: at },
+      { id: "t1", role: "user", parts: [{ type: "text", content: "tool output" }], timestamp: at },
+    ]);
+    let exited = -1;
+    const h = new InterruptHandler(store, { exit: (c) => (exited = c), now: () => 0 });
+    h.track({ sessionId: "s", messageId: "a1" });
+    await h.press();
+    const { messages } = await store.readMessages("s");
+    expect(messages.map((m) => Boolean(m.interrupted))).toEqual([false, true, false]);
+    await h.press();
+    expect(exited).toBe(1);
+    await store.close();
+  });
+});
