@@ -1,10 +1,78 @@
-/** Placeholder until `freecode import` lands. */
-import { FreecodeError } from "../../errors.ts";
+/**
+ * `freecode import claude|codex|opencode|gemini|auto [PATH…]`: turn other agents' transcripts into
+ * sessions + rollouts. Paths default to each agent's own location; `--watch` follows live files;
+ * `--redact` masks secrets. Thin: the work is in `src/import/`.
+ */
+import { existsSync } from "node:fs";
+import { notFound, usageError } from "../../errors.ts";
+import { importSources } from "../../import/import.ts";
+import { AGENTS } from "../../import/types.ts";
+import { watchSources } from "../../import/watch.ts";
+import { openStore } from "../../storage/select.ts";
 import { command } from "../_command.ts";
+import { formatReport, totals, warningLine } from "./import/format.ts";
+
+const CHOICES = [...AGENTS, "auto"] as const;
+type Choice = (typeof CHOICES)[number];
 
 export default command({
-  meta: { name: "import", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode import is not built yet");
+  meta: { name: "import", description: "Import Claude Code, Codex, OpenCode or Gemini CLI sessions" },
+  args: {
+    agent: { type: "positional", description: `Which agent: ${CHOICES.join("|")}`, required: true },
+    watch: { type: "boolean", description: "Keep following live transcripts (Ctrl+C stops)" },
+    interval: { type: "string", description: "Watch poll interval in ms (default 1000)", valueHint: "ms" },
+    redact: { type: "boolean", description: "Mask API keys, bearer tokens and private keys" },
+  },
+  async run(ctx, args) {
+    const agent = String(args.agent) as Choice;
+    if (!CHOICES.includes(agent))
+      throw usageError(`unknown agent "${agent}" (expected ${CHOICES.join(", ")})`);
+    const paths = (args._ as string[]).slice(1);
+    for (const p of paths) if (!existsSync(p)) throw notFound(`no such file or folder: ${p}`);
+    const interval = args.interval === undefined ? 1000 : Number(args.interval);
+    if (!Number.isInteger(interval) || interval < 50)
+      throw usageError("--interval must be an integer ≥ 50 (ms)");
+    const config = ctx.config();
+    const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: config.fsync });
+    const base = {
+      agent,
+      paths,
+      adapter,
+      home: ctx.home,
+      redact: args.redact === true,
+      fsync: config.fsync !== "never",
+    };
+    try {
+      if (!args.watch) {
+        const report = await importSources(base);
+        for (const s of report.sources) for (const w of s.warnings) ctx.log.warn(warningLine(w));
+        for (const n of report.notes) ctx.log.warn(n);
+        ctx.out(ctx.json ? { ...report, totals: totals(report) } : formatReport(report));
+        return 0;
+      }
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      ctx.log.info(`watching (every ${interval} ms); Ctrl+C stops`);
+      await watchSources({
+        ...base,
+        intervalMs: interval,
+        signal: stop.signal,
+        onPass(report, pass) {
+          for (const s of report.sources) for (const w of s.warnings) ctx.log.warn(warningLine(w));
+          const t = totals(report);
+          if (pass > 1 && t.created + t.updated === 0) return;
+          // Streams are JSONL: one compact line per pass that changed something.
+          if (ctx.json) process.stdout.write(`${JSON.stringify({ pass, ...report, totals: t })}\n`);
+          else ctx.out(`pass ${pass}: ${t.created} created, ${t.updated} updated, ${t.imported} entries\n`);
+        },
+      });
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      return 0;
+    } finally {
+      await adapter.close();
+    }
   },
 });

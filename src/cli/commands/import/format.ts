@@ -1,0 +1,46 @@
+/** Human output of `freecode import`: one paragraph per source, warnings after it. */
+import type { ImportReport } from "../../../import/import.ts";
+import type { SourceSummary } from "../../../import/run.ts";
+
+function topSkipped(skipped: Record<string, number>): string {
+  const entries = Object.entries(skipped).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) return "";
+  const shown = entries.slice(0, 6).map(([k, n]) => `${k} ${n}`);
+  return ` (${shown.join(", ")}${entries.length > 6 ? ", …" : ""})`;
+}
+
+/** One source as text. */
+export function formatSource(s: SourceSummary): string {
+  const skipped = Object.values(s.entries.skipped).reduce((a, b) => a + b, 0);
+  return [
+    `${s.agent} ${s.path}`,
+    `  files:    ${s.files.found} found, ${s.files.read} read, ${s.files.unchanged} unchanged`,
+    `  sessions: ${s.sessions.created} created, ${s.sessions.updated} updated, ${s.sessions.unchanged} unchanged`,
+    `  entries:  ${s.entries.imported} imported, ${skipped} skipped${topSkipped(s.entries.skipped)}`,
+    ...(s.warnings.length ? [`  warnings: ${s.warnings.length}`] : []),
+  ].join("\n");
+}
+
+/** The whole report as text (empty sources say so). */
+export function formatReport(report: ImportReport): string {
+  if (report.sources.length === 0) return "nothing to import (no transcripts at the default locations)\n";
+  return `${report.sources.map(formatSource).join("\n")}\n`;
+}
+
+/** Totals over all sources (for the JSON document and watch lines). */
+export function totals(report: ImportReport) {
+  const t = { created: 0, updated: 0, unchanged: 0, imported: 0, skipped: 0, warnings: 0 };
+  for (const s of report.sources) {
+    t.created += s.sessions.created;
+    t.updated += s.sessions.updated;
+    t.unchanged += s.sessions.unchanged;
+    t.imported += s.entries.imported;
+    t.skipped += Object.values(s.entries.skipped).reduce((a, b) => a + b, 0);
+    t.warnings += s.warnings.length;
+  }
+  return t;
+}
+
+/** A warning as one line: `file:line message`. */
+export const warningLine = (w: { file: string; line?: number; message: string }) =>
+  `${w.file}${w.line ? `:${w.line}` : ""}: ${w.message}`;

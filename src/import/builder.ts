@@ -1,0 +1,381 @@
+/**
+ * SessionBuilder: the agent-neutral half of every importer. A parser reads its format and calls
+ * these methods; the builder keeps the bookkeeping every agent shares — turns, tool calls paired by
+ * the agent's call id, token totals, titles by priority — and derives the rollout events. Its state
+ * is plain JSON, saved between runs, so a grown transcript continues exactly where it stopped.
+ *
+ * Tool calls are held until their result arrives: only then do we know whether the call ran
+ * (`function.call` + `function.output`) or was refused (`function.denied`, never a failed call).
+ */
+import type { DenySource } from "../rollout/events.ts";
+import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
+import { redactDeep } from "./redact.ts";
+import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
+
+export interface PendingCall {
+  tool: string;
+  args: unknown;
+  at: number;
+  turnId?: string;
+  messageId?: string;
+  /** `function.call` already written (flushed unanswered by an earlier, final read). */
+  emitted?: boolean;
+}
+
+export interface BuilderState {
+  id: string;
+  turnId?: string;
+  turnSeq: number;
+  tokens: TokenTotals;
+  pending: Record<string, PendingCall>;
+  /** Messages that may still change (unanswered tool parts, an open streamed response). */
+  held: Record<string, StoredMessage>;
+  lastAssistantId?: string;
+  firstAt?: number;
+  lastAt?: number;
+  title?: { text: string; source: TitleSource };
+  provider?: string;
+  model?: string;
+  projectPath?: string;
+  parentId?: string;
+}
+
+/** Token usage of one provider response, in freecode's names. */
+export interface ResponseUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning?: number;
+}
+
+const TITLE_RANK: Record<TitleSource, number> = { user: 4, generated: 3, import: 2, prompt: 1 };
+/** Output kept in `function.output` events: a summary, not the whole tool output. */
+const OUTPUT_CHARS = 2000;
+
+/** A fresh builder state for session `id`. */
+export const newBuilderState = (id: string): BuilderState => ({
+  id,
+  turnSeq: 0,
+  tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+  pending: {},
+  held: {},
+});
+
+/** Plain text of a tool result (a string, or text blocks), cut to the event summary size. */
+export function outputSummary(result: unknown): string | undefined {
+  let text: string | undefined;
+  if (typeof result === "string") text = result;
+  else if (Array.isArray(result)) {
+    text = result
+      .map((b) => (b && typeof b === "object" && typeof b.text === "string" ? b.text : ""))
+      .join("\n");
+  } else if (result !== undefined && result !== null) text = JSON.stringify(result);
+  if (text === undefined) return undefined;
+  return text.length > OUTPUT_CHARS ? `${text.slice(0, OUTPUT_CHARS)}…` : text;
+}
+
+export class SessionBuilder {
+  readonly s: BuilderState;
+  readonly events: EventDraft[] = [];
+  private readonly out = new Map<string, StoredMessage>();
+  private readonly fresh = new Set<string>();
+  private readonly eventIds = new Set<string>();
+
+  constructor(
+    state: BuilderState,
+    private readonly redact = false,
+  ) {
+    this.s = state;
+  }
+
+  get id(): string {
+    return this.s.id;
+  }
+
+  /** Apply `--redact` to anything that lands in a message or an event. */
+  r<T>(value: T): T {
+    return this.redact ? redactDeep(value) : value;
+  }
+
+  /** Record that something happened at `at` (first/last activity). */
+  touch(at: number): void {
+    if (!Number.isFinite(at)) return;
+    if (this.s.firstAt === undefined || at < this.s.firstAt) this.s.firstAt = at;
+    if (this.s.lastAt === undefined || at > this.s.lastAt) this.s.lastAt = at;
+  }
+
+  /** Offer a title; a more trusted source wins, `lastWins` lets a re-generated title replace itself. */
+  title(text: string | undefined, source: TitleSource, lastWins = false): void {
+    const clean = text?.replace(/\s+/g, " ").trim();
+    if (!clean) return;
+    const value = source === "prompt" && clean.length > 50 ? `${clean.slice(0, 49)}…` : clean;
+    const cur = this.s.title;
+    const rank = TITLE_RANK[source];
+    if (!cur || rank > TITLE_RANK[cur.source] || (rank === TITLE_RANK[cur.source] && lastWins)) {
+      this.s.title = { text: this.r(value), source };
+    }
+  }
+
+  private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {
+    let id = `${this.s.id}:${type}:${key}`;
+    for (let n = 2; this.eventIds.has(id); n++) id = `${this.s.id}:${type}:${key}#${n}`;
+    this.eventIds.add(id);
+    this.touch(at);
+    this.events.push({ type, id, timestamp: at, ...fields });
+  }
+
+  /** The current turn id, opening an implicit first turn when the source has none yet. */
+  turn(at: number): string {
+    if (this.s.turnId === undefined) this.turnStart(`turn-${this.s.turnSeq}`, at);
+    return this.s.turnId!;
+  }
+
+  turnStart(turnId: string, at: number): void {
+    if (this.s.turnId === turnId) return;
+    this.s.turnId = turnId;
+    this.s.turnSeq++;
+    this.ev("turn.started", turnId, at, { turnId });
+  }
+
+  turnAbort(key: string, at: number, reason = "interrupted"): void {
+    this.ev("turn.aborted", key, at, { turnId: this.turn(at), reason });
+    const last = this.s.lastAssistantId && this.find(this.s.lastAssistantId);
+    if (last) last.interrupted = true;
+  }
+
+  /** Add a new message (its tool parts are registered with `toolCall`). */
+  addMessage(m: StoredMessage): StoredMessage {
+    const msg = this.r(m);
+    this.touch(msg.timestamp);
+    this.out.set(msg.id, msg);
+    this.fresh.add(msg.id);
+    if (msg.role === "assistant") this.s.lastAssistantId = msg.id;
+    return msg;
+  }
+
+  /** A message of this session by id: from this run, or held over from an earlier one. */
+  find(id: string): StoredMessage | undefined {
+    const m = this.out.get(id);
+    if (m) return m;
+    const held = this.s.held[id];
+    if (held) this.out.set(id, held); // changed after it was stored: the writer patches it
+    return held;
+  }
+
+  /** Keep a message open across runs (a streamed response that may gain blocks). */
+  hold(m: StoredMessage): void {
+    this.s.held[m.id] = m;
+  }
+
+  release(id: string): void {
+    const m = this.s.held[id];
+    if (m && !m.parts.some((p) => p.type === "tool" && p.callId && this.s.pending[p.callId])) {
+      delete this.s.held[id];
+    }
+  }
+
+  /** A tool call the model asked for; its events are written when its result arrives. */
+  toolCall(callId: string, tool: string, args: unknown, at: number, messageId?: string): void {
+    this.s.pending[callId] = { tool, args: this.r(args), at, turnId: this.turn(at), messageId };
+    if (messageId && this.out.has(messageId)) this.s.held[messageId] = this.out.get(messageId)!;
+  }
+
+  /** Whether `callId` is a call waiting for its result. */
+  isPending(callId: string): boolean {
+    return callId in this.s.pending;
+  }
+
+  pendingCall(callId: string): PendingCall | undefined {
+    return this.s.pending[callId];
+  }
+
+  /**
+   * The result of a call: `function.call` + `function.output`, or `function.denied` when refused.
+   * Returns false for a result whose call is unknown (the caller counts it).
+   */
+  toolResult(
+    callId: string,
+    r: {
+      at: number;
+      output: unknown;
+      failed?: boolean;
+      denied?: { source: DenySource; reason?: string };
+      durationMs?: number;
+    },
+  ): boolean {
+    const p = this.s.pending[callId];
+    if (!p) return false;
+    const output = this.r(r.output);
+    const turnId = p.turnId ?? this.turn(r.at);
+    if (r.denied) {
+      const reason = r.denied.reason === undefined ? undefined : this.r(r.denied.reason);
+      this.ev("function.denied", callId, r.at, {
+        turnId,
+        tool: p.tool,
+        args: p.args,
+        source: r.denied.source,
+        ...(reason ? { reason } : {}),
+        callId,
+      });
+    } else {
+      if (!p.emitted) this.emitCall(callId, p);
+      const duration = r.durationMs ?? Math.max(0, r.at - p.at);
+      this.ev("function.output", callId, r.at, {
+        turnId,
+        tool: p.tool,
+        output: outputSummary(output),
+        failed: r.failed === true,
+        duration_ms: duration,
+        callId,
+      });
+    }
+    delete this.s.pending[callId];
+    const m = p.messageId ? this.find(p.messageId) : undefined;
+    const part = m?.parts.find((x: Part) => x.type === "tool" && x.callId === callId);
+    if (part) {
+      part.result = output;
+      if (r.failed || r.denied) part.failed = true;
+      if (r.denied) part.denied = r.denied.source;
+    }
+    if (p.messageId) this.release(p.messageId);
+    return true;
+  }
+
+  private emitCall(callId: string, p: PendingCall): void {
+    p.emitted = true;
+    this.ev("function.call", callId, p.at, {
+      ...(p.turnId ? { turnId: p.turnId } : {}),
+      tool: p.tool,
+      args: p.args,
+      callId,
+    });
+  }
+
+  /** One provider response: `model.request` at its start, `model.response` with usage at its end. */
+  modelResponse(
+    key: string,
+    r: {
+      startAt: number;
+      at: number;
+      provider: string;
+      model: string;
+      usage?: ResponseUsage;
+      toolCalls?: string[];
+      textChars?: number;
+      thinkingChars?: number;
+      messageId?: string;
+    },
+  ): void {
+    const turnId = this.turn(r.startAt);
+    const startAt = Math.min(r.startAt, r.at);
+    this.ev("model.request", key, startAt, { turnId, provider: r.provider, model: r.model });
+    const u = r.usage;
+    this.ev("model.response", key, r.at, {
+      turnId,
+      provider: r.provider,
+      model: r.model,
+      duration_ms: r.at - startAt,
+      ...(u
+        ? {
+            inputTokens: u.input,
+            outputTokens: u.output,
+            cacheReadTokens: u.cacheRead,
+            cacheWriteTokens: u.cacheWrite,
+            ...(u.reasoning !== undefined ? { reasoningTokens: u.reasoning } : {}),
+          }
+        : {}),
+      toolCalls: r.toolCalls ?? [],
+      textChars: r.textChars ?? 0,
+      thinkingChars: r.thinkingChars ?? 0,
+    });
+    if (!u) return;
+    const t = this.s.tokens;
+    t.input += u.input;
+    t.output += u.output;
+    t.cacheRead += u.cacheRead;
+    t.cacheWrite += u.cacheWrite;
+    t.reasoning = (t.reasoning ?? 0) + (u.reasoning ?? 0);
+    const m = r.messageId ? this.find(r.messageId) : undefined;
+    if (m) {
+      m.responseId = key;
+      m.usage = {
+        inputTokens: u.input,
+        outputTokens: u.output,
+        cacheReadInputTokens: u.cacheRead,
+        cacheCreationInputTokens: u.cacheWrite,
+        ...(u.reasoning !== undefined ? { reasoningTokens: u.reasoning } : {}),
+      };
+    }
+  }
+
+  /** A failed provider request (API error, rate limit). */
+  modelError(
+    key: string,
+    r: { startAt: number; at: number; provider: string; model: string; error: string },
+  ) {
+    const turnId = this.turn(r.startAt);
+    const startAt = Math.min(r.startAt, r.at);
+    this.ev("model.request", key, startAt, { turnId, provider: r.provider, model: r.model });
+    this.ev("model.error", key, r.at, {
+      turnId,
+      provider: r.provider,
+      model: r.model,
+      duration_ms: r.at - startAt,
+      kind: "provider",
+      error: this.r(r.error).slice(0, 500),
+    });
+  }
+
+  compaction(key: string, at: number, beforeTokens: number, afterTokens: number, extra = {}): void {
+    this.ev("compact.occurred", key, at, { beforeTokens, afterTokens, ...extra });
+  }
+
+  subagent(kind: "start" | "stop", key: string, at: number, subagentId: string, detail?: string): void {
+    const field = kind === "start" ? { task: detail } : { result: detail };
+    this.ev(`subagent.${kind}`, key, at, { subagentId, ...(detail ? field : {}) });
+  }
+
+  hook(key: string, at: number, hookName: string, hookEvent?: string, blocked?: boolean): void {
+    this.ev("hook.triggered", key, at, {
+      hookName,
+      ...(hookEvent ? { hookEvent } : {}),
+      ...(blocked ? { blocked } : {}),
+    });
+    if (blocked) this.ev("hook.blocked", key, at, { hookName });
+  }
+
+  /**
+   * End of this read. `final` writes `function.call` for calls still unanswered (a crashed or
+   * interrupted session); a late result then adds only its `function.output`.
+   */
+  finish(final: boolean): void {
+    if (!final) return;
+    for (const [callId, p] of Object.entries(this.s.pending)) if (!p.emitted) this.emitCall(callId, p);
+  }
+
+  /** The session as derived in this run (new messages, changed ones, events). */
+  result(
+    meta: Omit<ImportedMeta, "id" | "title" | "titleSource" | "createdAt" | "updatedAt">,
+  ): ImportedSession {
+    const messages: StoredMessage[] = [];
+    const changed: StoredMessage[] = [];
+    for (const [id, m] of this.out) (this.fresh.has(id) ? messages : changed).push(m);
+    const now = this.s.firstAt ?? 0;
+    return {
+      meta: {
+        ...meta,
+        id: this.s.id,
+        title: this.s.title?.text ?? "(untitled import)",
+        titleSource: this.s.title?.source ?? "import",
+        createdAt: now,
+        updatedAt: this.s.lastAt ?? now,
+      },
+      messages,
+      changed,
+      events: this.events,
+      mode: "delta",
+      tokens: { ...this.s.tokens },
+    };
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * Claude Code conversation entries, one handler per entry type: user (prompts and tool results),
+ * assistant (one line per content block, merged by `message.id`), system (compactions, API
+ * errors, hooks) and attachment (hook runs). Whatever is not mapped is counted by type.
+ */
+import type { DenySource } from "../rollout/events.ts";
+import type { Part, StoredMessage } from "../storage/records.ts";
+import type { SessionBuilder } from "./builder.ts";
+import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
+import { childIdFor } from "./ids.ts";
+import { bump } from "./types.ts";
+
+/** A transcript line: loosely typed, every field optional (new fields appear every release). */
+export type ClaudeEntry = Record<string, unknown> & {
+  type?: unknown;
+  uuid?: unknown;
+  message?: { id?: string; model?: string; content?: unknown; usage?: Record<string, unknown> };
+};
+
+type Block = Record<string, unknown> & { type?: string };
+
+const REJECTED = /^The user doesn't want to (proceed with this tool use|take this action)/;
+const INTERRUPTED = /^\[Request interrupted by user/;
+const SUBAGENT_TOOLS = new Set(["Task", "Agent"]);
+/** Harness text in user entries that the human did not type. */
+const INJECTED = /^\s*<(local-command-stdout|local-command-caveat|bash-stdout|bash-stderr)>/;
+
+const blocksOf = (content: unknown): Block[] =>
+  typeof content === "string"
+    ? [{ type: "text", text: content }]
+    : Array.isArray(content)
+      ? (content.filter((b) => b && typeof b === "object") as Block[])
+      : [];
+
+const textOf = (content: unknown): string =>
+  blocksOf(content)
+    .map((b) => (typeof b.text === "string" ? b.text : ""))
+    .join("\n");
+
+/** Why a tool result is a refusal: permission rule, hook, or the user saying no. */
+function denial(
+  e: ClaudeEntry,
+  text: string,
+  isError: boolean,
+): { source: DenySource; reason: string } | undefined {
+  const kind = typeof e.toolDenialKind === "string" ? e.toolDenialKind : undefined;
+  if (kind) {
+    const source: DenySource = kind.includes("rule") ? "rule" : kind.includes("hook") ? "hook" : "permission";
+    return { source, reason: text.slice(0, 500) };
+  }
+  if (isError && REJECTED.test(text)) {
+    const said = /the user said:\n([\s\S]*)$/.exec(text)?.[1];
+    return { source: "user", reason: (said ?? "rejected by the user").slice(0, 500) };
+  }
+  return undefined;
+}
+
+/** A `user` entry: tool results pair with their calls; typed text opens a turn. */
+export function onUser(
+  ctx: ClaudeContext,
+  b: SessionBuilder,
+  e: ClaudeEntry,
+  at: number,
+  line: number,
+): void {
+  const blocks = blocksOf(e.message?.content);
+  const uuid = String(e.uuid ?? `line-${line}`);
+  let mapped = false;
+  const parts: Part[] = [];
+  for (const block of blocks) {
+    if (block.type === "tool_result") {
+      mapped = toolResult(ctx, b, e, block, at) || mapped;
+    } else if (block.type === "text" && typeof block.text === "string") {
+      parts.push({ type: "text", content: block.text });
+    } else if (block.type === "image") {
+      const src = (block.source ?? {}) as { data?: string; media_type?: string };
+      parts.push({ type: "image", data: src.data, mediaType: src.media_type });
+    } else bump(ctx.counts.skipped, `user/${block.type ?? "?"}`);
+  }
+  if (parts.length > 0) {
+    // Text from the user side ends the response; tool results do not (CC runs a tool while the
+    // rest of the response is still streaming, so results interleave with its lines).
+    flushGroup(ctx, b);
+    const text = parts.map((p) => p.content ?? "").join("\n");
+    if (INTERRUPTED.test(text)) {
+      b.turnAbort(uuid, at, "interrupted");
+      mapped = true;
+    } else {
+      const synthetic =
+        e.isCompactSummary === true
+          ? "compact-summary"
+          : e.isMeta === true
+            ? "meta"
+            : INJECTED.test(text)
+              ? "command-output"
+              : undefined;
+      if (!synthetic) {
+        b.turnStart(uuid, at);
+        b.title(commandTitle(text), "prompt");
+      }
+      const m: StoredMessage = { id: uuid, role: "user", parts, timestamp: at };
+      if (synthetic) m.synthetic = synthetic;
+      b.addMessage(m);
+      mapped = true;
+    }
+  }
+  if (mapped) ctx.counts.imported++;
+  else bump(ctx.counts.skipped, "user(empty)");
+}
+
+/** `/cmd args` for slash commands, else the text itself. */
+function commandTitle(text: string): string {
+  const name = /<command-name>([^<]*)<\/command-name>/.exec(text)?.[1];
+  if (!name) return text;
+  const args = /<command-args>([^<]*)<\/command-args>/.exec(text)?.[1] ?? "";
+  return `${name} ${args}`.trim();
+}
+
+function toolResult(
+  ctx: ClaudeContext,
+  b: SessionBuilder,
+  e: ClaudeEntry,
+  block: Block,
+  at: number,
+): boolean {
+  const callId = String(block.tool_use_id ?? "");
+  const call = b.pendingCall(callId);
+  if (!call) {
+    bump(ctx.counts.skipped, "user/tool_result(no matching call)");
+    return false;
+  }
+  const text = textOf(block.content);
+  const isError = block.is_error === true;
+  const denied = denial(e, text, isError);
+  let childId: string | undefined;
+  if (SUBAGENT_TOOLS.has(call.tool)) {
+    const agentId = (e.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
+    const main = ctx.st.main?.id ?? b.id;
+    childId =
+      typeof agentId === "string"
+        ? childIdFor(main, "agent", agentId)
+        : childIdFor(main, "task", callId) in ctx.st.children
+          ? childIdFor(main, "task", callId)
+          : undefined;
+    const task = (call.args as { description?: string } | undefined)?.description;
+    if (childId && !denied) b.subagent("start", callId, call.at, childId, task);
+  }
+  b.toolResult(callId, { at, output: block.content, failed: isError && !denied, denied });
+  if (childId && !denied) b.subagent("stop", callId, at, childId);
+  if (!denied && INTERRUPTED.test(text)) b.turnAbort(`${callId}.abort`, at, "interrupted");
+  return true;
+}
+
+/** An `assistant` line: one content block of a streamed response. */
+export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, at: number): void {
+  const msg = e.message ?? {};
+  const uuid = String(e.uuid ?? `${b.id}-${at}`);
+  if (e.isApiErrorMessage === true) {
+    flushGroup(ctx, b);
+    const error = typeof e.error === "string" ? `${e.error}: ${textOf(msg.content)}` : textOf(msg.content);
+    const startAt = ctx.st.prevAt[b.id] ?? at;
+    b.modelError(uuid, { startAt, at, provider: "anthropic", model: ctx.st.lastModel ?? "unknown", error });
+    ctx.counts.imported++;
+    return;
+  }
+  const model = typeof msg.model === "string" ? msg.model : "unknown";
+  if (model === "<synthetic>") {
+    flushGroup(ctx, b);
+    const text = textOf(msg.content);
+    const parts: Part[] = text ? [{ type: "text", content: text }] : [];
+    b.addMessage({ id: uuid, role: "assistant", parts, timestamp: at, synthetic: "harness" });
+    ctx.counts.imported++;
+    return;
+  }
+  ctx.st.lastModel = model;
+  b.s.model = model;
+  const responseId = String(msg.id ?? e.requestId ?? uuid);
+  let g = ctx.st.groups[b.id];
+  if (!g || g.responseId !== responseId) {
+    flushGroup(ctx, b);
+    const m = b.addMessage({ id: uuid, role: "assistant", parts: [], timestamp: at });
+    b.hold(m);
+    g = ctx.st.groups[b.id] = {
+      responseId,
+      messageId: m.id,
+      startAt: ctx.st.prevAt[b.id] ?? at,
+      at,
+      model,
+      tools: [],
+      textChars: 0,
+      thinkingChars: 0,
+    };
+    if (ctx.st.lastResponse[b.id] === responseId) {
+      // Continued after an earlier read flushed it: that read already counted the usage.
+      g.noUsage = true;
+      ctx.warnings.push({
+        file: ctx.file,
+        message: `response ${responseId} continued after it was imported`,
+      });
+    }
+  }
+  const m = b.find(g.messageId)!;
+  for (const block of blocksOf(msg.content)) {
+    if (block.type === "text" && typeof block.text === "string") {
+      m.parts.push(b.r({ type: "text", content: block.text }));
+      g.textChars += block.text.length;
+    } else if (block.type === "thinking" || block.type === "redacted_thinking") {
+      g.thinkingChars += typeof block.thinking === "string" ? block.thinking.length : 0;
+    } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+      const callId = String(block.id ?? `${uuid}.${m.parts.length}`);
+      const name = String(block.name ?? "unknown");
+      m.parts.push(b.r({ type: "tool", tool: { name, args: block.input ?? {} }, callId }));
+      b.toolCall(callId, name, block.input ?? {}, at, m.id);
+      g.tools.push(name);
+      const prompt = SUBAGENT_TOOLS.has(name)
+        ? promptKey((block.input as { prompt?: string })?.prompt)
+        : undefined;
+      if (prompt) ctx.st.taskPrompts[prompt] = callId;
+    } else bump(ctx.counts.skipped, `assistant/${block.type ?? "?"}`);
+  }
+  if (msg.usage) g.usage = msg.usage;
+  g.at = at;
+  ctx.counts.imported++;
+}
+
+/** A `system` entry: compactions, API errors, stop hooks; the rest is counted by subtype. */
+export function onSystem(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, at: number): void {
+  const subtype = typeof e.subtype === "string" ? e.subtype : "(none)";
+  const uuid = String(e.uuid ?? `${b.id}-${at}`);
+  if (subtype === "compact_boundary" || subtype === "microcompact_boundary") {
+    flushGroup(ctx, b);
+    const m = (e.compactMetadata ?? e.microcompactMetadata ?? {}) as Record<string, unknown>;
+    const pre = Number(m.preTokens ?? 0) || 0;
+    const post =
+      subtype === "compact_boundary" ? Number(m.postTokens ?? 0) || 0 : pre - (Number(m.tokensSaved) || 0);
+    b.compaction(uuid, at, pre, Math.max(0, post), {
+      ...(typeof m.trigger === "string" ? { trigger: m.trigger } : {}),
+      ...(subtype === "microcompact_boundary" ? { micro: true } : {}),
+    });
+  } else if (subtype === "api_error") {
+    flushGroup(ctx, b);
+    // Only the status: the error's headers can carry cookies and organisation ids.
+    const err = (e.error ?? {}) as { status?: number; message?: string };
+    const attempt = e.retryAttempt !== undefined ? ` (retry ${e.retryAttempt}/${e.maxRetries ?? "?"})` : "";
+    const error = `API error${err.status ? ` ${err.status}` : ""}${attempt}`;
+    const startAt = ctx.st.prevAt[b.id] ?? at;
+    b.modelError(uuid, { startAt, at, provider: "anthropic", model: ctx.st.lastModel ?? "unknown", error });
+  } else if (subtype === "stop_hook_summary" && Array.isArray(e.hookInfos)) {
+    e.hookInfos.forEach((h: { command?: string }, i: number) => {
+      b.hook(`${uuid}.${i}`, at, String(h?.command ?? "stop-hook"), "Stop", e.preventedContinuation === true);
+    });
+  } else {
+    bump(ctx.counts.skipped, `system/${subtype}`);
+    return;
+  }
+  ctx.counts.imported++;
+}
+
+/** An `attachment` entry: hook runs become hook events; context attachments are counted. */
+export function onAttachment(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, at: number): void {
+  const a = (e.attachment ?? {}) as Record<string, unknown>;
+  const type = typeof a.type === "string" ? a.type : "?";
+  if (type === "hook_success" || type === "hook_blocking_error" || type === "hook_non_blocking_error") {
+    const name = String(a.hookName ?? a.command ?? "hook");
+    b.hook(
+      String(e.uuid ?? at),
+      at,
+      name,
+      typeof a.hookEvent === "string" ? a.hookEvent : undefined,
+      type === "hook_blocking_error",
+    );
+    ctx.counts.imported++;
+  } else bump(ctx.counts.skipped, `${String(e.type)}/${type}`);
+}

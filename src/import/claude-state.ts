@@ -1,0 +1,92 @@
+/**
+ * Shared state of the Claude Code importer: what is saved between runs (`ClaudeState`), the
+ * context the entry handlers get, and closing a streamed response into its `model.response`.
+ */
+import type { BuilderState, SessionBuilder } from "./builder.ts";
+import type { EntryCounts, ImportWarning } from "./types.ts";
+
+/** A streamed response still collecting its lines (one line per content block). */
+export interface OpenGroup {
+  responseId: string;
+  messageId: string;
+  startAt: number;
+  at: number;
+  model: string;
+  usage?: Record<string, unknown>;
+  tools: string[];
+  textChars: number;
+  thinkingChars: number;
+  /** The response continued after an earlier read flushed it: its usage was already counted. */
+  noUsage?: boolean;
+}
+
+export interface ClaudeState {
+  main?: BuilderState;
+  children: Record<string, BuilderState>;
+  groups: Record<string, OpenGroup>;
+  lastResponse: Record<string, string>;
+  prevAt: Record<string, number>;
+  /** Inline sidechains: entry uuid → child session id. */
+  sidechainOf: Record<string, string>;
+  /** Task prompts → the Task call id, to link an inline sidechain root to its call. */
+  taskPrompts: Record<string, string>;
+  titles: { user?: string; generated?: string; summary?: string };
+  cwd?: string;
+  version?: string;
+  gitBranch?: string;
+  sourceId?: string;
+  agentId?: string;
+  lastModel?: string;
+}
+
+/** What the entry handlers get: the state, the builders, counters. */
+export interface ClaudeContext {
+  st: ClaudeState;
+  counts: EntryCounts;
+  warnings: ImportWarning[];
+  file: string;
+  redact: boolean;
+  builder(id: string): SessionBuilder;
+}
+
+/** The first 200 characters of a prompt, whitespace-folded: how a sidechain root finds its Task. */
+export function promptKey(content: unknown): string | undefined {
+  let text: string | undefined;
+  if (typeof content === "string") text = content;
+  else if (Array.isArray(content)) {
+    const first = content.find((b) => b && typeof b === "object" && b.type === "text");
+    text = first?.text;
+  }
+  return text ? text.replace(/\s+/g, " ").trim().slice(0, 200) : undefined;
+}
+
+/** Close a builder's open response: `model.response` with the last line's usage. */
+export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
+  const g = ctx.st.groups[b.id];
+  if (!g) return;
+  delete ctx.st.groups[b.id];
+  const u = g.usage as Record<string, number | undefined> | undefined;
+  const details = g.usage?.output_tokens_details as { thinking_tokens?: number } | undefined;
+  b.modelResponse(g.responseId, {
+    startAt: g.startAt,
+    at: g.at,
+    provider: "anthropic",
+    model: g.model,
+    usage:
+      u && !g.noUsage
+        ? {
+            input: u.input_tokens ?? 0,
+            output: u.output_tokens ?? 0,
+            cacheRead: u.cache_read_input_tokens ?? 0,
+            cacheWrite: u.cache_creation_input_tokens ?? 0,
+            ...(details?.thinking_tokens !== undefined ? { reasoning: details.thinking_tokens } : {}),
+          }
+        : undefined,
+    toolCalls: g.tools,
+    textChars: g.textChars,
+    thinkingChars: g.thinkingChars,
+    messageId: g.messageId,
+  });
+  ctx.st.lastResponse[b.id] = g.responseId;
+  b.release(g.messageId);
+}

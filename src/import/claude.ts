@@ -1,0 +1,208 @@
+/**
+ * Claude Code transcripts (`~/.claude/projects/<slug>/<sessionId>.jsonl`) → sessions + rollouts.
+ * Conversation entries are routed to a builder: the session itself, or a child session for a
+ * subagent. The three subagent layouts: inline `isSidechain` entries (≤ 1.0.x, one child per
+ * sidechain root, matched to its Task call by prompt), `agent-<id>.jsonl` beside the sessions
+ * (2.0.x) and `<sessionId>/subagents/agent-<id>.jsonl` (2.1.x); a file of the last two imports as
+ * the child of the session named by its entries' `sessionId`.
+ *
+ * The project path comes from the entries' `cwd`, never from the lossy folder slug.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { newBuilderState, SessionBuilder } from "./builder.ts";
+import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
+import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
+import { childIdFor, sessionIdFor } from "./ids.ts";
+import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
+
+const AGENT_FILE = /^agent-(.+)\.jsonl$/;
+const CONVERSATION = new Set(["user", "assistant", "system", "attachment"]);
+
+export class ClaudeParser {
+  private readonly st: ClaudeState;
+  private readonly builders = new Map<string, SessionBuilder>();
+  private readonly counts = newCounts();
+  private readonly warnings: ImportWarning[] = [];
+  private readonly agentFile: RegExpExecArray | null;
+  private readonly ctx: ClaudeContext;
+
+  constructor(
+    private readonly opts: ParseOptions,
+    state?: ClaudeState,
+  ) {
+    this.st = state ?? {
+      children: {},
+      groups: {},
+      lastResponse: {},
+      prevAt: {},
+      sidechainOf: {},
+      taskPrompts: {},
+      titles: {},
+    };
+    this.agentFile = AGENT_FILE.exec(basename(opts.path));
+    this.ctx = {
+      st: this.st,
+      counts: this.counts,
+      warnings: this.warnings,
+      file: opts.path,
+      redact: opts.redact === true,
+      builder: (id) => this.builderFor(id),
+    };
+  }
+
+  get state(): ClaudeState {
+    return this.st;
+  }
+
+  private builderFor(id: string): SessionBuilder {
+    let b = this.builders.get(id);
+    if (b) return b;
+    const state = this.st.main?.id === id ? this.st.main : this.st.children[id];
+    if (!state) throw new Error(`no builder ${id}`);
+    b = new SessionBuilder(state, this.opts.redact === true);
+    this.builders.set(id, b);
+    return b;
+  }
+
+  /** The session this file is: created at its first conversation entry. */
+  private mainBuilder(e: ClaudeEntry): SessionBuilder {
+    if (!this.st.main) {
+      const sid = typeof e.sessionId === "string" ? e.sessionId : basename(this.opts.path, ".jsonl");
+      if (this.agentFile) {
+        const agentId = typeof e.agentId === "string" ? e.agentId : this.agentFile[1]!;
+        const parentSid = this.parentFromPath() ?? sid;
+        const parentId = sessionIdFor("claude", parentSid);
+        this.st.main = newBuilderState(childIdFor(parentId, "agent", agentId));
+        this.st.main.parentId = parentId;
+        this.st.sourceId = agentId;
+        this.st.agentId = agentId;
+      } else {
+        this.st.main = newBuilderState(sessionIdFor("claude", sid));
+        this.st.sourceId = sid;
+      }
+    }
+    return this.builderFor(this.st.main.id);
+  }
+
+  /** 2.1.x layout: `<sessionId>/subagents/agent-<id>.jsonl`. */
+  private parentFromPath(): string | undefined {
+    const dir = dirname(this.opts.path);
+    if (basename(dir) === "subagents") return basename(dirname(dir));
+    return undefined;
+  }
+
+  /** Feed one parsed line. */
+  feed(e: ClaudeEntry, line: number): void {
+    const type = typeof e.type === "string" ? e.type : "(no type)";
+    if (!CONVERSATION.has(type)) {
+      this.metadata(e, type);
+      return;
+    }
+    if (typeof e.cwd === "string" && e.cwd && !this.st.cwd) this.st.cwd = e.cwd;
+    if (typeof e.version === "string") this.st.version = e.version;
+    if (typeof e.gitBranch === "string" && e.gitBranch) this.st.gitBranch = e.gitBranch;
+    const main = this.mainBuilder(e);
+    const b = this.route(e, main);
+    const at = Date.parse(String(e.timestamp)) || this.st.prevAt[b.id] || main.s.lastAt || 0;
+    switch (type) {
+      case "user":
+        onUser(this.ctx, b, e, at, line);
+        break;
+      case "assistant":
+        onAssistant(this.ctx, b, e, at);
+        break;
+      case "system":
+        onSystem(this.ctx, b, e, at);
+        break;
+      default:
+        onAttachment(this.ctx, b, e, at);
+    }
+    this.st.prevAt[b.id] = at;
+  }
+
+  /** Inline sidechains (≤ 1.0.x) go to a child session per sidechain root. */
+  private route(e: ClaudeEntry, main: SessionBuilder): SessionBuilder {
+    if (e.isSidechain !== true || this.agentFile) return main;
+    const uuid = String(e.uuid ?? "");
+    const parent = typeof e.parentUuid === "string" ? this.st.sidechainOf[e.parentUuid] : undefined;
+    let childId = parent;
+    if (!childId) {
+      const prompt = promptKey(e.message?.content);
+      const callId = prompt ? this.st.taskPrompts[prompt] : undefined;
+      childId = childIdFor(main.id, "task", callId ?? uuid);
+      if (!this.st.children[childId]) {
+        const state = newBuilderState(childId);
+        state.parentId = main.id;
+        this.st.children[childId] = state;
+      }
+    }
+    if (uuid) this.st.sidechainOf[uuid] = childId;
+    return this.builderFor(childId);
+  }
+
+  private metadata(e: ClaudeEntry, type: string): void {
+    const t = this.st.titles;
+    if (type === "custom-title" && typeof e.customTitle === "string") t.user = e.customTitle;
+    else if (type === "ai-title" && typeof e.aiTitle === "string") t.generated = e.aiTitle;
+    else if (type === "summary" && typeof e.summary === "string") t.summary ??= e.summary;
+    else {
+      bump(this.counts.skipped, type);
+      return;
+    }
+    this.counts.imported++;
+  }
+
+  /** End of this read: flush open responses (final) and return the derived sessions. */
+  finish(): ParseResult {
+    const final = this.opts.final !== false;
+    const ids = [...(this.st.main ? [this.st.main.id] : []), ...Object.keys(this.st.children)];
+    for (const id of ids) {
+      const b = this.builderFor(id);
+      if (final) flushGroup(this.ctx, b);
+      b.finish(final);
+    }
+    const sessions = ids.map((id) => this.sessionOf(id));
+    return { sessions, counts: this.counts, warnings: this.warnings };
+  }
+
+  private sessionOf(id: string) {
+    const b = this.builderFor(id);
+    const isMain = id === this.st.main?.id;
+    const t = this.st.titles;
+    if (isMain) {
+      b.title(t.summary, "generated");
+      b.title(t.generated, "generated", true);
+      b.title(t.user, "user", true);
+      if (this.agentFile) b.title(this.agentMetaTitle(), "generated");
+    }
+    const sourceId = isMain ? (this.st.sourceId ?? id) : id;
+    return b.result({
+      projectPath: this.st.cwd ?? "",
+      provider: "anthropic",
+      ...((b.s.model ?? this.st.lastModel) ? { model: b.s.model ?? this.st.lastModel } : {}),
+      ...(b.s.parentId ? { parentId: b.s.parentId } : {}),
+      source: {
+        agent: "claude",
+        id: sourceId,
+        path: this.opts.path,
+        ...(this.st.version ? { version: this.st.version } : {}),
+        ...(this.st.gitBranch ? { gitBranch: this.st.gitBranch } : {}),
+        ...(isMain && this.st.agentId ? { agentId: this.st.agentId } : {}),
+      },
+    });
+  }
+
+  /** 2.1.x writes `agent-<id>.meta.json` ({agentType, description}) beside a subagent file. */
+  private agentMetaTitle(): string | undefined {
+    const metaPath = join(dirname(this.opts.path), basename(this.opts.path, ".jsonl") + ".meta.json");
+    if (!existsSync(metaPath)) return undefined;
+    try {
+      const m = JSON.parse(readFileSync(metaPath, "utf8")) as { agentType?: string; description?: string };
+      return [m.agentType, m.description].filter(Boolean).join(": ") || undefined;
+    } catch {
+      this.warnings.push({ file: metaPath, message: "unreadable subagent meta.json (ignored)" });
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-…-<thread>.jsonl`) → sessions +
+ * rollouts. A provider response is everything the model emitted between two `token_count` events
+ * whose cumulative total moved (Codex repeats an unchanged `token_count` after tool outputs); its
+ * usage is that event's `last_token_usage`. The user's text is taken from `event_msg/user_message`
+ * (clean), not the `response_item` copy that also carries injected context. Tool success comes from
+ * `exec_command_end` / `mcp_tool_call_end` when present, else from the output text.
+ */
+import { type BuilderState, newBuilderState, SessionBuilder } from "./builder.ts";
+import { codexFailure, parseArgs, textOfItems } from "./codex-output.ts";
+import { sessionIdFor } from "./ids.ts";
+import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
+
+type Payload = Record<string, unknown> & { type?: string };
+
+export interface CodexState {
+  b?: BuilderState;
+  sourceId?: string;
+  cwd?: string;
+  provider?: string;
+  model?: string;
+  meta: Record<string, unknown>;
+  /** The response being collected since the last usage boundary. */
+  resp?: { messageId?: string; startAt: number; text: number; thinking: number; tools: string[] };
+  lastTotal?: number;
+  lastContext?: number;
+  prevAt?: number;
+  /** Outcomes reported by `*_end` events before the output item arrives. */
+  outcome: Record<string, { failed: boolean; durationMs?: number }>;
+  compactedAt?: number;
+  threadName?: string;
+}
+
+const SKIP_EVENTS = new Set(["agent_message", "agent_reasoning", "agent_reasoning_raw_content"]);
+const CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "web_search_call"]);
+const OUTPUTS = new Set(["function_call_output", "custom_tool_call_output"]);
+
+export class CodexParser {
+  private readonly st: CodexState;
+  private b?: SessionBuilder;
+  private readonly counts = newCounts();
+  private readonly warnings: ImportWarning[] = [];
+
+  constructor(
+    private readonly opts: ParseOptions,
+    state?: CodexState,
+  ) {
+    this.st = state ?? { meta: {}, outcome: {} };
+    if (this.st.b) this.b = new SessionBuilder(this.st.b, opts.redact === true);
+  }
+
+  get state(): CodexState {
+    return this.st;
+  }
+
+  feed(line: Record<string, unknown>, lineNo: number): void {
+    const type = String(line.type ?? "(no type)");
+    const p = (line.payload ?? {}) as Payload;
+    const at = Date.parse(String(line.timestamp)) || this.st.prevAt || 0;
+    let mapped = false;
+    if (type === "session_meta") mapped = this.sessionMeta(p, at);
+    else if (!this.b) {
+      // Lines before any session_meta: nothing to attach them to.
+      bump(this.counts.skipped, `${type}(before session_meta)`);
+      return;
+    } else if (type === "turn_context") {
+      if (typeof p.model === "string") this.st.model = p.model;
+      if (typeof p.cwd === "string") this.st.cwd ??= p.cwd;
+      mapped = true;
+    } else if (type === "event_msg") mapped = this.event(this.b, p, at, lineNo);
+    else if (type === "response_item") mapped = this.item(this.b, p, at, lineNo);
+    else if (type === "compacted") {
+      this.flush(this.b, at, undefined, `L${lineNo}`);
+      this.b.compaction(`L${lineNo}`, at, this.st.lastContext ?? 0, 0);
+      this.st.compactedAt = at;
+      if (typeof p.message === "string" && p.message) {
+        const id = `${this.st.sourceId}-L${lineNo}`;
+        this.b.addMessage({
+          id,
+          role: "user",
+          parts: [{ type: "text", content: p.message }],
+          timestamp: at,
+          synthetic: "compact-summary",
+        });
+      }
+      mapped = true;
+    }
+    if (mapped) this.counts.imported++;
+    else
+      bump(
+        this.counts.skipped,
+        type === "event_msg" || type === "response_item" ? `${type}/${p.type}` : type,
+      );
+    this.st.prevAt = at;
+  }
+
+  private sessionMeta(p: Payload, at: number): boolean {
+    if (this.b) return false; // a resumed thread repeats it: the first one names the thread
+    const id = String(p.id ?? p.session_id ?? "");
+    if (!id) throw new Error("session_meta without id");
+    const state = newBuilderState(sessionIdFor("codex", id));
+    const spawn = (p.source as { subagent?: { thread_spawn?: { parent_thread_id?: string } } } | undefined)
+      ?.subagent?.thread_spawn;
+    const parent =
+      spawn?.parent_thread_id ?? (typeof p.parent_thread_id === "string" ? p.parent_thread_id : undefined);
+    if (parent) state.parentId = sessionIdFor("codex", parent);
+    this.st.b = state;
+    this.b = new SessionBuilder(state, this.opts.redact === true);
+    this.b.touch(Date.parse(String(p.timestamp)) || at);
+    this.st.sourceId = id;
+    if (typeof p.cwd === "string") this.st.cwd = p.cwd;
+    if (typeof p.model_provider === "string") this.st.provider = p.model_provider;
+    for (const k of ["originator", "cli_version", "agent_nickname", "agent_role", "forked_from_id"]) {
+      if (typeof p[k] === "string") this.st.meta[k] = p[k];
+    }
+    return true;
+  }
+
+  private event(b: SessionBuilder, p: Payload, at: number, lineNo: number): boolean {
+    const t = String(p.type);
+    if (SKIP_EVENTS.has(t)) return false;
+    switch (t) {
+      case "task_started":
+      case "turn_started":
+        this.flush(b, at, undefined, `L${lineNo}`);
+        b.turnStart(String(p.turn_id ?? `L${lineNo}`), at);
+        return true;
+      case "user_message": {
+        this.flush(b, at, undefined, `L${lineNo}`);
+        if (b.s.turnId === undefined) b.turnStart(`L${lineNo}`, at);
+        const text = String(p.message ?? "");
+        b.title(text, "prompt");
+        const id = `${this.st.sourceId}-L${lineNo}`;
+        b.addMessage({ id, role: "user", parts: [{ type: "text", content: text }], timestamp: at });
+        return true;
+      }
+      case "token_count":
+        return this.tokenCount(b, p, at, lineNo);
+      case "exec_command_end":
+      case "patch_apply_end":
+      case "mcp_tool_call_end": {
+        if (p.source === "user_shell") return false; // a `!` command the user ran, not a tool call
+        const failed =
+          t === "exec_command_end"
+            ? Number(p.exit_code ?? 0) !== 0
+            : t === "patch_apply_end"
+              ? p.success === false
+              : !!p.result && typeof p.result === "object" && "Err" in p.result;
+        const d = p.duration as { secs?: number; nanos?: number } | undefined;
+        const durationMs = d ? Math.round((d.secs ?? 0) * 1000 + (d.nanos ?? 0) / 1e6) : undefined;
+        this.st.outcome[String(p.call_id)] = { failed, durationMs };
+        return true;
+      }
+      case "error":
+        this.flush(b, at, undefined, `L${lineNo}`);
+        b.modelError(`L${lineNo}`, {
+          ...this.model(),
+          startAt: this.st.resp?.startAt ?? at,
+          at,
+          error: String(p.message ?? "error"),
+        });
+        return true;
+      case "turn_aborted":
+        this.flush(b, at, undefined, `L${lineNo}`);
+        b.turnAbort(String(p.turn_id ?? `L${lineNo}`), at, String(p.reason ?? "interrupted"));
+        return true;
+      case "task_complete":
+      case "turn_complete":
+        return true;
+      case "context_compacted":
+        // Follows a `compacted` line, which already recorded it; alone, it is the only record.
+        if (this.st.compactedAt === undefined || at - this.st.compactedAt > 60_000) {
+          b.compaction(`L${lineNo}`, at, this.st.lastContext ?? 0, 0);
+        }
+        this.st.compactedAt = undefined;
+        return true;
+      case "thread_name_updated":
+        b.title(String(p.thread_name ?? p.name ?? ""), "user", true);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private tokenCount(b: SessionBuilder, p: Payload, at: number, lineNo: number): boolean {
+    const info = p.info as {
+      total_token_usage?: Record<string, number>;
+      last_token_usage?: Record<string, number>;
+    } | null;
+    const total = info?.total_token_usage?.total_tokens;
+    if (!info || total === undefined || total === this.st.lastTotal) return false; // a repeat
+    this.st.lastTotal = total;
+    const last = info.last_token_usage ?? {};
+    const cached = last.cached_input_tokens ?? 0;
+    this.st.lastContext = last.total_tokens ?? this.st.lastContext;
+    this.flush(
+      b,
+      at,
+      {
+        input: (last.input_tokens ?? 0) - cached,
+        cacheRead: cached,
+        cacheWrite: 0,
+        output: last.output_tokens ?? 0,
+        reasoning: last.reasoning_output_tokens ?? 0,
+      },
+      `L${lineNo}`,
+    );
+    return true;
+  }
+
+  private model() {
+    return { provider: this.st.provider ?? "openai", model: this.st.model ?? "unknown" };
+  }
+
+  /** The response collected so far (or the one the usage belongs to). */
+  private respond(at: number) {
+    return (this.st.resp ??= { startAt: this.st.prevAt ?? at, text: 0, thinking: 0, tools: [] });
+  }
+
+  private message(b: SessionBuilder, at: number, lineNo: number) {
+    const r = this.respond(at);
+    if (r.messageId) return b.find(r.messageId)!;
+    const m = b.addMessage({
+      id: `${this.st.sourceId}-L${lineNo}`,
+      role: "assistant",
+      parts: [],
+      timestamp: at,
+    });
+    b.hold(m);
+    r.messageId = m.id;
+    return m;
+  }
+
+  /** Close the current response; with usage it becomes a `model.response`. */
+  private flush(
+    b: SessionBuilder,
+    at: number,
+    usage: Parameters<SessionBuilder["modelResponse"]>[1]["usage"],
+    key: string,
+  ): void {
+    const r = this.st.resp;
+    this.st.resp = undefined;
+    if (!usage && !r) return;
+    if (usage || (r && (r.text > 0 || r.tools.length > 0))) {
+      b.modelResponse(key, {
+        ...this.model(),
+        startAt: r?.startAt ?? this.st.prevAt ?? at,
+        at,
+        usage,
+        toolCalls: r?.tools ?? [],
+        textChars: r?.text ?? 0,
+        thinkingChars: r?.thinking ?? 0,
+        messageId: r?.messageId,
+      });
+    }
+    if (r?.messageId) b.release(r.messageId);
+  }
+
+  private item(b: SessionBuilder, p: Payload, at: number, lineNo: number): boolean {
+    const t = String(p.type);
+    if (t === "message") {
+      if (p.role !== "assistant") return false; // user copies carry injected context; developer = harness
+      const text = textOfItems(p.content);
+      if (!text) return false;
+      this.message(b, at, lineNo).parts.push(b.r({ type: "text", content: text }));
+      this.respond(at).text += text.length;
+      return true;
+    }
+    if (t === "reasoning") {
+      const summary = Array.isArray(p.summary) ? p.summary : [];
+      this.respond(at).thinking += summary.reduce(
+        (n: number, s: { text?: string }) => n + (s?.text?.length ?? 0),
+        0,
+      );
+      return true;
+    }
+    if (CALLS.has(t)) {
+      const callId = String(p.call_id ?? p.id ?? `L${lineNo}`);
+      const name = String(
+        p.name ??
+          (t === "local_shell_call" ? "local_shell" : t === "web_search_call" ? "web_search" : "unknown"),
+      );
+      const args = parseArgs(t === "function_call" ? p.arguments : (p.input ?? p.action));
+      const m = this.message(b, at, lineNo);
+      m.parts.push(b.r({ type: "tool", tool: { name, args }, callId }));
+      this.respond(at).tools.push(name);
+      b.toolCall(callId, name, args, at, m.id);
+      if (t === "web_search_call")
+        b.toolResult(callId, { at, output: p.status ?? "completed", failed: p.status === "failed" });
+      return true;
+    }
+    if (OUTPUTS.has(t)) {
+      const callId = String(p.call_id ?? "");
+      if (!b.isPending(callId)) {
+        bump(this.counts.skipped, `${t}(no matching call)`);
+        return true;
+      }
+      const outcome = this.st.outcome[callId];
+      delete this.st.outcome[callId];
+      const verdict = codexFailure(p.output, outcome?.failed);
+      b.toolResult(callId, {
+        at,
+        output: p.output,
+        failed: verdict.failed,
+        denied: verdict.denied,
+        durationMs: outcome?.durationMs,
+      });
+      return true;
+    }
+    return false;
+  }
+
+  finish(): ParseResult {
+    const final = this.opts.final !== false;
+    const sessions = [];
+    if (this.b) {
+      if (final && this.st.resp) this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
+      this.b.finish(final);
+      sessions.push(
+        this.b.result({
+          projectPath: this.st.cwd ?? "",
+          ...this.model(),
+          ...(this.b.s.parentId ? { parentId: this.b.s.parentId } : {}),
+          source: { agent: "codex", id: this.st.sourceId ?? "", path: this.opts.path, ...this.st.meta },
+        }),
+      );
+      const nick = this.st.meta.agent_nickname;
+      if (typeof nick === "string") sessions[0]!.meta.title ||= nick;
+    }
+    return { sessions, counts: this.counts, warnings: this.warnings };
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Finding transcripts: each agent's default location, walking a folder, and telling formats apart
+ * by their first line (so `import auto` works per file). Credential files are recognised by name
+ * and never opened — not even to sniff them.
+ */
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, join } from "node:path";
+import type { Agent, ImportWarning } from "./types.ts";
+
+/** How a source is read. */
+export type SourceKind = "jsonl" | "document" | "opencode-db" | "opencode-rows";
+
+export interface Candidate {
+  agent: Agent;
+  kind: SourceKind;
+  path: string;
+}
+
+/** Files that hold credentials: skipped by name, never read. */
+const CREDENTIAL_FILES = new Set([
+  ".credentials.json",
+  "credentials.json",
+  "auth.json",
+  "oauth_creds.json",
+  ".env",
+]);
+/** Folders that never hold transcripts (large, or copies of what transcripts already hold). */
+const SKIP_DIRS = new Set([
+  ".git",
+  "node_modules",
+  "tool-results",
+  "file-history",
+  "snapshot",
+  "log",
+  "bin",
+  "debug",
+]);
+const ROW_FILES = ["session.jsonl", "message.jsonl", "part.jsonl"];
+
+export const isCredentialFile = (path: string) =>
+  CREDENTIAL_FILES.has(basename(path)) || /credential/i.test(basename(path));
+
+/** Each agent's own default location (overridable with paths on the command line). */
+export function defaultRoots(agent: Agent, env: Record<string, string | undefined> = process.env): string[] {
+  const home = env.HOME || homedir();
+  switch (agent) {
+    case "claude":
+      return [join(env.CLAUDE_CONFIG_DIR || join(home, ".claude"), "projects")];
+    case "codex": {
+      const codex = env.CODEX_HOME || join(home, ".codex");
+      return [join(codex, "sessions"), join(codex, "archived_sessions")];
+    }
+    case "opencode":
+      return [join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode")];
+    case "gemini":
+      return [join(env.GEMINI_DIR || join(home, ".gemini"), "tmp")];
+  }
+}
+
+function readHead(path: string, bytes: number): string {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function firstLine(path: string): string {
+  const text = readHead(path, 256 * 1024);
+  const nl = text.indexOf("\n");
+  return nl === -1 ? text : text.slice(0, nl);
+}
+
+/** Which agent wrote this file, from its name and first line; undefined when none did. */
+export function detectFile(path: string): Candidate | undefined {
+  const name = basename(path);
+  if (name === "opencode.db") return { agent: "opencode", kind: "opencode-db", path };
+  if (!name.endsWith(".jsonl") && !name.endsWith(".json")) return undefined;
+  let head: Record<string, unknown> | undefined;
+  try {
+    const line = firstLine(path).trim();
+    head = name.endsWith(".jsonl") ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+  } catch {
+    head = undefined;
+  }
+  if (name.endsWith(".json")) {
+    // Whole documents: peek at the top-level keys without parsing the whole file twice.
+    const start = readHead(path, 4096);
+    if (/"sessionId"\s*:/.test(start) && /"projectHash"\s*:/.test(start))
+      return { agent: "gemini", kind: "document", path };
+    if (/"(session_row|info)"\s*:/.test(start) || /"messages"\s*:\s*\[\s*\{\s*"info"/.test(start)) {
+      return { agent: "opencode", kind: "document", path };
+    }
+    return undefined;
+  }
+  if (!head) return name.startsWith("rollout-") ? { agent: "codex", kind: "jsonl", path } : undefined;
+  if ("payload" in head && typeof head.type === "string") return { agent: "codex", kind: "jsonl", path };
+  if (typeof head.sessionId === "string" && "projectHash" in head)
+    return { agent: "gemini", kind: "document", path };
+  if (
+    typeof head.type === "string" &&
+    ("uuid" in head || "sessionId" in head || "leafUuid" in head || "messageId" in head)
+  ) {
+    return { agent: "claude", kind: "jsonl", path };
+  }
+  return undefined;
+}
+
+/** Walk `root` (a file or a folder) and return the transcripts in it, for `agent` or any. */
+export function discover(root: string, agent: Agent | "auto", warnings: ImportWarning[]): Candidate[] {
+  const out: Candidate[] = [];
+  const visit = (path: string, explicit: boolean) => {
+    if (isCredentialFile(path)) {
+      if (explicit) warnings.push({ file: path, message: "credential file: not read" });
+      return;
+    }
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(path);
+    } catch (error) {
+      warnings.push({ file: path, message: `cannot read: ${(error as Error).message}` });
+      return;
+    }
+    if (st.isDirectory()) {
+      if (ROW_FILES.every((f) => existsSync(join(path, f)))) {
+        out.push({ agent: "opencode", kind: "opencode-rows", path });
+        return;
+      }
+      if (!explicit && SKIP_DIRS.has(basename(path))) return;
+      for (const entry of readdirSync(path).sort()) visit(join(path, entry), false);
+      return;
+    }
+    if (!st.isFile()) return;
+    const found = detectFile(path);
+    if (!found) {
+      if (explicit) warnings.push({ file: path, message: "not a transcript this importer knows" });
+      return;
+    }
+    if (agent !== "auto" && found.agent !== agent) {
+      if (explicit)
+        warnings.push({
+          file: path,
+          message: `looks like a ${found.agent} transcript, not ${agent}: skipped`,
+        });
+      return;
+    }
+    out.push(found);
+  };
+  visit(root, true);
+  return out;
+}

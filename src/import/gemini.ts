@@ -1,0 +1,197 @@
+/**
+ * Gemini CLI chat recordings (`~/.gemini/tmp/<projectHash>/chats/session-*.json[l]`) → sessions +
+ * rollouts. Legacy `.json` files hold one object; current `.jsonl` files hold a metadata line, then
+ * messages, `{"$set":{…}}` metadata updates and `{"$rewindTo":id}` records that drop a message and
+ * everything after it — so a recording is always re-derived whole (`full` mode). The project path is
+ * only stored as a SHA-256 hash: we take it from `directories`, a `.project_root` file, or a
+ * candidate path whose hash matches, and otherwise use Gemini's per-project folder, with a warning.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { newBuilderState, SessionBuilder } from "./builder.ts";
+import { sessionIdFor } from "./ids.ts";
+import { bump, type EntryCounts, type ImportedSession, type ImportWarning } from "./types.ts";
+
+type Obj = Record<string, unknown>;
+interface GeminiMessage extends Obj {
+  id: string;
+  type?: string;
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((p) => (p && typeof p.text === "string" ? p.text : "")).join("")
+      : "";
+
+const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/** Read a recording (legacy JSON or JSONL) into its metadata and surviving messages. */
+export function readGemini(
+  path: string,
+  text: string,
+  warnings: ImportWarning[],
+): { meta: Obj; messages: GeminiMessage[] } {
+  if (path.endsWith(".json")) {
+    const doc = JSON.parse(text) as Obj;
+    const messages = Array.isArray(doc.messages) ? (doc.messages as GeminiMessage[]) : [];
+    return { meta: doc, messages: messages.filter((m) => m && typeof m.id === "string") };
+  }
+  let meta: Obj = {};
+  const messages: GeminiMessage[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    let rec: Obj;
+    try {
+      rec = JSON.parse(line) as Obj;
+    } catch (error) {
+      // A torn last line is a live write; anything else is reported.
+      if (i < text.split("\n").length - 1 || text.endsWith("\n")) {
+        warnings.push({ file: path, line: i + 1, message: `malformed JSON: ${(error as Error).message}` });
+      }
+      return;
+    }
+    if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
+    else if (typeof rec.$rewindTo === "string") {
+      const at = messages.findIndex((m) => m.id === rec.$rewindTo);
+      if (at >= 0) messages.splice(at);
+    } else if (typeof rec.id === "string" && typeof rec.type === "string")
+      messages.push(rec as GeminiMessage);
+    else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
+  });
+  return { meta, messages };
+}
+
+function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): string {
+  const dirs = meta.directories;
+  if (Array.isArray(dirs) && typeof dirs[0] === "string") return dirs[0];
+  const hash = typeof meta.projectHash === "string" ? meta.projectHash : undefined;
+  let dir = dirname(path);
+  if (basename(dir) !== "chats") dir = dirname(dir); // a subagent chat: chats/<parent>/<id>.jsonl
+  const marker = join(dirname(dir), ".project_root");
+  if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
+  const cwd = process.cwd();
+  if (hash && createHash("sha256").update(cwd).digest("hex") === hash) return cwd;
+  // Gemini keeps only the path's hash: its per-project folder is the one real, stable stand-in.
+  warnings.push({ file: path, message: `project path unknown (Gemini keeps only its hash): using ${dirname(dir)}` });
+  return dirname(dir);
+}
+
+/** Derive one Gemini CLI session. */
+export function mapGemini(
+  path: string,
+  text: string,
+  opts: { redact?: boolean; counts: EntryCounts; warnings: ImportWarning[] },
+): ImportedSession | undefined {
+  const { meta, messages } = readGemini(path, text, opts.warnings);
+  const sourceId =
+    typeof meta.sessionId === "string" ? meta.sessionId : basename(path).replace(/\.jsonl?$/, "");
+  const state = newBuilderState(sessionIdFor("gemini", sourceId));
+  const parentDir = basename(dirname(path));
+  if (parentDir !== "chats" && basename(dirname(dirname(path))) === "chats") {
+    state.parentId = sessionIdFor("gemini", parentDir);
+  }
+  const b = new SessionBuilder(state, opts.redact === true);
+  const started = Date.parse(String(meta.startTime));
+  if (started) b.touch(started);
+  let model = "unknown";
+  let prevAt = started || 0;
+  for (const m of messages) {
+    const at = Date.parse(String(m.timestamp)) || prevAt;
+    const content = textOf(m.content);
+    if (m.type === "user") {
+      b.turnStart(m.id, at);
+      b.title(textOf(m.displayContent) || content, "prompt");
+      b.addMessage({ id: m.id, role: "user", parts: [{ type: "text", content }], timestamp: at });
+    } else if (m.type === "gemini") {
+      if (typeof m.model === "string") model = m.model;
+      geminiTurn(b, m, at, prevAt, model, content);
+    } else if (m.type === "error") {
+      b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
+    } else {
+      bump(opts.counts.skipped, `message/${m.type}`);
+      prevAt = at;
+      continue;
+    }
+    opts.counts.imported++;
+    prevAt = at;
+  }
+  if (b.s.firstAt === undefined) return undefined;
+  b.finish(true);
+  b.title(typeof meta.summary === "string" ? meta.summary : undefined, "generated");
+  const session = b.result({
+    projectPath: projectPathOf(path, meta, opts.warnings),
+    provider: "google",
+    model,
+    ...(state.parentId ? { parentId: state.parentId } : {}),
+    source: {
+      agent: "gemini",
+      id: sourceId,
+      path,
+      ...(typeof meta.projectHash === "string" ? { projectHash: meta.projectHash } : {}),
+    },
+  });
+  const last = Date.parse(String(meta.lastUpdated));
+  if (last > session.meta.updatedAt) session.meta.updatedAt = last;
+  return { ...session, mode: "full" };
+}
+
+/** A model message: its text, its tool calls (each with its result), its token usage. */
+function geminiTurn(
+  b: SessionBuilder,
+  m: GeminiMessage,
+  at: number,
+  prevAt: number,
+  model: string,
+  content: string,
+) {
+  const msg = b.addMessage({
+    id: m.id,
+    role: "assistant",
+    parts: content ? [{ type: "text", content }] : [],
+    timestamp: at,
+  });
+  const calls = Array.isArray(m.toolCalls) ? (m.toolCalls as Obj[]) : [];
+  const names = calls.map((c) => String(c.name ?? "unknown"));
+  const thoughts = Array.isArray(m.thoughts) ? (m.thoughts as Obj[]) : [];
+  const t = (m.tokens ?? undefined) as Obj | undefined;
+  const cached = n(t?.cached);
+  b.modelResponse(m.id, {
+    provider: "google",
+    model,
+    startAt: prevAt,
+    at,
+    // Gemini's input includes the cached part; thoughts and tool-use prompt tokens come apart.
+    usage: t
+      ? {
+          input: n(t.input) - cached + n(t.tool),
+          cacheRead: cached,
+          cacheWrite: 0,
+          output: n(t.output) + n(t.thoughts),
+          reasoning: n(t.thoughts),
+        }
+      : undefined,
+    toolCalls: names,
+    textChars: content.length,
+    thinkingChars: thoughts.reduce((s, x) => s + String(x.description ?? "").length, 0),
+    messageId: msg.id,
+  });
+  calls.forEach((c, i) => {
+    const callId = String(c.id ?? `${m.id}.${i}`);
+    const args = c.args && typeof c.args === "object" ? c.args : {};
+    msg.parts.push(b.r({ type: "tool", tool: { name: names[i]!, args }, callId }));
+    const callAt = Date.parse(String(c.timestamp)) || at;
+    b.toolCall(callId, names[i]!, args, callAt, msg.id);
+    const status = String(c.status ?? "");
+    if (status === "cancelled")
+      b.toolResult(callId, {
+        at: callAt,
+        output: c.result,
+        denied: { source: "user", reason: "cancelled by the user" },
+      });
+    else if (status)
+      b.toolResult(callId, { at: callAt, output: c.resultDisplay ?? c.result, failed: status === "error" });
+  });
+}

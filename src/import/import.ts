@@ -1,0 +1,64 @@
+/**
+ * The importer's library entry point: import the given paths (or each agent's default location)
+ * into a store, keeping per-file state in `<home>/state/imports.json` under a lock so two imports
+ * never interleave their state writes.
+ */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { homePaths } from "../home.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import { withLock } from "../util/lock.ts";
+import { defaultRoots } from "./discover.ts";
+import { importRoot, type SourceSummary } from "./run.ts";
+import { loadImports, saveImports } from "./state.ts";
+import { AGENTS, type Agent } from "./types.ts";
+import type { Known } from "./write.ts";
+
+export interface ImportOptions {
+  agent: Agent | "auto";
+  /** Files or folders; empty means the agent's default location (all four for `auto`). */
+  paths: string[];
+  adapter: StorageAdapter;
+  home: string;
+  redact?: boolean;
+  /** False while watching (see `PassOptions.final`). */
+  final?: boolean;
+  fsync?: boolean;
+  cache?: Map<string, Known>;
+}
+
+export interface ImportReport {
+  sources: SourceSummary[];
+  /** Problems with the import state itself (a corrupt imports.json is rebuilt). */
+  notes: string[];
+}
+
+/** The (agent, root) pairs one pass covers. */
+export function rootsFor(agent: Agent | "auto", paths: string[]): { agent: Agent | "auto"; root: string }[] {
+  if (paths.length > 0) return paths.map((p) => ({ agent, root: resolve(p) }));
+  const agents = agent === "auto" ? AGENTS : [agent];
+  return agents.flatMap((a) => defaultRoots(a).map((root) => ({ agent: a, root })));
+}
+
+/** One import pass. Missing default locations are skipped; a missing explicit path is reported. */
+export async function importSources(opts: ImportOptions): Promise<ImportReport> {
+  const lock = join(homePaths(opts.home).state, "imports.lock");
+  return withLock(lock, async () => {
+    const { imports, problem } = loadImports(opts.home);
+    const sources: SourceSummary[] = [];
+    for (const { agent, root } of rootsFor(opts.agent, opts.paths)) {
+      if (!existsSync(root) && opts.paths.length === 0) continue;
+      sources.push(
+        await importRoot(root, agent, {
+          adapter: opts.adapter,
+          imports,
+          redact: opts.redact,
+          final: opts.final,
+          cache: opts.cache,
+        }),
+      );
+    }
+    saveImports(opts.home, imports, opts.fsync !== false);
+    return { sources, notes: problem ? [problem] : [] };
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * Where OpenCode sessions are read from: the SQLite database (`opencode.db`, read-only, and only the
+ * project/session/message/part tables — never `account`, `account_state`, `control_account` or
+ * `credential`, which hold tokens), an `opencode export` JSON document, or a dump of the same rows
+ * as JSONL files (`session.jsonl`, `message.jsonl`, `part.jsonl`).
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { badInput } from "../errors.ts";
+import type { OcMessage, OcSession } from "./opencode.ts";
+import type { ImportWarning } from "./types.ts";
+
+type Row = Record<string, unknown>;
+export interface OcBundle {
+  session: OcSession;
+  messages: OcMessage[];
+}
+
+const parseJson = (v: unknown): Record<string, unknown> => {
+  if (typeof v !== "string") return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
+  try {
+    return JSON.parse(v) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
+
+/** A `session` row → the normalised session (columns differ across releases: read defensively). */
+export function sessionFromRow(r: Row): OcSession {
+  return {
+    id: String(r.id),
+    title: typeof r.title === "string" ? r.title : undefined,
+    directory: typeof r.directory === "string" ? r.directory : undefined,
+    parentId: typeof r.parent_id === "string" ? r.parent_id : undefined,
+    created: typeof r.time_created === "number" ? r.time_created : undefined,
+    updated: typeof r.time_updated === "number" ? r.time_updated : undefined,
+    version: typeof r.version === "string" ? r.version : undefined,
+    model: r.model ? (parseJson(r.model) as OcSession["model"]) : undefined,
+  };
+}
+
+/** Messages and parts rows of one session → hydrated messages (as `MessageV2.hydrate` orders them). */
+export function hydrate(messageRows: Row[], partRows: Row[]): OcMessage[] {
+  const byMessage = new Map<string, OcMessage["parts"]>();
+  const sortedParts = [...partRows].sort((a, b) => String(a.id).localeCompare(String(b.id)));
+  for (const p of sortedParts) {
+    const list = byMessage.get(String(p.message_id)) ?? [];
+    list.push({ ...parseJson(p.data), id: String(p.id) });
+    byMessage.set(String(p.message_id), list);
+  }
+  return [...messageRows]
+    .sort(
+      (a, b) => Number(a.time_created) - Number(b.time_created) || String(a.id).localeCompare(String(b.id)),
+    )
+    .map((m) => ({
+      info: { ...parseJson(m.data), id: String(m.id) },
+      parts: byMessage.get(String(m.id)) ?? [],
+    }));
+}
+
+/** Read every session of an `opencode.db`; `known` (id → time_updated) skips unchanged ones. */
+export function readOpencodeDb(
+  path: string,
+  known: Record<string, number> = {},
+): { bundles: OcBundle[]; stamps: Record<string, number> } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const sessions = db.query("SELECT * FROM session ORDER BY time_created, id").all() as Row[];
+    const msgQuery = db.query("SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id");
+    const partQuery = db.query(
+      "SELECT p.* FROM part p JOIN message m ON p.message_id = m.id WHERE m.session_id = ? ORDER BY p.id",
+    );
+    const bundles: OcBundle[] = [];
+    const stamps: Record<string, number> = {};
+    for (const row of sessions) {
+      const session = sessionFromRow(row);
+      stamps[session.id] = session.updated ?? 0;
+      if (known[session.id] !== undefined && known[session.id] === session.updated) continue;
+      const messages = hydrate(msgQuery.all(session.id) as Row[], partQuery.all(session.id) as Row[]);
+      bundles.push({ session, messages });
+    }
+    return { bundles, stamps };
+  } finally {
+    db.close();
+  }
+}
+
+function readRows(path: string, warnings: ImportWarning[]): Row[] {
+  if (!existsSync(path)) return [];
+  const rows: Row[] = [];
+  readFileSync(path, "utf8")
+    .split("\n")
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        rows.push(JSON.parse(line) as Row);
+      } catch (error) {
+        warnings.push({ file: path, line: i + 1, message: `malformed JSON: ${(error as Error).message}` });
+      }
+    });
+  return rows;
+}
+
+/** A folder of row dumps (`session.jsonl`, `message.jsonl`, `part.jsonl`). */
+export function readOpencodeRows(dir: string, warnings: ImportWarning[]): OcBundle[] {
+  const sessions = readRows(join(dir, "session.jsonl"), warnings);
+  const messages = readRows(join(dir, "message.jsonl"), warnings);
+  const parts = readRows(join(dir, "part.jsonl"), warnings);
+  return sessions.map((row) => {
+    const session = sessionFromRow(row);
+    const mine = messages.filter((m) => m.session_id === session.id);
+    const ids = new Set(mine.map((m) => m.id));
+    return {
+      session,
+      messages: hydrate(
+        mine,
+        parts.filter((p) => ids.has(p.message_id)),
+      ),
+    };
+  });
+}
+
+/** An `opencode export` document (`{info, messages}`), or a reconstruction with `session_row`. */
+export function readOpencodeExport(path: string, text: string): OcBundle {
+  const doc = JSON.parse(text) as { info?: Row; session_row?: Row; messages?: OcMessage[] };
+  if (!Array.isArray(doc.messages))
+    throw badInput("not an OpenCode export: no messages array", { file: path, field: "messages" });
+  let session: OcSession;
+  if (doc.session_row) session = sessionFromRow(doc.session_row);
+  else if (doc.info && typeof doc.info.id === "string") {
+    const i = doc.info as Row & { time?: { created?: number; updated?: number }; parentID?: string };
+    session = {
+      id: String(i.id),
+      title: typeof i.title === "string" ? i.title : undefined,
+      directory: typeof i.directory === "string" ? i.directory : undefined,
+      parentId: typeof i.parentID === "string" ? i.parentID : undefined,
+      created: i.time?.created,
+      updated: i.time?.updated,
+      version: typeof i.version === "string" ? i.version : undefined,
+    };
+  } else throw badInput("not an OpenCode export: no session info", { file: path, field: "info" });
+  const messages = doc.messages.filter((m) => m?.info && typeof m.info.id === "string");
+  return {
+    session,
+    messages: messages.map((m) => ({ info: m.info, parts: Array.isArray(m.parts) ? m.parts : [] })),
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * OpenCode sessions → sessions + rollouts. OpenCode stores messages and their parts (text,
+ * reasoning, tool, step-start/step-finish, compaction…); `opencode-source.ts` reads them from the
+ * SQLite database, an `opencode export` document or a row dump into the normalised shape below.
+ * Each `step-finish` part is one provider response with its own usage; a tool part's `state` says
+ * whether the call completed, failed (`error`), or never finished (`pending`/`running`: a crash).
+ */
+import type { DenySource } from "../rollout/events.ts";
+import type { Part, StoredMessage } from "../storage/records.ts";
+import { newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
+import { sessionIdFor } from "./ids.ts";
+import { bump, type EntryCounts, type ImportedSession } from "./types.ts";
+
+export interface OcSession {
+  id: string;
+  title?: string;
+  directory?: string;
+  parentId?: string;
+  created?: number;
+  updated?: number;
+  version?: string;
+  model?: { id?: string; providerID?: string };
+}
+type Obj = Record<string, unknown>;
+export interface OcMessage {
+  info: Obj & { id: string; role?: string };
+  parts: (Obj & { id: string; type?: string })[];
+}
+
+const PLACEHOLDER_TITLE = /^(New session|Child session) - \d{4}-/;
+const REJECTED = /^The user (rejected permission|dismissed)/;
+const RULE_DENIED = /^The user has specified a rule which prevents/;
+
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+function usageOf(tokens: unknown): ResponseUsage | undefined {
+  if (!tokens || typeof tokens !== "object") return undefined;
+  const t = tokens as {
+    input?: number;
+    output?: number;
+    reasoning?: number;
+    cache?: { read?: number; write?: number };
+  };
+  // OpenCode counts reasoning apart from output; freecode's output is everything generated.
+  return {
+    input: num(t.input),
+    output: num(t.output) + num(t.reasoning),
+    reasoning: num(t.reasoning),
+    cacheRead: num(t.cache?.read),
+    cacheWrite: num(t.cache?.write),
+  };
+}
+
+/** Derive one OpenCode session (the whole of it: OpenCode sources import in `full` mode). */
+export function mapOpencodeSession(
+  s: OcSession,
+  messages: OcMessage[],
+  opts: { path: string; redact?: boolean; counts: EntryCounts },
+): ImportedSession {
+  const state = newBuilderState(sessionIdFor("opencode", s.id));
+  if (s.parentId) state.parentId = sessionIdFor("opencode", s.parentId);
+  const b = new SessionBuilder(state, opts.redact === true);
+  if (s.created) b.touch(s.created);
+  let provider = s.model?.providerID;
+  let model = s.model?.id;
+  let lastContext = 0;
+  const all: StoredMessage[] = [];
+  for (const { info, parts } of messages) {
+    const time = (info.time ?? {}) as { created?: number; completed?: number };
+    const at = num(time.created) || b.s.lastAt || 0;
+    const end = num(time.completed) || at;
+    const role = info.role === "assistant" ? "assistant" : "user";
+    const out: Part[] = [];
+    const m: StoredMessage = { id: info.id, role, parts: out, timestamp: at };
+    if (role === "user") {
+      const texts = parts.filter((p) => p.type === "text" && !p.ignored);
+      if (texts.length > 0 && texts.every((p) => p.synthetic === true)) m.synthetic = "injected";
+      else if (texts.length > 0) {
+        b.turnStart(info.id, at);
+        b.title(String(texts.find((p) => !p.synthetic)?.text ?? ""), "prompt");
+      }
+    } else {
+      if (typeof info.providerID === "string") provider = info.providerID;
+      if (typeof info.modelID === "string") model = info.modelID;
+      if (info.summary === true) m.synthetic = "compact-summary";
+    }
+    const stored = b.addMessage(m);
+    all.push(stored);
+    let text = 0;
+    let thinking = 0;
+    const tools: string[] = [];
+    const steps: ResponseUsage[] = [];
+    for (const part of parts) {
+      const t = String(part.type);
+      opts.counts.imported++;
+      if (t === "text") {
+        if (part.ignored === true) continue;
+        stored.parts.push(b.r({ type: "text", content: String(part.text ?? "") }));
+        text += String(part.text ?? "").length;
+      } else if (t === "reasoning") thinking += String(part.text ?? "").length;
+      else if (t === "tool") tools.push(tool(b, stored, part, at));
+      else if (t === "step-finish") {
+        const u = usageOf(part.tokens);
+        if (u) steps.push(u);
+        lastContext = u ? u.input + u.cacheRead + u.cacheWrite + u.output : lastContext;
+        b.modelResponse(part.id, {
+          provider: provider ?? "opencode",
+          model: model ?? "unknown",
+          startAt: at,
+          at: end,
+          usage: u,
+          toolCalls: tools.splice(0),
+          textChars: text,
+          thinkingChars: thinking,
+        });
+        text = thinking = 0;
+      } else if (t === "compaction") {
+        b.compaction(part.id, at, lastContext, 0, { trigger: part.auto === true ? "auto" : "manual" });
+      } else if (t === "retry") {
+        const err = (part.error ?? {}) as { data?: { message?: string }; name?: string };
+        b.modelError(part.id, {
+          provider: provider ?? "opencode",
+          model: model ?? "unknown",
+          startAt: at,
+          at,
+          error: String(err.data?.message ?? err.name ?? "retry"),
+        });
+      } else if (t === "step-start") continue;
+      else {
+        opts.counts.imported--;
+        bump(opts.counts.skipped, `part/${t}`);
+      }
+    }
+    if (steps.length > 0) {
+      // One usage per message: the sum of its steps (each step is its own model.response).
+      const sum = steps.reduce((a, u) => ({
+        input: a.input + u.input,
+        output: a.output + u.output,
+        reasoning: (a.reasoning ?? 0) + (u.reasoning ?? 0),
+        cacheRead: a.cacheRead + u.cacheRead,
+        cacheWrite: a.cacheWrite + u.cacheWrite,
+      }));
+      stored.responseId = info.id;
+      stored.usage = {
+        inputTokens: sum.input,
+        outputTokens: sum.output,
+        cacheReadInputTokens: sum.cacheRead,
+        cacheCreationInputTokens: sum.cacheWrite,
+        reasoningTokens: sum.reasoning,
+      };
+    }
+    const error = info.error as { name?: string; data?: { message?: string } } | undefined;
+    if (error?.name === "MessageAbortedError") b.turnAbort(info.id, end, "aborted");
+    else if (error)
+      b.modelError(info.id, {
+        provider: provider ?? "opencode",
+        model: model ?? "unknown",
+        startAt: at,
+        at: end,
+        error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
+      });
+    opts.counts.imported++;
+  }
+  b.finish(true);
+  if (s.title && !PLACEHOLDER_TITLE.test(s.title)) b.title(s.title, "generated");
+  const session = b.result({
+    projectPath: s.directory ?? "",
+    ...(provider ? { provider } : {}),
+    ...(model ? { model } : {}),
+    ...(state.parentId ? { parentId: state.parentId } : {}),
+    source: { agent: "opencode", id: s.id, path: opts.path, ...(s.version ? { version: s.version } : {}) },
+  });
+  if (s.updated && s.updated > session.meta.updatedAt) session.meta.updatedAt = s.updated;
+  return { ...session, messages: all, changed: [], mode: "full" };
+}
+
+/** A tool part: its call, and its result when the state has one. Returns the tool name. */
+function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): string {
+  const name = String(part.tool ?? "unknown");
+  const callId = String(part.callID ?? part.id);
+  const st = (part.state ?? {}) as Obj & {
+    status?: string;
+    input?: unknown;
+    time?: { start?: number; end?: number };
+  };
+  const args = st.input && typeof st.input === "object" ? st.input : {};
+  m.parts.push(b.r({ type: "tool", tool: { name, args }, callId }));
+  const start = num(st.time?.start) || at;
+  b.toolCall(callId, name, args, start, m.id);
+  const endAt = num(st.time?.end) || start;
+  const meta = (st.metadata ?? {}) as { exit?: unknown; sessionId?: unknown };
+  const child =
+    name === "task" && typeof meta.sessionId === "string"
+      ? sessionIdFor("opencode", meta.sessionId)
+      : undefined;
+  if (st.status === "completed") {
+    if (child) b.subagent("start", callId, start, child, String((args as Obj).description ?? ""));
+    const failed = typeof meta.exit === "number" && meta.exit !== 0;
+    b.toolResult(callId, { at: endAt, output: st.output, failed, durationMs: endAt - start });
+    if (child) b.subagent("stop", callId, endAt, child);
+  } else if (st.status === "error") {
+    const error = String(st.error ?? "error");
+    const source: DenySource | undefined = REJECTED.test(error)
+      ? "user"
+      : RULE_DENIED.test(error)
+        ? "rule"
+        : undefined;
+    b.toolResult(callId, {
+      at: endAt,
+      output: error,
+      failed: true,
+      ...(source ? { denied: { source, reason: error.slice(0, 500) } } : {}),
+    });
+  }
+  // pending / running: never finished (a crash); `finish` records the call without an output.
+  return name;
+}

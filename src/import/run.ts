@@ -1,0 +1,196 @@
+/**
+ * One import pass over a set of paths: discover the transcripts, skip what has not changed since the
+ * last pass (size + mtime, then the prefix hash), read only the new part of a grown JSONL file with
+ * the parser state saved last time, write through the storage adapter, save the import state.
+ * Returns a summary per source path.
+ */
+import { statSync } from "node:fs";
+import type { StorageAdapter } from "../storage/contract.ts";
+import { ClaudeParser } from "./claude.ts";
+import type { ClaudeState } from "./claude-state.ts";
+import { CodexParser, type CodexState } from "./codex.ts";
+import { type Candidate, discover } from "./discover.ts";
+import { mapGemini } from "./gemini.ts";
+import { feedJsonl } from "./jsonl.ts";
+import { mapOpencodeSession } from "./opencode.ts";
+import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
+import { type FileState, type Imports, prefixHash } from "./state.ts";
+import type { Agent, EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
+import { type Known, writeSession } from "./write.ts";
+
+export interface SourceSummary {
+  agent: Agent | "auto";
+  path: string;
+  files: { found: number; read: number; unchanged: number };
+  sessions: { created: number; updated: number; unchanged: number };
+  entries: { imported: number; skipped: Record<string, number> };
+  warnings: ImportWarning[];
+}
+
+export interface PassOptions {
+  adapter: StorageAdapter;
+  imports: Imports;
+  redact?: boolean;
+  /** False while watching: open responses and unanswered calls wait for their lines. */
+  final?: boolean;
+  /** Storage knowledge kept across passes (watch mode). */
+  cache?: Map<string, Known>;
+}
+
+const newSummary = (agent: Agent | "auto", path: string): SourceSummary => ({
+  agent,
+  path,
+  files: { found: 0, read: 0, unchanged: 0 },
+  sessions: { created: 0, updated: 0, unchanged: 0 },
+  entries: { imported: 0, skipped: {} },
+  warnings: [],
+});
+
+function addCounts(sum: SourceSummary, counts: EntryCounts, warnings: ImportWarning[]): void {
+  sum.entries.imported += counts.imported;
+  for (const [k, n] of Object.entries(counts.skipped))
+    sum.entries.skipped[k] = (sum.entries.skipped[k] ?? 0) + n;
+  sum.warnings.push(...warnings);
+}
+
+/** Import everything under `root` (a file or folder) for `agent`. */
+export async function importRoot(
+  root: string,
+  agent: Agent | "auto",
+  opts: PassOptions,
+): Promise<SourceSummary> {
+  const sum = newSummary(agent, root);
+  const candidates = discover(root, agent, sum.warnings);
+  sum.files.found = candidates.length;
+  for (const c of candidates) {
+    try {
+      await importCandidate(c, sum, opts);
+    } catch (error) {
+      // One unreadable source must not stop the others.
+      sum.warnings.push({ file: c.path, message: `not imported: ${(error as Error).message}` });
+    }
+  }
+  return sum;
+}
+
+/** A signature of what is on disk: size and mtime (of every file a source is made of). */
+function signature(c: Candidate): { size: number; mtimeMs: number } {
+  const paths =
+    c.kind === "opencode-rows"
+      ? ["session.jsonl", "message.jsonl", "part.jsonl"].map((f) => `${c.path}/${f}`)
+      : c.kind === "opencode-db"
+        ? [c.path, `${c.path}-wal`]
+        : [c.path];
+  let size = 0;
+  let mtimeMs = 0;
+  for (const p of paths) {
+    try {
+      const st = statSync(p);
+      size += st.size;
+      mtimeMs = Math.max(mtimeMs, st.mtimeMs);
+    } catch {
+      // A missing WAL file is normal.
+    }
+  }
+  return { size, mtimeMs };
+}
+
+async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptions): Promise<void> {
+  const sig = signature(c);
+  const prev = opts.imports.files[c.path];
+  if (prev && prev.agent === c.agent && prev.size === sig.size && prev.mtimeMs === sig.mtimeMs) {
+    sum.files.unchanged++;
+    sum.sessions.unchanged += prev.sessions.length;
+    return;
+  }
+  sum.files.read++;
+  const next: FileState = { agent: c.agent, ...sig, sessions: prev?.sessions ?? [] };
+  const sessions =
+    c.kind === "jsonl"
+      ? await readJsonl(c, prev, next, sum, opts)
+      : await readDocument(c, prev, next, sum, opts);
+  const ids = new Set(next.sessions);
+  for (const s of sessions) {
+    const out = await writeSession(opts.adapter, s, opts.cache);
+    if (out.status === "empty") continue;
+    ids.add(s.meta.id);
+    if (out.status === "created") sum.sessions.created++;
+    else if (out.status === "updated") sum.sessions.updated++;
+    else sum.sessions.unchanged++;
+  }
+  next.sessions = [...ids];
+  opts.imports.files[c.path] = next;
+}
+
+/** A JSONL transcript: continue after the last imported line when the prefix is unchanged. */
+async function readJsonl(
+  c: Candidate,
+  prev: FileState | undefined,
+  next: FileState,
+  sum: SourceSummary,
+  opts: PassOptions,
+): Promise<ImportedSession[]> {
+  let from = { offset: 0, lineNo: 0 };
+  let saved: unknown;
+  if (prev?.agent === c.agent && prev.offset !== undefined && prev.offset <= next.size && prev.prefixHash) {
+    if ((await prefixHash(c.path, prev.offset)) === prev.prefixHash) {
+      from = { offset: prev.offset, lineNo: prev.lineNo ?? 0 };
+      saved = prev.parser;
+    } else
+      sum.warnings.push({ file: c.path, message: "transcript was rewritten: read again from the start" });
+  }
+  const parseOpts = { path: c.path, redact: opts.redact, final: opts.final };
+  const parser =
+    c.agent === "claude"
+      ? new ClaudeParser(parseOpts, saved as ClaudeState | undefined)
+      : new CodexParser(parseOpts, saved as CodexState | undefined);
+  const io = { counts: { imported: 0, skipped: {} }, warnings: [] as ImportWarning[] };
+  const pos = await feedJsonl(c.path, parser, io, from);
+  const result = parser.finish();
+  addCounts(sum, io.counts, io.warnings);
+  addCounts(sum, result.counts, result.warnings);
+  next.offset = pos.offset;
+  next.lineNo = pos.lineNo;
+  next.prefixHash = await prefixHash(c.path, pos.offset);
+  next.parser = parser.state;
+  // A torn last line is not imported yet: make the next pass look at the file again.
+  if (pos.torn) next.size = -1;
+  return result.sessions;
+}
+
+/** Whole documents (Gemini, OpenCode exports, row dumps, databases): re-derived when changed. */
+async function readDocument(
+  c: Candidate,
+  prev: FileState | undefined,
+  next: FileState,
+  sum: SourceSummary,
+  opts: PassOptions,
+): Promise<ImportedSession[]> {
+  const counts: EntryCounts = { imported: 0, skipped: {} };
+  const warnings: ImportWarning[] = [];
+  const base = { path: c.path, redact: opts.redact, counts };
+  let sessions: ImportedSession[] = [];
+  if (c.kind === "opencode-db") {
+    const { bundles, stamps } = readOpencodeDb(c.path, prev?.stamps);
+    sessions = bundles.map((b) => mapOpencodeSession(b.session, b.messages, base));
+    next.stamps = stamps;
+  } else if (c.kind === "opencode-rows") {
+    sessions = readOpencodeRows(c.path, warnings).map((b) => mapOpencodeSession(b.session, b.messages, base));
+  } else {
+    const text = await Bun.file(c.path).text();
+    next.hash = Bun.hash(text).toString(36);
+    if (prev?.hash === next.hash) {
+      sum.sessions.unchanged += prev.sessions.length;
+      return [];
+    }
+    if (c.agent === "gemini") {
+      const s = mapGemini(c.path, text, { ...base, warnings });
+      sessions = s ? [s] : [];
+    } else {
+      const b = readOpencodeExport(c.path, text);
+      sessions = [mapOpencodeSession(b.session, b.messages, base)];
+    }
+  }
+  addCounts(sum, counts, warnings);
+  return sessions;
+}

@@ -1,0 +1,68 @@
+/**
+ * Per-file import state in `<home>/state/imports.json`: how far each transcript was read (byte
+ * offset, line number, a hash of the imported prefix), the parser's saved state, and for whole
+ * documents a content hash. It is derived data — the writer merges by stable ids, so a lost or
+ * corrupt state file only costs a full re-read, never a duplicate. Written atomically.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { homePaths } from "../home.ts";
+import { writeFileAtomic } from "../util/atomic.ts";
+import { AGENTS } from "./types.ts";
+
+const FileStateSchema = v.looseObject({
+  agent: v.picklist(AGENTS),
+  size: v.number(),
+  mtimeMs: v.number(),
+  /** JSONL: byte offset just past the last imported line, and that line's number. */
+  offset: v.optional(v.number()),
+  lineNo: v.optional(v.number()),
+  /** JSONL: hash of the imported prefix (head and tail samples), to tell growth from a rewrite. */
+  prefixHash: v.optional(v.string()),
+  /** Whole documents: hash of the content. */
+  hash: v.optional(v.string()),
+  /** OpenCode databases: session id → time_updated when imported. */
+  stamps: v.optional(v.record(v.string(), v.number())),
+  parser: v.optional(v.unknown()),
+  sessions: v.array(v.string()),
+});
+export type FileState = v.InferOutput<typeof FileStateSchema>;
+
+const ImportsSchema = v.object({ version: v.literal(1), files: v.record(v.string(), FileStateSchema) });
+export type Imports = v.InferOutput<typeof ImportsSchema>;
+
+export const importsPath = (home: string) => join(homePaths(home).state, "imports.json");
+
+/** Load the state; a missing file is empty, a corrupt one is reported and started afresh. */
+export function loadImports(home: string): { imports: Imports; problem?: string } {
+  const path = importsPath(home);
+  const empty: Imports = { version: 1, files: {} };
+  if (!existsSync(path)) return { imports: empty };
+  try {
+    const parsed = v.safeParse(ImportsSchema, JSON.parse(readFileSync(path, "utf8")));
+    if (parsed.success) return { imports: parsed.output };
+    return { imports: empty, problem: `${path}: ${v.summarize(parsed.issues)} (re-reading every source)` };
+  } catch (error) {
+    return { imports: empty, problem: `${path}: ${(error as Error).message} (re-reading every source)` };
+  }
+}
+
+/** Save the state atomically (temp file + fsync + rename). */
+export function saveImports(home: string, imports: Imports, fsync = true): void {
+  writeFileAtomic(importsPath(home), JSON.stringify(imports), { fsync });
+}
+
+const SAMPLE = 64 * 1024;
+
+/**
+ * Hash of bytes `[0, end)` of a file: the whole prefix when small, else its head and tail plus the
+ * length — enough to tell an appended file from a rewritten one without re-reading gigabytes.
+ */
+export async function prefixHash(path: string, end: number): Promise<string> {
+  const file = Bun.file(path);
+  if (end <= SAMPLE * 2) return Bun.hash(await file.slice(0, end).arrayBuffer()).toString(36);
+  const head = await file.slice(0, SAMPLE).arrayBuffer();
+  const tail = await file.slice(end - SAMPLE, end).arrayBuffer();
+  return `${end}:${Bun.hash(head).toString(36)}:${Bun.hash(tail).toString(36)}`;
+}

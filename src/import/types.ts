@@ -1,0 +1,85 @@
+/**
+ * The importer's intermediate shapes. A parser turns one source (a transcript file, an OpenCode
+ * database or export) into `ImportedSession`s — meta, messages and derived rollout events — without
+ * touching storage; `write.ts` persists them. Everything here is plain JSON so a parser's state can
+ * be saved between runs (incremental import).
+ */
+import type { EventDraft, StoredMessage, TokenTotals } from "../storage/records.ts";
+
+/** The agents we import from. */
+export const AGENTS = ["claude", "codex", "opencode", "gemini"] as const;
+export type Agent = (typeof AGENTS)[number];
+
+/** Where a title came from, most trusted first (SessionMeta.titleSource). */
+export type TitleSource = "user" | "generated" | "prompt" | "import";
+
+/** A line or item that could not be imported (the rest still imports). */
+export interface ImportWarning {
+  file: string;
+  line?: number;
+  message: string;
+}
+
+/** Per-source tallies: what was mapped, and what was skipped, by entry type. */
+export interface EntryCounts {
+  imported: number;
+  skipped: Record<string, number>;
+}
+
+/** The meta fields an importer derives (storage folds the counters from the messages). */
+export interface ImportedMeta {
+  id: string;
+  title: string;
+  titleSource: TitleSource;
+  projectPath: string;
+  provider?: string;
+  model?: string;
+  createdAt: number;
+  updatedAt: number;
+  parentId?: string;
+  source: { agent: Agent; id: string; path: string; [k: string]: unknown };
+}
+
+/**
+ * One session's import result. In `delta` mode `messages` holds only new or changed messages (a
+ * changed one keeps its id: a tool result arrived for a call imported earlier); in `full` mode it
+ * is the whole message log. `events` are merged by id, so re-deriving an event is harmless.
+ */
+export interface ImportedSession {
+  meta: ImportedMeta;
+  messages: StoredMessage[];
+  /** Delta mode: messages stored by an earlier run that changed since (patched by id). */
+  changed: StoredMessage[];
+  events: EventDraft[];
+  mode: "delta" | "full";
+  /** Token totals over everything derived so far (for summaries and tests). */
+  tokens: TokenTotals;
+}
+
+/** What a parser returns for one source. */
+export interface ParseResult {
+  sessions: ImportedSession[];
+  counts: EntryCounts;
+  warnings: ImportWarning[];
+}
+
+/** Options every parser takes. */
+export interface ParseOptions {
+  /** The source path as given (kept in `meta.source.path`). */
+  path: string;
+  /** Mask secrets in text and tool arguments. */
+  redact?: boolean;
+  /**
+   * The last read of a live file: flush open responses and unanswered tool calls. False in
+   * `--watch`, where they wait for the lines that complete them.
+   */
+  final?: boolean;
+}
+
+/** Add one to a counter map. */
+export function bump(map: Record<string, number>, key: string, by = 1): void {
+  map[key] = (map[key] ?? 0) + by;
+}
+
+/** An empty counter set. */
+export const newCounts = (): EntryCounts => ({ imported: 0, skipped: {} });

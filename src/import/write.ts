@@ -1,0 +1,142 @@
+/**
+ * Persisting imported sessions through the storage contract. Everything merges by stable id: a
+ * message already stored is skipped (or patched when it changed — a tool result arrived after its
+ * call was imported), an event already in the rollout is not appended again. So re-importing is a
+ * no-op, a crash between two writes heals on the next run, and a lost import state costs a re-read,
+ * never a duplicate.
+ */
+
+import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import type { SessionMeta, StoredMessage } from "../storage/records.ts";
+import type { ImportedSession } from "./types.ts";
+
+/** What storage holds of a session: message content hashes in order, and event ids. */
+export interface Known {
+  messages: Map<string, string>;
+  events: Set<string>;
+}
+
+export type WriteStatus = "created" | "updated" | "unchanged" | "empty";
+
+export interface WriteOutcome {
+  status: WriteStatus;
+  messages: number;
+  events: number;
+}
+
+const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
+
+async function loadKnown(adapter: StorageAdapter, id: string, exists: boolean): Promise<Known> {
+  const known: Known = { messages: new Map(), events: new Set() };
+  if (exists) {
+    const { messages } = await adapter.readMessages(id);
+    for (const m of messages) known.messages.set(m.id, digest(m));
+  }
+  for await (const read of adapter.readEvents(id)) if (read.event) known.events.add(read.event.id);
+  return known;
+}
+
+function newMeta(s: ImportedSession): SessionMeta {
+  const m = s.meta;
+  return {
+    id: m.id,
+    title: m.title,
+    titleSource: m.titleSource,
+    projectPath: m.projectPath,
+    ...(m.provider ? { provider: m.provider } : {}),
+    ...(m.model ? { model: m.model } : {}),
+    status: "idle",
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+    turnCount: 0,
+    messageCount: 0,
+    ...(m.parentId ? { parentId: m.parentId } : {}),
+    source: { ...m.source, title: m.title },
+  };
+}
+
+/** Fold in what an import learned, without undoing a rename the user made in freecode. */
+function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
+  const m = s.meta;
+  const renamedHere = cur.title !== (cur.source as { title?: string } | undefined)?.title;
+  const next: SessionMeta = {
+    ...cur,
+    ...(renamedHere ? {} : { title: m.title, titleSource: m.titleSource }),
+    ...(m.model ? { model: m.model } : {}),
+    ...(m.provider ? { provider: m.provider } : {}),
+    ...(m.parentId ? { parentId: m.parentId } : {}),
+    updatedAt: Math.max(cur.updatedAt, m.updatedAt),
+    source: { ...m.source, title: m.title },
+  };
+  if (!cur.projectPath && m.projectPath) next.projectPath = m.projectPath;
+  return next;
+}
+
+/**
+ * Write one imported session. `cache` keeps what storage holds between calls (watch mode), so a
+ * grown transcript does not re-read the whole stored session on every poll.
+ */
+export async function writeSession(
+  adapter: StorageAdapter,
+  s: ImportedSession,
+  cache: Map<string, Known> = new Map(),
+): Promise<WriteOutcome> {
+  const id = s.meta.id;
+  const cur = await adapter.getMeta(id);
+  let known = cache.get(id);
+  if (!known) {
+    known = await loadKnown(adapter, id, cur !== undefined);
+    cache.set(id, known);
+  }
+  const derived = [...s.changed, ...s.messages];
+  const fresh: StoredMessage[] = [];
+  const patched = new Map<string, StoredMessage>();
+  for (const m of derived) {
+    const d = known.messages.get(m.id);
+    if (d === undefined) fresh.push(m);
+    else if (d !== digest(m)) patched.set(m.id, m);
+  }
+  // A full document that dropped messages (a rewind) replaces the log; the rollout keeps history.
+  const derivedIds = new Set(derived.map((m) => m.id));
+  const dropped = s.mode === "full" && [...known.messages.keys()].some((k) => !derivedIds.has(k));
+  const events = s.events.filter((e) => e.id === undefined || !known.events.has(e.id));
+  let status: WriteStatus = "unchanged";
+
+  if (!cur) {
+    if (fresh.length === 0) {
+      if (events.length > 0) await adapter.appendEvents(id, events);
+      for (const e of events) if (e.id) known.events.add(e.id);
+      return { status: "empty", messages: 0, events: events.length };
+    }
+    await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
+    status = "created";
+  } else {
+    if (patched.size > 0 || dropped) {
+      const { messages: stored } = await adapter.readMessages(id);
+      const next = dropped
+        ? derived.filter((m) => !fresh.includes(m))
+        : stored.map((m) => patched.get(m.id) ?? m);
+      await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
+      known.messages.clear();
+      for (const m of next) known.messages.set(m.id, digest(m));
+      status = "updated";
+    }
+    if (fresh.length > 0) {
+      await adapter.appendMessages(id, fresh);
+      status = "updated";
+    }
+    const latest = (await adapter.getMeta(id)) ?? cur;
+    if (JSON.stringify(mergeMeta(latest, s)) !== JSON.stringify(latest)) {
+      await adapter.updateMeta(id, (m) => mergeMeta(m, s));
+      status = "updated";
+    }
+  }
+  for (const m of fresh) known.messages.set(m.id, digest(m));
+  if (events.length > 0) {
+    await adapter.appendEvents(id, events);
+    for (const e of events) if (e.id) known.events.add(e.id);
+    status = status === "created" ? "created" : "updated";
+  }
+  return { status, messages: fresh.length + patched.size, events: events.length };
+}
