@@ -1,0 +1,178 @@
+/** `freecode session …` from source: every subcommand, --json shapes, bad input, file modes. */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { parseJson, runCli, tempHome } from "../_helpers.ts";
+
+const jsonl = (...xs: unknown[]) => `${xs.map((x) => JSON.stringify(x)).join("\n")}\n`;
+const user = (content: string, extra = {}) => ({
+  role: "user",
+  parts: [{ type: "text", content }],
+  ...extra,
+});
+const assistant = (content: string, extra = {}) => ({
+  role: "assistant",
+  parts: [{ type: "text", content }],
+  ...extra,
+});
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? [p, ...walk(p)] : [p];
+  });
+}
+
+describe("freecode session (CLI)", () => {
+  test("the whole lifecycle with --json", async () => {
+    await using home = await tempHome();
+    const cli = (args: string[], stdin?: string) => runCli([...args, "--json"], { home: home.path, stdin });
+    const created = parseJson<{ id: string; title: string }>(
+      cli(
+        ["session", "create", "--id", "s1", "--project", "/w/app", "--model", "m-1", "--provider", "p"],
+        jsonl(user("fix the parser")),
+      ),
+    );
+    expect(created).toMatchObject({ id: "s1", title: "fix the parser" });
+    const appended = cli(
+      ["session", "append", "s1"],
+      jsonl(
+        {
+          id: "a1",
+          ...assistant("reading"),
+          parts: [{ type: "tool", tool: { name: "read", args: { path: "p.ts" } }, result: "src" }],
+          usage: { inputTokens: 9 },
+          responseId: "r1",
+        },
+        { id: "u2", ...user("and now?") },
+        { id: "a2", ...assistant("half an answ"), interrupted: true },
+      ),
+    );
+    expect(parseJson(appended)).toMatchObject({ appended: 3, messageIds: ["a1", "u2", "a2"] });
+    parseJson(cli(["session", "create", "--id", "s2", "--project", "/w/other", "--prompt", "other work"]));
+
+    const list = parseJson<{ items: { id: string }[]; total: number }>(cli(["session", "list"]));
+    expect(list.items.map((m) => m.id)).toEqual(["s2", "s1"]);
+    expect(
+      parseJson<{ items: { id: string }[] }>(cli(["session", "list", "--project", "/w/app"])).items.map(
+        (m) => m.id,
+      ),
+    ).toEqual(["s1"]);
+    parseJson(cli(["session", "pin", "s1"]));
+    expect(
+      parseJson<{ items: { id: string }[] }>(cli(["session", "list", "--limit", "1"])).items.map((m) => m.id),
+    ).toEqual(["s1"]);
+
+    const show = parseJson<{
+      meta: { messageCount: number; tokens: { input: number } };
+      messages: unknown[];
+    }>(cli(["session", "show", "s1"]));
+    expect(show.meta.messageCount).toBe(4);
+    expect(show.meta.tokens.input).toBe(9);
+    const turns = parseJson<{ turns: { prompt: string; tools: { name: string }[]; interrupted: boolean }[] }>(
+      cli(["session", "show", "s1", "--turns"]),
+    );
+    expect(turns.turns.map((t) => [t.prompt, t.tools.map((x) => x.name), t.interrupted])).toEqual([
+      ["fix the parser", ["read"], false],
+      ["and now?", [], true],
+    ]);
+
+    const resumed = parseJson<{
+      model: string;
+      provider: string;
+      continued: boolean;
+      messages: { role: string; content: { text?: string }[] }[];
+    }>(cli(["session", "resume", "s1"]));
+    expect(resumed).toMatchObject({ model: "m-1", provider: "p", continued: true });
+    expect(resumed.messages.at(-1)?.content[0]?.text).toBe("Continue from where you left off.");
+
+    const fork = parseJson<{ id: string; parentId: string; messageCount: number }>(
+      cli(["session", "fork", "s1", "--at", "a1"]),
+    );
+    expect(fork).toMatchObject({ parentId: "s1", messageCount: 2 });
+    expect(parseJson<{ title: string }>(cli(["session", "rename", fork.id, "my fork"])).title).toBe(
+      "my fork",
+    );
+
+    expect(parseJson<{ status: string }>(cli(["session", "archive", "s2"])).status).toBe("archived");
+    expect(parseJson<{ status: string }>(cli(["session", "unarchive", "s2"])).status).toBe("idle");
+    expect(parseJson<{ status: string }>(cli(["session", "delete", "s2"])).status).toBe("deleted");
+    expect(parseJson<{ items: unknown[] }>(cli(["session", "list"])).items).toHaveLength(2);
+    expect(parseJson<{ items: unknown[] }>(cli(["session", "list", "--all"])).items).toHaveLength(3);
+    expect(parseJson<{ status: string }>(cli(["session", "restore", "s2"])).status).toBe("idle");
+    expect(parseJson<{ pinned: boolean }>(cli(["session", "unpin", "s1"])).pinned).toBe(false);
+
+    const compacted = parseJson<{ compacted: boolean; messagesAfter: number }>(
+      cli(["session", "compact", "s1", "--keep", "1"]),
+    );
+    expect(compacted).toMatchObject({ compacted: true, messagesAfter: 2 });
+
+    expect(parseJson(cli(["session", "delete", fork.id, "--purge"]))).toEqual({ id: fork.id, purged: true });
+    expect(cli(["session", "show", fork.id]).code).toBe(3);
+
+    // Everything created is private.
+    for (const p of walk(home.path)) {
+      const mode = statSync(p).mode & 0o777;
+      expect([p, mode]).toEqual([p, statSync(p).isDirectory() ? 0o700 : 0o600]);
+    }
+  }, 60_000);
+
+  test("human output: readable show with folded tool calls, list lines", async () => {
+    await using home = await tempHome();
+    runCli(["session", "create", "--id", "h1", "--project", "/x"], {
+      home: home.path,
+      stdin: jsonl(user("hello"), {
+        ...assistant(""),
+        parts: [{ type: "tool", tool: { name: "bash", args: { cmd: "ls" } }, result: "a\nb\nc" }],
+      }),
+    });
+    const show = runCli(["session", "show", "h1"], { home: home.path });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("── user");
+    expect(show.stdout).toContain('▸ bash({"cmd":"ls"}) ✓ a b c');
+    expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("h1");
+  });
+
+  test("bad input: one-line error, exit 2, nothing written", async () => {
+    await using home = await tempHome();
+    const run = (args: string[], stdin?: string) => runCli(args, { home: home.path, stdin });
+    expect(run(["session", "create", "--id", "ok", "--prompt", "x"]).code).toBe(0);
+    const before = run(["session", "show", "ok", "--json"]).stdout;
+    const cases: [string[], string | undefined, string][] = [
+      [["session", "create", "--id", "a/b", "--prompt", "x"], undefined, "id"],
+      [["session", "create", "--id", "..", "--prompt", "x"], undefined, ".."],
+      [["session", "create", "--id", "x".repeat(129), "--prompt", "x"], undefined, "128"],
+      [["session", "append", "a/../b"], jsonl(user("x")), "id"],
+      [["session", "append", "ok"], jsonl(user("fine"), { role: "robot", parts: [] }), "<stdin>:2"],
+      [
+        ["session", "append", "ok"],
+        `${JSON.stringify(user("fine"))}\n{"role": "user", "parts": [}\n`,
+        "<stdin>:2: not JSON",
+      ],
+      [["session", "append", "ok"], jsonl(user("fine"), { id: "a\u0000b", ...user("nul") }), "<stdin>:2"],
+      [["session", "append", "ok"], `${JSON.stringify(user("x".repeat(10 * 1024 * 1024)))}\n`, "longer than"],
+      [["session", "append", "ok"], Buffer.from([0x7b, 0xff, 0xfe, 0x0a]).toString("latin1"), "UTF-8"],
+      [
+        ["session", "append", "ok"],
+        jsonl(
+          user("a", { usage: { inputTokens: 1 }, responseId: "r" }),
+          assistant("b", { usage: { inputTokens: 1 }, responseId: "r" }),
+        ),
+        "<stdin>:2",
+      ],
+    ];
+    for (const [args, stdin, needle] of cases) {
+      const input =
+        args.includes("append") && needle === "UTF-8" ? Buffer.from([0x7b, 0xff, 0xfe, 0x0a]) : stdin;
+      const r = runCli(args, { home: home.path, stdin: input });
+      expect([args.join(" ").slice(0, 60), r.code]).toEqual([args.join(" ").slice(0, 60), 2]);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(needle);
+    }
+    expect(run(["session", "show", "ok", "--json"]).stdout).toBe(before);
+    expect(parseJson<{ total: number }>(run(["session", "list", "--all", "--json"])).total).toBe(1);
+    expect(run(["session", "append", "missing"], jsonl(user("x"))).code).toBe(3);
+    expect(run(["session", "list", "--status", "bogus"]).code).toBe(2);
+    expect(run(["session", "create"], "").code).toBe(2);
+  }, 60_000);
+});
