@@ -1,10 +1,33 @@
-/** Placeholder until `freecode eval` lands. */
-import { FreecodeError } from "../../errors.ts";
-import { command } from "../_command.ts";
+/**
+ * `freecode eval`: run eval cases over recorded sessions, or `freecode eval add <sessionId>` to write a
+ * starter case. Dispatched by hand rather than with citty subcommands, because `eval` itself takes
+ * positional case paths (citty would read the first path as a subcommand name). `__worker` is the
+ * hidden entry the pool uses to fold a shard of sessions in another process.
+ */
+import { defineCommand, runCommand } from "citty";
+import { commandExit, GLOBAL_ARGS } from "../_command.ts";
+import { RUN_ARGS, runCommandFor } from "./eval/run.ts";
 
-export default command({
-  meta: { name: "eval", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode eval is not built yet");
+export default defineCommand({
+  meta: {
+    name: "eval",
+    description:
+      "Run eval cases over recorded sessions (exit 0 pass, 1 failed, 2 could not evaluate); `freecode eval add <sessionId>` writes a starter case",
+  },
+  args: { ...RUN_ARGS, ...GLOBAL_ARGS },
+  async run({ rawArgs }) {
+    if (rawArgs[0] === "add") {
+      const add = (await import("./eval/add.ts")).default;
+      await runCommand(add, { rawArgs: rawArgs.slice(1) });
+      return commandExit.code;
+    }
+    if (rawArgs[0] === "__worker") {
+      const { serveWorker } = await import("../../eval/worker.ts");
+      for await (const line of serveWorker(await Bun.stdin.text())) process.stdout.write(line);
+      commandExit.code = 0;
+      return 0;
+    }
+    await runCommand(runCommandFor(rawArgs), { rawArgs });
+    return commandExit.code;
   },
 });

@@ -1,0 +1,65 @@
+/**
+ * `freecode eval add <sessionId> [--sessions PATH] [--out FILE] [--force]`: write a starter case from a
+ * recorded session (its tools, their order, the files it changed) for the user to edit. Prints the
+ * YAML on stdout, or writes it to `--out` (never over an existing file unless `--force`).
+ */
+import { existsSync } from "node:fs";
+import { conflict, notFound } from "../../../errors.ts";
+import { sessionsFromPath } from "../../../eval/sessions.ts";
+import { starterCase, starterYaml } from "../../../eval/starter.ts";
+import type { Trace } from "../../../rollout/folds/trace-types.ts";
+import { loadTrace } from "../../../rollout/load.ts";
+import { openStore } from "../../../storage/select.ts";
+import { writeFileAtomic } from "../../../util/atomic.ts";
+import { command } from "../../_command.ts";
+
+export default command({
+  meta: { name: "add", description: "Write a starter eval case from a recorded session" },
+  args: {
+    sessionId: {
+      type: "positional",
+      required: true,
+      description: "The recorded session",
+      valueHint: "sessionId",
+    },
+    sessions: {
+      type: "string",
+      description: "Find the rollout under this file, folder or glob instead of the store",
+      valueHint: "path",
+    },
+    out: {
+      type: "string",
+      description: "Write the case to FILE (.yaml, or .json for JSON)",
+      valueHint: "file",
+    },
+    id: { type: "string", description: "The case id (default: the session id)" },
+    force: { type: "boolean", description: "Overwrite --out if it exists" },
+  },
+  async run(ctx, args) {
+    const sessionId = String(args.sessionId);
+    let trace: Trace;
+    if (args.sessions) {
+      const ref = sessionsFromPath(args.sessions).find((r) => r.sessionId === sessionId);
+      if (!ref?.file) throw notFound(`no rollout for session ${sessionId} under ${args.sessions}`);
+      trace = await loadTrace({ file: ref.file, sessionId });
+    } else {
+      const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
+      try {
+        trace = await loadTrace({ adapter, sessionId });
+      } finally {
+        await adapter.close();
+      }
+    }
+    if (trace.eventCount === 0) throw notFound(`session ${sessionId} has no rollout events`);
+    const id = args.id ? String(args.id) : undefined;
+    const asJson = ctx.json || (args.out !== undefined && /\.json$/i.test(args.out));
+    const text = asJson ? `${JSON.stringify(starterCase(trace, id), null, 2)}\n` : starterYaml(trace, id);
+    if (args.out) {
+      if (existsSync(args.out) && !args.force)
+        throw conflict(`${args.out} exists (use --force to overwrite)`);
+      writeFileAtomic(args.out, text);
+      ctx.log.success(`wrote ${args.out}: run it with freecode eval ${args.out}`);
+    } else ctx.out(text);
+    return 0;
+  },
+});

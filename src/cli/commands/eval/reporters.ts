@@ -1,0 +1,59 @@
+/**
+ * `--reporter NAME[:FILE]` (repeatable) and `--out FILE` (applies to the reporter before it): parsed
+ * from the raw arguments because citty keeps only the last value of a repeated flag.
+ */
+import { usageError } from "../../../errors.ts";
+
+export const REPORTERS = ["pretty", "json", "junit", "tap", "github"] as const;
+export type ReporterName = (typeof REPORTERS)[number];
+
+export interface ReporterChoice {
+  name: ReporterName;
+  /** Write here instead of stdout. */
+  file?: string;
+}
+
+/** The reporters asked for, in order (default: pretty on stdout, or json with --json). */
+export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice[] {
+  const out: ReporterChoice[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    if (a === "--") break;
+    const [flag, inline] = a.startsWith("--")
+      ? (a.split(/=(.*)/s, 2) as [string, string | undefined])
+      : [a, undefined];
+    if (flag !== "--reporter" && flag !== "--out") continue;
+    const value = inline ?? rawArgs[++i];
+    if (value === undefined) throw usageError(`${flag} needs a value`);
+    if (flag === "--out") {
+      if (out.length === 0) out.push({ name: json ? "json" : "pretty" });
+      const last = out.at(-1)!;
+      if (last.file)
+        throw usageError(`--out ${value}: the reporter ${last.name} already writes to ${last.file}`);
+      last.file = value;
+      continue;
+    }
+    const [name, file] = value.split(/:(.*)/s, 2) as [string, string | undefined];
+    if (!(REPORTERS as readonly string[]).includes(name)) {
+      throw usageError(`unknown reporter "${name}" (expected one of ${REPORTERS.join(", ")})`);
+    }
+    out.push({ name: name as ReporterName, ...(file ? { file } : {}) });
+  }
+  if (json && !out.some((r) => r.name === "json" && !r.file)) {
+    for (const r of out)
+      if (!r.file && r.name !== "json")
+        throw usageError(`--json prints the JSON report on stdout; give --reporter ${r.name} a file`);
+    out.unshift({ name: "json" });
+  }
+  if (out.length === 0 || out.every((r) => r.file)) out.unshift({ name: "pretty" });
+  const toStdout = out.filter((r) => !r.file && r.name !== "github" && r.name !== "pretty");
+  if (
+    toStdout.length > 1 ||
+    (toStdout.length === 1 && out.some((r) => !r.file && r !== toStdout[0] && r.name === "pretty"))
+  ) {
+    throw usageError(
+      `only one of json, junit, tap can write to stdout, alone; give the others a file (--reporter junit:out.xml)`,
+    );
+  }
+  return out;
+}

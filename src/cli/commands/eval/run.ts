@@ -1,0 +1,114 @@
+/**
+ * `freecode eval <case files or dirs> [--sessions PATH | --home DIR]`: run the cases over recorded
+ * sessions and report. Exit 0 every case passed, 1 a case failed, 2 a case could not be evaluated
+ * (or bad input). Thin: the work is `runEval` in src/eval/runner.ts.
+ */
+import { appendFileSync } from "node:fs";
+import { usageError } from "../../../errors.ts";
+import type { EvalReport } from "../../../eval/report.ts";
+import { renderGithub, renderStepSummary } from "../../../eval/reporters/github.ts";
+import { renderJunit } from "../../../eval/reporters/junit.ts";
+import { renderPretty } from "../../../eval/reporters/pretty.ts";
+import { renderTap } from "../../../eval/reporters/tap.ts";
+import { runEval } from "../../../eval/runner.ts";
+import { openStore } from "../../../storage/select.ts";
+import { assertNever } from "../../../util/assert-never.ts";
+import { writeFileAtomic } from "../../../util/atomic.ts";
+import { command } from "../../_command.ts";
+import { parseReporters, type ReporterChoice } from "./reporters.ts";
+
+export const RUN_ARGS = {
+  cases: {
+    type: "positional",
+    required: false,
+    description: "Case files (.yaml .yml .json .jsonl) or directories",
+    valueHint: "cases",
+  },
+  sessions: {
+    type: "string",
+    description: "Rollout files to evaluate: an events.jsonl, a folder, or a glob (instead of the store)",
+    valueHint: "path",
+  },
+  reporter: {
+    type: "string",
+    description: "pretty|json|junit|tap|github, optionally :FILE (repeatable)",
+    valueHint: "name[:file]",
+  },
+  out: { type: "string", description: "Write the preceding --reporter's output to FILE", valueHint: "file" },
+  "include-running": {
+    type: "boolean",
+    description: "Evaluate sessions that look still running instead of setting them aside",
+  },
+  workers: {
+    type: "string",
+    description: "At most this many processes (default: the number of cores)",
+    valueHint: "n",
+  },
+} as const;
+
+function render(r: ReporterChoice, report: EvalReport, color: boolean): string {
+  switch (r.name) {
+    case "pretty":
+      return renderPretty(report, { color: color && !r.file });
+    case "json":
+      return `${JSON.stringify(report, null, 2)}\n`;
+    case "junit":
+      return renderJunit(report);
+    case "tap":
+      return renderTap(report);
+    case "github":
+      return renderGithub(report);
+    default:
+      return assertNever(r.name, "reporter");
+  }
+}
+
+/** The run command, closed over the raw arguments (for the repeatable --reporter). */
+export function runCommandFor(rawArgs: string[]) {
+  return command({
+    meta: { name: "eval", description: "Run eval cases over recorded sessions" },
+    args: RUN_ARGS,
+    async run(ctx, args) {
+      const cases = args._.map(String);
+      if (cases.length === 0) throw usageError("give at least one case file or directory");
+      const reporters = parseReporters(rawArgs, ctx.json);
+      const workers = args.workers === undefined ? undefined : Number(args.workers);
+      if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1))
+        throw usageError("--workers must be a whole number ≥ 1");
+      const config = ctx.config();
+      const trace = {
+        ...(config.hangMs ? { hangMs: config.hangMs } : {}),
+        ...(config.stallMs ? { stallMs: config.stallMs } : {}),
+        ...(config.changedFileTools ? { changedFileTools: config.changedFileTools } : {}),
+      };
+      const store = args.sessions
+        ? undefined
+        : {
+            adapter: (await openStore(ctx.storeName(), { home: ctx.home, fsync: config.fsync })).adapter,
+            name: ctx.storeName(),
+            home: ctx.home,
+          };
+      let report: EvalReport;
+      try {
+        report = await runEval({
+          cases,
+          ...(args.sessions ? { sessions: args.sessions } : {}),
+          ...(store ? { store } : {}),
+          prices: config.prices ?? {},
+          evaluate: { trace, includeRunning: args["include-running"] === true },
+          ...(workers ? { workers } : {}),
+        });
+      } finally {
+        await store?.adapter.close();
+      }
+      for (const r of reporters) {
+        const text = render(r, report, ctx.color);
+        if (r.file) writeFileAtomic(r.file, text);
+        else process.stdout.write(text);
+        const summary = process.env.GITHUB_STEP_SUMMARY;
+        if (r.name === "github" && summary) appendFileSync(summary, renderStepSummary(report));
+      }
+      return report.exitCode;
+    },
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * From per-session outcomes to a case verdict: the pass rate over the selection (default: every
+ * session must pass), pass^k over sessions that share a task id (τ-bench's reliability metric), and
+ * bounds over the values of every selected session. An empty selection is "could not evaluate" —
+ * a rate over nothing never passes.
+ */
+import type { CompiledCase } from "./compile.ts";
+import type { SessionEval } from "./evaluate.ts";
+import type { LoadedCase } from "./load-cases.ts";
+import { cannot, fail, type Outcome, pass, plural } from "./outcome.ts";
+import type { CaseResult, CheckResult, SessionResult } from "./report.ts";
+import { type SessionRef, taskIdOf } from "./sessions.ts";
+
+/** C(n, k). */
+function choose(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+  return r;
+}
+
+/** pass^k per task: the chance that k trials drawn from the task's n all pass, C(c,k)/C(n,k). */
+export function passHatK(
+  byTask: Map<string, { n: number; c: number }>,
+  k: number,
+): { value?: number; tasks: number } {
+  const eligible = [...byTask.values()].filter((t) => t.n >= k);
+  if (eligible.length === 0) return { tasks: 0 };
+  const sum = eligible.reduce((acc, t) => acc + choose(t.c, k) / choose(t.n, k), 0);
+  return { value: sum / eligible.length, tasks: eligible.length };
+}
+
+const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+
+export interface CaseInputs {
+  loaded: LoadedCase;
+  compiled: CompiledCase;
+  index: number;
+  /** The selected sessions (after time filters), in selection order. */
+  refs: SessionRef[];
+  missing: string[];
+  evals: Map<string, SessionEval>;
+}
+
+/** Build a case's result from the evaluated sessions. */
+export function aggregateCase({ loaded, compiled, index, refs, missing, evals }: CaseInputs): CaseResult {
+  const head = {
+    id: loaded.id,
+    file: loaded.file,
+    line: loaded.line,
+    ...(loaded.input.description ? { description: loaded.input.description } : {}),
+  };
+  const skip = loaded.input.skip;
+  if (skip) {
+    return {
+      ...head,
+      verdict: "skip",
+      skipReason: typeof skip === "string" ? skip : "skipped",
+      sessions: [],
+      aggregates: [],
+      counts: { sessions: 0, passed: 0, failed: 0, errored: 0 },
+    };
+  }
+  const sessions: SessionResult[] = missing.map((id) => ({
+    sessionId: id,
+    verdict: "error",
+    error: `no rollout log for session ${id}`,
+    checks: [],
+  }));
+  const points = compiled.selectionChecks.map(() => [] as { ms: number; seq: number; what: string }[]);
+  for (const ref of refs) {
+    const ev = evals.get(ref.file ?? ref.sessionId)!;
+    const file = ref.file ? { file: ref.file } : {};
+    if (ev.error) {
+      sessions.push({ sessionId: ref.sessionId, ...file, verdict: "error", error: ev.error, checks: [] });
+      continue;
+    }
+    const mine = ev.results.find((r) => r.caseIndex === index)!;
+    const checks: CheckResult[] = mine.outcomes.map((o, i) => {
+      const exp = compiled.sessionChecks[i]!.exp;
+      return { name: exp.name, label: exp.label, line: exp.line, ...o };
+    });
+    mine.points.forEach((p, i) => {
+      for (const x of p) points[i]!.push({ ...x, what: `${x.what} in ${ref.sessionId}` });
+    });
+    const verdict = checks.some((c) => c.verdict === "error")
+      ? "error"
+      : checks.some((c) => c.verdict === "fail")
+        ? "fail"
+        : "pass";
+    sessions.push({ sessionId: ref.sessionId, ...file, verdict, checks });
+  }
+  const counts = {
+    sessions: sessions.length,
+    passed: sessions.filter((s) => s.verdict === "pass").length,
+    failed: sessions.filter((s) => s.verdict === "fail").length,
+    errored: sessions.filter((s) => s.verdict === "error").length,
+  };
+
+  const aggregates: CheckResult[] = [];
+  const add = (name: string, label: string, o: Outcome) =>
+    aggregates.push({ name, label, line: loaded.line, ...o });
+  if (sessions.length === 0)
+    add("selection", "sessions selected", cannot("the selector matched no recorded session"));
+
+  const min = loaded.input.passRate ?? 1;
+  const evaluated = counts.passed + counts.failed;
+  if (evaluated > 0) {
+    const rate = counts.passed / evaluated;
+    const text = `${counts.passed}/${evaluated} sessions passed (${pct(rate)}), need ≥ ${pct(min)}`;
+    const o = rate >= min ? pass(text) : fail(text, { expected: min, actual: rate });
+    if (loaded.input.passRate !== undefined || (o.verdict === "fail" && evaluated > 1))
+      add("passRate", `pass rate ≥ ${pct(min)}`, o);
+  }
+
+  const pk = loaded.input.passK;
+  if (pk) {
+    const byTask = new Map<string, { n: number; c: number }>();
+    for (const s of sessions) {
+      if (s.verdict === "error") continue;
+      const ref = refs.find((r) => r.sessionId === s.sessionId);
+      const task = ref ? taskIdOf(ref) : s.sessionId;
+      const t = byTask.get(task) ?? { n: 0, c: 0 };
+      t.n++;
+      if (s.verdict === "pass") t.c++;
+      byTask.set(task, t);
+    }
+    const r = passHatK(byTask, pk.k);
+    const detail = [...byTask].map(([id, t]) => `${id} ${t.c}/${t.n}`).join(", ");
+    const label = `pass^${pk.k} ≥ ${pk.min}`;
+    if (r.value === undefined)
+      add("passK", label, cannot(`no task has ${pk.k} evaluated trials (${detail || "no sessions"})`));
+    else {
+      const text = `pass^${pk.k} = ${r.value.toFixed(3)} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
+      add("passK", label, r.value >= pk.min ? pass(text) : fail(text, { expected: pk.min, actual: r.value }));
+    }
+  }
+
+  compiled.selectionChecks.forEach((check, i) => {
+    aggregates.push({
+      name: check.exp.name,
+      label: `${check.exp.label} (selection)`,
+      line: check.exp.line,
+      ...check.decide(points[i]!),
+    });
+  });
+
+  const any = (v: string) => sessions.some((s) => s.verdict === v) || aggregates.some((a) => a.verdict === v);
+  const failed =
+    aggregates.some((a) => a.verdict === "fail") || (evaluated > 0 && counts.passed / evaluated < min);
+  const verdict = any("error") ? "error" : failed ? "fail" : "pass";
+  return { ...head, verdict, sessions, aggregates, counts };
+}

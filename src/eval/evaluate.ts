@@ -1,0 +1,91 @@
+/**
+ * One session, once: fold its rollout into a Trace, decide whether it can be evaluated at all
+ * (missing, corrupt or still running is "could not evaluate", never "failed"), then run the checks of
+ * every case that selected it. Used in-process and by worker processes alike.
+ */
+import { FreecodeError } from "../errors.ts";
+import type { TraceOptions } from "../rollout/folds/trace.ts";
+import type { Trace } from "../rollout/folds/trace-types.ts";
+import { loadTrace } from "../rollout/load.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import type { Timed } from "./assertions/health.ts";
+import type { CompiledCase } from "./compile.ts";
+import { cannot, type Outcome } from "./outcome.ts";
+import type { SessionRef } from "./sessions.ts";
+
+export interface SessionJob {
+  ref: SessionRef;
+  /** Indices of the cases that selected this session. */
+  cases: number[];
+}
+
+export interface SessionEval {
+  sessionId: string;
+  file?: string;
+  /** The trace's start (for time selectors on sessions without meta). */
+  startedAt: number;
+  error?: string;
+  results: { caseIndex: number; outcomes: Outcome[]; points: Timed[] }[];
+}
+
+export interface EvaluateOptions {
+  adapter?: StorageAdapter;
+  trace?: TraceOptions;
+  /** Evaluate sessions that look still running instead of setting them aside. */
+  includeRunning?: boolean;
+  now?: number;
+}
+
+/** Why a trace cannot be evaluated, or undefined when it can. */
+export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOptions): string | undefined {
+  if (trace.eventCount === 0) return "the rollout log has no events";
+  const corrupt = trace.parseErrors.find((e) => !e.torn);
+  if (corrupt) {
+    const more = trace.parseErrors.length > 1 ? ` (and ${trace.parseErrors.length - 1} more)` : "";
+    return `corrupt rollout log: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
+  }
+  if (options.includeRunning) return undefined;
+  if (ref.meta?.status === "running") return "the session is still running (its status is running)";
+  const idle = (options.now ?? Date.now()) - trace.endedAt;
+  const hangMs = trace.hangMs ?? options.trace?.hangMs ?? 300_000;
+  if (!trace.ended && idle >= 0 && idle < hangMs) {
+    return `the session looks still running (last event ${Math.round(idle / 1000)} s ago, no session.ended); use --include-running to evaluate it anyway`;
+  }
+  return undefined;
+}
+
+/** Fold one session and run the checks of the cases that selected it. */
+export async function evaluateSession(
+  job: SessionJob,
+  compiled: CompiledCase[],
+  options: EvaluateOptions,
+): Promise<SessionEval> {
+  const { ref } = job;
+  const base = { sessionId: ref.sessionId, ...(ref.file ? { file: ref.file } : {}) };
+  let trace: Trace;
+  try {
+    const source = ref.file
+      ? { file: ref.file, sessionId: ref.sessionId }
+      : { adapter: options.adapter!, sessionId: ref.sessionId };
+    trace = await loadTrace(source, options.trace);
+  } catch (error) {
+    const message =
+      error instanceof FreecodeError ? error.message : `cannot read the rollout: ${(error as Error).message}`;
+    return { ...base, startedAt: 0, error: message, results: [] };
+  }
+  const why = unevaluable(trace, ref, options);
+  if (why) return { ...base, startedAt: trace.startedAt, error: why, results: [] };
+  const results = job.cases.map((caseIndex) => {
+    const c = compiled[caseIndex]!;
+    const outcomes = c.sessionChecks.map((check) => {
+      try {
+        return check.run(trace);
+      } catch (error) {
+        return cannot(`internal error in ${check.exp.name}: ${(error as Error).message}`);
+      }
+    });
+    const points = c.selectionChecks.map((check) => check.collect(trace));
+    return { caseIndex, outcomes, points };
+  });
+  return { ...base, startedAt: trace.startedAt, results };
+}

@@ -1,0 +1,72 @@
+/**
+ * The result of an eval run: cases → sessions → checks, plus the case-level aggregates (pass rate,
+ * pass^k, bounds over the selection). Every reporter renders this one shape; `--json` prints it.
+ */
+import type { Outcome, Verdict } from "./outcome.ts";
+
+/** One assertion's outcome, with where it is written in the case file. */
+export interface CheckResult extends Outcome {
+  /** The assertion (`expectTool`, `passRate`, …). */
+  name: string;
+  label: string;
+  line: number;
+}
+
+export interface SessionResult {
+  sessionId: string;
+  file?: string;
+  verdict: Verdict;
+  /** Why the session could not be evaluated (missing, corrupt, still running). */
+  error?: string;
+  checks: CheckResult[];
+}
+
+export type CaseVerdict = Verdict | "skip";
+
+export interface CaseResult {
+  id: string;
+  file: string;
+  line: number;
+  description?: string;
+  verdict: CaseVerdict;
+  skipReason?: string;
+  sessions: SessionResult[];
+  /** Case-level checks over the whole selection. */
+  aggregates: CheckResult[];
+  counts: { sessions: number; passed: number; failed: number; errored: number };
+}
+
+export interface EvalReport {
+  version: 1;
+  startedAt: number;
+  durationMs: number;
+  /** Sessions folded (each once, however many cases selected it), and the processes that did it. */
+  sessionsFolded: number;
+  processes: number;
+  summary: { cases: number; passed: number; failed: number; errored: number; skipped: number };
+  /** 0 every case passed, 1 a case failed, 2 a case could not be evaluated. */
+  exitCode: 0 | 1 | 2;
+  cases: CaseResult[];
+}
+
+/** The exit code for a set of case verdicts: "could not evaluate" outranks "failed". */
+export function exitCodeOf(cases: { verdict: CaseVerdict }[]): 0 | 1 | 2 {
+  if (cases.some((c) => c.verdict === "error")) return 2;
+  if (cases.some((c) => c.verdict === "fail")) return 1;
+  return 0;
+}
+
+/** Every failed or unevaluable check of a case, with its session, in report order. */
+export function problemsOf(c: CaseResult): { sessionId?: string; check: CheckResult }[] {
+  const out: { sessionId?: string; check: CheckResult }[] = [];
+  for (const s of c.sessions) {
+    if (s.error)
+      out.push({
+        sessionId: s.sessionId,
+        check: { name: "session", label: "session", line: c.line, verdict: "error", message: s.error },
+      });
+    for (const ch of s.checks) if (ch.verdict !== "pass") out.push({ sessionId: s.sessionId, check: ch });
+  }
+  for (const a of c.aggregates) if (a.verdict !== "pass") out.push({ check: a });
+  return out;
+}

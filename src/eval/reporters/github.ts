@@ -1,0 +1,71 @@
+/**
+ * GitHub Actions: `::error` annotations for failures and `::warning` for sessions that could not be
+ * evaluated, pointing at the case file line so they land on the PR diff. GitHub keeps at most 10 of
+ * each kind per step and drops the rest silently, so we emit 10 and say how many were left out; the
+ * full table goes to the step summary (`$GITHUB_STEP_SUMMARY`).
+ */
+import { type EvalReport, problemsOf } from "../report.ts";
+
+/** At most this many annotations of each kind (GitHub's per-step limit). */
+export const ANNOTATION_LIMIT = 10;
+
+const escData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+const escProp = (s: string) => escData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+
+/** Workflow commands for the failures (stdout). */
+export function renderGithub(report: EvalReport): string {
+  const out: string[] = [];
+  const kinds = { error: [] as string[], warning: [] as string[] };
+  for (const k of report.cases) {
+    if (k.verdict === "pass" || k.verdict === "skip") continue;
+    for (const { sessionId, check } of problemsOf(k)) {
+      const kind = check.verdict === "error" ? "warning" : "error";
+      const where = [sessionId && `session ${sessionId}`, check.seq !== undefined && `seq ${check.seq}`]
+        .filter(Boolean)
+        .join(" ");
+      const title = `${k.id}: ${check.label}${check.verdict === "error" ? " (could not evaluate)" : ""}`;
+      kinds[kind].push(
+        `::${kind} file=${escProp(k.file)},line=${check.line},title=${escProp(title)}::${escData(`${check.message}${where ? ` (${where})` : ""}`)}`,
+      );
+    }
+  }
+  for (const kind of ["error", "warning"] as const) {
+    out.push(...kinds[kind].slice(0, ANNOTATION_LIMIT));
+    const left = kinds[kind].length - ANNOTATION_LIMIT;
+    if (left > 0)
+      out.push(
+        `::notice title=freecode eval::${left} more ${kind === "error" ? "failures" : "could-not-evaluate results"} not annotated (GitHub shows 10 per step); see the step summary`,
+      );
+  }
+  return out.length ? `${out.join("\n")}\n` : "";
+}
+
+const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+/** The Markdown table for `$GITHUB_STEP_SUMMARY`: every case, every problem. */
+export function renderStepSummary(report: EvalReport): string {
+  const s = report.summary;
+  const icon = { pass: "✅", fail: "❌", error: "⚠️", skip: "⏭️" } as const;
+  const out = [
+    `### freecode eval: ${s.passed} passed, ${s.failed} failed, ${s.errored} could not be evaluated${s.skipped ? `, ${s.skipped} skipped` : ""}`,
+    "",
+    "| | case | sessions | file |",
+    "|---|---|---|---|",
+  ];
+  for (const k of report.cases)
+    out.push(
+      `| ${icon[k.verdict]} | ${cell(k.id)} | ${k.counts.passed}/${k.counts.sessions} passed | ${cell(`${k.file}:${k.line}`)} |`,
+    );
+  const problems = report.cases.flatMap((k) =>
+    k.verdict === "pass" ? [] : problemsOf(k).map((p) => ({ k, ...p })),
+  );
+  if (problems.length) {
+    out.push("", "| case | session | assertion | explanation | line |", "|---|---|---|---|---|");
+    for (const { k, sessionId, check } of problems) {
+      out.push(
+        `| ${cell(k.id)} | ${cell(sessionId ?? "(selection)")} | ${cell(check.label)} | ${cell(`${check.verdict === "error" ? "could not evaluate: " : ""}${check.message}`)} | ${cell(`${k.file}:${check.line}`)} |`,
+      );
+    }
+  }
+  return `${out.join("\n")}\n`;
+}

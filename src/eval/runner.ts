@@ -1,0 +1,124 @@
+/**
+ * `freecode eval` as a library call: load the cases, list the recorded sessions, work out which case
+ * selects which session, fold each selected session exactly once (over every core when there are
+ * many), run every case's checks on it, and aggregate per case. Returns the report; printing and the
+ * exit code are the CLI's business.
+ */
+import { dirname, resolve } from "node:path";
+import type { Price } from "../rollout/folds/usage.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import { aggregateCase } from "./aggregate.ts";
+import { compileCase } from "./compile.ts";
+import { type EvaluateOptions, evaluateSession, type SessionEval, type SessionJob } from "./evaluate.ts";
+import { type LoadedCase, loadCases } from "./load-cases.ts";
+import { evaluateAll, processesFor } from "./pool.ts";
+import { type EvalReport, exitCodeOf } from "./report.ts";
+import {
+  inTimeRange,
+  normalizeSelector,
+  type SessionRef,
+  select,
+  sessionsFromPath,
+  sessionsFromStore,
+} from "./sessions.ts";
+
+export interface RunEvalOptions {
+  /** Case files and directories. */
+  cases: string[];
+  /** Rollout files: a file, folder or glob (`--sessions`). */
+  sessions?: string;
+  /** Otherwise, the store to read sessions from, and how a worker process reopens it. */
+  store?: { adapter: StorageAdapter; name?: string; home: string };
+  prices?: Record<string, Price>;
+  evaluate?: Omit<EvaluateOptions, "adapter">;
+  /** At most this many processes (default: the number of cores). */
+  workers?: number;
+  /** Use worker processes from this many selected sessions on (default 48). */
+  parallelThreshold?: number;
+}
+
+/** Run the cases over the recorded sessions. Throws `bad_input` for bad case files or paths. */
+export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
+  const startedAt = Date.now();
+  const loaded: LoadedCase[] = loadCases(options.cases);
+  const compiled = loaded.map((c) => compileCase(c, options.prices));
+  const base: SessionRef[] = options.sessions
+    ? sessionsFromPath(options.sessions)
+    : options.store
+      ? await sessionsFromStore(options.store.adapter)
+      : [];
+
+  // Which sessions each case selects; each distinct rollout is folded once for all of them.
+  const selections = loaded.map((c) => select(c.input.sessions, base, dirname(resolve(c.file))));
+  const jobs = new Map<string, SessionJob>();
+  selections.forEach((sel, i) => {
+    if (loaded[i]!.input.skip) return;
+    for (const ref of sel.refs) {
+      const key = ref.file ?? ref.sessionId;
+      const job = jobs.get(key) ?? { ref, cases: [] };
+      job.cases.push(i);
+      jobs.set(key, job);
+    }
+  });
+
+  const evaluate = { ...options.evaluate, now: options.evaluate?.now ?? Date.now() };
+  const processes = processesFor(jobs.size, options);
+  const local = async (shard: SessionJob[]) => {
+    const out: SessionEval[] = [];
+    const adapter = options.store?.adapter;
+    for (const job of shard)
+      out.push(await evaluateSession(job, compiled, { ...evaluate, ...(adapter ? { adapter } : {}) }));
+    return out;
+  };
+  const evals = await evaluateAll(
+    [...jobs.values()],
+    processes,
+    {
+      casePaths: options.cases,
+      cwd: process.cwd(),
+      prices: options.prices ?? {},
+      evaluate,
+      ...(options.store && !options.sessions
+        ? { store: { name: options.store.name, home: options.store.home } }
+        : {}),
+    },
+    local,
+  );
+  const byKey = new Map(evals.map((e) => [e.file ?? e.sessionId, e]));
+
+  const cases = loaded.map((c, index) => {
+    const sel = normalizeSelector(c.input.sessions);
+    // Sessions without meta are placed in time by their trace, now that it is folded.
+    const refs = selections[index]!.refs.filter((r) => {
+      if (r.meta || (sel.since === undefined && sel.until === undefined)) return true;
+      const ev = byKey.get(r.file ?? r.sessionId);
+      return !ev || ev.error !== undefined || inTimeRange(sel, ev.startedAt);
+    });
+    return aggregateCase({
+      loaded: c,
+      compiled: compiled[index]!,
+      index,
+      refs,
+      missing: selections[index]!.missing,
+      evals: byKey,
+    });
+  });
+
+  const count = (v: string) => cases.filter((c) => c.verdict === v).length;
+  return {
+    version: 1,
+    startedAt,
+    durationMs: Date.now() - startedAt,
+    sessionsFolded: jobs.size,
+    processes,
+    summary: {
+      cases: cases.length,
+      passed: count("pass"),
+      failed: count("fail"),
+      errored: count("error"),
+      skipped: count("skip"),
+    },
+    exitCode: exitCodeOf(cases),
+    cases,
+  };
+}

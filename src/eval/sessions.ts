@@ -1,0 +1,139 @@
+/**
+ * Which recorded sessions exist, and which of them a case selects. Sessions come from rollout files
+ * (`--sessions PATH`: a file, a folder searched for *.jsonl, or a glob; the id is the parent folder of
+ * an `events.jsonl`, else the file stem; an optional `meta.json` beside it gives title, project and
+ * tags) or from a store (`--home`). Selectors filter with AND; time bounds use the meta's `createdAt`,
+ * or the trace's start when there is no meta (decided after the fold).
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import * as v from "valibot";
+import { badInput } from "../errors.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import { type SessionMeta, SessionMetaSchema } from "../storage/records.ts";
+import type { Selector } from "./case-schema.ts";
+import { nameMatches, pathMatches } from "./match/glob.ts";
+
+export interface SessionRef {
+  sessionId: string;
+  /** The rollout file; absent for sessions read through the store. */
+  file?: string;
+  meta?: SessionMeta;
+}
+
+const GLOB_CHARS = /[*?[{]/;
+
+function metaBeside(file: string): SessionMeta | undefined {
+  const path = join(dirname(file), "meta.json");
+  if (!existsSync(path)) return undefined;
+  try {
+    const r = v.safeParse(SessionMetaSchema, JSON.parse(readFileSync(path, "utf8")));
+    return r.success ? r.output : undefined;
+  } catch {
+    return undefined; // an unreadable sidecar only means "no meta": selectors on meta will not match
+  }
+}
+
+const idOf = (file: string) =>
+  basename(file) === "events.jsonl" ? basename(dirname(file)) : basename(file).replace(/\.jsonl$/i, "");
+
+/** Rollout files under a file, folder or glob (relative paths against `cwd`). */
+export function sessionsFromPath(path: string, cwd = process.cwd()): SessionRef[] {
+  let files: string[];
+  if (GLOB_CHARS.test(path)) {
+    const absolute = path.startsWith("/");
+    const glob = new Bun.Glob(absolute ? path.slice(1) : path);
+    files = [...glob.scanSync({ cwd: absolute ? "/" : cwd, onlyFiles: true, absolute: true })];
+  } else {
+    const p = resolve(cwd, path);
+    if (!existsSync(p)) throw badInput("no such sessions file or folder", { file: path });
+    files = statSync(p).isDirectory()
+      ? [...new Bun.Glob("**/*.jsonl").scanSync({ cwd: p, onlyFiles: true, absolute: true })]
+      : [p];
+  }
+  const byId = new Map<string, SessionRef>();
+  for (const file of files.sort()) {
+    const sessionId = idOf(file);
+    const prior = byId.get(sessionId);
+    if (prior)
+      throw badInput(`two rollout files for session "${sessionId}" (${prior.file} and ${file})`, { file });
+    const meta = metaBeside(file);
+    byId.set(sessionId, meta ? { sessionId, file, meta } : { sessionId, file });
+  }
+  return [...byId.values()];
+}
+
+/** Every session with a rollout log in the store, with its meta when it has one. */
+export async function sessionsFromStore(adapter: StorageAdapter): Promise<SessionRef[]> {
+  const ids = await adapter.listEventLogs();
+  const metas = new Map((await adapter.listSessions({ all: true })).items.map((m) => [m.id, m]));
+  return ids.sort().map((sessionId) => {
+    const meta = metas.get(sessionId);
+    return meta ? { sessionId, meta } : { sessionId };
+  });
+}
+
+/** A selector in its object form. */
+export type SelectorObject = Exclude<Selector, "all" | string[]>;
+export const normalizeSelector = (s: Selector | undefined): SelectorObject =>
+  s === undefined || s === "all" ? { all: true } : Array.isArray(s) ? { ids: s } : s;
+
+/** A date bound as epoch ms. */
+export const toTime = (t: string | number) => (typeof t === "number" ? t : Date.parse(t));
+
+/** Whether a start time lies in the selector's [since, until) range. */
+export function inTimeRange(sel: SelectorObject, at: number): boolean {
+  if (sel.since !== undefined && at < toTime(sel.since)) return false;
+  if (sel.until !== undefined && at >= toTime(sel.until)) return false;
+  return true;
+}
+
+export interface Selection {
+  refs: SessionRef[];
+  /** Ids the selector named that do not exist. */
+  missing: string[];
+}
+
+function titleMatches(pattern: string, title: string): boolean {
+  const re = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
+  return re ? new RegExp(re[1]!, re[2]).test(title) : nameMatches(pattern, title);
+}
+
+/**
+ * The sessions a selector picks from `base` (or from its own `path`, relative to `caseDir`). Time
+ * bounds are applied here only to sessions with meta; the runner applies them to the rest after the fold.
+ */
+export function select(selector: Selector | undefined, base: SessionRef[], caseDir: string): Selection {
+  const sel = normalizeSelector(selector);
+  let refs = sel.path ? sessionsFromPath(sel.path, caseDir) : base;
+  const missing: string[] = [];
+  if (sel.ids) {
+    const byId = new Map(refs.map((r) => [r.sessionId, r]));
+    refs = sel.ids.flatMap((id) => {
+      const r = byId.get(id);
+      if (!r) missing.push(id);
+      return r ? [r] : [];
+    });
+  }
+  refs = refs.filter((r) => {
+    const m = r.meta;
+    if (sel.project && !(m && pathMatches(sel.project, m.projectPath))) return false;
+    if (sel.title && !(m && titleMatches(sel.title, m.title))) return false;
+    if (sel.tags && !(m?.tags && sel.tags.every((t) => m.tags!.includes(t)))) return false;
+    if (m && !inTimeRange(sel, m.createdAt)) return false;
+    return true;
+  });
+  return { refs, missing };
+}
+
+/**
+ * The task a session is a trial of, for pass^k: meta `taskId`, else a `task:<id>` tag, else the id
+ * without a trailing trial number (`fix-login-2` → `fix-login`).
+ */
+export function taskIdOf(ref: SessionRef): string {
+  const m = ref.meta as (SessionMeta & { taskId?: unknown }) | undefined;
+  if (typeof m?.taskId === "string") return m.taskId;
+  const tag = m?.tags?.find((t) => t.startsWith("task:"));
+  if (tag) return tag.slice(5);
+  return ref.sessionId.replace(/[-_.#]\d+$/, "");
+}

@@ -1,0 +1,58 @@
+/**
+ * `freecode eval add <sessionId>`: a starter case from a recorded session — its tools in order, how
+ * often each ran, the files it changed, what was denied, its health. Everything in it holds for that
+ * session today, so it passes as written; the user then deletes, loosens and adds.
+ */
+import type { Trace } from "../rollout/folds/trace-types.ts";
+
+/** The starter case as a plain object (valid against CaseSchema). */
+export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
+  const expect: Record<string, unknown>[] = [];
+  const tools = trace.toolSpans.map((t) => t.tool);
+  expect.push({ expectSequence: { mode: "in_order", steps: tools } });
+  const counts = new Map<string, number>();
+  for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
+  for (const [name, count] of counts) expect.push({ expectTool: { name, count } });
+  if (trace.changedFiles.length) expect.push({ changedFiles: { include: trace.changedFiles } });
+  if (trace.deniedSpans.length === 0) expect.push({ forbidDenied: true });
+  else {
+    const bySource = new Map<string, { tool: string; source: string; count: number }>();
+    for (const d of trace.deniedSpans) {
+      const key = `${d.tool}\0${d.source}`;
+      const e = bySource.get(key) ?? { tool: d.tool, source: d.source, count: 0 };
+      e.count++;
+      bySource.set(key, e);
+    }
+    for (const e of bySource.values()) expect.push({ expectDenied: e });
+    if (
+      !trace.toolSpans.some((t) =>
+        trace.deniedSpans.some((d) => d.callId !== undefined && d.callId === t.callId),
+      )
+    ) {
+      expect.push({ deniedNeverRan: true });
+    }
+  }
+  if (!trace.hung) expect.push({ noHung: true });
+  if (!trace.hung && !trace.inFlight && trace.pendingCalls.length === 0) expect.push({ noInFlight: true });
+  const kinds = [...new Set(trace.modelSpans.flatMap((m) => (m.errorKind ? [m.errorKind] : [])))];
+  if (kinds.length === 0) expect.push({ modelErrors: { max: 0 } });
+  expect.push({ compactions: { max: trace.compactions.length } });
+  expect.push({ expectMaxTurns: trace.modelSpans.length });
+  return {
+    id,
+    description: `starter case from session ${trace.sessionId} (${new Date(trace.startedAt).toISOString()}): edit me`,
+    sessions: [trace.sessionId],
+    expect,
+  };
+}
+
+/** The starter case as commented YAML. */
+export function starterYaml(trace: Trace, id?: string): string {
+  const header = [
+    `# Starter case written by \`freecode eval add ${trace.sessionId}\` from the recorded session.`,
+    "# Everything below holds for that session today, so the case passes as written. Now edit it:",
+    "# delete what you do not care about, loosen what is too strict (e.g. exact counts → {min: 1}),",
+    "# point `sessions` at more recordings (ids, title, tags, path, all), and add what matters.",
+  ];
+  return `${header.join("\n")}\n${Bun.YAML.stringify(starterCase(trace, id), null, 2)}\n`;
+}
