@@ -1,0 +1,108 @@
+/**
+ * Helpers of the importer conformance tests: import one corpus source into a fresh memory store and
+ * count, from the stored rollout, what the raw-count side of each test counts from the raw JSON.
+ */
+import { expect } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { runEval } from "../../src/eval/runner.ts";
+import { importSources } from "../../src/import/import.ts";
+import type { Agent } from "../../src/import/types.ts";
+import { RolloutEventSchema } from "../../src/rollout/events.ts";
+import { loadTrace } from "../../src/rollout/load.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import { openStore } from "../../src/storage/select.ts";
+
+export interface Tally {
+  toolCalls: number;
+  toolErrors: number;
+  denied: number;
+  compactions: number;
+  tokens: number;
+}
+
+export const zero = (): Tally => ({ toolCalls: 0, toolErrors: 0, denied: 0, compactions: 0, tokens: 0 });
+
+/** Import `path` as `agent` into a new memory store under `home`. */
+export async function importOne(home: string, agent: Agent, path: string) {
+  const { adapter } = await openStore("memory", { home });
+  const report = await importSources({ agent, paths: [path], adapter, home, fsync: false });
+  return { adapter, report };
+}
+
+/** Count tool calls, failures, denials, compactions and tokens in the stored rollouts of `ids`. */
+export async function tallyRollouts(adapter: StorageAdapter, ids: string[]): Promise<Tally> {
+  const t = zero();
+  for (const id of ids) {
+    const calls = new Set<string>();
+    for await (const read of adapter.readEvents(id)) {
+      const e = read.event;
+      if (!e) throw new Error(`unreadable event in ${id}: ${read.issue?.message}`);
+      const valid = v.safeParse(RolloutEventSchema, e);
+      if (!valid.success) throw new Error(`${id} ${e.type}: ${v.summarize(valid.issues)}`);
+      const callId = String(e.callId ?? e.id);
+      if (e.type === "function.call" || e.type === "function.denied") calls.add(callId);
+      if (e.type === "function.output" && e.failed === true) t.toolErrors++;
+      if (e.type === "function.denied") t.denied++;
+      if (e.type === "compact.occurred") t.compactions++;
+      if (e.type === "model.response") {
+        for (const k of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"])
+          t.tokens += Number(e[k] ?? 0);
+      }
+    }
+    t.toolCalls += calls.size;
+  }
+  return t;
+}
+
+/** The ids of every stored session imported from `path`. */
+export async function sessionsFrom(adapter: StorageAdapter, path: string): Promise<string[]> {
+  const page = await adapter.listSessions({ all: true, limit: 10_000 });
+  return page.items
+    .filter((m) => (m.source as { path?: string } | undefined)?.path === path)
+    .map((m) => m.id);
+}
+
+/** The trace fold runs on every imported session, and its tool spans agree with the rollout. */
+export async function checkTraces(adapter: StorageAdapter, ids: string[], tally: Tally): Promise<void> {
+  let spans = 0;
+  let denied = 0;
+  for (const id of ids) {
+    const trace = await loadTrace({ adapter, sessionId: id });
+    expect(trace.parseErrors).toEqual([]);
+    spans += trace.toolSpans.length + trace.pendingCalls.length;
+    denied += trace.deniedSpans.length;
+  }
+  expect(denied).toBe(tally.denied);
+  expect(spans + denied).toBe(tally.toolCalls);
+}
+
+/** `freecode eval` (the library call) evaluates every imported session without an error. */
+export async function checkEval(
+  adapter: StorageAdapter,
+  home: string,
+  expectSessions: number,
+): Promise<void> {
+  const file = join(home, "imported.cases.json");
+  const cases = [
+    {
+      id: "imported",
+      sessions: "all",
+      expect: [{ noHung: true }, { deniedNeverRan: true }, { noRetryAfterDenial: { maxRetries: 100 } }],
+    },
+  ];
+  writeFileSync(file, JSON.stringify(cases));
+  const report = await runEval({ cases: [file], store: { adapter, home }, workers: 1 });
+  expect(report.summary.errored).toBe(0);
+  expect(report.sessionsFolded).toBe(expectSessions);
+  expect(report.exitCode).not.toBe(2);
+}
+
+/** Lines of a JSONL file, parsed (the raw side of the count). */
+export async function rawLines(path: string): Promise<Record<string, any>[]> {
+  return (await Bun.file(path).text())
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+}

@@ -1,0 +1,99 @@
+/**
+ * Claude Code conformance: every transcript in corpus/claude imports, and the rollout's tool calls,
+ * tool errors, denied calls, compactions and total tokens equal an independent count over the raw
+ * JSON — counted here from the lines, not through the importer's code.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { CORPUS, tempHome } from "../_helpers.ts";
+import {
+  checkEval,
+  checkTraces,
+  importOne,
+  rawLines,
+  sessionsFrom,
+  type Tally,
+  tallyRollouts,
+  zero,
+} from "./_corpus.ts";
+
+const files = [...new Bun.Glob("**/*.jsonl").scanSync(join(CORPUS, "claude"))].sort();
+const DENIAL = /^The user doesn't want to (proceed with this tool use|take this action)/;
+
+/** The raw count: tool_use ids, error results, refusals, compact boundaries, usage per message.id. */
+async function rawTally(path: string): Promise<Tally> {
+  const t = zero();
+  const calls = new Set<string>();
+  const usageByResponse = new Map<string, Record<string, number>>();
+  for (const e of await rawLines(path)) {
+    const content = e.message?.content;
+    if (e.type === "assistant" && Array.isArray(content)) {
+      for (const b of content) if (b.type === "tool_use" || b.type === "server_tool_use") calls.add(b.id);
+      // One line per content block, each repeating usage: the last line of a response has the final one.
+      if (!e.isApiErrorMessage && e.message.usage) usageByResponse.set(e.message.id, e.message.usage);
+    }
+    if (e.type === "user" && Array.isArray(content)) {
+      for (const b of content) {
+        if (b.type !== "tool_result") continue;
+        const text =
+          typeof b.content === "string"
+            ? b.content
+            : (b.content ?? []).map((c: any) => c.text ?? "").join("\n");
+        const refused = !!e.toolDenialKind || (b.is_error === true && DENIAL.test(text));
+        if (refused) t.denied++;
+        else if (b.is_error === true) t.toolErrors++;
+      }
+    }
+    if (e.type === "system" && (e.subtype === "compact_boundary" || e.subtype === "microcompact_boundary"))
+      t.compactions++;
+  }
+  t.toolCalls = calls.size;
+  for (const u of usageByResponse.values()) {
+    t.tokens +=
+      (u.input_tokens ?? 0) +
+      (u.output_tokens ?? 0) +
+      (u.cache_creation_input_tokens ?? 0) +
+      (u.cache_read_input_tokens ?? 0);
+  }
+  return t;
+}
+
+describe("claude corpus conformance", () => {
+  test("the corpus has the files this suite expects", () => {
+    expect(files.length).toBe(7);
+  });
+
+  for (const rel of files) {
+    test(rel, async () => {
+      await using home = await tempHome();
+      const path = join(CORPUS, "claude", rel);
+      const { adapter, report } = await importOne(home.path, "claude", path);
+      expect(report.sources[0]!.warnings).toEqual([]);
+      const ids = await sessionsFrom(adapter, path);
+      expect(ids.length).toBeGreaterThan(0);
+      const raw = await rawTally(path);
+      const got = await tallyRollouts(adapter, ids);
+      expect(got).toEqual(raw);
+      await checkTraces(adapter, ids, got);
+      await checkEval(adapter, home.path, ids.length);
+      await adapter.close();
+    });
+  }
+
+  test("the real corpus exercises denials, errors, compaction and subagents", async () => {
+    let sum = zero();
+    for (const rel of files) {
+      const r = await rawTally(join(CORPUS, "claude", rel));
+      sum = {
+        toolCalls: sum.toolCalls + r.toolCalls,
+        toolErrors: sum.toolErrors + r.toolErrors,
+        denied: sum.denied + r.denied,
+        compactions: sum.compactions + r.compactions,
+        tokens: sum.tokens + r.tokens,
+      };
+    }
+    expect(sum.denied).toBe(7);
+    expect(sum.compactions).toBe(2);
+    expect(sum.toolErrors).toBeGreaterThan(20);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Codex CLI conformance: every rollout in corpus/codex imports, and tool calls, tool errors,
+ * denied calls, compactions and total tokens match a count over the raw lines written here.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { CORPUS, tempHome } from "../_helpers.ts";
+import {
+  checkEval,
+  checkTraces,
+  importOne,
+  rawLines,
+  sessionsFrom,
+  type Tally,
+  tallyRollouts,
+  zero,
+} from "./_corpus.ts";
+
+const files = [...new Bun.Glob("*.jsonl").scanSync(join(CORPUS, "codex"))].sort();
+const CALL_TYPES = ["function_call", "custom_tool_call", "local_shell_call", "web_search_call"];
+
+/** Did this output fail? Exit status from the *_end event if any, else what the text says. */
+function rawFailed(output: unknown, end: any): boolean {
+  if (end?.type === "exec_command_end") return end.exit_code !== 0;
+  if (end?.type === "mcp_tool_call_end") return end.result?.Err !== undefined;
+  const text = typeof output === "string" ? output : JSON.stringify(output);
+  try {
+    const code = JSON.parse(text)?.metadata?.exit_code;
+    if (typeof code === "number") return code !== 0;
+  } catch {}
+  const header = text.match(/^Exit code: (-?\d+)/m);
+  if (header) return header[1] !== "0";
+  return text.split("\n").includes("aborted by user");
+}
+
+async function rawTally(path: string): Promise<Tally> {
+  const t = zero();
+  const lines = await rawLines(path);
+  const ends = new Map<string, any>();
+  for (const l of lines)
+    if (l.type === "event_msg" && l.payload.call_id && l.payload.type.endsWith("_end"))
+      ends.set(l.payload.call_id, l.payload);
+  let lastTotal = 0;
+  for (const l of lines) {
+    const p = l.payload ?? {};
+    if (l.type === "response_item" && CALL_TYPES.includes(p.type)) t.toolCalls++;
+    if (
+      l.type === "response_item" &&
+      (p.type === "function_call_output" || p.type === "custom_tool_call_output")
+    ) {
+      const text = typeof p.output === "string" ? p.output : JSON.stringify(p.output);
+      if (/rejected by (the )?user/i.test(text.slice(0, 200))) t.denied++;
+      else if (rawFailed(p.output, ends.get(p.call_id))) t.toolErrors++;
+    }
+    if (l.type === "compacted") t.compactions++;
+    if (l.type === "event_msg" && p.type === "token_count" && p.info)
+      lastTotal = p.info.total_token_usage.total_tokens;
+  }
+  t.tokens = lastTotal; // cumulative: the last one is the session's total
+  return t;
+}
+
+describe("codex corpus conformance", () => {
+  test("the corpus has the files this suite expects", () => expect(files.length).toBe(3));
+
+  for (const rel of files) {
+    test(rel, async () => {
+      await using home = await tempHome();
+      const path = join(CORPUS, "codex", rel);
+      const { adapter, report } = await importOne(home.path, "codex", path);
+      expect(report.sources[0]!.warnings).toEqual([]);
+      const ids = await sessionsFrom(adapter, path);
+      expect(ids.length).toBe(1);
+      const got = await tallyRollouts(adapter, ids);
+      expect(got).toEqual(await rawTally(path));
+      await checkTraces(adapter, ids, got);
+      await checkEval(adapter, home.path, 1);
+      await adapter.close();
+    });
+  }
+
+  test("a thread_spawn subagent links to its parent thread", async () => {
+    await using home = await tempHome();
+    const path = join(CORPUS, "codex", files.find((f) => f.includes("019d781a"))!);
+    const { adapter } = await importOne(home.path, "codex", path);
+    const meta = await adapter.getMeta("codex-019d781a-be34-7041-abb1-577f9360b907");
+    expect(meta?.parentId).toBe("codex-019d50e7-0024-70b2-ad77-923977703877");
+    expect(meta?.projectPath).toBe("C:\\Users\\loganf\\Documents\\IDAHO-VAULT");
+    await adapter.close();
+  });
+});
