@@ -31,6 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
 export function compileCheck(schema: unknown): Check {
   const node = schema as Node;
   const fallback: Check = (x) => v.is(schema as v.GenericSchema, x);
+  // A piped schema keeps its head's `type`: check the pipe first.
+  if (node.pipe) return compilePipe(node.pipe, fallback);
   switch (node.type) {
     case "string":
       return (x) => typeof x === "string";
@@ -74,13 +76,13 @@ export function compileCheck(schema: unknown): Check {
       return (x) => isObject(x) && (byTag.get(x[key])?.(x) ?? false);
     }
     default:
-      return node.pipe ? compilePipe(node.pipe, fallback) : fallback;
+      return fallback;
   }
 }
 
 function compilePipe(pipe: Node[], fallback: Check): Check {
   const [head, ...actions] = pipe;
-  const checks: Check[] = [compileCheck(head)];
+  const checks: Check[] = [compileCheck({ ...head, pipe: undefined })];
   for (const action of actions) {
     const r = action.requirement as number;
     if (action.type === "integer") checks.push((x) => Number.isInteger(x));

@@ -1,0 +1,70 @@
+/** The batch JSONL reader: line numbers, bad and torn lines, chunk boundaries, offsets. */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readJsonlBatches } from "../../src/rollout/_jsonl.ts";
+import { splitLines } from "../../src/util/lines.ts";
+import { tempDir } from "../_helpers.ts";
+
+async function readAll(path: string, fromOffset?: number) {
+  const values: unknown[] = [];
+  const lines: number[] = [];
+  const issues: { line?: number; torn: boolean; message: string }[] = [];
+  let end = 0;
+  for await (const b of readJsonlBatches(path, { fromOffset })) {
+    b.values.forEach((v, i) => {
+      values.push(v);
+      lines.push(b.lineOf(i));
+    });
+    issues.push(...b.issues);
+    end = b.endOffset;
+  }
+  return { values, lines, issues, end };
+}
+
+describe("readJsonlBatches", () => {
+  test("blank lines, a bad line, a value followed by garbage, a torn last line", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "e.jsonl");
+    writeFileSync(file, '{"a":1}\n\n  \n{"b":"é"}\n{bad\n{"c":3} trailing\n[4]\r\n{"d":5}\n{"torn":');
+    const r = await readAll(file);
+    expect(r.values).toEqual([{ a: 1 }, { b: "é" }, [4], { d: 5 }]);
+    expect(r.lines).toEqual([1, 4, 7, 8]);
+    expect(r.issues.map((i) => [i.line, i.torn])).toEqual([
+      [5, false],
+      [6, false],
+      [9, true],
+    ]);
+    expect(r.end).toBe(
+      Buffer.byteLength('{"a":1}\n\n  \n{"b":"é"}\n{bad\n{"c":3} trailing\n[4]\r\n{"d":5}\n'),
+    );
+  });
+
+  test("lines spanning 512 KiB chunk boundaries match a plain split, line numbers included", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "big.jsonl");
+    const rows: string[] = [];
+    for (let i = 0; i < 6000; i++) rows.push(JSON.stringify({ i, pad: "x".repeat((i * 37) % 900), u: "✓é" }));
+    rows[3001] = "not json";
+    const text = `${rows.join("\n")}\n`;
+    writeFileSync(file, text);
+    const r = await readAll(file);
+    const expected = splitLines(text).filter((l) => l.text !== "not json");
+    expect(r.values).toEqual(expected.map((l) => JSON.parse(l.text)));
+    expect(r.lines).toEqual(expected.map((l) => l.lineNo));
+    expect(r.issues.map((i) => i.line)).toEqual([3002]);
+    expect(r.end).toBe(Buffer.byteLength(text));
+  });
+
+  test("continues from an offset (how --follow reads only what was appended)", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "f.jsonl");
+    writeFileSync(file, '{"a":1}\n{"b":2}\n{"c"');
+    const first = await readAll(file);
+    expect(first.values).toHaveLength(2);
+    writeFileSync(file, '{"a":1}\n{"b":2}\n{"c":3}\n');
+    const second = await readAll(file, first.end);
+    expect(second.values).toEqual([{ c: 3 }]);
+    expect(second.issues).toEqual([]);
+  });
+});

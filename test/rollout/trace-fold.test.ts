@@ -1,0 +1,206 @@
+/** The trace fold, given events → expected spans: threshold edges, turn keys, pairing, changed files. */
+import { describe, expect, test } from "bun:test";
+import {
+  changedPaths,
+  DEFAULT_CHANGED_FILE_TOOLS,
+  pathsFromPatch,
+} from "../../src/rollout/folds/changed-files.ts";
+import { buildTrace, createTraceFold, DEFAULT_HANG_MS } from "../../src/rollout/folds/trace.ts";
+import { logBuilder } from "./_events.ts";
+
+const req = { type: "model.request", turnId: "turn-0", provider: "p", model: "m", streamed: true } as const;
+
+function openRequestAged(
+  ageMs: number,
+  options: { hangMs?: number; stallMs?: number; useNow?: boolean } = {},
+) {
+  const log = logBuilder().at(0).add({ type: "turn.started", turnId: "turn-0" }).add(req);
+  if (!options.useNow) log.at(ageMs).add({ type: "hook.triggered", hookName: "tick" });
+  const now = options.useNow ? 1_700_000_000_000 + ageMs : undefined;
+  return buildTrace("s", log.events, { hangMs: options.hangMs, stallMs: options.stallMs, now });
+}
+
+describe("open requests at the hang threshold", () => {
+  test("default threshold is 300 000 ms", () => expect(DEFAULT_HANG_MS).toBe(300_000));
+  test("one millisecond under the threshold: in_flight", () => {
+    const t = openRequestAged(DEFAULT_HANG_MS - 1);
+    expect(t.modelSpans[0]).toMatchObject({ status: "in_flight", duration_ms: 299_999 });
+    expect([t.inFlight, t.hung]).toEqual([true, false]);
+  });
+  test("exactly at the threshold: hung", () => {
+    const t = openRequestAged(DEFAULT_HANG_MS);
+    expect(t.modelSpans[0]).toMatchObject({ status: "hung", duration_ms: 300_000 });
+    expect([t.inFlight, t.hung]).toEqual([false, true]);
+  });
+  test("a custom threshold, aged against now instead of the last event", () => {
+    expect(openRequestAged(999, { hangMs: 1000, useNow: true }).modelSpans[0]!.status).toBe("in_flight");
+    expect(openRequestAged(1000, { hangMs: 1000, useNow: true }).modelSpans[0]!.status).toBe("hung");
+  });
+  test("a finished log is aged against its own last event, whatever the clock says", () => {
+    const t = openRequestAged(10);
+    expect(t.modelSpans[0]!.status).toBe("in_flight");
+    expect(t.asOf).toBe(1_700_000_000_010);
+  });
+  test("finish(now) re-ages a live fold without losing its state (--follow)", () => {
+    const fold = createTraceFold("s", { hangMs: 5000 });
+    for (const e of logBuilder().add(req).events) fold.push(e);
+    expect(fold.finish(1_700_000_004_999).modelSpans[0]!.status).toBe("in_flight");
+    expect(fold.finish(1_700_000_005_000).modelSpans[0]!.status).toBe("hung");
+    expect(fold.finish().modelSpans[0]!.status).toBe("in_flight");
+  });
+  test("a response closes the span: never hung however long it took", () => {
+    const log = logBuilder()
+      .add(req)
+      .at(400_000)
+      .add({ ...req, type: "model.response", duration_ms: 400_000 });
+    const t = buildTrace("s", log.events);
+    expect(t.modelSpans[0]).toMatchObject({ status: "ok", duration_ms: 400_000 });
+    expect(t.hung).toBe(false);
+  });
+});
+
+describe("stall before the first token", () => {
+  test("an open streamed request with no first token: flagged at the stall threshold, not before", () => {
+    expect(openRequestAged(59_999).modelSpans[0]!.stalledBeforeFirstToken).toBeUndefined();
+    expect(openRequestAged(60_000).modelSpans[0]!.stalledBeforeFirstToken).toBe(true);
+    expect(openRequestAged(60_000).stalls).toBe(1);
+  });
+  test("a first token clears it; a slow first token is flagged", () => {
+    const fast = logBuilder()
+      .add(req)
+      .at(100)
+      .add({ type: "model.first_token", turnId: "turn-0", ttft_ms: 100 });
+    fast.at(90_000).add({ type: "hook.triggered", hookName: "tick" });
+    expect(buildTrace("s", fast.events).modelSpans[0]!.stalledBeforeFirstToken).toBeUndefined();
+    const slow = logBuilder()
+      .add(req)
+      .at(70_000)
+      .add({ type: "model.first_token", turnId: "turn-0", ttft_ms: 70_000 });
+    expect(buildTrace("s", slow.events).modelSpans[0]!.stalledBeforeFirstToken).toBe(true);
+  });
+  test("a non-streamed request is never a stall", () => {
+    const log = logBuilder()
+      .add({ ...req, streamed: false })
+      .at(120_000)
+      .add({ type: "hook.triggered", hookName: "x" });
+    expect(buildTrace("s", log.events).modelSpans[0]!.stalledBeforeFirstToken).toBeUndefined();
+  });
+});
+
+describe("turn keys", () => {
+  test("resumed turn-0 is a new turn, and its response closes its own request", () => {
+    const log = logBuilder()
+      .add({ type: "session.started" })
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add({ type: "turn.started", turnId: "turn-1" })
+      .add({ type: "session.started", reason: "resume" })
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add(req)
+      .add({ ...req, type: "model.response", duration_ms: 5 });
+    const t = buildTrace("s", log.events);
+    expect(t.turns.map((x) => x.turnKey)).toEqual(["turn-0#1", "turn-1#1", "turn-0#2"]);
+    expect(t.modelSpans[0]).toMatchObject({ turnKey: "turn-0#2", status: "ok" });
+  });
+  test("a repeated turn.started without session.started also opens a new key", () => {
+    const log = logBuilder()
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add({ type: "turn.started", turnId: "turn-0" });
+    expect(buildTrace("s", log.events).turns.map((x) => x.turnKey)).toEqual(["turn-0#1", "turn-0#2"]);
+  });
+  test("a response for another turn id falls back to the oldest open request", () => {
+    const log = logBuilder()
+      .add(req)
+      .add({ ...req, type: "model.response", turnId: "turn-9", duration_ms: 1 });
+    const t = buildTrace("s", log.events);
+    expect(t.modelSpans).toHaveLength(1);
+    expect(t.modelSpans[0]!.status).toBe("ok");
+  });
+});
+
+describe("tool pairing", () => {
+  test("without callIds: FIFO per tool name", () => {
+    const log = logBuilder()
+      .add({ type: "function.call", tool: "Bash", args: { command: "a" } })
+      .add({ type: "function.call", tool: "Read", args: { file_path: "x" } })
+      .add({ type: "function.call", tool: "Bash", args: { command: "b" } })
+      .add({ type: "function.output", tool: "Bash", duration_ms: 1 })
+      .add({ type: "function.output", tool: "Bash", duration_ms: 2, failed: true });
+    const t = buildTrace("s", log.events);
+    expect(t.toolSpans.map((s) => [s.tool, (s.args as { command: string }).command, s.failed])).toEqual([
+      ["Bash", "a", undefined],
+      ["Bash", "b", true],
+    ]);
+    expect(t.pendingCalls.map((p) => p.tool)).toEqual(["Read"]);
+  });
+  test("callIds win over order; an output with no call is an unpaired span", () => {
+    const log = logBuilder()
+      .add({ type: "function.call", tool: "Bash", callId: "a" })
+      .add({ type: "function.call", tool: "Bash", callId: "b" })
+      .add({ type: "function.output", tool: "Bash", callId: "b", duration_ms: 1 })
+      .add({ type: "function.output", tool: "Grep", duration_ms: 3 });
+    const t = buildTrace("s", log.events);
+    expect(t.toolSpans.map((s) => [s.callId, s.callSeq, s.unpaired ?? false])).toEqual([
+      ["b", 2, false],
+      [undefined, 4, true],
+    ]);
+    expect(t.pendingCalls.map((p) => p.callId)).toEqual(["a"]);
+  });
+  test("a denial withdraws the announced call: it never ran and changes no file", () => {
+    const log = logBuilder()
+      .add({ type: "function.call", tool: "Write", callId: "w", args: { file_path: "x.ts" } })
+      .add({
+        type: "function.denied",
+        tool: "Write",
+        callId: "w",
+        source: "user",
+        args: { file_path: "x.ts" },
+      });
+    const t = buildTrace("s", log.events);
+    expect([t.toolSpans.length, t.pendingCalls.length, t.deniedSpans.length, t.changedFiles.length]).toEqual([
+      0, 0, 1, 0,
+    ]);
+  });
+  test("10 000 calls paired by callId keep the pending queue small", () => {
+    const log = logBuilder();
+    for (let i = 0; i < 10_000; i++) {
+      log.add({ type: "function.call", tool: "Bash", callId: `c${i}` });
+      log.add({ type: "function.output", tool: "Bash", callId: `c${i}`, duration_ms: 1 });
+    }
+    const t = buildTrace("s", log.events);
+    expect([t.toolSpans.length, t.pendingCalls.length, t.tool_ms]).toEqual([10_000, 0, 10_000]);
+  });
+});
+
+describe("changed files", () => {
+  const map = DEFAULT_CHANGED_FILE_TOOLS;
+  test.each([
+    ["Write", { file_path: "/a/w.ts" }, ["/a/w.ts"]],
+    ["Edit", { file_path: "e.ts" }, ["e.ts"]],
+    ["MultiEdit", { file_path: "m.ts", edits: [] }, ["m.ts"]],
+    ["NotebookEdit", { notebook_path: "n.ipynb" }, ["n.ipynb"]],
+    ["write", { filePath: "o.ts" }, ["o.ts"]],
+    ["edit", { path: "f.ts" }, ["f.ts"]],
+    ["write_file", { file_path: "g.ts" }, ["g.ts"]],
+    ["replace", { file_path: "r.ts" }, ["r.ts"]],
+    ["apply_patch", "*** Begin Patch\n*** Delete File: old.ts\n*** End Patch", ["old.ts"]],
+    ["apply_patch", { input: "*** Update File: u.ts\n*** Move to: v.ts\n" }, ["u.ts", "v.ts"]],
+    ["shell", { command: ["apply_patch", "*** Add File: n.md\n+x\n"] }, ["n.md"]],
+    ["shell", { command: ["bash", "-lc", "sed -i s/a/b/ f.ts"] }, []],
+    ["shell_command", { command: "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: s.ts\n" }, ["s.ts"]],
+    ["Read", { file_path: "r.ts" }, []],
+  ] as const)("%s %j → %j", (tool, args, expected) => {
+    expect(changedPaths(tool, args, map)).toEqual([...expected]);
+  });
+  test("config overrides an entry and adds tools", () => {
+    const log = logBuilder()
+      .add({ type: "function.call", tool: "save", callId: "1", args: { target: "t.txt" } })
+      .add({ type: "function.output", tool: "save", callId: "1" });
+    expect(buildTrace("s", log.events, { changedFileTools: { save: ["target"] } }).changedFiles).toEqual([
+      "t.txt",
+    ]);
+    expect(buildTrace("s", log.events).changedFiles).toEqual([]);
+  });
+  test("patch paths with trailing spaces are trimmed", () => {
+    expect(pathsFromPatch("*** Update File: a b.ts  \n")).toEqual(["a b.ts"]);
+  });
+});

@@ -1,0 +1,67 @@
+/** The compiled predicate must agree with valibot on every event shape, valid and broken. */
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { EVENT_TYPES, RolloutEventSchema } from "../../src/rollout/events.ts";
+import { checkEvent, isValidEvent } from "../../src/rollout/validate.ts";
+import { FIXTURE_SOURCE, readRollout } from "./_events.ts";
+
+const MUTATIONS: ((e: Record<string, unknown>, key: string) => unknown)[] = [
+  (e, k) => {
+    delete e[k];
+  },
+  (e, k) => void (e[k] = null),
+  (e, k) => void (e[k] = 42),
+  (e, k) => void (e[k] = "text"),
+  (e, k) => void (e[k] = [1]),
+  (e, k) => void (e[k] = Number.NaN),
+  (e, k) => void (e[k] = 1.5),
+  (e, k) => void (e[k] = -1),
+];
+
+describe("compiled validator", () => {
+  test("every catalogue type is covered by the fixture or the samples below", () => {
+    expect(EVENT_TYPES.length).toBe(24);
+  });
+
+  test("agrees with v.is on every field mutation of every fixture event", async () => {
+    let checked = 0;
+    for await (const event of readRollout(FIXTURE_SOURCE)) {
+      for (const key of Object.keys(event)) {
+        for (const mutate of MUTATIONS) {
+          const copy = structuredClone(event) as Record<string, unknown>;
+          mutate(copy, key);
+          expect(isValidEvent(copy)).toBe(v.is(RolloutEventSchema, copy));
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+
+  test("agrees on non-objects and on the picklists", () => {
+    for (const x of [null, 1, "s", [], [{}], {}, { type: "turn.started" }]) {
+      expect(isValidEvent(x)).toBe(v.is(RolloutEventSchema, x));
+    }
+    const denied = { type: "function.denied", id: "i", seq: 1, aggregateID: "s", timestamp: 1, tool: "Bash" };
+    for (const source of ["hook", "mode", "rule", "permission", "permission-hook", "user", "role", "admin"]) {
+      expect(isValidEvent({ ...denied, source })).toBe(source !== "admin");
+    }
+  });
+
+  test("checkEvent names the field; newer types with a good envelope are 'unknown', not invalid", () => {
+    const base = { id: "i", seq: 1, aggregateID: "s", timestamp: 1 };
+    expect(checkEvent({ ...base, type: "model.first_token", turnId: "t" })).toMatchObject({
+      kind: "invalid",
+      field: "ttft_ms",
+    });
+    expect(checkEvent({ ...base, type: "poke.triggered" })).toEqual({
+      kind: "unknown",
+      type: "poke.triggered",
+    });
+    expect(checkEvent({ ...base, seq: 0, type: "poke.triggered" })).toMatchObject({
+      kind: "invalid",
+      field: "seq",
+    });
+    expect(checkEvent([1])).toMatchObject({ kind: "invalid" });
+  });
+});
