@@ -40,7 +40,7 @@ export function shard(jobs: SessionJob[], n: number): SessionJob[][] {
 /** The number of processes to use for `count` sessions. */
 export function processesFor(count: number, options: { workers?: number; threshold?: number }): number {
   const max = options.workers ?? availableParallelism();
-  return count >= (options.threshold ?? 48) ? Math.max(1, Math.min(max, Math.ceil(count / 16))) : 1;
+  return count >= (options.threshold ?? 48) ? Math.max(1, Math.min(max, count)) : 1;
 }
 
 /** Run a shard in a child process; resolves to its results. */

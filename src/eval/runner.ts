@@ -62,7 +62,10 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
   });
 
   const evaluate = { ...options.evaluate, now: options.evaluate?.now ?? Date.now() };
-  const processes = processesFor(jobs.size, options);
+  const processes = processesFor(jobs.size, {
+    workers: options.workers,
+    threshold: options.parallelThreshold,
+  });
   const local = async (shard: SessionJob[]) => {
     const out: SessionEval[] = [];
     const adapter = options.store?.adapter;

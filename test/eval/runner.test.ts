@@ -1,0 +1,160 @@
+import { describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runEval } from "../../src/eval/runner.ts";
+import { ROOT, tempDir } from "../_helpers.ts";
+
+const EXAMPLES = join(ROOT, "examples");
+
+/** A small rollout: one read, one edit of `file`, then (optionally) session.ended. */
+function rollout(id: string, t0: number, opts: { ended?: boolean; file?: string } = {}): string {
+  let seq = 0;
+  const ev = (type: string, dt: number, f: Record<string, unknown> = {}) =>
+    JSON.stringify({ type, id: `e${seq + 1}`, seq: ++seq, aggregateID: id, timestamp: (t0 += dt), ...f });
+  const lines = [
+    ev("turn.started", 0, { turnId: "t" }),
+    ev("function.call", 5, { turnId: "t", tool: "read", args: { path: "a.ts" }, callId: "c1" }),
+    ev("function.output", 5, { turnId: "t", tool: "read", callId: "c1", duration_ms: 5 }),
+    ev("function.call", 5, {
+      turnId: "t",
+      tool: "edit",
+      args: { path: opts.file ?? "src/a.ts" },
+      callId: "c2",
+    }),
+    ev("function.output", 5, { turnId: "t", tool: "edit", callId: "c2", duration_ms: 5 }),
+  ];
+  if (opts.ended !== false) lines.push(ev("session.ended", 5, { reason: "exit" }));
+  return `${lines.join("\n")}\n`;
+}
+
+function writeSession(dir: string, id: string, text: string, meta?: Record<string, unknown>) {
+  mkdirSync(join(dir, id), { recursive: true });
+  writeFileSync(join(dir, id, "events.jsonl"), text);
+  if (meta) {
+    const base = {
+      id,
+      title: id,
+      projectPath: "/w/app",
+      status: "idle",
+      createdAt: 0,
+      updatedAt: 0,
+      turnCount: 1,
+      messageCount: 1,
+    };
+    writeFileSync(join(dir, id, "meta.json"), JSON.stringify({ ...base, ...meta }));
+  }
+}
+
+describe("runEval", () => {
+  test("the bundled examples: one deliberate failure, everything else passes, exit 1", async () => {
+    const r = await runEval({ cases: [join(EXAMPLES, "cases")], sessions: join(EXAMPLES, "rollouts") });
+    expect(r.exitCode).toBe(1);
+    expect(r.cases.filter((c) => c.verdict !== "pass").map((c) => c.id)).toEqual(["demo-deliberate-failure"]);
+    expect(r.sessionsFolded).toBe(6); // each session folded once, though several cases select it
+  });
+
+  test("worker processes give the same report as one process", async () => {
+    const opts = { cases: [join(EXAMPLES, "cases")], sessions: join(EXAMPLES, "rollouts") };
+    const [one, two] = [await runEval(opts), await runEval({ ...opts, parallelThreshold: 1, workers: 2 })];
+    expect(two.processes).toBe(2);
+    expect(JSON.stringify(two.cases)).toBe(JSON.stringify(one.cases));
+  });
+
+  test("missing, corrupt and still-running sessions could not be evaluated (exit 2), apart from failures", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    writeSession(rollouts, "good", rollout("good", 1_000));
+    writeSession(rollouts, "corrupt", `${rollout("corrupt", 1_000).trimEnd()}\n{"type": oops}\n`);
+    writeSession(rollouts, "running", rollout("running", Date.now() - 1_000, { ended: false }));
+    writeFileSync(
+      join(dir.path, "c.yaml"),
+      "id: ok\nsessions: [good]\nexpect:\n  - expectTool: edit\n---\nid: bad\nsessions: [good, nope, corrupt, running]\nexpect:\n  - expectTool: edit\n---\nid: failing\nsessions: [good]\nexpect:\n  - forbidTools: [edit]\n",
+    );
+    const r = await runEval({ cases: [join(dir.path, "c.yaml")], sessions: rollouts });
+    const byId = Object.fromEntries(r.cases.map((c) => [c.id, c]));
+    expect(byId.ok!.verdict).toBe("pass");
+    expect(byId.failing!.verdict).toBe("fail");
+    expect(byId.bad!.verdict).toBe("error");
+    const errors = Object.fromEntries(byId.bad!.sessions.map((s) => [s.sessionId, s.error]));
+    expect(errors.good).toBeUndefined();
+    expect(errors.nope).toBe("no rollout log for session nope");
+    expect(errors.corrupt).toMatch(/^corrupt rollout log: line 7: /);
+    expect(errors.running).toMatch(/looks still running/);
+    expect(r.exitCode).toBe(2);
+    const again = await runEval({
+      cases: [join(dir.path, "c.yaml")],
+      sessions: rollouts,
+      evaluate: { includeRunning: true },
+    });
+    expect(again.cases[1]!.sessions.find((s) => s.sessionId === "running")!.verdict).toBe("pass");
+  });
+
+  test("selectors: title, tags, project, time range, path; an empty selection is not a pass", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    writeSession(rollouts, "a", rollout("a", Date.parse("2026-08-01T10:00:00Z")), {
+      title: "Fix login",
+      tags: ["ci"],
+      createdAt: Date.parse("2026-08-01T10:00:00Z"),
+    });
+    writeSession(rollouts, "b", rollout("b", Date.parse("2026-08-03T10:00:00Z")), {
+      title: "Refactor api",
+      projectPath: "/w/other",
+      createdAt: Date.parse("2026-08-03T10:00:00Z"),
+    });
+    writeSession(rollouts, "c", rollout("c", Date.parse("2026-08-05T10:00:00Z")));
+    cpSync(rollouts, join(dir.path, "cases", "own"), { recursive: true });
+    const cases = {
+      title: { title: "*login*" },
+      regex: { title: "/^refactor/i" },
+      tags: { tags: ["ci"] },
+      project: { project: "/w/app" },
+      since: { since: "2026-08-02" },
+      window: { since: "2026-08-02", until: "2026-08-04T00:00:00Z" },
+      path: { path: "own/c/events.jsonl" },
+      nothing: { tags: ["nope"] },
+    };
+    mkdirSync(join(dir.path, "cases"), { recursive: true });
+    writeFileSync(
+      join(dir.path, "cases", "s.json"),
+      JSON.stringify(
+        Object.entries(cases).map(([id, sessions]) => ({ id, sessions, expect: [{ noHung: true }] })),
+      ),
+    );
+    const r = await runEval({ cases: [join(dir.path, "cases", "s.json")], sessions: rollouts });
+    const picked = Object.fromEntries(r.cases.map((c) => [c.id, c.sessions.map((s) => s.sessionId)]));
+    expect(picked).toEqual({
+      title: ["a"],
+      regex: ["b"],
+      tags: ["a"],
+      project: ["a"],
+      since: ["b", "c"],
+      window: ["b"],
+      path: ["c"],
+      nothing: [],
+    });
+    const nothing = r.cases.find((c) => c.id === "nothing")!;
+    expect(nothing.verdict).toBe("error");
+    expect(nothing.aggregates[0]!.message).toBe("the selector matched no recorded session");
+  });
+
+  test("pass rate and pass^k over trials sharing a task id", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    writeSession(rollouts, "task-1", rollout("task-1", 1_000));
+    writeSession(rollouts, "task-2", rollout("task-2", 1_000));
+    writeSession(rollouts, "task-3", rollout("task-3", 1_000, { file: "package.json" }));
+    const file = join(dir.path, "k.yaml");
+    const body = "sessions: all\nexpect:\n  - changedFiles: { exclude: [package.json] }\n";
+    writeFileSync(
+      file,
+      `id: strict\n${body}---\nid: rate\npassRate: 0.6\n${body}---\nid: k2\npassRate: 0.5\npassK: {k: 2, min: 0.5}\n${body}`,
+    );
+    const r = await runEval({ cases: [file], sessions: rollouts });
+    const v = Object.fromEntries(r.cases.map((c) => [c.id, c.verdict]));
+    expect(v).toEqual({ strict: "fail", rate: "pass", k2: "fail" });
+    expect(r.cases[2]!.aggregates.find((a) => a.name === "passK")!.message).toBe(
+      "pass^2 = 0.333 over 1 task (task 2/3), need ≥ 0.5",
+    );
+  });
+});
