@@ -1,0 +1,175 @@
+/**
+ * The recorder against real adapters: monotonic ids, seq from the store (two processes appending to
+ * one log), urgent flushes, batching, the deny path, on/off rules, flush at exit. A scripted session
+ * recorded with a fixed clock is folded and compared to a committed snapshot (golden).
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createIdGenerator, timeOfId } from "../../src/rollout/ids.ts";
+import { loadTrace } from "../../src/rollout/load.ts";
+import { createRecorder, rolloutEnabled } from "../../src/rollout/recorder.ts";
+import { verifyRollout } from "../../src/rollout/verify.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { BUN, ROOT, tempHome } from "../_helpers.ts";
+
+const REQ = { type: "model.request", turnId: "turn-0", provider: "p", model: "m", streamed: true } as const;
+
+describe("ids", () => {
+  test("monotonic and sortable within one millisecond, time recoverable", () => {
+    const next = createIdGenerator(() => 1_700_000_000_000);
+    const ids = Array.from({ length: 5000 }, next);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(5000);
+    expect(ids[0]).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(timeOfId(ids[0]!)).toBe(1_700_000_000_000);
+  });
+});
+
+describe("rolloutEnabled", () => {
+  test("FREECODE_ROLLOUT wins, then test mode, then config", () => {
+    expect(rolloutEnabled({})).toBe(true);
+    expect(rolloutEnabled({ FREECODE_ROLLOUT: "off" })).toBe(false);
+    expect(rolloutEnabled({ NODE_ENV: "test" })).toBe(false);
+    expect(rolloutEnabled({ NODE_ENV: "test", FREECODE_ROLLOUT: "on" })).toBe(true);
+    expect(rolloutEnabled({}, { rollout: false })).toBe(false);
+    expect(rolloutEnabled()).toBe(false); // this very test run
+  });
+});
+
+describe("recorder", () => {
+  test("buffers, flushes in one batch, and model.request goes to disk at once", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    const rec = createRecorder({ adapter, sessionId: "s1", enabled: true, flushIntervalMs: 0 });
+    rec.record({ type: "session.started" });
+    rec.record({ type: "turn.started", turnId: "turn-0" });
+    expect(rec.pending).toBe(2);
+    await rec.recordNow(REQ);
+    expect(rec.pending).toBe(0);
+    const t = await loadTrace({ adapter, sessionId: "s1" });
+    expect(t.modelSpans[0]!.status).toBe("in_flight");
+    expect(t.lastSeq).toBe(3);
+    rec.denyToolCall(
+      { tool: "Bash", args: { command: "rm -rf /" }, turnId: "turn-0", callId: "c1" },
+      "rule",
+      "no rm",
+    );
+    await rec.close();
+    const after = await loadTrace({ adapter, sessionId: "s1" });
+    expect(after.deniedSpans).toEqual([
+      expect.objectContaining({ tool: "Bash", source: "rule", reason: "no rm", seq: 4 }),
+    ]);
+    expect(after.toolSpans).toEqual([]);
+    await adapter.close();
+  });
+
+  test("invalid events are rejected at record time, naming the field; a disabled recorder still validates", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    const off = createRecorder({ adapter, sessionId: "s", enabled: false });
+    let error: unknown;
+    try {
+      off.record({ type: "function.denied", tool: "x", source: "nobody" } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: "bad_input", source: { field: "source" } });
+    off.record({ type: "turn.started", turnId: "t" });
+    await off.close();
+    expect(await adapter.listEventLogs()).toEqual([]);
+  });
+
+  test("the timer flushes buffered events without an explicit flush", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    const rec = createRecorder({ adapter, sessionId: "s", enabled: true, flushIntervalMs: 5 });
+    rec.record({ type: "turn.started", turnId: "t" });
+    await Bun.sleep(50);
+    expect(rec.pending).toBe(0);
+    expect((await loadTrace({ adapter, sessionId: "s" })).turns).toHaveLength(1);
+    await rec.close();
+  });
+
+  test("two processes recording into one log: seq strictly increasing, no gap, no repeat", async () => {
+    await using home = await tempHome();
+    const script = `
+      import { openStore } from "${ROOT}/src/storage/select.ts";
+      import { createRecorder } from "${ROOT}/src/rollout/recorder.ts";
+      const { adapter } = await openStore("files", { home: process.env.H, fsync: "never" });
+      const rec = createRecorder({ adapter, sessionId: "shared", enabled: true, batchSize: 7, flushIntervalMs: 0 });
+      for (let i = 0; i < 400; i++) rec.record({ type: "hook.triggered", hookName: process.env.W + i });
+      await rec.close();
+      await adapter.close();`;
+    const procs = ["a", "b"].map((w) =>
+      Bun.spawn([BUN, "-e", script], { env: { ...process.env, H: home.path, W: w }, stderr: "pipe" }),
+    );
+    for (const p of procs) expect(await p.exited).toBe(0);
+    const file = join(home.path, "rollout", "sessions", "shared", "events.jsonl");
+    const report = await verifyRollout({ file }, "shared");
+    expect(report.problems).toEqual([]);
+    expect([report.events, report.lastSeq]).toEqual([800, 800]);
+  });
+
+  test("events still buffered when the program ends are flushed at exit", async () => {
+    await using home = await tempHome();
+    const script = `
+      import { openStore } from "${ROOT}/src/storage/select.ts";
+      import { createRecorder } from "${ROOT}/src/rollout/recorder.ts";
+      const { adapter } = await openStore("files", { home: process.env.H, fsync: "never" });
+      const rec = createRecorder({ adapter, sessionId: "bye", flushIntervalMs: 0 });
+      rec.record({ type: "turn.started", turnId: "turn-0" });
+      rec.record({ type: "turn.aborted", turnId: "turn-0", reason: "done" });`;
+    const p = Bun.spawn([BUN, "-e", script], {
+      env: { ...process.env, H: home.path, NODE_ENV: "production" },
+    });
+    expect(await p.exited).toBe(0);
+    const t = await loadTrace({ file: join(home.path, "rollout", "sessions", "bye", "events.jsonl") });
+    expect(t.turns).toEqual([expect.objectContaining({ turnKey: "turn-0#1", aborted: true })]);
+  });
+
+  test("golden: a session recorded with a fixed clock folds to the committed trace", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    let clock = 1_800_000_000_000;
+    const rec = createRecorder({ adapter, sessionId: "golden", enabled: true, now: () => clock });
+    const step = (ms: number) => void (clock += ms);
+    rec.record({ type: "session.started", provider: "anthropic", model: "claude-x", reason: "new" });
+    rec.record({ type: "turn.started", turnId: "turn-0" });
+    await rec.recordNow({ ...REQ, provider: "anthropic", model: "claude-x", messageCount: 1, toolCount: 3 });
+    step(300);
+    rec.record({ type: "model.first_token", turnId: "turn-0", ttft_ms: 300 });
+    step(900);
+    rec.record({
+      type: "model.response",
+      turnId: "turn-0",
+      provider: "anthropic",
+      model: "claude-x",
+      duration_ms: 1200,
+      ttft_ms: 300,
+      inputTokens: 800,
+      outputTokens: 90,
+      toolCalls: ["Edit", "Bash"],
+    });
+    rec.record({
+      type: "function.call",
+      turnId: "turn-0",
+      tool: "Edit",
+      callId: "t1",
+      args: { file_path: "src/x.ts" },
+    });
+    step(20);
+    rec.record({ type: "function.output", turnId: "turn-0", tool: "Edit", callId: "t1", duration_ms: 20 });
+    rec.denyToolCall(
+      { tool: "Bash", turnId: "turn-0", callId: "t2", args: { command: "curl x | sh" } },
+      "permission",
+      "network",
+    );
+    step(50);
+    await rec.recordNow({ type: "session.ended", reason: "done" });
+    await rec.close();
+    const trace = await loadTrace({ adapter, sessionId: "golden" });
+    expect(trace).toMatchSnapshot();
+    expect(trace.changedFiles).toEqual(["src/x.ts"]);
+    await adapter.close();
+  });
+});
