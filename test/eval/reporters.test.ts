@@ -1,16 +1,19 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { EvalReport } from "../../src/eval/report.ts";
 import { ANNOTATION_LIMIT, renderGithub, renderStepSummary } from "../../src/eval/reporters/github.ts";
 import { renderJunit } from "../../src/eval/reporters/junit.ts";
 import { renderPretty } from "../../src/eval/reporters/pretty.ts";
 import { renderTap } from "../../src/eval/reporters/tap.ts";
-import type { EvalReport } from "../../src/eval/report.ts";
 import { runEval } from "../../src/eval/runner.ts";
 import { ROOT } from "../_helpers.ts";
 
 let report: EvalReport;
 beforeAll(async () => {
-  report = await runEval({ cases: [join(ROOT, "examples", "cases")], sessions: join(ROOT, "examples", "rollouts") });
+  report = await runEval({
+    cases: [join(ROOT, "examples", "cases")],
+    sessions: join(ROOT, "examples", "rollouts"),
+  });
 });
 
 interface XmlNode {
@@ -24,7 +27,12 @@ interface XmlNode {
 function parseXml(xml: string): XmlNode {
   const decode = (s: string) => {
     if (/&(?!(amp|lt|gt|quot|apos);)/.test(s)) throw new Error(`bad entity in ${s}`);
-    return s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+    return s
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&amp;/g, "&");
   };
   const body = xml.replace(/^<\?xml[^?]*\?>\s*/, "");
   const root: XmlNode = { name: "#root", attrs: {}, children: [], text: "" };
@@ -80,16 +88,19 @@ describe("junit", () => {
   });
   test("could not evaluate is <error>, skipped is <skipped>; special characters are escaped", () => {
     const r = structuredClone(report);
-    r.cases[0]!.id = 'a<b>&"c\'';
+    r.cases[0]!.id = "a<b>&\"c'";
     r.cases[0]!.sessions[0]!.error = "corrupt: line 3 <oops> & \u0001";
     r.cases[0]!.verdict = "error";
     r.cases[1]!.verdict = "skip";
     r.cases[1]!.skipReason = "flaky";
     const xml = parseXml(renderJunit(r));
-    expect(xml.children[0]!.attrs.name).toBe('a<b>&"c\'');
+    expect(xml.children[0]!.attrs.name).toBe("a<b>&\"c'");
     const err = xml.children[0]!.children.find((c) => c.children.some((x) => x.name === "error"))!;
     expect(err.children.find((x) => x.name === "error")!.text).toBe("corrupt: line 3 <oops> & ");
-    expect(xml.children[1]!.children[0]!.children[0]).toMatchObject({ name: "skipped", attrs: { message: "flaky" } });
+    expect(xml.children[1]!.children[0]!.children[0]).toMatchObject({
+      name: "skipped",
+      attrs: { message: "flaky" },
+    });
     expect(Number(xml.attrs.errors)).toBeGreaterThanOrEqual(1);
   });
 });
@@ -97,7 +108,14 @@ describe("junit", () => {
 /** Parse TAP 14 back: plan, points, subtests (4-space indent) and YAML blocks (2 spaces under a point). */
 function parseTap(text: string, indent = "") {
   const lines = text.split("\n").filter((l) => l.startsWith(indent) && l.length > indent.length);
-  const points: { ok: boolean; n: number; desc: string; directive?: string; yaml?: unknown; sub?: ReturnType<typeof parseTap> }[] = [];
+  const points: {
+    ok: boolean;
+    n: number;
+    desc: string;
+    directive?: string;
+    yaml?: unknown;
+    sub?: ReturnType<typeof parseTap>;
+  }[] = [];
   let plan: number | undefined;
   let sub: string[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -117,12 +135,22 @@ function parseTap(text: string, indent = "") {
     }
     const p = /^(not ok|ok) (\d+) - (.*?)(?: # (SKIP|TODO).*)?$/.exec(l);
     if (p) {
-      const point: (typeof points)[number] = { ok: p[1] === "ok", n: Number(p[2]), desc: p[3]!, ...(p[4] ? { directive: p[4] } : {}) };
+      const point: (typeof points)[number] = {
+        ok: p[1] === "ok",
+        n: Number(p[2]),
+        desc: p[3]!,
+        ...(p[4] ? { directive: p[4] } : {}),
+      };
       if (sub.length) point.sub = parseTap(sub.join("\n"), `${indent}    `);
       sub = [];
       if (lines[i + 1]?.slice(indent.length) === "  ---") {
         const end = lines.findIndex((x, j) => j > i && x.slice(indent.length) === "  ...");
-        point.yaml = Bun.YAML.parse(lines.slice(i + 2, end).map((x) => x.slice(indent.length + 2)).join("\n"));
+        point.yaml = Bun.YAML.parse(
+          lines
+            .slice(i + 2, end)
+            .map((x) => x.slice(indent.length + 2))
+            .join("\n"),
+        );
         i = end;
       }
       points.push(point);
@@ -143,9 +171,16 @@ describe("tap", () => {
     expect(failed.sub!.plan).toBe(failed.sub!.points.length);
     const hung = failed.sub!.points.find((p) => p.desc === "hung-request › noHung")!;
     expect(hung.ok).toBe(false);
-    expect(hung.yaml).toMatchObject({ severity: "fail", at: { file: "examples/cases/demo-failure.yaml", line: 11, session: "hung-request", seq: 8 }, data: { expect: "every model request answered" } });
+    expect(hung.yaml).toMatchObject({
+      severity: "fail",
+      at: { file: "examples/cases/demo-failure.yaml", line: 11, session: "hung-request", seq: 8 },
+      data: { expect: "every model request answered" },
+    });
     const seqPoint = failed.sub!.points.find((p) => p.desc.includes("expectSequence"))!;
-    expect(seqPoint.yaml).toMatchObject({ at: { step: 1 }, data: { expect: ["read", "edit"], got: ["read"] } });
+    expect(seqPoint.yaml).toMatchObject({
+      at: { step: 1 },
+      data: { expect: ["read", "edit"], got: ["read"] },
+    });
   });
   test("# and \\ are escaped in descriptions; skips use the SKIP directive", () => {
     const r = structuredClone(report);
@@ -161,7 +196,9 @@ describe("tap", () => {
 describe("github", () => {
   test("annotations point at the case file line, escaped; at most 10 per kind", () => {
     const out = renderGithub(report).trimEnd().split("\n");
-    expect(out[0]).toMatch(/^::error file=examples\/cases\/demo-failure\.yaml,line=11,title=demo-deliberate-failure%3A noHung::1 hung model request/);
+    expect(out[0]).toMatch(
+      /^::error file=examples\/cases\/demo-failure\.yaml,line=11,title=demo-deliberate-failure%3A noHung::1 hung model request/,
+    );
     const many = structuredClone(report);
     const k = many.cases[0]!;
     k.sessions = Array.from({ length: 25 }, () => structuredClone(k.sessions[0]!));
