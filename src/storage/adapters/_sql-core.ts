@@ -70,6 +70,15 @@ function listFilter(query: ListQuery): { where: string; params: SqlValue[] } {
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
+/** The compaction guard: replace only if the log still holds the count the caller read. */
+export function checkCount(meta: SessionMeta, expected: number | undefined): void {
+  if (expected !== undefined && meta.messageCount !== expected) {
+    throw conflict(
+      `session ${meta.id} has ${meta.messageCount} messages, not ${expected}: it changed since it was read`,
+    );
+  }
+}
+
 /** Build the contract object over a host. */
 export function sqlAdapter(
   name: string,
@@ -104,17 +113,17 @@ export function sqlAdapter(
 
     getMeta: (id) => host.read((d) => getMetaRow(d, checkId(id))),
 
-    updateMeta(id, update) {
+    async updateMeta(id, update) {
       checkId(id);
       return host.write((d) => {
-        const next = checkMeta(update(requireMeta(d, id)));
-        if (next.id !== id) throw conflict(`updateMeta cannot change the session id (${id} → ${next.id})`);
+        // The id is not the callback's to change.
+        const next = checkMeta({ ...update(requireMeta(d, id)), id });
         putMeta(d, next, false);
         return next;
       });
     },
 
-    listSessions(query) {
+    async listSessions(query) {
       const { where, params } = listFilter(query);
       const order = `${query.pinnedFirst ? "pinned DESC, " : ""}updated_at DESC, id ASC`;
       const limit = query.limit === undefined ? -1 : Math.max(0, query.limit);
@@ -131,7 +140,7 @@ export function sqlAdapter(
       });
     },
 
-    purgeSession(id) {
+    async purgeSession(id) {
       checkId(id);
       return host.write((d) => {
         let found = false;
@@ -158,9 +167,10 @@ export function sqlAdapter(
       });
     },
 
-    readMessages(id) {
+    async readMessages(id) {
       checkId(id);
       return host.read((d) => {
+        requireMeta(d, id);
         const messages: StoredMessage[] = [];
         const issues: ReadIssue[] = [];
         const rows = d.all<{ pos: number; body: string }>(
@@ -183,18 +193,19 @@ export function sqlAdapter(
       });
     },
 
-    async replaceMessages(id, messagesIn) {
+    async replaceMessages(id, messagesIn, options = {}) {
       checkId(id);
       const messages = checkMessages(messagesIn);
       await host.write((d) => {
         const meta = requireMeta(d, id);
+        checkCount(meta, options.ifMessageCount);
         d.run("DELETE FROM messages WHERE session_id = ?", [id]);
         insertMessages(d, id, 0, messages);
         putMeta(d, { ...meta, messageCount: messages.length }, false);
       });
     },
 
-    appendEvents(sessionId, drafts) {
+    async appendEvents(sessionId, drafts) {
       checkId(sessionId);
       return host.write((d) => {
         const head = d.get<{ last_seq: number }>("SELECT last_seq FROM event_logs WHERE session_id = ?", [
@@ -251,9 +262,10 @@ export function sqlAdapter(
           .map((r) => r.session_id),
       ),
 
-    getContextCache(id) {
+    async getContextCache(id) {
       checkId(id);
       return host.read((d) => {
+        requireMeta(d, id);
         const row = d.get<{ body: string }>("SELECT body FROM context_cache WHERE session_id = ?", [id]);
         return row ? (JSON.parse(row.body) as unknown) : undefined;
       });
@@ -264,6 +276,7 @@ export function sqlAdapter(
       const body = JSON.stringify(cache);
       if (body === undefined) throw badInput("context cache must be JSON", { field: "cache" });
       await host.write((d) => {
+        requireMeta(d, id);
         d.run(
           "INSERT INTO context_cache (session_id, body) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
           [id, body],

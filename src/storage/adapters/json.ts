@@ -21,6 +21,7 @@ import {
   type StoredMessage,
 } from "../records.ts";
 import { type ImageFormat, JournaledImage } from "./_image.ts";
+import { checkCount } from "./_sql-core.ts";
 
 /** The file of the json adapter under `home`. */
 export const jsonStorePath = (home: string) => join(homePaths(home).state, "store.json");
@@ -147,11 +148,11 @@ const factory: AdapterFactory = (options) => {
 
     getMeta: (id) => read((s) => clone(s.sessions[checkId(id)]?.meta)),
 
-    updateMeta(id, update) {
+    async updateMeta(id, update) {
       checkId(id);
       return write((s) => {
-        const next = checkMeta(update(structuredClone(metaOf(s, id))));
-        if (next.id !== id) throw conflict(`updateMeta cannot change the session id (${id} → ${next.id})`);
+        // The id is not the callback's to change.
+        const next = checkMeta({ ...update(structuredClone(metaOf(s, id))), id });
         return { ops: [["meta", id, next]], result: next };
       });
     },
@@ -165,7 +166,7 @@ const factory: AdapterFactory = (options) => {
         return { ...page, items: page.items.map((m) => structuredClone(m)) };
       }),
 
-    purgeSession(id) {
+    async purgeSession(id) {
       checkId(id);
       return write((s) =>
         s.sessions[id] ? { ops: [["purge", id]], result: true } : { ops: [], result: false },
@@ -186,9 +187,10 @@ const factory: AdapterFactory = (options) => {
       });
     },
 
-    readMessages(id) {
+    async readMessages(id) {
       checkId(id);
       return read((s) => {
+        metaOf(s, id);
         const messages: StoredMessage[] = [];
         const issues: ReadIssue[] = [];
         (s.sessions[id]?.messages ?? []).forEach((m, i) => {
@@ -206,19 +208,21 @@ const factory: AdapterFactory = (options) => {
       });
     },
 
-    async replaceMessages(id, messagesIn) {
+    async replaceMessages(id, messagesIn, options = {}) {
       checkId(id);
       const messages = checkMessages(messagesIn);
-      await write((s) => ({
-        ops: [
+      await write((s) => {
+        const meta = metaOf(s, id);
+        checkCount(meta, options.ifMessageCount);
+        const ops: Op[] = [
           ["replace", id, messages],
-          ["meta", id, { ...metaOf(s, id), messageCount: messages.length }],
-        ],
-        result: undefined,
-      }));
+          ["meta", id, { ...meta, messageCount: messages.length }],
+        ];
+        return { ops, result: undefined };
+      });
     },
 
-    appendEvents(sessionId, drafts) {
+    async appendEvents(sessionId, drafts) {
       checkId(sessionId);
       return write((s) => {
         const events = s.sessions[sessionId]?.events ?? [];
@@ -243,7 +247,11 @@ const factory: AdapterFactory = (options) => {
           .sort(),
       ),
 
-    getContextCache: (id) => read((s) => clone(s.sessions[checkId(id)]?.contextCache)),
+    getContextCache: (id) =>
+      read((s) => {
+        metaOf(s, checkId(id));
+        return clone(s.sessions[id]?.contextCache);
+      }),
 
     async putContextCache(id, cache) {
       checkId(id);
@@ -251,7 +259,10 @@ const factory: AdapterFactory = (options) => {
         throw badInput("context cache must be JSON", { field: "cache" });
       // Through JSON once, so what is stored is exactly what a reload will read back.
       const copy = JSON.parse(JSON.stringify(cache)) as unknown;
-      await write(() => ({ ops: [["cache", id, copy]], result: undefined }));
+      await write((s) => {
+        metaOf(s, id);
+        return { ops: [["cache", id, copy]], result: undefined };
+      });
     },
 
     async close() {

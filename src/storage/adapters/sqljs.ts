@@ -39,6 +39,8 @@ function sqlFormat(SQL: SqlJsStatic): ImageFormat<SqlImage> {
     const image: SqlImage = { db, gen: 0, recording: undefined, driver: undefined as unknown as SqlDriver };
     image.driver = sqlJsDriver(db, (sql, params) => image.recording?.push([sql, params]));
     try {
+      // The in-memory database needs no rollback journal file nor syncs: durability is our journal.
+      image.driver.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");
       migrate(image.driver, file);
       image.driver.exec(IMAGE_DDL);
       image.gen = image.driver.get<{ gen: number }>("SELECT gen FROM _image")?.gen ?? 0;

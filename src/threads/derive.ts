@@ -1,0 +1,189 @@
+/**
+ * Deriving a thread (turns and their tool calls) from a session's meta, messages and rollout events.
+ * Pure: the same inputs give the same rows, so the thread store can always be rebuilt. Messages give
+ * the turns (a turn opens at each non-synthetic user message) and the calls the model made; the
+ * rollout adds what messages do not say — durations, failures, denials, aborted turns — and the
+ * calls compaction erased from the message log (the rollout keeps them).
+ */
+import { isTurnStart } from "../storage/_meta-fold.ts";
+import type { EventRecord, SessionMeta, StoredMessage } from "../storage/records.ts";
+import type { DerivedThread, ToolCall, Turn } from "./types.ts";
+
+/** The readable text of a message: its text and code parts, in order. */
+export function messageText(m: StoredMessage): string {
+  return m.parts
+    .filter((p) => (p.type === "text" || p.type === "code") && typeof p.content === "string")
+    .map((p) => p.content)
+    .join("\n");
+}
+
+interface EventFacts {
+  byCall: Map<string, { durationMs?: number; failed?: boolean; deniedBy?: string; seen: boolean }>;
+  /** Calls and denials the messages do not hold (kept by the rollout only). */
+  orphans: (ToolCall & { callId?: string })[];
+  aborted: number[];
+  turnStarts: number[];
+}
+
+const str = (x: unknown) => (typeof x === "string" ? x : undefined);
+const num = (x: unknown) => (typeof x === "number" ? x : undefined);
+
+function factsOf(events: EventRecord[], knownCalls: Set<string>): EventFacts {
+  const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [] };
+  const entry = (callId: string) => {
+    let e = facts.byCall.get(callId);
+    if (!e) facts.byCall.set(callId, (e = { seen: false }));
+    return e;
+  };
+  for (const e of events) {
+    const callId = str(e.callId);
+    switch (e.type) {
+      case "turn.started":
+        facts.turnStarts.push(e.timestamp);
+        break;
+      case "turn.aborted":
+        facts.aborted.push(e.timestamp);
+        break;
+      case "function.output":
+        if (callId) {
+          const d = entry(callId);
+          d.durationMs = num(e.duration_ms) ?? d.durationMs;
+          if (e.failed === true) d.failed = true;
+        }
+        break;
+      case "function.call":
+      case "function.denied": {
+        const denied = e.type === "function.denied";
+        if (callId && knownCalls.has(callId)) {
+          if (denied) entry(callId).deniedBy = str(e.source) ?? "unknown";
+          break;
+        }
+        const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
+        if (e.args !== undefined) call.args = e.args;
+        if (callId) call.callId = callId;
+        if (denied) call.deniedBy = str(e.source) ?? "unknown";
+        facts.orphans.push(call);
+        break;
+      }
+    }
+  }
+  return facts;
+}
+
+function turnsFromMessages(messages: StoredMessage[]): Turn[] {
+  const turns: Turn[] = [];
+  let current: Turn | undefined;
+  for (const m of messages) {
+    if (!current || isTurnStart(m)) {
+      current = {
+        number: turns.length + 1,
+        prompt: isTurnStart(m) ? messageText(m) : "",
+        startedAt: m.timestamp,
+        endedAt: m.timestamp,
+        outcome: "no_response",
+        messageIds: [],
+        toolCalls: [],
+      };
+      turns.push(current);
+    }
+    current.messageIds.push(m.id);
+    current.endedAt = Math.max(current.endedAt, m.timestamp);
+    if (m.role !== "assistant") continue;
+    const text = messageText(m);
+    if (text) current.response = text;
+    if (m.interrupted) current.outcome = "interrupted";
+    for (const p of m.parts) {
+      if (p.type !== "tool" || !p.tool) continue;
+      const call: ToolCall = {
+        sequence: current.toolCalls.length + 1,
+        name: p.tool.name,
+        timestamp: m.timestamp,
+      };
+      if (p.tool.args !== undefined) call.args = p.tool.args;
+      if (p.callId) call.callId = p.callId;
+      if (p.result !== undefined) call.result = p.result;
+      if (p.failed) call.failed = true;
+      current.toolCalls.push(call);
+    }
+  }
+  return turns;
+}
+
+/** The turn a rollout timestamp falls in (the last one that started at or before it). */
+function turnAt(turns: Turn[], at: number): Turn | undefined {
+  let found: Turn | undefined;
+  for (const t of turns) if (t.startedAt <= at) found = t;
+  return found ?? turns[0];
+}
+
+/** Derive the thread of one session. `meta` may be missing for a rollout-only session. */
+export function deriveThread(
+  id: string,
+  meta: SessionMeta | undefined,
+  messages: StoredMessage[],
+  events: EventRecord[],
+): DerivedThread {
+  const turns = turnsFromMessages(messages);
+  const known = new Set(turns.flatMap((t) => t.toolCalls.flatMap((c) => (c.callId ? [c.callId] : []))));
+  const facts = factsOf(events, known);
+  if (turns.length === 0) {
+    // Rollout only: one turn per turn.started (or a single one if the log never started a turn).
+    const starts = facts.turnStarts.length ? facts.turnStarts : events.length ? [events[0]!.timestamp] : [];
+    for (const at of starts) {
+      turns.push({
+        number: turns.length + 1,
+        prompt: "",
+        startedAt: at,
+        endedAt: at,
+        outcome: "no_response",
+        messageIds: [],
+        toolCalls: [],
+      });
+    }
+  }
+  for (const t of turns) {
+    for (const c of t.toolCalls) {
+      const f = c.callId ? facts.byCall.get(c.callId) : undefined;
+      if (f?.durationMs !== undefined) c.durationMs = f.durationMs;
+      if (f?.failed) c.failed = true;
+      if (f?.deniedBy) c.deniedBy = f.deniedBy;
+    }
+  }
+  for (const call of facts.orphans) {
+    const t = turnAt(turns, call.timestamp);
+    if (!t) continue;
+    const f = call.callId ? facts.byCall.get(call.callId) : undefined;
+    if (f?.durationMs !== undefined) call.durationMs = f.durationMs;
+    if (f?.failed) call.failed = true;
+    t.toolCalls.push({ ...call, sequence: t.toolCalls.length + 1 });
+    t.endedAt = Math.max(t.endedAt, call.timestamp);
+  }
+  for (const at of facts.aborted) {
+    const t = turnAt(turns, at);
+    if (t) t.outcome = "interrupted";
+  }
+  for (const t of turns) if (t.outcome === "no_response" && t.response) t.outcome = "answered";
+
+  const first = messages[0]?.timestamp ?? events[0]?.timestamp ?? 0;
+  const last = Math.max(
+    messages[messages.length - 1]?.timestamp ?? 0,
+    events[events.length - 1]?.timestamp ?? 0,
+  );
+  const thread = {
+    id,
+    title: meta?.title ?? `(rollout only) ${id}`,
+    projectPath: meta?.projectPath ?? "",
+    status: meta?.status ?? "idle",
+    createdAt: meta?.createdAt ?? first,
+    updatedAt: meta?.updatedAt ?? last,
+    turnCount: turns.length,
+    messageCount: messages.length,
+    toolCallCount: turns.reduce((n, t) => n + t.toolCalls.length, 0),
+    ...(meta?.provider !== undefined ? { provider: meta.provider } : {}),
+    ...(meta?.model !== undefined ? { model: meta.model } : {}),
+    ...(meta?.lastTurnAt !== undefined ? { lastTurnAt: meta.lastTurnAt } : {}),
+    ...(meta?.parentId !== undefined ? { parentId: meta.parentId } : {}),
+    ...(meta?.goal ? { goal: meta.goal.text, goalStatus: meta.goal.status } : {}),
+  };
+  return { thread, turns };
+}

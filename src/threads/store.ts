@@ -1,0 +1,72 @@
+/**
+ * The thread store interface, and where it lives: `state/freecode.db` (bun:sqlite with an FTS5
+ * index) when SQLite starts here, else `state/threads.json` (search then scans the sessions).
+ * Either is derived data: a missing, old or corrupt one is thrown away and rebuilt from the logs.
+ */
+import { existsSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { homePaths } from "../home.ts";
+import type { SearchQuery, SearchResult, SearchRow } from "./search-text.ts";
+import type { DerivedThread, Thread, ThreadFilter, ThreadSource, Turn } from "./types.ts";
+
+export interface ThreadStore {
+  /** `sqlite` (indexed search with FTS5) or `json` (search scans). */
+  readonly engine: "sqlite" | "json";
+  readonly location: string;
+  /** What each stored thread was derived from (for incremental refresh). */
+  sources(): Map<string, ThreadSource>;
+  /** Replace a thread's rows (thread, turns, tool calls, search rows). */
+  put(derived: DerivedThread, rows: SearchRow[], source: ThreadSource): void;
+  remove(id: string): void;
+  /** Drop everything (before a full rebuild). */
+  clear(): void;
+  /** Run a batch of changes as one unit (one transaction or one file write). */
+  batch<T>(fn: () => T): T;
+  getThread(id: string): Thread | undefined;
+  listThreads(filter?: ThreadFilter): Thread[];
+  getTurns(id: string): Turn[];
+  /** Indexed full-text search; absent when the engine has none (callers scan). */
+  search?(query: SearchQuery, terms: string[]): SearchResult;
+  close(): void;
+}
+
+export const threadDbPath = (home: string) => join(homePaths(home).state, "freecode.db");
+export const threadJsonPath = (home: string) => join(homePaths(home).state, "threads.json");
+
+export interface OpenThreadStoreOptions {
+  /** Keep it in memory (the store under it is not persistent, e.g. the memory adapter). */
+  inMemory?: boolean;
+  /** Force an engine (`FREECODE_THREADS=json` does the same): tests of the scan fallback. */
+  engine?: "sqlite" | "json";
+}
+
+/** Open the thread store under `home`: SQLite when it starts (and has FTS5), JSON otherwise. */
+export async function openThreadStore(
+  home: string,
+  options: OpenThreadStoreOptions = {},
+): Promise<ThreadStore> {
+  const forced = options.engine ?? (process.env.FREECODE_THREADS as "sqlite" | "json" | undefined);
+  if (forced !== "json") {
+    try {
+      const { openSqlThreadStore } = await import("./sql-store.ts");
+      const file = options.inMemory ? ":memory:" : threadDbPath(home);
+      try {
+        return openSqlThreadStore(file);
+      } catch (error) {
+        // Derived data: a damaged or foreign file is moved aside and rebuilt, never trusted.
+        if (file === ":memory:" || !existsSync(file) || !isDamaged(error)) throw error;
+        renameSync(file, `${file}.corrupt-${Date.now()}`);
+        return openSqlThreadStore(file);
+      }
+    } catch (error) {
+      if (forced === "sqlite") throw error;
+    }
+  }
+  const { openJsonThreadStore } = await import("./json-store.ts");
+  return openJsonThreadStore(options.inMemory ? undefined : threadJsonPath(home));
+}
+
+function isDamaged(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? "";
+  return code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || code === "thread_store_version";
+}

@@ -1,0 +1,207 @@
+/**
+ * The thread store over a real sqlite adapter: turns and tool calls derived from messages and the
+ * rollout, FTS5 search and the scan fallback returning the same hits, filters, incremental refresh
+ * (a session written by another adapter instance shows up; unchanged threads are not re-derived),
+ * a corrupt freecode.db rebuilt, and goals.
+ */
+import { expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import sqlite from "../../src/storage/adapters/sqlite.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import { type scanSearch, searchThreads, setGoal, turnItemsView } from "../../src/threads/api.ts";
+import { refreshThreads } from "../../src/threads/refresh.ts";
+import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
+import { openThreadStore, threadDbPath } from "../../src/threads/store.ts";
+import { tempHome } from "../_helpers.ts";
+
+const meta = (id: string, over: Partial<SessionMeta> = {}): SessionMeta => ({
+  id,
+  title: `session ${id}`,
+  projectPath: "/work/alpha",
+  status: "idle",
+  createdAt: 1000,
+  updatedAt: 1000,
+  turnCount: 0,
+  messageCount: 0,
+  ...over,
+});
+const user = (id: string, text: string, ts: number): StoredMessage => ({
+  id,
+  role: "user",
+  parts: [{ type: "text", content: text }],
+  timestamp: ts,
+});
+const assistant = (id: string, ts: number, parts: StoredMessage["parts"]): StoredMessage => ({
+  id,
+  role: "assistant",
+  parts,
+  timestamp: ts,
+});
+
+async function seed(a: StorageAdapter) {
+  await a.createSession(meta("s1", { title: "Fix the flaky parser test" }), [
+    user("u1", "the tokenizer crashes on unicode input", 2000),
+    assistant("a1", 2100, [
+      { type: "text", content: "Let me read the tokenizer." },
+      {
+        type: "tool",
+        tool: { name: "read_file", args: { path: "src/tokenizer.ts" } },
+        callId: "c1",
+        result: "...",
+      },
+      {
+        type: "tool",
+        tool: { name: "bash", args: { command: "bun test tokenizer" } },
+        callId: "c2",
+        failed: true,
+      },
+    ]),
+    assistant("a2", 2200, [{ type: "text", content: "The tokenizer now handles surrogate pairs." }]),
+    user("u2", "also run the linter", 3000),
+    assistant("a3", 3100, [{ type: "text", content: "Running it." }]),
+  ]);
+  await a.appendEvents("s1", [
+    { type: "function.output", tool: "read_file", callId: "c1", duration_ms: 12, timestamp: 2110 },
+    { type: "function.denied", tool: "bash", callId: "c2", source: "user", timestamp: 2120 },
+    // A call the message log no longer holds (compaction erased it): the rollout keeps it.
+    { type: "function.call", tool: "grep", args: { pattern: "eslint" }, callId: "c9", timestamp: 3050 },
+    { type: "turn.aborted", turnId: "t2", timestamp: 3200 },
+  ]);
+  await a.createSession(meta("s2", { projectPath: "/work/beta", title: "Deploy notes" }), [
+    user("u1", "write deploy notes for the tokenizer release", 5000),
+    assistant("a1", 5100, [
+      { type: "tool", tool: { name: "write_file", args: { path: "NOTES.md" } }, callId: "w1" },
+    ]),
+  ]);
+}
+
+test("turns, tool calls and outcomes come from messages and the rollout", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  const turns = await turnItemsView(a, home.path, "s1");
+  expect(turns).toHaveLength(2);
+  expect(turns[0]).toMatchObject({
+    number: 1,
+    prompt: "the tokenizer crashes on unicode input",
+    outcome: "answered",
+  });
+  expect(turns[0]!.response).toContain("surrogate pairs");
+  expect(turns[0]!.tools).toEqual([
+    { name: "read_file", args: { path: "src/tokenizer.ts" }, durationMs: 12 },
+    { name: "bash", args: { command: "bun test tokenizer" }, failed: true, deniedBy: "user" },
+  ]);
+  expect(turns[1]).toMatchObject({ number: 2, outcome: "interrupted" });
+  expect(turns[1]!.tools.map((t) => t.name)).toEqual(["grep"]);
+  expect((await turnItemsView(a, home.path, "s1", 1)).map((t) => t.number)).toEqual([2]);
+  await expect(turnItemsView(a, home.path, "nope")).rejects.toMatchObject({ code: "not_found" });
+  await a.close();
+});
+
+test("FTS5 and the scan return the same hits, ranked, with marked snippets", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  for (const text of ["tokenizer", "tokeni", "Tokénizer unicode", "eslint", "deploy notes", "read_file"]) {
+    const fts = await searchThreads(a, home.path, { text });
+    const scan = await searchThreads(a, home.path, { text }, { engine: "scan" });
+    expect(fts.engine).toBe("fts5");
+    expect(scan.engine).toBe("scan");
+    const key = (r: typeof fts) => r.hits.map((h) => `${h.sessionId}/${h.kind}/${h.turn}/${h.tool ?? ""}`);
+    expect(key(scan)).toEqual(key(fts));
+    expect(scan.total).toBe(fts.total);
+    for (const [f, s] of fts.hits.map((h, i) => [h, scan.hits[i]!] as const))
+      expect(s.score).toBeCloseTo(f.score, 4);
+  }
+  const r = await searchThreads(a, home.path, { text: "tokenizer" });
+  expect(r.total).toBe(6); // three messages of s1, one of s2, the read_file and bash arguments
+  expect(r.hits.every((h) => renderSnippet(h.snippet, false).includes("[tokenizer"))).toBe(true);
+  expect(renderSnippet(r.hits[0]!.snippet, true)).toContain("\x1b[1;33m");
+  await a.close();
+});
+
+test("filters: project, time, tool, deleted sessions", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  for (const engine of ["fts5", "scan"] as const) {
+    const ids = async (q: Parameters<typeof scanSearch>[1]) =>
+      (await searchThreads(a, home.path, q, { engine })).hits.map((h) => `${h.sessionId}/${h.kind}`).sort();
+    expect(await ids({ text: "tokenizer", projectPath: "/work/beta" })).toEqual(["s2/message"]);
+    expect(await ids({ text: "tokenizer", projectPath: "/work" })).toHaveLength(6);
+    expect(await ids({ text: "tokenizer", projectPath: "/wor" })).toEqual([]);
+    expect(await ids({ text: "tokenizer", since: 4000 })).toEqual(["s2/message"]);
+    expect(await ids({ text: "tokenizer", until: 2050 })).toEqual(["s1/message"]);
+    expect(await ids({ text: "flaky" })).toEqual(["s1/title"]);
+    expect(await ids({ text: "tokenizer", tool: "READ_FILE" })).toEqual(["s1/tool"]);
+  }
+  await a.updateMeta("s2", (m) => ({ ...m, status: "deleted" }));
+  expect((await searchThreads(a, home.path, { text: "deploy" })).total).toBe(0);
+  expect((await searchThreads(a, home.path, { text: "deploy", all: true })).total).toBeGreaterThan(0);
+  await expect(searchThreads(a, home.path, { text: "  --- " })).rejects.toMatchObject({ code: "bad_input" });
+  await a.close();
+});
+
+test("refresh is incremental and sees another process's writes; a corrupt index is rebuilt", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  const store = await openThreadStore(home.path);
+  expect(store.engine).toBe("sqlite");
+  expect(await refreshThreads(a, store)).toMatchObject({ updated: 2, removed: 0 });
+  expect(await refreshThreads(a, store)).toMatchObject({ updated: 0 });
+  // Another writer (a second adapter instance on the same file) appends to s2 and logs events for s3.
+  const other = sqlite({ home: home.path });
+  await other.appendMessages("s2", [user("u9", "zebra crossing", 6000)]);
+  await other.appendEvents("s3", [{ type: "turn.started", turnId: "t1" }]);
+  await other.purgeSession("s1");
+  await other.close();
+  expect(await refreshThreads(a, store)).toMatchObject({ updated: 2, removed: 1 });
+  expect(store.getThread("s3")?.title).toBe("(rollout only) s3");
+  store.close();
+  expect((await searchThreads(a, home.path, { text: "zebra" })).hits.map((h) => h.sessionId)).toEqual(["s2"]);
+  writeFileSync(threadDbPath(home.path), "this is not a database, it was damaged");
+  expect((await searchThreads(a, home.path, { text: "zebra" })).total).toBe(1);
+  await a.close();
+});
+
+test("the JSON thread store serves turns and goals; search then scans", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  process.env.FREECODE_THREADS = "json";
+  try {
+    expect((await openThreadStore(home.path)).engine).toBe("json");
+    expect((await turnItemsView(a, home.path, "s2"))[0]?.tools.map((t) => t.name)).toEqual(["write_file"]);
+    expect((await searchThreads(a, home.path, { text: "tokenizer" })).engine).toBe("scan");
+  } finally {
+    delete process.env.FREECODE_THREADS;
+  }
+  await a.close();
+});
+
+test("goals: set text and status, update the status alone, clear", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await seed(a);
+  await expect(setGoal(a, "s1", { status: "completed" })).rejects.toMatchObject({ code: "bad_input" });
+  expect((await setGoal(a, "s1", { text: "parser green" })).goal).toEqual({
+    text: "parser green",
+    status: "active",
+  });
+  expect((await setGoal(a, "s1", { status: "completed" })).goal).toEqual({
+    text: "parser green",
+    status: "completed",
+  });
+  const store = await openThreadStore(home.path);
+  await refreshThreads(a, store);
+  expect(store.getThread("s1")).toMatchObject({ goal: "parser green", goalStatus: "completed" });
+  expect((await setGoal(a, "s1", { clear: true })).goal).toBeUndefined();
+  await refreshThreads(a, store);
+  expect(store.getThread("s1")?.goal).toBeUndefined();
+  store.close();
+  await expect(setGoal(a, "nope", { text: "x" })).rejects.toMatchObject({ code: "not_found" });
+  expect(queryTerms("Héllo, wörld!")).toEqual(["hello", "world"]);
+  await a.close();
+});
