@@ -75,7 +75,10 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   const cwd = process.cwd();
   if (hash && createHash("sha256").update(cwd).digest("hex") === hash) return cwd;
   // Gemini keeps only the path's hash: its per-project folder is the one real, stable stand-in.
-  warnings.push({ file: path, message: `project path unknown (Gemini keeps only its hash): using ${dirname(dir)}` });
+  warnings.push({
+    file: path,
+    message: `project path unknown (Gemini keeps only its hash): using ${dirname(dir)}`,
+  });
   return dirname(dir);
 }
 

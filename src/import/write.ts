@@ -73,6 +73,51 @@ function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
   return next;
 }
 
+type Totals = NonNullable<SessionMeta["tokens"]>;
+const usageTotals = (ms: StoredMessage[]): Totals => {
+  const t: Totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+  for (const m of ms) {
+    const u = m.usage;
+    if (!u) continue;
+    t.input += u.inputTokens ?? 0;
+    t.output += u.outputTokens ?? 0;
+    t.cacheRead += u.cacheReadInputTokens ?? 0;
+    t.cacheWrite += u.cacheCreationInputTokens ?? 0;
+    t.reasoning = (t.reasoning ?? 0) + (u.reasoningTokens ?? 0);
+  }
+  return t;
+};
+
+/** Usage present in `after` but not in `before` (a streamed response that got its final usage). */
+function usageGain(before: StoredMessage[], after: StoredMessage[]): Totals | undefined {
+  const a = usageTotals(before);
+  const b = usageTotals(after);
+  const gain: Totals = {
+    input: b.input - a.input,
+    output: b.output - a.output,
+    cacheRead: b.cacheRead - a.cacheRead,
+    cacheWrite: b.cacheWrite - a.cacheWrite,
+    reasoning: (b.reasoning ?? 0) - (a.reasoning ?? 0),
+  };
+  return Object.values(gain).some((n) => n !== 0) ? gain : undefined;
+}
+
+function addTokens(meta: SessionMeta, g: Totals): SessionMeta {
+  const t = meta.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  return {
+    ...meta,
+    tokens: {
+      input: t.input + g.input,
+      output: t.output + g.output,
+      cacheRead: t.cacheRead + g.cacheRead,
+      cacheWrite: t.cacheWrite + g.cacheWrite,
+      ...(t.reasoning !== undefined || g.reasoning
+        ? { reasoning: (t.reasoning ?? 0) + (g.reasoning ?? 0) }
+        : {}),
+    },
+  };
+}
+
 /**
  * Write one imported session. `cache` keeps what storage holds between calls (watch mode), so a
  * grown transcript does not re-read the whole stored session on every poll.
@@ -118,6 +163,9 @@ export async function writeSession(
         ? derived.filter((m) => !fresh.includes(m))
         : stored.map((m) => patched.get(m.id) ?? m);
       await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
+      // A replace keeps the token totals as history: add the usage the patched messages gained.
+      const gained = usageGain(stored, next);
+      if (gained) await adapter.updateMeta(id, (meta) => addTokens(meta, gained));
       known.messages.clear();
       for (const m of next) known.messages.set(m.id, digest(m));
       status = "updated";

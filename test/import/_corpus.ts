@@ -99,8 +99,12 @@ export async function checkEval(
   expect(report.exitCode).not.toBe(2);
 }
 
+/** Raw transcript JSON, read the way the agent wrote it (the independent side of each count). */
+// biome-ignore lint/suspicious/noExplicitAny: raw transcripts are untyped; the counts read them as-is
+export type Raw = any;
+
 /** Lines of a JSONL file, parsed (the raw side of the count). */
-export async function rawLines(path: string): Promise<Record<string, any>[]> {
+export async function rawLines(path: string): Promise<Record<string, Raw>[]> {
   return (await Bun.file(path).text())
     .split("\n")
     .filter((l) => l.trim())

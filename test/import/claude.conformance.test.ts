@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
+import type { Raw } from "./_corpus.ts";
 import {
   checkEval,
   checkTraces,
@@ -38,7 +39,7 @@ async function rawTally(path: string): Promise<Tally> {
         const text =
           typeof b.content === "string"
             ? b.content
-            : (b.content ?? []).map((c: any) => c.text ?? "").join("\n");
+            : (b.content ?? []).map((c: Raw) => c.text ?? "").join("\n");
         const refused = !!e.toolDenialKind || (b.is_error === true && DENIAL.test(text));
         if (refused) t.denied++;
         else if (b.is_error === true) t.toolErrors++;

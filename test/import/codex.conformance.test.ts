@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
+import type { Raw } from "./_corpus.ts";
 import {
   checkEval,
   checkTraces,
@@ -19,8 +20,8 @@ import {
 const files = [...new Bun.Glob("*.jsonl").scanSync(join(CORPUS, "codex"))].sort();
 const CALL_TYPES = ["function_call", "custom_tool_call", "local_shell_call", "web_search_call"];
 
-/** Did this output fail? Exit status from the *_end event if any, else what the text says. */
-function rawFailed(output: unknown, end: any): boolean {
+/** Did this output fail? Exit status from the *_end event if Raw, else what the text says. */
+function rawFailed(output: unknown, end: Raw): boolean {
   if (end?.type === "exec_command_end") return end.exit_code !== 0;
   if (end?.type === "mcp_tool_call_end") return end.result?.Err !== undefined;
   const text = typeof output === "string" ? output : JSON.stringify(output);
@@ -36,7 +37,7 @@ function rawFailed(output: unknown, end: any): boolean {
 async function rawTally(path: string): Promise<Tally> {
   const t = zero();
   const lines = await rawLines(path);
-  const ends = new Map<string, any>();
+  const ends = new Map<string, Raw>();
   for (const l of lines)
     if (l.type === "event_msg" && l.payload.call_id && l.payload.type.endsWith("_end"))
       ends.set(l.payload.call_id, l.payload);

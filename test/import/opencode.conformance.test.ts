@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
+import type { Raw } from "./_corpus.ts";
 import {
   checkEval,
   checkTraces,
@@ -21,7 +22,7 @@ const root = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web");
 const exports = [...new Bun.Glob("*.json").scanSync(join(root, "reconstructed_export"))].sort();
 const DENIAL = /^The user (rejected permission|dismissed)|^The user has specified a rule/;
 
-function tallyParts(parts: any[]): Tally {
+function tallyParts(parts: Raw[]): Tally {
   const t = zero();
   for (const p of parts) {
     if (p.type === "tool") {
@@ -81,7 +82,7 @@ describe("opencode corpus conformance", () => {
       expect(ids.length).toBe(1);
       const doc = await Bun.file(path).json();
       const got = await tallyRollouts(adapter, ids);
-      expect(got).toEqual(tallyParts(doc.messages.flatMap((m: any) => m.parts)));
+      expect(got).toEqual(tallyParts(doc.messages.flatMap((m: Raw) => m.parts)));
       await checkTraces(adapter, ids, got);
       await checkEval(adapter, home.path, 1);
       await adapter.close();

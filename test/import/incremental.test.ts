@@ -1,0 +1,153 @@
+/**
+ * Idempotence and incremental import on the files adapter (real files): importing twice changes
+ * nothing; a transcript that grew imports only the new part; a torn last line waits; a malformed
+ * line is reported with file and line while the rest imports; credential files are never read.
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { importSources } from "../../src/import/import.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
+import { tallyRollouts } from "./_corpus.ts";
+
+const SRC = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+const ID = "claude-c64cc478-3430-40fe-8e9c-4ee9986e9754";
+
+async function run(home: string, paths: string[], extra: { final?: boolean; redact?: boolean } = {}) {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    const report = await importSources({ agent: "claude", paths, adapter, home, fsync: false, ...extra });
+    const meta = await adapter.getMeta(ID);
+    const tally = meta ? await tallyRollouts(adapter, [ID]) : undefined;
+    const events: string[] = [];
+    for await (const r of adapter.readEvents(ID)) if (r.event) events.push(r.event.id);
+    const messages = (await adapter.readMessages(ID)).messages;
+    return { report, meta, tally, events, messages, s: report.sources[0]! };
+  } finally {
+    await adapter.close();
+  }
+}
+
+describe("incremental import", () => {
+  test("re-importing unchanged files changes nothing", async () => {
+    await using home = await tempHome();
+    const first = await run(home.path, [SRC]);
+    expect(first.s.sessions.created).toBe(1);
+    const second = await run(home.path, [SRC]);
+    expect(second.s.files.unchanged).toBe(1);
+    expect(second.s.sessions).toEqual({ created: 0, updated: 0, unchanged: 1 });
+    expect(second.events).toEqual(first.events);
+    expect(second.meta).toEqual(first.meta);
+  });
+
+  test("a lost import state re-reads but writes no duplicate", async () => {
+    await using home = await tempHome();
+    const first = await run(home.path, [SRC]);
+    writeFileSync(join(home.path, "state", "imports.json"), "{ not json");
+    const again = await run(home.path, [SRC]);
+    expect(again.s.files.read).toBe(1);
+    expect(again.events).toEqual(first.events);
+    expect(again.messages).toEqual(first.messages);
+  });
+
+  test("a grown transcript imports only the new part, with the same result as a one-shot import", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const live = join(dir.path, "live.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    const cut = 20;
+    // Half the session, then a torn line (the agent is mid-write).
+    writeFileSync(live, `${lines.slice(0, cut).join("\n")}\n${lines[cut]!.slice(0, 40)}`);
+    const part1 = await run(home.path, [live], { final: false });
+    expect(part1.s.warnings).toEqual([]);
+    const state = JSON.parse(readFileSync(join(home.path, "state", "imports.json"), "utf8"));
+    const offset = state.files[live].offset;
+    expect(offset).toBe(Buffer.byteLength(`${lines.slice(0, cut).join("\n")}\n`));
+    // The rest arrives.
+    writeFileSync(live, `${lines.join("\n")}\n`);
+    const part2 = await run(home.path, [live]);
+    expect(part2.s.sessions.updated).toBe(1);
+    expect(part2.s.entries.imported).toBeLessThan(lines.length - cut + 1);
+
+    await using home2 = await tempHome();
+    const whole = await run(home2.path, [live]);
+    expect(part2.tally).toEqual(whole.tally);
+    expect(part2.events.sort()).toEqual(whole.events.sort());
+    expect(part2.messages.map((m) => m.id)).toEqual(whole.messages.map((m) => m.id));
+    expect(part2.meta?.tokens).toEqual(whole.meta?.tokens);
+  });
+
+  test("a malformed line is reported with file and line; the rest imports", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const bad = join(dir.path, "bad.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    lines.splice(
+      5,
+      0,
+      "{this is not json",
+      '"a string"',
+      '{"type":"brand-new-entry","uuid":"x","sessionId":"s"}',
+    );
+    writeFileSync(bad, `${lines.join("\n")}\n`);
+    const r = await run(home.path, [bad]);
+    expect(r.s.warnings.map((w) => [w.file, w.line])).toEqual([
+      [bad, 6],
+      [bad, 7],
+    ]);
+    expect(r.s.entries.skipped["(malformed line)"]).toBe(2);
+    expect(r.s.entries.skipped["brand-new-entry"]).toBe(1);
+    const clean = await run((await tempHome()).path, [SRC]);
+    expect(r.tally).toEqual(clean.tally);
+  });
+
+  test("credential files are never read, even when named", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    mkdirSync(join(dir.path, "projects", "p"), { recursive: true });
+    copyFileSync(SRC, join(dir.path, "projects", "p", "s.jsonl"));
+    for (const name of [".credentials.json", "auth.json", "oauth_creds.json"]) {
+      // Written unreadable: opening one would throw EACCES and surface as a warning.
+      writeFileSync(join(dir.path, name), '{"sessionId":"x","projectHash":"y"}', { mode: 0o000 });
+    }
+    const r = await run(home.path, [dir.path]);
+    expect(r.s.files.found).toBe(1);
+    expect(r.s.warnings).toEqual([]);
+    const named = await run(home.path, [join(dir.path, "auth.json")]);
+    expect(named.s.warnings[0]?.message).toBe("credential file: not read");
+  });
+
+  test("--redact masks keys in text and tool arguments", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const f = join(dir.path, "secret.jsonl");
+    const key = `sk-ant-api03-${"A".repeat(40)}`;
+    const base = { sessionId: "s1", cwd: "/p", timestamp: "2026-01-01T00:00:00.000Z" };
+    appendFileSync(
+      f,
+      `${JSON.stringify({ ...base, type: "user", uuid: "u1", message: { role: "user", content: `use ${key}` } })}\n`,
+    );
+    appendFileSync(
+      f,
+      `${JSON.stringify({ ...base, type: "assistant", uuid: "a1", message: { id: "m1", model: "claude", content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: `curl -H 'Authorization: Bearer ${"x".repeat(30)}'` } }], usage: { input_tokens: 1, output_tokens: 1 } } })}\n`,
+    );
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    await importSources({
+      agent: "claude",
+      paths: [f],
+      adapter,
+      home: home.path,
+      fsync: false,
+      redact: true,
+    });
+    const { messages } = await adapter.readMessages("claude-s1");
+    const events: unknown[] = [];
+    for await (const r of adapter.readEvents("claude-s1")) events.push(r.event);
+    await adapter.close();
+    const all = JSON.stringify({ messages, events });
+    expect(all).not.toContain(key);
+    expect(all).not.toContain("x".repeat(30));
+    expect(all).toContain("[REDACTED]");
+  });
+});
