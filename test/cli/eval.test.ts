@@ -1,0 +1,98 @@
+/** `freecode eval` from source: reporters and files, usage errors, bad case files, `eval add`. */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseJson, runCli, tempDir } from "../_helpers.ts";
+
+const SESSIONS = "examples/rollouts";
+
+describe("freecode eval (source)", () => {
+  test("--json prints one report document; exit code follows the verdicts", () => {
+    const r = runCli(["eval", "examples/cases/login.yaml", "--sessions", SESSIONS, "--json"]);
+    expect(r.code).toBe(0);
+    const report = parseJson<{ exitCode: number; cases: { id: string; verdict: string }[] }>(r);
+    expect(report.cases).toEqual([expect.objectContaining({ id: "login-fix", verdict: "pass" })]);
+  });
+
+  test("several reporters in one run, each to its own file, pretty on stdout", async () => {
+    await using dir = await tempDir();
+    const junit = join(dir.path, "out.xml");
+    const tap = join(dir.path, "out.tap");
+    const r = runCli([
+      "eval",
+      "examples/cases",
+      "--sessions",
+      SESSIONS,
+      "--reporter",
+      `junit:${junit}`,
+      "--reporter",
+      "tap",
+      "--out",
+      tap,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("✗ demo-deliberate-failure");
+    expect(readFileSync(junit, "utf8")).toStartWith('<?xml version="1.0"');
+    expect(readFileSync(tap, "utf8")).toStartWith("TAP version 14\n1..8\n");
+  });
+
+  test("github reporter appends the step summary to $GITHUB_STEP_SUMMARY", async () => {
+    await using dir = await tempDir();
+    const summary = join(dir.path, "summary.md");
+    writeFileSync(summary, "earlier step\n");
+    const r = runCli(
+      ["eval", "examples/cases", "--sessions", SESSIONS, "--reporter", "github", "--reporter", "pretty"],
+      {
+        env: { GITHUB_STEP_SUMMARY: summary },
+      },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toStartWith("::error file=examples/cases/demo-failure.yaml,line=11,");
+    expect(readFileSync(summary, "utf8")).toStartWith("earlier step\n### freecode eval: 7 passed, 1 failed");
+  });
+
+  test("usage errors exit 2: no cases, unknown reporter, two machine formats on stdout", () => {
+    expect(runCli(["eval", "--sessions", SESSIONS]).code).toBe(2);
+    const bad = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--reporter", "xml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown reporter "xml"');
+    expect(
+      runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--reporter", "tap", "--reporter", "junit"])
+        .code,
+    ).toBe(2);
+    expect(runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--bogus"]).code).toBe(2);
+  });
+
+  test("a bad case file: exit 2, one line naming file, line and field, nothing written", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "bad.yaml");
+    writeFileSync(file, "id: x\nexpect:\n  - expectTool:\n      name: edit\n      count: {min: -1}\n");
+    const out = join(dir.path, "junit.xml");
+    const r = runCli(["eval", file, "--sessions", SESSIONS, "--reporter", `junit:${out}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("bad.yaml:5: invalid expectTool:");
+    expect(r.stderr).toContain("(field expect.0.expectTool.count.min)");
+    expect(existsSync(out)).toBe(false);
+  });
+
+  test("eval add writes a starter case that passes against its own session", async () => {
+    await using dir = await tempDir();
+    const out = join(dir.path, "starter.yaml");
+    const add = runCli(["eval", "add", "denied-rm", "--sessions", SESSIONS, "--out", out]);
+    expect(add.code).toBe(0);
+    const text = readFileSync(out, "utf8");
+    expect(text).toStartWith("# Starter case written by `freecode eval add denied-rm`");
+    expect(text).toContain("expectDenied:");
+    const run = runCli(["eval", out, "--sessions", SESSIONS]);
+    expect(run.code).toBe(0);
+    expect(runCli(["eval", "add", "denied-rm", "--sessions", SESSIONS, "--out", out]).code).toBe(4);
+    for (const id of ["fix-login-1", "hung-request", "long-refactor"]) {
+      const yaml = runCli(["eval", "add", id, "--sessions", SESSIONS]);
+      expect(yaml.code).toBe(0);
+      const f = join(dir.path, `${id}.yaml`);
+      writeFileSync(f, yaml.stdout);
+      expect(runCli(["eval", f, "--sessions", SESSIONS]).code).toBe(0);
+    }
+    expect(runCli(["eval", "add", "nope", "--sessions", SESSIONS]).code).toBe(3);
+  });
+});
