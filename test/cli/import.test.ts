@@ -1,0 +1,94 @@
+/**
+ * `freecode import` end to end: the compiled binary imports the whole corpus (`auto`), a second run
+ * changes nothing, bad usage and missing paths exit 2 and 3, and `--watch` follows a live file
+ * (a torn last line waits) until SIGINT.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, CORPUS, parseJson, ROOT, runBinary, tempDir, tempHome } from "../_helpers.ts";
+
+interface Report {
+  sources: { sessions: { created: number; updated: number; unchanged: number }; warnings: unknown[] }[];
+  totals: { created: number; updated: number; unchanged: number; imported: number };
+}
+
+describe("freecode import (binary)", () => {
+  test("auto over the corpus, then a no-op re-import", async () => {
+    await using home = await tempHome();
+    const first = runBinary(["import", "auto", CORPUS, "--json"], { home: home.path });
+    expect(first.code).toBe(0);
+    const r1 = parseJson<Report>(first);
+    // 12 Claude sessions (5 inline subagents), 3 Codex, 3 OpenCode (rows and exports agree), 1 Gemini.
+    expect(r1.totals.created).toBe(19);
+    const second = parseJson<Report>(runBinary(["import", "auto", CORPUS, "--json"], { home: home.path }));
+    expect(second.totals).toMatchObject({ created: 0, updated: 0, imported: 0 });
+    const list = runBinary(["session", "list", "--json"], { home: home.path });
+    expect(list.code).toBe(0);
+  }, 120_000);
+
+  test("bad agent exits 2, a missing path exits 3", async () => {
+    await using home = await tempHome();
+    expect(runBinary(["import", "aider", CORPUS], { home: home.path }).code).toBe(2);
+    const missing = runBinary(["import", "claude", join(home.path, "nope")], { home: home.path });
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain("nope");
+  });
+});
+
+describe("freecode import --watch", () => {
+  test("follows a growing transcript and waits for a torn line", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+    const lines = readFileSync(src, "utf8").split("\n").filter(Boolean);
+    const live = join(dir.path, "live.jsonl");
+    writeFileSync(live, `${lines.slice(0, 10).join("\n")}\n${lines[10]!.slice(0, 30)}`);
+    const proc = Bun.spawn(
+      [
+        BUN,
+        join(ROOT, "src/cli/main.ts"),
+        "import",
+        "claude",
+        live,
+        "--watch",
+        "--interval",
+        "100",
+        "--json",
+      ],
+      {
+        env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    const reader = proc.stdout.getReader();
+    let buffered = "";
+    const nextPass = async () => {
+      for (;;) {
+        const nl = buffered.indexOf("\n");
+        if (nl >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          return JSON.parse(line) as Report & { pass: number };
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("watch ended early");
+        buffered += new TextDecoder().decode(value);
+      }
+    };
+    const p1 = await nextPass();
+    expect(p1.totals.created).toBe(1);
+    writeFileSync(live, `${lines.join("\n")}\n`);
+    const p2 = await nextPass();
+    expect(p2.totals.updated).toBe(1);
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+    // Once complete, the followed session traces like a one-shot import: 13 tool calls that ran.
+    const trace = parseJson<{ toolSpans: unknown[]; pendingCalls: unknown[] }>(
+      runBinary(["trace", "claude-c64cc478-3430-40fe-8e9c-4ee9986e9754", "--json"], { home: home.path }),
+    );
+    expect(trace.toolSpans).toHaveLength(13);
+    expect(trace.pendingCalls).toHaveLength(0);
+  }, 120_000);
+});
