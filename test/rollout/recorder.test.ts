@@ -108,7 +108,7 @@ describe("recorder", () => {
     const report = await verifyRollout({ file }, "shared");
     expect(report.problems).toEqual([]);
     expect([report.events, report.lastSeq]).toEqual([800, 800]);
-  });
+  }, 30_000);
 
   test("events still buffered when the program ends are flushed at exit", async () => {
     await using home = await tempHome();
@@ -125,7 +125,7 @@ describe("recorder", () => {
     expect(await p.exited).toBe(0);
     const t = await loadTrace({ file: join(home.path, "rollout", "sessions", "bye", "events.jsonl") });
     expect(t.turns).toEqual([expect.objectContaining({ turnKey: "turn-0#1", aborted: true })]);
-  });
+  }, 30_000);
 
   test("golden: a session recorded with a fixed clock folds to the committed trace", async () => {
     await using home = await tempHome();

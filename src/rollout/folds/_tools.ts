@@ -56,6 +56,11 @@ export function createToolPairing(fileTools: Readonly<Record<string, readonly st
   let pendingCount = 0;
   let sorted = true;
 
+  /** An output with no usable id, when only calls with ids are pending: the oldest of that tool. */
+  const oldestWithId = (tool: string): Pending | undefined => {
+    for (const p of byCallId.values()) if (p.tool === tool) return p;
+    return undefined;
+  };
   const take = (p: Pending) => {
     p.done = true;
     pendingCount--;
@@ -68,15 +73,19 @@ export function createToolPairing(fileTools: Readonly<Record<string, readonly st
       if (e.callId !== undefined) p.callId = e.callId;
       if (turnKey !== undefined) p.turnKey = turnKey;
       if (e.args !== undefined) p.args = e.args;
-      if (e.callId !== undefined) byCallId.set(e.callId, p);
+      pendingCount++;
+      // Calls with an id are found by it; only id-less calls need the per-tool FIFO.
+      if (e.callId !== undefined) {
+        byCallId.set(e.callId, p);
+        return;
+      }
       let q = byTool.get(e.tool);
       if (!q) byTool.set(e.tool, (q = new Queue()));
       q.push(p);
-      pendingCount++;
     },
     output(e: EventOf<"function.output">, turnKey: string | undefined) {
       const byId = e.callId === undefined ? undefined : byCallId.get(e.callId);
-      const p = byId ?? byTool.get(e.tool)?.shift();
+      const p = byId ?? byTool.get(e.tool)?.shift() ?? oldestWithId(e.tool);
       const span: ToolSpan = p
         ? {
             tool: p.tool,
@@ -130,13 +139,13 @@ export function createToolPairing(fileTools: Readonly<Record<string, readonly st
     pending(): Trace["pendingCalls"] {
       if (pendingCount === 0) return [];
       const out: Trace["pendingCalls"] = [];
-      for (const q of byTool.values()) {
-        for (const p of q.open()) {
-          const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
-          if (p.callId !== undefined) entry.callId = p.callId;
-          if (p.args !== undefined) entry.args = p.args;
-          out.push(entry);
-        }
+      const open = [...byCallId.values()];
+      for (const q of byTool.values()) open.push(...q.open());
+      for (const p of open) {
+        const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
+        if (p.callId !== undefined) entry.callId = p.callId;
+        if (p.args !== undefined) entry.args = p.args;
+        out.push(entry);
       }
       return out.sort((a, b) => a.seq - b.seq);
     },

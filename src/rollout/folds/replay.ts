@@ -83,7 +83,14 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     const key = keyer.keyFor(turnId, e.timestamp, e.seq, addTurn);
     if (key !== undefined) return byKey.get(key)!;
     // An event before any turn: an implicit first turn holds it.
-    addTurn({ turnKey: "(none)#0", turnId: "(none)", startedAt: e.timestamp, seq: e.seq, implicit: true });
+    addTurn({
+      turnKey: "(none)#0",
+      turnId: "(none)",
+      startedAt: e.timestamp,
+      seq: e.seq,
+      implicit: true,
+      lastAt: e.timestamp,
+    });
     keyer.start("(none)", e.timestamp, e.seq);
     return r.turns[r.turns.length - 1]!;
   };

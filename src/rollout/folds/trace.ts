@@ -43,8 +43,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   const keyer = createTurnKeyer();
   const tools = createToolPairing(changedFileTools(options.changedFileTools));
-  const turns: TraceTurn[] = [];
-  const turnByKey = new Map<string, TraceTurn>();
+  const turns: TurnInfo[] = [];
   const modelSpans: ModelSpan[] = [];
   const open: ModelSpan[] = [];
   const compactions: Trace["compactions"] = [];
@@ -59,22 +58,19 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let ended = false;
   let skippedEvents = 0;
 
-  const addTurn = (info: TurnInfo) => {
-    const turn: TraceTurn = { ...info, lastAt: info.startedAt };
-    turns.push(turn);
-    turnByKey.set(turn.turnKey, turn);
-  };
-  const keyOf = (turnId: string | undefined, e: RolloutEvent) => {
-    const key = keyer.keyFor(turnId, e.timestamp, e.seq, addTurn);
-    const turn = key === undefined ? undefined : turnByKey.get(key);
-    if (turn && e.timestamp > turn.lastAt!) turn.lastAt = e.timestamp;
-    return key;
-  };
+  const addTurn = (turn: TurnInfo) => void turns.push(turn);
+  const keyOf = (turnId: string | undefined, e: RolloutEvent) =>
+    keyer.turnFor(turnId, e.timestamp, e.seq, addTurn)?.turnKey;
   /** The open span of this turn, else the oldest open one (turn ids restart on resume). */
   const takeOpen = (turnKey: string | undefined, close: boolean): ModelSpan | undefined => {
-    let i = open.findIndex((s) => s.turnKey === turnKey);
-    if (i === -1) i = open.length > 0 ? 0 : -1;
-    if (i === -1) return undefined;
+    if (open.length === 0) return undefined;
+    let i = 0;
+    for (let k = 0; k < open.length; k++) {
+      if (open[k]!.turnKey === turnKey) {
+        i = k;
+        break;
+      }
+    }
     const span = open[i]!;
     if (close) open.splice(i, 1);
     return span;
@@ -97,7 +93,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
         addTurn(keyer.start(e.turnId, e.timestamp, e.seq));
         return;
       case "turn.aborted": {
-        const turn = turnByKey.get(keyOf(e.turnId, e) ?? "");
+        const turn = keyer.turnFor(e.turnId, e.timestamp, e.seq, addTurn) as TraceTurn | undefined;
         if (turn) {
           turn.aborted = true;
           if (e.reason !== undefined) turn.abortReason = e.reason;
@@ -210,7 +206,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       wall_ms: Math.max(0, (now ?? endedAt) - start),
       eventCount,
       lastSeq,
-      turns: turns.map((turn) => ({ ...turn })),
+      turns: turns.map((turn) => ({ ...turn }) as TraceTurn),
       modelSpans: spans,
       toolSpans,
       deniedSpans: tools.denials(),

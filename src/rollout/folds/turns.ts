@@ -15,6 +15,8 @@ export interface TurnInfo {
   seq: number;
   /** Opened by an event other than `turn.started`. */
   implicit?: boolean;
+  /** Time of the last event seen for the turn (folds update it). */
+  lastAt: number;
 }
 
 export interface TurnKeyer {
@@ -32,6 +34,13 @@ export interface TurnKeyer {
     seq: number,
     opened?: (turn: TurnInfo) => void,
   ): string | undefined;
+  /** Like `keyFor`, returning the turn itself (and moving its `lastAt`). */
+  turnFor(
+    turnId: string | undefined,
+    at: number,
+    seq: number,
+    opened?: (turn: TurnInfo) => void,
+  ): TurnInfo | undefined;
   /** The most recently started turn. */
   current(): TurnInfo | undefined;
 }
@@ -42,7 +51,7 @@ export function createTurnKeyer(): TurnKeyer {
   let seen = new Map<string, TurnInfo>();
   let last: TurnInfo | undefined;
   const open = (turnId: string, at: number, seq: number, implicit: boolean): TurnInfo => {
-    const turn: TurnInfo = { turnKey: `${turnId}#${epoch}`, turnId, startedAt: at, seq };
+    const turn: TurnInfo = { turnKey: `${turnId}#${epoch}`, turnId, startedAt: at, seq, lastAt: at };
     if (implicit) turn.implicit = true;
     seen.set(turnId, turn);
     last = turn;
@@ -61,12 +70,16 @@ export function createTurnKeyer(): TurnKeyer {
       if (seen.size > 0) nextEpoch();
     },
     keyFor(turnId, at, seq, opened) {
-      if (turnId === undefined) return last?.turnKey;
-      const known = seen.get(turnId);
-      if (known) return known.turnKey;
-      const turn = open(turnId, at, seq, true);
-      opened?.(turn);
-      return turn.turnKey;
+      return this.turnFor(turnId, at, seq, opened)?.turnKey;
+    },
+    turnFor(turnId, at, seq, opened) {
+      let turn = turnId === undefined ? last : seen.get(turnId);
+      if (turn === undefined && turnId !== undefined) {
+        turn = open(turnId, at, seq, true);
+        opened?.(turn);
+      }
+      if (turn !== undefined && at > turn.lastAt) turn.lastAt = at;
+      return turn;
     },
     current: () => last,
   };
