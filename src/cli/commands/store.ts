@@ -1,10 +1,15 @@
-/** Placeholder until `freecode store` lands. */
-import { FreecodeError } from "../../errors.ts";
-import { command } from "../_command.ts";
+/** `freecode store …`: which adapter is in use and why, reindex, migrate, verify, goals. */
+import { defineCommand } from "citty";
 
-export default command({
-  meta: { name: "store", description: "(not available yet)", hidden: true },
-  run() {
-    throw new FreecodeError("internal", "freecode store is not built yet");
+const leaf = (load: () => Promise<{ default: unknown }>) => () => load().then((m) => m.default as never);
+
+export default defineCommand({
+  meta: { name: "store", description: "Storage: info, reindex, migrate between adapters, verify, goals" },
+  subCommands: {
+    info: leaf(() => import("./store/info.ts")),
+    reindex: leaf(() => import("./store/reindex.ts")),
+    migrate: leaf(() => import("./store/migrate.ts")),
+    verify: leaf(() => import("./store/verify.ts")),
+    goal: leaf(() => import("./store/goal.ts")),
   },
 });

@@ -1,0 +1,56 @@
+/** `freecode store migrate --to <adapter>`: copy everything into another (empty) adapter, verified. */
+import { usageError } from "../../../errors.ts";
+import { resolveHome } from "../../../home.ts";
+import { migrateStore } from "../../../storage/migrate.ts";
+import { ADAPTER_LOADERS } from "../../../storage/select.ts";
+import { command } from "../../_command.ts";
+import { withOpenStore } from "./_open.ts";
+
+export default command({
+  meta: {
+    name: "migrate",
+    description: "Copy every session and rollout log to another adapter, then verify",
+  },
+  args: {
+    to: {
+      type: "string",
+      required: true,
+      description: `Target adapter: ${Object.keys(ADAPTER_LOADERS).join("|")}`,
+    },
+    "to-home": {
+      type: "string",
+      description: "Target home directory (default: the same home)",
+      valueHint: "dir",
+    },
+  },
+  async run(ctx, args) {
+    const to = args.to;
+    if (!ADAPTER_LOADERS[to] || to === "memory")
+      throw usageError(`--to must be one of files, sqlite, sqljs, json (got "${to}")`);
+    const toHome = args["to-home"] ? resolveHome(args["to-home"]) : ctx.home;
+    const from = ctx.storeName();
+    if ((from ?? "files") === to && toHome === ctx.home)
+      throw usageError(`the store already is "${to}" in ${ctx.home}`);
+    const report = await withOpenStore(ctx, (source) =>
+      withOpenStore(
+        ctx,
+        (target) =>
+          migrateStore(source, target, (done, total) => {
+            if (!ctx.json && (done === total || done % 500 === 0)) ctx.log.info(`copied ${done}/${total}`);
+          }),
+        to,
+        toHome,
+      ),
+    );
+    if (ctx.json) ctx.out(report);
+    else {
+      const c = report.copied;
+      ctx.out(
+        `copied ${c.sessions} sessions, ${c.messages} messages, ${c.eventLogs} rollout logs (${c.events} events) ` +
+          `from ${report.from.adapter} to ${report.to.adapter}; verified (sha256 ${c.hash.slice(0, 16)}…)\n` +
+          `to use it: set "store": "${to}" in config.json or FREECODE_STORE=${to}\n`,
+      );
+    }
+    return 0;
+  },
+});

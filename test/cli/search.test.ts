@@ -1,0 +1,66 @@
+/**
+ * `freecode search` from the command line: ranked hits with `[…]` markers off a terminal, --json
+ * with the engine named, the filters, FTS5 and --scan agreeing, and a query with no words refused.
+ */
+import { expect, test } from "bun:test";
+import { parseJson, runCli, tempHome } from "../_helpers.ts";
+
+interface Result {
+  engine: string;
+  total: number;
+  hits: { sessionId: string; kind: string; tool?: string; snippet: string }[];
+}
+
+test("search: ranked hits, markers, filters, both engines, bad queries", async () => {
+  await using home = await tempHome();
+  const run = (args: string[], stdin?: string) =>
+    runCli([...args, "--store", "sqlite"], { home: home.path, stdin });
+  expect(
+    run([
+      "session",
+      "create",
+      "--id",
+      "a",
+      "--project",
+      "/work/alpha",
+      "--prompt",
+      "the tokenizer crashes on emoji",
+    ]).code,
+  ).toBe(0);
+  expect(
+    run(["session", "create", "--id", "b", "--project", "/work/beta", "--prompt", "write release notes"])
+      .code,
+  ).toBe(0);
+  const toolCall = {
+    id: "m2",
+    role: "assistant",
+    parts: [{ type: "tool", tool: { name: "bash", args: { command: "grep -r tokenizer src" } } }],
+    timestamp: 1_800_000_000_000,
+  };
+  expect(run(["session", "append", "b"], `${JSON.stringify(toolCall)}\n`).code).toBe(0);
+
+  const plain = run(["search", "tokenizer"]);
+  expect(plain.code).toBe(0);
+  expect(plain.stdout).toContain("the [tokenizer] crashes on emoji");
+  expect(plain.stdout).toContain("(fts5)");
+
+  const all = parseJson<Result>(run(["search", "tokenizer", "--json"]));
+  expect(all.engine).toBe("fts5");
+  expect(all.total).toBe(3); // a's title and prompt, b's bash call
+  const scan = parseJson<Result>(run(["search", "tokenizer", "--json", "--scan"]));
+  expect(scan.engine).toBe("scan");
+  expect(scan.hits.map((h) => `${h.sessionId}/${h.kind}`)).toEqual(
+    all.hits.map((h) => `${h.sessionId}/${h.kind}`),
+  );
+
+  const tool = parseJson<Result>(run(["search", "tokenizer", "--tool", "bash", "--json"]));
+  expect(tool.hits.map((h) => [h.sessionId, h.kind, h.tool, h.snippet])).toEqual([
+    ["b", "tool", "bash", 'bash {"command":"grep -r [tokenizer] src"}'],
+  ]);
+  expect(parseJson<Result>(run(["search", "tokenizer", "--project", "/work/alpha", "--json"])).total).toBe(2);
+  expect(parseJson<Result>(run(["search", "tokenizer", "--since", "2027-01-01", "--json"])).total).toBe(1);
+  expect(parseJson<Result>(run(["search", "tokenizer", "--until", "2027-01-01", "--json"])).total).toBe(2);
+  expect(run(["search", "nothing-like-this"]).stdout).toBe("no matches\n");
+  expect(run(["search", "!!!"]).code).toBe(2);
+  expect(run(["search", "x", "--since", "yesterday-ish"]).code).toBe(2);
+}, 60_000);

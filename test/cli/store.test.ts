@@ -1,0 +1,93 @@
+/**
+ * `freecode store info|migrate|verify|reindex|goal` from the command line (from source), on real
+ * homes: the adapter and the reason it was chosen, a verified migration with equal hashes and a
+ * refused non-empty target, verify finding and repairing a torn line, goals set and shown.
+ */
+import { expect, test } from "bun:test";
+import { appendFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseJson, runCli, tempHome } from "../_helpers.ts";
+
+const create = (home: string, store: string, id: string, prompt: string) => {
+  const r = runCli(
+    ["session", "create", "--store", store, "--prompt", prompt, "--project", "/work/alpha", "--id", id],
+    { home },
+  );
+  expect(r.code, r.stderr).toBe(0);
+};
+
+test("store info says which adapter is in use and why", async () => {
+  await using home = await tempHome();
+  const auto = parseJson<{ adapter: string; reason: string; threadStore: { engine: string } }>(
+    runCli(["store", "info", "--store", "auto", "--json"], { home: home.path }),
+  );
+  expect(auto).toMatchObject({
+    adapter: "sqlite",
+    reason: "auto: sqlite",
+    threadStore: { engine: "sqlite" },
+  });
+  const env = runCli(["store", "info"], { home: home.path, env: { FREECODE_STORE: "json" } });
+  expect(env.stdout).toContain('adapter:      json (requested "json")');
+  expect(runCli(["store", "info", "--store", "nope"], { home: home.path }).code).toBe(2);
+}, 30_000);
+
+test("store migrate copies and verifies; a non-empty target is refused", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "first session about parsers");
+  create(home.path, "files", "s2", "second session about lexers");
+  const r = runCli(["store", "migrate", "--to", "sqlite", "--json"], { home: home.path });
+  const report = parseJson<{
+    verified: boolean;
+    copied: { sessions: number; messages: number; hash: string };
+  }>(r);
+  expect(report).toMatchObject({ verified: true, copied: { sessions: 2, messages: 2 } });
+  const back = runCli(["store", "migrate", "--store", "sqlite", "--to", "sqljs", "--json"], {
+    home: home.path,
+  });
+  expect(parseJson<{ copied: { hash: string } }>(back).copied.hash).toBe(report.copied.hash);
+  const listed = parseJson<{ items: { id: string }[] }>(
+    runCli(["session", "list", "--store", "sqljs", "--json"], { home: home.path }),
+  );
+  expect(listed.items.map((m) => m.id).sort()).toEqual(["s1", "s2"]);
+  const again = runCli(["store", "migrate", "--to", "sqlite"], { home: home.path });
+  expect(again.code).toBe(4);
+  expect(again.stderr).toContain("not empty");
+  expect(runCli(["store", "migrate", "--to", "files"], { home: home.path }).code).toBe(2);
+}, 30_000);
+
+test("store verify finds a torn line (exit 1) and --repair cuts it (exit 0)", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "hello");
+  expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
+  const sessions = join(home.path, "sessions");
+  const project = readdirSync(sessions)[0]!;
+  appendFileSync(join(sessions, project, "s1", "messages.jsonl"), '{"id":"half');
+  const found = runCli(["store", "verify", "--json"], { home: home.path });
+  expect(found.code).toBe(1);
+  expect(parseJson<{ problems: { kind: string }[] }>(found).problems.map((p) => p.kind)).toEqual([
+    "torn_line",
+  ]);
+  expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
+  expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
+}, 30_000);
+
+test("store reindex rebuilds the thread store; store goal sets and shows a goal", async () => {
+  await using home = await tempHome();
+  create(home.path, "sqlite", "s1", "hello");
+  const re = parseJson<{ index: { sessions: number }; threads: { updated: number } }>(
+    runCli(["store", "reindex", "--store", "sqlite", "--json"], { home: home.path }),
+  );
+  expect(re).toMatchObject({ index: { sessions: 1 }, threads: { updated: 1 } });
+  expect(
+    runCli(["store", "goal", "s1", "--store", "sqlite", "--text", "ship it"], { home: home.path }).stdout,
+  ).toBe("active: ship it\n");
+  runCli(["store", "goal", "s1", "--store", "sqlite", "--status", "completed"], { home: home.path });
+  const shown = parseJson<{ goal: unknown }>(
+    runCli(["store", "goal", "s1", "--store", "sqlite", "--json"], { home: home.path }),
+  );
+  expect(shown.goal).toEqual({ text: "ship it", status: "completed" });
+  expect(
+    runCli(["store", "goal", "s1", "--store", "sqlite", "--status", "bogus"], { home: home.path }).code,
+  ).toBe(2);
+  expect(runCli(["store", "goal", "nope", "--store", "sqlite"], { home: home.path }).code).toBe(3);
+}, 30_000);

@@ -1,0 +1,125 @@
+/**
+ * Migration between adapters: a store with every kind of record (counters, usage, tool parts,
+ * unknown fields, soft-deleted sessions, context caches, rollout-only logs) is copied
+ * files → sqlite → sqljs → json → files, and every hop has the same content hash. A non-empty target
+ * is refused; a verification failure is reported, never hidden.
+ */
+import { expect, test } from "bun:test";
+import files from "../../src/storage/adapters/files.ts";
+import json from "../../src/storage/adapters/json.ts";
+import sqlite from "../../src/storage/adapters/sqlite.ts";
+import sqljs from "../../src/storage/adapters/sqljs.ts";
+import type { AdapterFactory, StorageAdapter } from "../../src/storage/contract.ts";
+import { canonicalJson, digestStore, migrateStore } from "../../src/storage/migrate.ts";
+import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import { tempHome } from "../_helpers.ts";
+
+const meta = (id: string, over: Partial<SessionMeta> = {}) =>
+  ({
+    id,
+    title: `t ${id}`,
+    projectPath: "/p/x",
+    status: "idle",
+    createdAt: 1,
+    updatedAt: 2,
+    turnCount: 0,
+    messageCount: 0,
+    ...over,
+  }) as SessionMeta;
+
+async function fill(a: StorageAdapter) {
+  for (let s = 0; s < 12; s++) {
+    const id = `sess-${s}`;
+    const messages: StoredMessage[] = [];
+    for (let i = 0; i < 5; i++) {
+      messages.push({
+        id: `m${i}`,
+        role: i % 2 ? "assistant" : "user",
+        parts:
+          i % 2
+            ? [
+                {
+                  type: "tool",
+                  tool: { name: "bash", args: { command: `ls ${i}` } },
+                  callId: `c${i}`,
+                  result: { ok: true },
+                },
+              ]
+            : [{ type: "text", content: `prompt ${s}/${i} ünïcödé` }],
+        timestamp: 1000 + i,
+        ...(i === 1 ? { usage: { inputTokens: 10, outputTokens: 3 }, responseId: `r${s}` } : {}),
+      });
+    }
+    await a.createSession(
+      meta(id, { tags: ["a"], future: { kept: true } } as Partial<SessionMeta>),
+      messages.slice(0, 2),
+    );
+    await a.appendMessages(id, messages.slice(2));
+    await a.appendEvents(id, [
+      { type: "turn.started", turnId: "t1", timestamp: 5 },
+      { type: "function.call", tool: "bash", callId: "c1", args: { command: "ls" }, timestamp: 6 },
+    ]);
+    if (s % 3 === 0) await a.putContextCache(id, { files: { [`f${s}.ts`]: "x" } });
+    if (s % 4 === 0) await a.updateMeta(id, (m) => ({ ...m, status: "deleted", previousStatus: "idle" }));
+  }
+  await a.appendEvents("rollout-only", [{ type: "session.started", timestamp: 9 }]);
+}
+
+const chain: [string, AdapterFactory][] = [
+  ["files", files],
+  ["sqlite", sqlite],
+  ["sqljs", sqljs],
+  ["json", json],
+  ["files", files],
+];
+
+test("a store round-trips files → sqlite → sqljs → json → files with identical hashes", async () => {
+  const homes = await Promise.all(chain.map(() => tempHome()));
+  try {
+    let source = chain[0]![1]({ home: homes[0]!.path });
+    await fill(source);
+    const original = await digestStore(source);
+    expect(original).toMatchObject({
+      sessions: 12,
+      messages: 60,
+      eventLogs: 13,
+      events: 25,
+      contextCaches: 4,
+    });
+    for (let hop = 1; hop < chain.length; hop++) {
+      const target = chain[hop]![1]({ home: homes[hop]!.path });
+      const report = await migrateStore(source, target);
+      expect(report.verified).toBe(true);
+      expect(report.copied.hash).toBe(original.hash);
+      await source.close();
+      source = target;
+    }
+    await source.close();
+    // Reopened from disk, the last copy still hashes the same.
+    const reopened = files({ home: homes[chain.length - 1]!.path });
+    expect((await digestStore(reopened)).hash).toBe(original.hash);
+    await reopened.close();
+  } finally {
+    for (const h of homes) await h[Symbol.asyncDispose]();
+  }
+}, 60_000);
+
+test("a non-empty target is refused and left as it was", async () => {
+  await using h1 = await tempHome();
+  await using h2 = await tempHome();
+  const source = sqlite({ home: h1.path });
+  const target = json({ home: h2.path });
+  await source.createSession(meta("a"), []);
+  await target.createSession(meta("b"), []);
+  await expect(migrateStore(source, target)).rejects.toMatchObject({ code: "conflict" });
+  expect((await target.listSessions({ all: true })).items.map((m) => m.id)).toEqual(["b"]);
+  await source.close();
+  await target.close();
+});
+
+test("the digest ignores key order but not content", () => {
+  expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(
+    canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }),
+  );
+  expect(canonicalJson({ a: 1 })).not.toBe(canonicalJson({ a: 2 }));
+});
