@@ -1,0 +1,117 @@
+/** `freecode rollout append|cat|verify`: stdin validation (all or nothing, line numbers), exit codes. */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
+
+const logOf = (home: string, id: string) => join(home, "rollout", "sessions", id, "events.jsonl");
+const GOOD = [
+  { type: "session.started", provider: "p", model: "m" },
+  { type: "turn.started", turnId: "turn-0" },
+  { type: "model.request", turnId: "turn-0", provider: "p", model: "m" },
+]
+  .map((e) => JSON.stringify(e))
+  .join("\n");
+
+describe("rollout append", () => {
+  test("appends validated events; seq continues across calls", async () => {
+    await using home = await tempHome();
+    const first = runCli(["rollout", "append", "s1", "--json"], { home: home.path, stdin: `${GOOD}\n` });
+    expect(first.code).toBe(0);
+    expect(parseJson(first)).toEqual({ sessionId: "s1", appended: 3, firstSeq: 1, lastSeq: 3 });
+    const second = runCli(["rollout", "append", "s1", "--json"], {
+      home: home.path,
+      stdin: '{"type":"turn.aborted","turnId":"turn-0","reason":"user"}\n',
+    });
+    expect(parseJson(second)).toMatchObject({ firstSeq: 4, lastSeq: 4 });
+    const lines = readFileSync(logOf(home.path, "s1"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.seq)).toEqual([1, 2, 3, 4]);
+    expect(lines.every((l) => l.aggregateID === "s1" && /^[0-9A-Z]{26}$/.test(l.id))).toBe(true);
+  });
+
+  test.each([
+    [
+      '{"type":"turn.started","turnId":"t"}\n\n{"type":"turn.started"}\n',
+      /<stdin>:3: .*turn.started.*\(field turnId\)/,
+    ],
+    ['{"type":"turn.started","turnId":"t"}\nnot json\n', /<stdin>:2: not JSON/],
+    ['{"type":"turn.started","turnId":"t","seq":9}\n', /<stdin>:1: seq is assigned by the store/],
+    ['{"type":"poke.triggered"}\n', /<stdin>:1: unknown event type "poke.triggered"/],
+    ['{"type":"function.denied","tool":"Bash","source":"boss"}\n', /<stdin>:1: .*\(field source\)/],
+  ])("rejects %j with exit 2, naming the line, writing nothing", async (stdin, message) => {
+    await using home = await tempHome();
+    const r = runCli(["rollout", "append", "s2"], { home: home.path, stdin });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(existsSync(logOf(home.path, "s2"))).toBe(false);
+  });
+
+  test("a bad session id is refused", async () => {
+    await using home = await tempHome();
+    const r = runCli(["rollout", "append", "../x"], { home: home.path, stdin: `${GOOD}\n` });
+    expect(r.code).toBe(2);
+  });
+});
+
+describe("rollout cat and verify", () => {
+  test("cat prints JSONL (or one JSON document); verify is clean on a good log", async () => {
+    await using home = await tempHome();
+    runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });
+    const cat = runCli(["rollout", "cat", "s1", "--type", "turn."], { home: home.path });
+    expect(
+      cat.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(["turn.started"]);
+    const doc = parseJson<{ events: unknown[] }>(
+      runCli(["rollout", "cat", "s1", "--json"], { home: home.path }),
+    );
+    expect(doc.events).toHaveLength(3);
+    const ok = runCli(["rollout", "verify", "s1", "--json"], { home: home.path });
+    expect(ok.code).toBe(0);
+    expect(parseJson(ok)).toMatchObject({ ok: true, events: 3, lastSeq: 3 });
+  });
+
+  test("verify finds a seq gap, a repeat, a schema error and a torn last line (exit 1)", async () => {
+    await using home = await tempHome();
+    runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });
+    const base = { id: "x", aggregateID: "s1", timestamp: 1 };
+    appendFileSync(
+      logOf(home.path, "s1"),
+      [
+        JSON.stringify({ ...base, type: "turn.started", turnId: "a", seq: 5 }),
+        JSON.stringify({ ...base, type: "turn.started", turnId: "b", seq: 5 }),
+        JSON.stringify({ ...base, type: "model.first_token", turnId: "b", seq: 6 }),
+        '{"type":"turn.sta',
+      ].join("\n"),
+    );
+    const r = runCli(["rollout", "verify", "s1", "--json"], { home: home.path });
+    expect(r.code).toBe(1);
+    const report = parseJson<{ problems: { kind: string; line?: number }[] }>(r);
+    expect(report.problems.map((p) => [p.kind, p.line])).toEqual([
+      ["seq_gap", 4],
+      ["seq_repeat", 5],
+      ["schema", 6],
+      ["torn", 7],
+    ]);
+    const human = runCli(["rollout", "verify", "s1"], { home: home.path });
+    expect(human.stdout).toContain("seq jumps from 3 to 5");
+  });
+
+  test("unknown session: exit 3", async () => {
+    await using home = await tempHome();
+    expect(runCli(["rollout", "cat", "nope"], { home: home.path }).code).toBe(3);
+    expect(runCli(["rollout", "verify", "nope"], { home: home.path }).code).toBe(3);
+  });
+
+  test("end to end with the compiled binary: append, then verify", async () => {
+    await using home = await tempHome();
+    expect(runBinary(["rollout", "append", "e2e"], { home: home.path, stdin: GOOD }).code).toBe(0);
+    const r = runBinary(["rollout", "verify", "e2e", "--json"], { home: home.path });
+    expect(parseJson(r)).toMatchObject({ ok: true, events: 3 });
+  }, 120_000);
+});

@@ -1,0 +1,137 @@
+/**
+ * `freecode trace`: JSON, list, default session, OTLP file, thresholds from flags and config, and the
+ * waterfall as a terminal shows it (tmux: a real pty, captured screen), including `--follow` turning
+ * an unanswered request from in flight to HUNG while the log is live.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Trace } from "../../src/rollout/folds/trace-types.ts";
+import { BUN, parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
+
+const FIXTURE = join(ROOT, "test/rollout/fixtures/session.jsonl");
+
+function homeWithFixture(home: string) {
+  const dir = join(home, "rollout", "sessions", "fixture-session");
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(FIXTURE, join(dir, "events.jsonl"));
+}
+
+describe("trace", () => {
+  test("--json is the Trace; the default session is the one written last; --list shows both", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    await Bun.sleep(20);
+    runCli(["rollout", "append", "newer"], {
+      home: home.path,
+      stdin: '{"type":"turn.started","turnId":"turn-0"}\n',
+    });
+    const fixture = parseJson<Trace>(runCli(["trace", "fixture-session", "--json"], { home: home.path }));
+    expect(fixture).toMatchObject({ sessionId: "fixture-session", inFlight: true, eventCount: 31 });
+    expect(parseJson<Trace>(runCli(["trace", "--json"], { home: home.path })).sessionId).toBe("newer");
+    const list = parseJson<{ sessions: { sessionId: string; state: string }[] }>(
+      runCli(["trace", "--list", "--json"], { home: home.path }),
+    );
+    expect(list.sessions.map((s) => [s.sessionId, s.state])).toEqual([
+      ["newer", "open"],
+      ["fixture-session", "in_flight"],
+    ]);
+  });
+
+  test("--hang-ms and config.json hangMs decide hung", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const flag = parseJson<Trace>(
+      runCli(["trace", "fixture-session", "--json", "--hang-ms", "100"], { home: home.path }),
+    );
+    expect([flag.hung, flag.modelSpans[3]!.status]).toEqual([true, "hung"]);
+    const under = parseJson<Trace>(
+      runCli(["trace", "fixture-session", "--json", "--hang-ms", "101"], { home: home.path }),
+    );
+    expect(under.hung).toBe(false);
+    writeFileSync(join(home.path, "config.json"), JSON.stringify({ hangMs: 50 }));
+    expect(parseJson<Trace>(runCli(["trace", "fixture-session", "--json"], { home: home.path })).hung).toBe(
+      true,
+    );
+    expect(runCli(["trace", "fixture-session", "--hang-ms", "soon"], { home: home.path }).code).toBe(2);
+  });
+
+  test("--otlp writes an OTLP/JSON file that loads back", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const file = join(home.path, "spans.json");
+    const r = runCli(["trace", "fixture-session", "--otlp", file], { home: home.path });
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(readFileSync(file, "utf8"));
+    const spans = doc.resourceSpans[0].scopeSpans[0].spans as { name: string; traceId: string }[];
+    expect(spans.length).toBe(14);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    expect(r.stderr).toContain("wrote 14 OTLP spans");
+  });
+
+  test("--slow keeps only spans at least that long; unknown session exits 3; empty home exits 3", async () => {
+    await using home = await tempHome();
+    expect(runCli(["trace"], { home: home.path }).code).toBe(3);
+    homeWithFixture(home.path);
+    const out = runCli(["trace", "fixture-session", "--slow", "1000"], { home: home.path }).stdout;
+    expect(out).toContain("chat claude-sonnet-4");
+    expect(out).not.toContain("tool Edit");
+    expect(runCli(["trace", "missing"], { home: home.path }).code).toBe(3);
+  });
+});
+
+const hasTmux = Bun.which("tmux") !== null;
+const socket = `freecode-test-${process.pid}`;
+const tmux = (...args: string[]) =>
+  Bun.spawnSync(["tmux", "-L", socket, ...args], { stdout: "pipe", stderr: "pipe" });
+const screen = (name: string) => tmux("capture-pane", "-p", "-t", name).stdout.toString();
+afterAll(() => {
+  if (hasTmux) tmux("kill-server"); // our own server on our own socket
+});
+
+async function waitFor(name: string, check: (s: string) => boolean, ms = 20_000): Promise<string> {
+  const until = Date.now() + ms;
+  let s = "";
+  while (Date.now() < until) {
+    s = screen(name);
+    if (check(s)) return s;
+    await Bun.sleep(100);
+  }
+  throw new Error(`screen never matched; last screen:\n${s}`);
+}
+
+describe.skipIf(!hasTmux)("trace in a terminal (tmux; skipped when tmux is not installed)", () => {
+  test("the waterfall fits 100 columns and shows turns, spans, denials and the open request", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const cmd = `${BUN} ${ROOT}/src/cli/main.ts trace fixture-session; sleep 60`;
+    tmux("new-session", "-d", "-s", "wf", "-x", "100", "-y", "50", "-e", `FREECODE_HOME=${home.path}`, cmd);
+    const s = await waitFor("wf", (x) => x.includes("chat gpt-5"));
+    const lines = s.split("\n");
+    expect(lines.some((l) => /── turn turn-0#1/.test(l))).toBe(true);
+    expect(lines.some((l) => /── turn turn-1#1\s+ABORTED \(user\)/.test(l))).toBe(true);
+    expect(lines.some((l) => /denied Write\s+×\s+DENIED by mode/.test(l))).toBe(true);
+    expect(lines.some((l) => /chat gpt-5\s+.*░ in flight 100ms/.test(l))).toBe(true);
+    expect(lines.find((l) => l.includes("chat claude-sonnet-4") && l.includes("ERROR stall"))).toContain("█");
+    // Nothing wrapped: every span line starts with its time offset.
+    for (const l of lines.filter((x) => /^\s+\+/.test(x))) expect(l.length).toBeLessThanOrEqual(100);
+    tmux("kill-session", "-t", "wf");
+  }, 30_000);
+
+  test("--follow redraws as events arrive, and an unanswered request turns HUNG against the clock", async () => {
+    await using home = await tempHome();
+    const append = (line: string) =>
+      runCli(["rollout", "append", "live"], { home: home.path, stdin: `${line}\n` });
+    append('{"type":"turn.started","turnId":"turn-0"}');
+    const cmd = `${BUN} ${ROOT}/src/cli/main.ts trace live --follow --hang-ms 3000`;
+    tmux("new-session", "-d", "-s", "fo", "-x", "110", "-y", "30", "-e", `FREECODE_HOME=${home.path}`, cmd);
+    await waitFor("fo", (x) => x.includes("── turn turn-0#1") && x.includes("following…"));
+    append('{"type":"model.request","turnId":"turn-0","provider":"p","model":"slow-model","streamed":true}');
+    await waitFor("fo", (x) => /chat slow-model.*in flight/.test(x));
+    const hung = await waitFor("fo", (x) => /chat slow-model.*HUNG/.test(x));
+    expect(hung).toContain("HUNG (a model request is past the hang threshold)");
+    tmux("send-keys", "-t", "fo", "C-c");
+    await Bun.sleep(1500);
+    expect(tmux("has-session", "-t", "fo").exitCode).not.toBe(0); // the command ended, so did the pane
+  }, 60_000);
+});
