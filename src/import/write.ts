@@ -11,10 +11,14 @@ import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
 import type { ImportedSession } from "./types.ts";
 
-/** What storage holds of a session: message content hashes in order, and event ids. */
+/**
+ * What storage holds of a session: message ids (with a content hash once one was needed — hashing
+ * every message of a large import would cost as much as writing it), and event ids.
+ */
 export interface Known {
-  messages: Map<string, string>;
+  messages: Map<string, string | null>;
   events: Set<string>;
+  hashed?: boolean;
 }
 
 export type WriteStatus = "created" | "updated" | "unchanged" | "empty";
@@ -29,12 +33,16 @@ const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
 
 async function loadKnown(adapter: StorageAdapter, id: string, exists: boolean): Promise<Known> {
   const known: Known = { messages: new Map(), events: new Set() };
-  if (exists) {
-    const { messages } = await adapter.readMessages(id);
-    for (const m of messages) known.messages.set(m.id, digest(m));
-  }
+  if (exists) await hashStored(adapter, id, known);
   for await (const read of adapter.readEvents(id)) if (read.event) known.events.add(read.event.id);
   return known;
+}
+
+async function hashStored(adapter: StorageAdapter, id: string, known: Known): Promise<void> {
+  const { messages } = await adapter.readMessages(id);
+  known.messages.clear();
+  for (const m of messages) known.messages.set(m.id, digest(m));
+  known.hashed = true;
 }
 
 function newMeta(s: ImportedSession): SessionMeta {
@@ -135,12 +143,16 @@ export async function writeSession(
     cache.set(id, known);
   }
   const derived = [...s.changed, ...s.messages];
+  // A message derived again (a full document, or a re-read after a lost state) is compared by
+  // content; that needs the stored messages' hashes, loaded once.
+  if (!known.hashed && s.messages.some((m) => known!.messages.has(m.id)))
+    await hashStored(adapter, id, known);
   const fresh: StoredMessage[] = [];
   const patched = new Map<string, StoredMessage>();
   for (const m of derived) {
     const d = known.messages.get(m.id);
     if (d === undefined) fresh.push(m);
-    else if (d !== digest(m)) patched.set(m.id, m);
+    else if (d === null || d !== digest(m)) patched.set(m.id, m);
   }
   // A full document that dropped messages (a rewind) replaces the log; the rollout keeps history.
   const derivedIds = new Set(derived.map((m) => m.id));
@@ -168,6 +180,7 @@ export async function writeSession(
       if (gained) await adapter.updateMeta(id, (meta) => addTokens(meta, gained));
       known.messages.clear();
       for (const m of next) known.messages.set(m.id, digest(m));
+      known.hashed = true;
       status = "updated";
     }
     if (fresh.length > 0) {
@@ -180,7 +193,7 @@ export async function writeSession(
       status = "updated";
     }
   }
-  for (const m of fresh) known.messages.set(m.id, digest(m));
+  for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
   if (events.length > 0) {
     await adapter.appendEvents(id, events);
     for (const e of events) if (e.id) known.events.add(e.id);

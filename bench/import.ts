@@ -1,0 +1,135 @@
+/**
+ * Import speed. A large synthetic Claude Code transcript is built in a temp dir by repeating real
+ * corpus entries (ids suffixed per copy so every response and tool call stays distinct).
+ *   1. the importer (read + parse + derive messages and rollout events) vs a raw line split +
+ *      JSON.parse of the same bytes — target: throughput ≥ 0.5× raw, i.e. ratio ≤ 2;
+ *   2. the same end to end into the files store (fsync off): reported, no target — the store's own
+ *      append and validation costs are measured by the storage benchmarks;
+ *   3. re-importing the unchanged file vs the first import — target: ≥ 20× faster, ratio ≤ 0.05.
+ * Everything lives under one temp dir, deleted at the end.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClaudeParser } from "../src/import/claude.ts";
+import { importSources } from "../src/import/import.ts";
+import { feedJsonl } from "../src/import/jsonl.ts";
+import { openStore } from "../src/storage/select.ts";
+import { readLines } from "../src/util/lines.ts";
+import { defineBench } from "./_harness.ts";
+
+const CORPUS = join(import.meta.dir, "..", "..", "shared", "corpus", "claude");
+const SOURCES = [
+  "laf-us_idaho-vault/c--Users-loganf-Documents-IDAHO-VAULT/ad723d79-d1aa-4c89-9a82-926c1918e7ee.jsonl",
+  "drmaciver_claude-reliability/coverage-test-fix.transcript.jsonl",
+  "brian-ln_agentic-primer/agent-a0294d5.jsonl",
+];
+const TARGET_BYTES = 12 * 1024 * 1024;
+
+const work = mkdtempSync(join(tmpdir(), "freecode-bench-import-"));
+const file = join(work, "projects", "big", "big-session.jsonl");
+let homes = 0;
+let lines = 0;
+let reimportHome = "";
+
+type Entry = Record<string, unknown> & { message?: { id?: string; content?: unknown } };
+const ID_FIELDS = ["uuid", "parentUuid", "requestId", "sourceToolAssistantUUID", "sourceToolUseID"];
+
+/** Copy `e` with every id that pairs things (entries, responses, tool calls) suffixed by `k`. */
+function reid(e: Entry, k: number): Entry {
+  const out: Entry = { ...e, sessionId: "bench-session", isSidechain: false };
+  for (const f of ID_FIELDS) if (typeof out[f] === "string") out[f] = `${out[f]}-${k}`;
+  if (e.message && typeof e.message === "object") {
+    const m = { ...e.message };
+    if (typeof m.id === "string") m.id = `${m.id}-${k}`;
+    if (Array.isArray(m.content)) {
+      m.content = m.content.map((b: Record<string, unknown>) => ({
+        ...b,
+        ...(typeof b.id === "string" ? { id: `${b.id}-${k}` } : {}),
+        ...(typeof b.tool_use_id === "string" ? { tool_use_id: `${b.tool_use_id}-${k}` } : {}),
+      }));
+    }
+    out.message = m;
+  }
+  return out;
+}
+
+function build(): void {
+  const entries = SOURCES.flatMap((s) =>
+    readFileSync(join(CORPUS, s), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Entry),
+  );
+  const chunks: string[] = [];
+  let bytes = 0;
+  for (let k = 0; bytes < TARGET_BYTES; k++) {
+    for (const e of entries) {
+      const line = `${JSON.stringify(reid(e, k))}\n`;
+      chunks.push(line);
+      bytes += line.length;
+      lines++;
+    }
+  }
+  Bun.spawnSync(["mkdir", "-p", join(work, "projects", "big")]);
+  writeFileSync(file, chunks.join(""));
+}
+
+async function importInto(home: string): Promise<void> {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    await importSources({ agent: "claude", paths: [file], adapter, home, fsync: false });
+  } finally {
+    await adapter.close();
+  }
+}
+
+const freshHome = () => join(work, `home-${++homes}`);
+
+async function parseOnly(): Promise<void> {
+  const parser = new ClaudeParser({ path: file });
+  await feedJsonl(file, parser, { counts: { imported: 0, skipped: {} }, warnings: [] });
+  parser.finish();
+}
+
+async function raw(): Promise<void> {
+  for await (const line of readLines(file)) JSON.parse(line.text);
+}
+
+export default defineBench({
+  name: "import",
+  description: "Claude Code import: throughput vs raw JSONL parsing, and re-import of an unchanged file",
+  rounds: 5,
+  async setup() {
+    build();
+    reimportHome = freshHome();
+    await importInto(reimportHome);
+  },
+  teardown: () => rmSync(work, { recursive: true, force: true }),
+  pairs: () => [
+    {
+      label: "import (parse + derive) vs raw split + JSON.parse",
+      subject: parseOnly,
+      baseline: raw,
+      target: { max: 2 },
+      units: lines,
+      unitName: "lines",
+    },
+    {
+      label: "import into the files store vs raw split + JSON.parse",
+      subject: () => importInto(freshHome()),
+      baseline: raw,
+      units: lines,
+      unitName: "lines",
+    },
+    {
+      label: "re-import unchanged vs first import",
+      subject: () => importInto(reimportHome),
+      baseline: () => importInto(freshHome()),
+      target: { max: 0.05 },
+    },
+  ],
+  facts: () => ({
+    "synthetic transcript": `${(Bun.file(file).size / 1024 / 1024).toFixed(1)} MiB, ${lines.toLocaleString("en")} lines`,
+  }),
+});
