@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
+import { isValidId, isValidMessage } from "./_message-check.ts";
 import {
   IdSchema,
   MessageSchema,
@@ -20,6 +21,7 @@ function fail(what: string, issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknow
 
 /** Check a session (or message) id: no `/`, no `..`, no NUL, at most 128 characters. */
 export function checkId(id: unknown, what = "session id"): string {
+  if (isValidId(id)) return id as string;
   const r = v.safeParse(IdSchema, id);
   if (!r.success) {
     const shown =
@@ -31,6 +33,7 @@ export function checkId(id: unknown, what = "session id"): string {
 
 /** Validate one message (as stored); `index` names it in the error. */
 export function checkMessage(message: unknown, index?: number): StoredMessage {
+  if (isValidMessage(message)) return message as StoredMessage; // the fast path; the schema explains failures
   const r = v.safeParse(MessageSchema, message);
   if (!r.success) fail("invalid message", r.issues, index === undefined ? "" : `[${index}].`);
   return r.output;

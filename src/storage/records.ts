@@ -77,7 +77,7 @@ export const PartSchema = v.looseObject({
   type: v.picklist(["text", "code", "tool", "image"]),
   content: v.optional(v.string()),
   language: v.optional(v.string()),
-  tool: v.optional(v.looseObject({ name: v.string(), args: v.unknown() })),
+  tool: v.optional(v.looseObject({ name: v.string(), args: v.optional(v.unknown()) })),
   /** Tool output, on the same part as the call. */
   result: v.optional(v.unknown()),
   /** The tool failed (error result). */

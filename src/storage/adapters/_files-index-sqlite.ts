@@ -11,16 +11,30 @@ create table if not exists sessions (
   id text primary key, key text not null, project text not null, status text not null,
   updated integer not null, pinned integer not null, meta text not null);
 create index if not exists sessions_by_time on sessions (updated desc, id);
+create index if not exists sessions_by_pin on sessions (pinned desc, updated desc, id);
+create index if not exists sessions_by_status on sessions (status);
+create index if not exists sessions_by_project on sessions (project, updated desc, id);
 create index if not exists sessions_by_key on sessions (key);
 create table if not exists kv (k text primary key, v text not null);`;
+
+const SCHEMA_VERSION = 2;
 
 /** Open (creating) the SQLite index; throws when SQLite cannot start here. */
 export function openSqliteIndex(path: string): IndexBackend {
   const fresh = !existsSync(path);
   const db = new Database(path, { create: true });
   if (fresh) chmodSync(path, FILE_MODE);
-  db.exec("pragma busy_timeout = 5000; pragma journal_mode = wal; pragma synchronous = normal;");
-  db.exec(SCHEMA);
+  db.exec("pragma busy_timeout = 5000;");
+  // Set up once per file: later opens skip the DDL (listing runs at every process start).
+  const versionQuery = db.prepare("pragma user_version");
+  const version = (versionQuery.get() as { user_version: number }).user_version;
+  versionQuery.finalize();
+  if (version !== SCHEMA_VERSION) {
+    db.exec("pragma journal_mode = wal;");
+    db.exec(SCHEMA);
+    db.exec(`pragma user_version = ${SCHEMA_VERSION}`);
+  }
+  db.exec("pragma synchronous = normal;");
   const upsert = db.prepare(
     "insert or replace into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",
   );
@@ -69,15 +83,21 @@ export function openSqliteIndex(path: string): IndexBackend {
       } else if (!query.all) where.push("status != 'deleted'");
       const w = where.length ? `where ${where.join(" and ")}` : "";
       const order = `order by ${query.pinnedFirst ? "pinned desc, " : ""}updated desc, id asc`;
-      const total = (db.prepare(`select count(*) as n from sessions ${w}`).get(...params) as { n: number }).n;
+      const counter = db.prepare(`select count(*) as n from sessions ${w}`);
+      const total = (counter.get(...params) as { n: number }).n;
+      counter.finalize();
       const limit = query.limit === undefined ? -1 : Math.max(0, query.limit);
-      const rows = db
-        .prepare<{ meta: string }, (string | number)[]>(
-          `select meta from sessions ${w} ${order} limit ? offset ?`,
-        )
-        .all(...params, limit, Math.max(0, query.offset ?? 0));
+      const select = db.prepare<{ meta: string }, (string | number)[]>(
+        `select meta from sessions ${w} ${order} limit ? offset ?`,
+      );
+      const rows = select.all(...params, limit, Math.max(0, query.offset ?? 0));
+      select.finalize();
       return { items: rows.map((r) => JSON.parse(r.meta) as SessionMeta), total };
     },
-    close: () => db.close(),
+    close() {
+      // Finalize first: a database with live statements is not really closed (its WAL stays).
+      for (const st of [upsert, remove, getState, putState, idsOf]) st.finalize();
+      db.close();
+    },
   };
 }

@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import * as v from "valibot";
 import { readLines } from "../../util/lines.ts";
+import { isValidMessage } from "../_message-check.ts";
 import type { MessagesRead, ReadIssue } from "../contract.ts";
 import { MessageSchema, type StoredMessage } from "../records.ts";
 
@@ -14,8 +15,8 @@ const WHOLE_FILE_LIMIT = 32 * 1024 * 1024;
 /** Parse and validate one stored line; undefined when it is not a valid message. */
 export function tryParseMessage(text: string): StoredMessage | undefined {
   try {
-    const r = v.safeParse(MessageSchema, JSON.parse(text));
-    return r.success ? r.output : undefined;
+    const raw: unknown = JSON.parse(text);
+    return isValidMessage(raw) ? (raw as StoredMessage) : undefined;
   } catch {
     return undefined;
   }
@@ -34,6 +35,7 @@ function parseLine(
     issues.push({ file, line: lineNo, message: `not JSON: ${(error as Error).message}`, torn: false });
     return undefined;
   }
+  if (isValidMessage(raw)) return raw as StoredMessage;
   const r = v.safeParse(MessageSchema, raw);
   if (r.success) return r.output;
   const path = v.getDotPath(r.issues[0]);

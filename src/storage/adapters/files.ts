@@ -39,6 +39,8 @@ const factory: AdapterFactory = (options) => {
 
   /** The handle of an existing session (`not_found` otherwise). */
   const session = (id: string): FilesSession => {
+    const held = sessions.get(id);
+    if (held?.cachedMeta()) return held; // holding the lease: the directory is known to exist
     checkId(id);
     const dir = locator.find(id);
     if (!dir) throw notFound(`no session ${id}`);
