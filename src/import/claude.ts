@@ -135,6 +135,11 @@ export class ClaudeParser {
         const state = newBuilderState(childId);
         state.parentId = main.id;
         this.st.children[childId] = state;
+        // The Task call's own description ("Setup Next.js project") names the child best.
+        const task = callId
+          ? (main.pendingCall(callId)?.args as { description?: string } | undefined)
+          : undefined;
+        if (task?.description) this.builderFor(childId).title(task.description, "generated");
       }
     }
     if (uuid) this.st.sidechainOf[uuid] = childId;

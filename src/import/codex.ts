@@ -113,6 +113,10 @@ export class CodexParser {
     for (const k of ["originator", "cli_version", "agent_nickname", "agent_role", "forked_from_id"]) {
       if (typeof p[k] === "string") this.st.meta[k] = p[k];
     }
+    if (typeof p.agent_nickname === "string") {
+      const role = typeof p.agent_role === "string" ? ` (${p.agent_role})` : "";
+      this.b.title(`${p.agent_nickname}${role}`, "import");
+    }
     return true;
   }
 
@@ -324,8 +328,6 @@ export class CodexParser {
           source: { agent: "codex", id: this.st.sourceId ?? "", path: this.opts.path, ...this.st.meta },
         }),
       );
-      const nick = this.st.meta.agent_nickname;
-      if (typeof nick === "string") sessions[0]!.meta.title ||= nick;
     }
     return { sessions, counts: this.counts, warnings: this.warnings };
   }
