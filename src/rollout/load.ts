@@ -142,7 +142,7 @@ export async function* readRollout(
 export async function loadTrace(source: RolloutSource, options?: TraceOptions): Promise<Trace> {
   const fold = createTraceFold(sessionIdOf(source), options);
   await foldRollout(source, fold);
-  return fold.finish();
+  return fold.seal();
 }
 
 /** Fold a rollout into its Replay. */

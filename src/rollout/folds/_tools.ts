@@ -47,7 +47,10 @@ class Queue {
   }
 }
 
-export function createToolPairing(fileTools: Readonly<Record<string, readonly string[]>>) {
+export function createToolPairing(
+  fileTools: Readonly<Record<string, readonly string[]>>,
+  intern: (s: string) => string = (s) => s,
+) {
   const byCallId = new Map<string, Pending>();
   const byTool = new Map<string, Queue>();
   const spans: ToolSpan[] = [];
@@ -69,7 +72,7 @@ export function createToolPairing(fileTools: Readonly<Record<string, readonly st
 
   return {
     call(e: EventOf<"function.call">, turnKey: string | undefined) {
-      const p: Pending = { tool: e.tool, seq: e.seq, at: e.timestamp, done: false };
+      const p: Pending = { tool: intern(e.tool), seq: e.seq, at: e.timestamp, done: false };
       if (e.callId !== undefined) p.callId = e.callId;
       if (turnKey !== undefined) p.turnKey = turnKey;
       if (e.args !== undefined) p.args = e.args;
@@ -128,14 +131,17 @@ export function createToolPairing(fileTools: Readonly<Record<string, readonly st
       denied.push(span);
     },
     /** Tool spans in call order, numbered (copies: the fold keeps going). */
-    spans(): ToolSpan[] {
+    /** Tool spans in call order, numbered: copies, or (`inPlace`, the last call) the spans themselves. */
+    spans(inPlace = false): ToolSpan[] {
       if (!sorted) {
         spans.sort((a, b) => a.callSeq - b.callSeq);
         sorted = true;
       }
-      return spans.map((s, index) => ({ ...s, index }));
+      if (!inPlace) return spans.map((s, index) => ({ ...s, index }));
+      spans.forEach((s, index) => void (s.index = index));
+      return spans;
     },
-    denials: (): DeniedSpan[] => denied.map((d) => ({ ...d })),
+    denials: (inPlace = false): DeniedSpan[] => (inPlace ? denied : denied.map((d) => ({ ...d }))),
     pending(): Trace["pendingCalls"] {
       if (pendingCount === 0) return [];
       const out: Trace["pendingCalls"] = [];

@@ -35,6 +35,8 @@ export interface TraceFold {
   skip(type: string): void;
   /** A snapshot of the trace so far (the fold can keep going); `now` overrides the option. */
   finish(now?: number): Trace;
+  /** The final Trace without copying the spans (half the peak memory); the fold is spent after it. */
+  seal(): Trace;
 }
 
 /** Start a trace fold for one session. */
@@ -42,7 +44,15 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   const hangMs = options.hangMs ?? DEFAULT_HANG_MS;
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   const keyer = createTurnKeyer();
-  const tools = createToolPairing(changedFileTools(options.changedFileTools));
+  // Every parsed line has its own copy of "Bash" or the model name: keep one per distinct value.
+  const interned = new Map<string, string>();
+  const intern = (x: string) => {
+    const known = interned.get(x);
+    if (known !== undefined) return known;
+    if (interned.size < 10_000) interned.set(x, x);
+    return x;
+  };
+  const tools = createToolPairing(changedFileTools(options.changedFileTools), (x) => intern(x));
   const turns: TurnInfo[] = [];
   const modelSpans: ModelSpan[] = [];
   const open: ModelSpan[] = [];
@@ -105,8 +115,8 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
           turnKey: keyOf(e.turnId, e)!,
           turnId: e.turnId,
           seq: e.seq,
-          provider: e.provider,
-          model: e.model,
+          provider: intern(e.provider),
+          model: intern(e.model),
           startedAt: e.timestamp,
           status: "in_flight",
           duration_ms: 0,
@@ -191,12 +201,12 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     }
   };
 
-  const finish = (nowOverride?: number): Trace => {
+  const finish = (nowOverride?: number, inPlace = false): Trace => {
     const now = nowOverride ?? options.now;
     const start = startedAt ?? 0;
     const asOf = now ?? endedAt;
-    const spans = modelSpans.map((s) => ageSpan({ ...s }, asOf, hangMs, stallMs));
-    const toolSpans = tools.spans();
+    const spans = modelSpans.map((s) => ageSpan(inPlace ? s : { ...s }, asOf, hangMs, stallMs));
+    const toolSpans = tools.spans(inPlace);
     const sum = (pick: (s: ModelSpan) => number | undefined) =>
       spans.reduce((acc, s) => acc + (pick(s) ?? 0), 0);
     return {
@@ -206,10 +216,10 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       wall_ms: Math.max(0, (now ?? endedAt) - start),
       eventCount,
       lastSeq,
-      turns: turns.map((turn) => ({ ...turn }) as TraceTurn),
+      turns: inPlace ? (turns as TraceTurn[]) : turns.map((turn) => ({ ...turn }) as TraceTurn),
       modelSpans: spans,
       toolSpans,
-      deniedSpans: tools.denials(),
+      deniedSpans: tools.denials(inPlace),
       pendingCalls: tools.pending(),
       compactions: [...compactions],
       compactedTokens,
@@ -245,7 +255,8 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     skip() {
       skippedEvents++;
     },
-    finish,
+    finish: (now?: number) => finish(now),
+    seal: () => finish(undefined, true),
   };
 }
 
@@ -295,5 +306,5 @@ export function ageSpan(span: ModelSpan, asOf: number, hangMs: number, stallMs: 
 export function buildTrace(sessionId: string, events: Iterable<RolloutEvent>, options?: TraceOptions): Trace {
   const fold = createTraceFold(sessionId, options);
   for (const event of events) fold.push(event);
-  return fold.finish();
+  return fold.seal();
 }
