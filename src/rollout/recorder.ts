@@ -12,7 +12,7 @@ import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
 import type { DenySource, EventInput, EventOf } from "./events.ts";
 import { createIdGenerator } from "./ids.ts";
-import { checkEvent, isValidEvent } from "./validate.ts";
+import { checkEvent, isValidDraft } from "./validate.ts";
 
 /** Types flushed the moment they are recorded. */
 export const URGENT_TYPES: ReadonlySet<string> = new Set(["model.request", "session.ended"]);
@@ -139,7 +139,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
         aggregateID: sessionId,
         timestamp: event.timestamp ?? now(),
       };
-      if (!isValidEvent({ ...stamped, seq: 1 })) {
+      if (!isValidDraft(stamped)) {
         const r = checkEvent({ ...stamped, seq: 1 });
         const message = r.kind === "invalid" ? r.message : `unknown event type "${event.type}"`;
         throw badInput(message, { field: r.kind === "invalid" ? r.field : "type" });

@@ -97,6 +97,17 @@ function compilePipe(pipe: Node[], fallback: Check): Check {
 /** Whether a value is a valid catalogue event (the fast path). */
 export const isValidEvent = compileCheck(RolloutEventSchema);
 
+/**
+ * The same catalogue with `seq` optional: what a writer hands over before the store numbers it.
+ * Derived from the catalogue's own entries, so the two can never disagree on anything else.
+ */
+export const EventDraftSchema = v.variant(
+  "type",
+  RolloutEventSchema.options.map((o) => v.looseObject({ ...o.entries, seq: v.optional(o.entries.seq) })),
+);
+/** Whether a value is a valid event draft (envelope without `seq`). */
+export const isValidDraft = compileCheck(EventDraftSchema);
+
 /** The outcome of checking one parsed line. */
 export type CheckedEvent =
   | { kind: "event"; event: RolloutEvent }

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { EVENT_TYPES, RolloutEventSchema } from "../../src/rollout/events.ts";
-import { checkEvent, isValidEvent } from "../../src/rollout/validate.ts";
+import { checkEvent, EventDraftSchema, isValidDraft, isValidEvent } from "../../src/rollout/validate.ts";
 import { FIXTURE_SOURCE, readRollout } from "./_events.ts";
 
 const MUTATIONS: ((e: Record<string, unknown>, key: string) => unknown)[] = [
@@ -31,6 +31,7 @@ describe("compiled validator", () => {
           const copy = structuredClone(event) as Record<string, unknown>;
           mutate(copy, key);
           expect(isValidEvent(copy)).toBe(v.is(RolloutEventSchema, copy));
+          expect(isValidDraft(copy)).toBe(v.is(EventDraftSchema, copy));
           checked++;
         }
       }
