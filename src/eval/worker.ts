@@ -29,7 +29,7 @@ const RequestSchema = v.looseObject({
   jobs: v.array(v.looseObject({ ref: v.looseObject({ sessionId: v.string() }), cases: v.array(v.number()) })),
 });
 
-/** Serve one worker request; yields JSON lines. */
+/** Serve one worker request; yields chunks of JSON lines (batched, so writes are few and large). */
 export async function* serveWorker(input: string): AsyncGenerator<string> {
   const parsed = v.safeParse(RequestSchema, JSON.parse(input));
   if (!parsed.success) throw badInput(`bad eval worker request: ${v.summarize(parsed.issues)}`);
@@ -38,10 +38,16 @@ export async function* serveWorker(input: string): AsyncGenerator<string> {
   const compiled = loadCases(req.casePaths).map((c) => compileCase(c, req.prices));
   const adapter = req.store ? (await openStore(req.store.name, { home: req.store.home })).adapter : undefined;
   try {
+    let batch = "";
     for (const job of req.jobs) {
       const ev = await evaluateSession(job, compiled, { ...req.evaluate, ...(adapter ? { adapter } : {}) });
-      yield `${JSON.stringify(ev)}\n`;
+      batch += `${JSON.stringify(ev)}\n`;
+      if (batch.length > 1 << 20) {
+        yield batch;
+        batch = "";
+      }
     }
+    if (batch) yield batch;
   } finally {
     await adapter?.close();
   }

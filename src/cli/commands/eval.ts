@@ -23,7 +23,9 @@ export default defineCommand({
     }
     if (rawArgs[0] === "__worker") {
       const { serveWorker } = await import("../../eval/worker.ts");
-      for await (const line of serveWorker(await Bun.stdin.text())) process.stdout.write(line);
+      // Bun.write resolves once the pipe has taken every byte (process.stdout.write may still be
+      // buffering when the process exits, which truncated large shards).
+      for await (const chunk of serveWorker(await Bun.stdin.text())) await Bun.write(Bun.stdout, chunk);
       commandExit.code = 0;
       return 0;
     }

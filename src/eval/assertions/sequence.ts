@@ -16,7 +16,7 @@
  * An empty step list against an empty trajectory passes in every mode.
  */
 import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
-import { type ArgSpec, type ArgsMode, describeDiffs, diffArgs } from "../match/args.ts";
+import { type ArgSpec, type ArgsMode, argsMatch, describeDiffs, diffArgs } from "../match/args.ts";
 import { nameMatches } from "../match/glob.ts";
 import { fail, type Outcome, pass, plural } from "../outcome.ts";
 
@@ -36,8 +36,7 @@ export interface SequenceSpec {
 
 const norm = (s: Step | string): Step => (typeof s === "string" ? { name: s } : s);
 const fits = (step: Step, span: ToolSpan) =>
-  nameMatches(step.name, span.tool) &&
-  (!step.args || diffArgs(span.args, step.args, step.argsMode).length === 0);
+  nameMatches(step.name, span.tool) && (!step.args || argsMatch(span.args, step.args, step.argsMode));
 const label = (s: Step) => (s.args ? `${s.name}(${JSON.stringify(s.args)})` : s.name);
 const at = (s: ToolSpan) => `call #${s.index} ${s.tool} (seq ${s.callSeq})`;
 

@@ -5,7 +5,7 @@
  * three identical `read` calls are three calls, never one.
  */
 import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
-import { type ArgSpec, type ArgsMode, describeDiffs, diffArgs } from "../match/args.ts";
+import { type ArgSpec, type ArgsMode, argsMatch, describeDiffs, diffArgs } from "../match/args.ts";
 import { anyNameMatches, nameMatches } from "../match/glob.ts";
 import { type CountSpec, checkCount, fail, type Outcome, pass, plural, show } from "../outcome.ts";
 
@@ -25,7 +25,7 @@ const where = (s: ToolSpan) => `call #${s.index} (seq ${s.callSeq})`;
 export function expectTool(trace: Trace, spec: ExpectToolSpec | string): Outcome {
   const s = typeof spec === "string" ? { name: spec } : spec;
   const named = trace.toolSpans.filter((t) => nameMatches(s.name, t.tool));
-  const matching = s.args ? named.filter((t) => diffArgs(t.args, s.args!, s.argsMode).length === 0) : named;
+  const matching = s.args ? named.filter((t) => argsMatch(t.args, s.args!, s.argsMode)) : named;
   const bound = checkCount(matching.length, s.count);
   const what = s.args ? `${s.name} with args ${show(s.args)}` : s.name;
   if (bound.ok) {

@@ -119,9 +119,31 @@ export function diffArgs(args: unknown, spec: ArgSpec, mode: ArgsMode = "partial
   return out;
 }
 
-/** Whether `args` matches `spec`. */
-export const argsMatch = (args: unknown, spec: ArgSpec, mode: ArgsMode = "partial") =>
-  diffArgs(args, spec, mode).length === 0;
+/** Whether `args` matches `spec` (the fast path: no diff text is built). */
+export function argsMatch(args: unknown, spec: ArgSpec, mode: ArgsMode = "partial"): boolean {
+  return args !== undefined && fits(args, spec, mode);
+}
+
+function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
+  if (typeof m === "string")
+    return actual !== undefined && textOf(actual).toLowerCase().includes(m.toLowerCase());
+  if (m === null || typeof m !== "object") return actual === m;
+  if (Array.isArray(m))
+    return Array.isArray(actual) && actual.length === m.length && m.every((x, i) => fits(actual[i], x, mode));
+  if ("$eq" in m) return deepEqual(actual, m.$eq);
+  if ("$regex" in m && typeof m.$regex === "string") {
+    return (
+      actual !== undefined &&
+      compileRegex(m.$regex, typeof m.$flags === "string" ? m.$flags : "i").test(textOf(actual))
+    );
+  }
+  if ("$exists" in m && typeof m.$exists === "boolean") return (actual !== undefined) === m.$exists;
+  if (!isPlainObject(actual)) return false;
+  const spec = m as ArgSpec;
+  for (const key in spec) if (!fits(lookup(actual, key), spec[key]!, mode)) return false;
+  if (mode === "exact") for (const key in actual) if (!(key in spec)) return false;
+  return true;
+}
 
 /** `path: expected …, got …` lines for a failure message. */
 export const describeDiffs = (diffs: ArgDiff[]) =>

@@ -5,11 +5,17 @@
  * recorded paths are often absolute while case files are written relative to the project.
  */
 
-const nameCache = new Map<string, RegExp>();
+const nameCache = new Map<string, RegExp | string>();
 
 /** Whether a tool name matches a name or glob (case-insensitive). */
 export function nameMatches(pattern: string, name: string): boolean {
   let re = nameCache.get(pattern);
+  // Plain names (the common case) compare without a regex.
+  if (typeof re === "string") return re === name || re === name.toLowerCase();
+  if (!re && !/[*?]/.test(pattern)) {
+    nameCache.set(pattern, pattern.toLowerCase());
+    return nameMatches(pattern, name);
+  }
   if (!re) {
     const body = pattern
       .replace(/[.+^${}()|[\]\\]/g, "\\$&")

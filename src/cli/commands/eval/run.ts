@@ -104,7 +104,7 @@ export function runCommandFor(rawArgs: string[]) {
       for (const r of reporters) {
         const text = render(r, report, ctx.color);
         if (r.file) writeFileAtomic(r.file, text);
-        else process.stdout.write(text);
+        else await Bun.write(Bun.stdout, text); // resolves when written: large reports are not cut short
         const summary = process.env.GITHUB_STEP_SUMMARY;
         if (r.name === "github" && summary) appendFileSync(summary, renderStepSummary(report));
       }

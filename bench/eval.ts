@@ -1,0 +1,199 @@
+/**
+ * Eval: `freecode eval` (the compiled binary) running one case of 20 assertions over 1,000 recorded
+ * sessions, against a compiled fold-only program (same build flags, same runtime) that folds the same
+ * 1,000 sessions into Traces with `loadTrace` in a loop and nothing else. Both are fresh processes, so
+ * start-up and JIT warm-up hit both alike. Target: ratio ≤ 1.5 — the assertions are cheap next to
+ * reading, and the second core folds half the sessions. A second pair pins eval to one process
+ * (`--workers 1`) to show what listing, assertions and the report cost on their own. Sessions are
+ * generated in a temp dir (~100 events, ~27 KB each, with denials, a compaction and varied tools) and
+ * deleted at the end. `EVAL_BENCH_SESSIONS` changes the count.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { defineBench, exec } from "./_harness.ts";
+
+const SESSIONS = Number(process.env.EVAL_BENCH_SESSIONS) || 1000;
+const root = resolve(import.meta.dir, "..");
+const work = mkdtempSync(join(tmpdir(), "freecode-bench-eval-"));
+const rollouts = join(work, "rollouts");
+const binary = join(work, "freecode");
+const cases = join(work, "case.yaml");
+const foldOnly = join(work, "fold-only");
+let bytes = 0;
+
+function writeSession(n: number): void {
+  const id = `task-${n % 250}-${Math.floor(n / 250)}`;
+  let seq = 0;
+  let t = 1_785_000_000_000 + n * 1000;
+  const lines: string[] = [];
+  const ev = (type: string, dt: number, f: Record<string, unknown>) =>
+    lines.push(
+      JSON.stringify({
+        type,
+        id: `E${n}x${seq + 1}`,
+        seq: ++seq,
+        aggregateID: id,
+        timestamp: (t += dt),
+        ...f,
+      }),
+    );
+  const out = "x".repeat(200 + (n % 7) * 100);
+  ev("session.started", 0, { provider: "anthropic", model: "claude-sonnet-5", reason: "new" });
+  for (let turn = 0; turn < 12; turn++) {
+    const turnId = `turn-${turn}`;
+    ev("turn.started", 100, { turnId });
+    ev("model.request", 10, {
+      turnId,
+      provider: "anthropic",
+      model: "claude-sonnet-5",
+      messageCount: turn * 4,
+      toolCount: 12,
+      promptChars: 20_000,
+      streamed: true,
+    });
+    ev("model.first_token", 400 + (n % 9) * 50, { turnId, ttft_ms: 400 + (n % 9) * 50 });
+    ev("model.response", 1500, {
+      turnId,
+      provider: "anthropic",
+      model: "claude-sonnet-5",
+      duration_ms: 1950,
+      inputTokens: 3000,
+      outputTokens: 300,
+      cacheReadTokens: 9000,
+      toolCalls: ["read", "edit"],
+      textChars: 100,
+      thinkingChars: 0,
+    });
+    ev("function.call", 5, { turnId, tool: "read", callId: `r${turn}`, args: { path: `src/m${turn}.ts` } });
+    ev("function.call", 1, {
+      turnId,
+      tool: "edit",
+      callId: `e${turn}`,
+      args: { path: `src/m${turn}.ts`, oldString: "a", newString: "b" },
+    });
+    ev("function.output", 20, { turnId, tool: "read", callId: `r${turn}`, duration_ms: 20, output: out });
+    ev("function.output", 15, { turnId, tool: "edit", callId: `e${turn}`, duration_ms: 15, output: "ok" });
+    if (turn % 4 === 3) {
+      ev("function.call", 5, {
+        turnId,
+        tool: "bash",
+        callId: `b${turn}`,
+        args: { command: turn === 3 && n % 5 === 0 ? "rm -rf dist" : "npm test" },
+      });
+      if (turn === 3 && n % 5 === 0)
+        ev("function.denied", 2, {
+          turnId,
+          tool: "bash",
+          callId: `b${turn}`,
+          args: { command: "rm -rf dist" },
+          source: "permission",
+          reason: "needs approval",
+        });
+      else
+        ev("function.output", 3000, {
+          turnId,
+          tool: "bash",
+          callId: `b${turn}`,
+          duration_ms: 3000,
+          output: out,
+        });
+    }
+    if (turn === 6) ev("compact.occurred", 50, { beforeTokens: 150_000, afterTokens: 20_000 });
+  }
+  ev("session.ended", 10, { reason: "exit" });
+  mkdirSync(join(rollouts, id), { recursive: true });
+  const file = join(rollouts, id, "events.jsonl");
+  const text = `${lines.join("\n")}\n`;
+  writeFileSync(file, text);
+  bytes += text.length;
+}
+
+/** 20 assertions touching every family. */
+const CASE = `id: bench
+sessions: all
+passRate: 0
+expect:
+  - expectTool: { name: edit, count: { min: 12 } }
+  - expectTool: { name: read, args: { path: "src/m1.ts" } }
+  - forbidTools: [write, "mcp__*"]
+  - expectFirstToolIn: [read, grep]
+  - expectSequence: { mode: in_order, steps: [read, edit, read, edit, bash] }
+  - expectSequence: { mode: superset, steps: [read, read, edit, edit] }
+  - expectBashMatches: ["npm test"]
+  - forbidBashMatches: ["git push"]
+  - expectParallelTools: true
+  - forbidDenied: { except: [permission] }
+  - deniedNeverRan: true
+  - noRetryAfterDenial: { maxRetries: 1 }
+  - noHung: true
+  - noInFlight: true
+  - ttft: { max: 5000, p95: 2000 }
+  - modelErrors: { kind: provider }
+  - compactions: { min: 1, max: 2 }
+  - changedFiles: { include: ["src/*.ts"], exclude: ["package.json"] }
+  - tokens: { maxTotal: 1000000 }
+  - turns: { max: 20 }
+`;
+
+/** The baseline program: list the rollouts like `--sessions` does, fold each, print the count. */
+const FOLD_ONLY = `import { loadTrace } from ${JSON.stringify(join(root, "src/rollout/load.ts"))};
+const dir = process.argv[2];
+let n = 0;
+for (const f of new Bun.Glob("**/*.jsonl").scanSync({ cwd: dir, absolute: true })) {
+  const t = await loadTrace({ file: f });
+  n += t.eventCount;
+}
+console.log(n);
+`;
+
+export default defineBench({
+  name: "eval",
+  description: `freecode eval: ${SESSIONS} sessions × 20 assertions vs folding the same sessions`,
+  rounds: 5,
+  setup() {
+    for (let n = 0; n < SESSIONS; n++) writeSession(n);
+    writeFileSync(cases, CASE);
+    exec([process.execPath, join(root, "build.ts"), "--outfile", binary]);
+    writeFileSync(join(work, "fold-only.ts"), FOLD_ONLY);
+    exec([
+      process.execPath,
+      join(root, "build.ts"),
+      "--entry",
+      join(work, "fold-only.ts"),
+      "--outfile",
+      foldOnly,
+    ]);
+    // The case must really evaluate every session (a bench of "could not evaluate" proves nothing).
+    const out = join(work, "check.json");
+    Bun.spawnSync([binary, "eval", cases, "--sessions", rollouts, "--reporter", `json:${out}`]);
+    const report = JSON.parse(readFileSync(out, "utf8")) as {
+      sessionsFolded: number;
+      cases: { counts: { errored: number } }[];
+    };
+    if (report.sessionsFolded !== SESSIONS || report.cases[0]!.counts.errored !== 0)
+      throw new Error("bench case did not evaluate every session");
+  },
+  teardown: () => rmSync(work, { recursive: true, force: true }),
+  pairs: () => [
+    {
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, all cores) vs fold ${SESSIONS} sessions`,
+      subject: () => exec([binary, "eval", cases, "--sessions", rollouts]),
+      baseline: () => exec([foldOnly, rollouts]),
+      target: { max: 1.5 },
+      units: SESSIONS,
+      unitName: "sessions",
+    },
+    {
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 1) vs fold ${SESSIONS} sessions`,
+      subject: () => exec([binary, "eval", cases, "--sessions", rollouts, "--workers", "1"]),
+      baseline: () => exec([foldOnly, rollouts]),
+      units: SESSIONS,
+      unitName: "sessions",
+    },
+  ],
+  facts: () => ({
+    sessions: `${SESSIONS} (${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / SESSIONS / 1024).toFixed(0)} KiB each)`,
+    cores: String(availableParallelism()),
+  }),
+});
