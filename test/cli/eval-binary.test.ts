@@ -52,9 +52,12 @@ describe("freecode eval (compiled binary)", () => {
       cpSync(join(SESSIONS, id, "events.jsonl"), join(many, `trial-${i}`, "events.jsonl"));
     }
     const cases = join(dir.path, "c.yaml");
+    // Many checks per session make a report of several hundred KB: a regression test for stdout being
+    // cut short when the process exited before the pipe drained.
+    const filler = Array.from({ length: 19 }, (_, i) => `  - toolCalls: { max: ${100 + i} }\n`).join("");
     writeFileSync(
       cases,
-      "id: tests-ran\nsessions: all\npassRate: 0.5\nexpect:\n  - expectBashMatches: ['npm test']\n",
+      `id: tests-ran\nsessions: all\npassRate: 0.5\nexpect:\n  - expectBashMatches: ['npm test']\n${filler}`,
     );
     const r = runBinary(["eval", cases, "--sessions", many, "--json", "--workers", "2"]);
     expect(r.code).toBe(0);
@@ -66,5 +69,6 @@ describe("freecode eval (compiled binary)", () => {
     expect(report.processes).toBe(2);
     expect(report.sessionsFolded).toBe(60);
     expect(report.cases[0]!.counts).toMatchObject({ passed: 40, failed: 20 });
+    expect(r.stdout.length).toBeGreaterThan(200_000);
   }, 60_000);
 });

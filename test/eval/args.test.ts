@@ -36,6 +36,28 @@ describe("arg matchers", () => {
     expect(diffArgs(undefined, { a: 1 })[0]!.actual).toBe("(no recorded args)");
     expect(diffArgs({}, { a: "x" })[0]).toEqual({ path: "a", expected: 'contains "x"', actual: "(missing)" });
   });
+  test("the fast boolean path agrees with the diff path", () => {
+    const specs = [
+      { path: "login" },
+      { path: "logout" },
+      { argv: "push" },
+      { options: { $eq: { mode: "fast", n: 3 } } },
+      { path: { $regex: "^SRC" } },
+      { path: { $regex: "^SRC", $flags: "" } },
+      { missing: { $exists: false } },
+      { "options.n": 3 },
+      { options: { mode: "slow" } },
+      { argv: ["git", "push"] },
+      { argv: ["git"] },
+      { path: { nested: 1 } },
+    ];
+    for (const spec of specs) {
+      for (const mode of ["partial", "exact"] as const) {
+        expect(argsMatch(args, spec, mode)).toBe(diffArgs(args, spec, mode).length === 0);
+      }
+    }
+    expect(argsMatch(undefined, { a: 1 })).toBe(false);
+  });
   test("arrays match by length and position", () => {
     expect(argsMatch(args, { argv: ["git", "push"] })).toBe(true);
     expect(argsMatch(args, { argv: ["git"] })).toBe(false);
