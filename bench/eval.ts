@@ -5,8 +5,8 @@
  * start-up and JIT warm-up hit both alike. Target: ratio ≤ 1.5 — the assertions are cheap next to
  * reading, and the second core folds half the sessions. A second pair pins eval to one process
  * (`--workers 1`) to show what listing, assertions and the report cost on their own. Sessions are
- * generated in a temp dir (~100 events, ~27 KB each, with denials, a compaction and varied tools) and
- * deleted at the end. `EVAL_BENCH_SESSIONS` changes the count.
+ * generated in a temp dir (~100 events, ~90 KB each, with denials, a compaction and varied tools) and
+ * deleted at the end. `EVAL_BENCH_SESSIONS` / `EVAL_BENCH_OUTPUT_BYTES` change the count and size.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -14,6 +14,8 @@ import { join, resolve } from "node:path";
 import { defineBench, exec } from "./_harness.ts";
 
 const SESSIONS = Number(process.env.EVAL_BENCH_SESSIONS) || 1000;
+/** Size of each tool output summary: real sessions are tens to hundreds of KB. */
+const OUTPUT_BYTES = Number(process.env.EVAL_BENCH_OUTPUT_BYTES) || 2000;
 const root = resolve(import.meta.dir, "..");
 const work = mkdtempSync(join(tmpdir(), "freecode-bench-eval-"));
 const rollouts = join(work, "rollouts");
@@ -38,7 +40,7 @@ function writeSession(n: number): void {
         ...f,
       }),
     );
-  const out = "x".repeat(200 + (n % 7) * 100);
+  const out = "x".repeat(OUTPUT_BYTES + (n % 7) * 100);
   ev("session.started", 0, { provider: "anthropic", model: "claude-sonnet-5", reason: "new" });
   for (let turn = 0; turn < 12; turn++) {
     const turnId = `turn-${turn}`;

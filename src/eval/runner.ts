@@ -31,9 +31,9 @@ export interface RunEvalOptions {
   store?: { adapter: StorageAdapter; name?: string; home: string };
   prices?: Record<string, Price>;
   evaluate?: Omit<EvaluateOptions, "adapter">;
-  /** At most this many processes (default: the number of cores). */
+  /** Use this many processes (default: the cores, for a large selection only; see `processesFor`). */
   workers?: number;
-  /** Use worker processes from this many selected sessions on (default 48). */
+  /** Consider worker processes from this many selected sessions on (default 48). */
   parallelThreshold?: number;
 }
 
@@ -62,9 +62,9 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
   });
 
   const evaluate = { ...options.evaluate, now: options.evaluate?.now ?? Date.now() };
-  const processes = processesFor(jobs.size, {
-    workers: options.workers,
-    threshold: options.parallelThreshold,
+  const processes = processesFor([...jobs.values()], {
+    ...(options.workers ? { workers: options.workers, forced: true } : {}),
+    ...(options.parallelThreshold !== undefined ? { threshold: options.parallelThreshold } : {}),
   });
   const local = async (shard: SessionJob[]) => {
     const out: SessionEval[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { argsMatch, diffArgs } from "../../src/eval/match/args.ts";
+import { type ArgSpec, argsMatch, diffArgs } from "../../src/eval/match/args.ts";
 import { nameMatches, pathMatches } from "../../src/eval/match/glob.ts";
 
 describe("arg matchers", () => {
@@ -37,7 +37,7 @@ describe("arg matchers", () => {
     expect(diffArgs({}, { a: "x" })[0]).toEqual({ path: "a", expected: 'contains "x"', actual: "(missing)" });
   });
   test("the fast boolean path agrees with the diff path", () => {
-    const specs = [
+    const specs: ArgSpec[] = [
       { path: "login" },
       { path: "logout" },
       { argv: "push" },
