@@ -3,8 +3,8 @@
  * sessions, against a compiled fold-only program (same build flags, same runtime) that folds the same
  * 1,000 sessions into Traces with `loadTrace` in a loop and nothing else. Both are fresh processes, so
  * start-up and JIT warm-up hit both alike. Target: ratio ≤ 1.5 — the assertions are cheap next to
- * reading, and the second core folds half the sessions. A second pair pins eval to one process
- * (`--workers 1`) to show what listing, assertions and the report cost on their own. Sessions are
+ * reading. The first pair lets eval choose its processes (one, below 128 MiB of rollouts); the second
+ * forces both cores (`--workers 2`) to show what the split costs or gains at this size. Sessions are
  * generated in a temp dir (~100 events, ~90 KB each, with denials, a compaction and varied tools) and
  * deleted at the end. `EVAL_BENCH_SESSIONS` / `EVAL_BENCH_OUTPUT_BYTES` change the count and size.
  */
@@ -179,7 +179,7 @@ export default defineBench({
   teardown: () => rmSync(work, { recursive: true, force: true }),
   pairs: () => [
     {
-      label: `eval ${SESSIONS} sessions × 20 assertions (binary, all cores) vs fold ${SESSIONS} sessions`,
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, default processes) vs fold ${SESSIONS} sessions`,
       subject: () => exec([binary, "eval", cases, "--sessions", rollouts]),
       baseline: () => exec([foldOnly, rollouts]),
       target: { max: 1.5 },
@@ -187,8 +187,8 @@ export default defineBench({
       unitName: "sessions",
     },
     {
-      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 1) vs fold ${SESSIONS} sessions`,
-      subject: () => exec([binary, "eval", cases, "--sessions", rollouts, "--workers", "1"]),
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 2: both cores) vs fold ${SESSIONS} sessions`,
+      subject: () => exec([binary, "eval", cases, "--sessions", rollouts, "--workers", "2"]),
       baseline: () => exec([foldOnly, rollouts]),
       units: SESSIONS,
       unitName: "sessions",

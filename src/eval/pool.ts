@@ -50,9 +50,10 @@ export function shard(jobs: SessionJob[], n: number): SessionJob[][] {
 
 /**
  * The number of processes for a selection. A worker costs a process start, its own JIT warm-up and a
- * re-read of the case files (measured: about 0.5 s of CPU on the development VM), so the split pays
- * only for a large selection: from `threshold` sessions (default 48) when they hold at least
- * `minBytes` of rollouts (default 32 MiB). `workers` caps the count; `--workers N` forces N.
+ * re-read of the case files (measured: about 0.5 s of CPU per worker on the development VM, where
+ * splitting 26–52 MiB over two processes was slower than one), so the split is kept for large
+ * selections: from `threshold` sessions (default 48) holding at least `minBytes` of rollouts
+ * (default 128 MiB). `workers` caps the count; `--workers N` forces N.
  */
 export function processesFor(
   jobs: SessionJob[],
@@ -63,7 +64,7 @@ export function processesFor(
   if (!options.forced) {
     let bytes = 0;
     for (const j of jobs) bytes += sizeOf(j);
-    if (bytes < (options.minBytes ?? 32 * 1024 * 1024)) return 1;
+    if (bytes < (options.minBytes ?? 128 * 1024 * 1024)) return 1;
   }
   return Math.min(max, jobs.length);
 }
