@@ -102,7 +102,9 @@ async function report(error: unknown, argv: string[]): Promise<number> {
 
 if (import.meta.main) {
   const code = await runCli(process.argv.slice(2));
-  // Let buffered stdout drain before exiting (pipes are written asynchronously).
-  await new Promise<void>((done) => process.stdout.write("", () => done()));
-  process.exit(code);
+  // End by letting the event loop drain rather than process.exit(): in a compiled binary, exit()
+  // cuts off stdout still queued for a pipe (seen with a 3 MB report: 64 KiB arrived). The timer
+  // is a backstop for a handle someone forgot to close; it does not itself keep the process alive.
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 10_000).unref();
 }
