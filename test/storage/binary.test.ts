@@ -27,7 +27,10 @@ test("the binary alone in an empty directory works with every adapter", async ()
   };
   for (const store of ADAPTERS) {
     const env = { FREECODE_STORE: store };
-    const created = run(["session", "create", "--id", `s-${store}`, "--project", "/work/p", "--prompt", `hello from ${store}`], env);
+    const created = run(
+      ["session", "create", "--id", `s-${store}`, "--project", "/work/p", "--prompt", `hello from ${store}`],
+      env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const list = parseJson<{ items: { id: string }[] }>(run(["session", "list", "--json"], env));
     expect(list.items.map((m) => m.id)).toEqual([`s-${store}`]);
@@ -37,9 +40,21 @@ test("the binary alone in an empty directory works with every adapter", async ()
     expect(found.total).toBeGreaterThan(0);
   }
   // Each adapter keeps its own files under the same home: sessions do not leak between them.
-  const auto = parseJson<{ adapter: string; reason: string }>(run(["store", "info", "--store", "auto", "--json"]));
+  const auto = parseJson<{ adapter: string; reason: string }>(
+    run(["store", "info", "--store", "auto", "--json"]),
+  );
   expect(auto.reason).toBe("auto: sqlite");
-  const migrated = run(["store", "migrate", "--store", "sqljs", "--to", "json", "--to-home", join(dir.path, "h2"), "--json"]);
+  const migrated = run([
+    "store",
+    "migrate",
+    "--store",
+    "sqljs",
+    "--to",
+    "json",
+    "--to-home",
+    join(dir.path, "h2"),
+    "--json",
+  ]);
   expect(migrated.code, migrated.stderr).toBe(0);
   expect(parseJson<{ verified: boolean }>(migrated).verified).toBe(true);
 }, 180_000);
