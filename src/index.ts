@@ -1,0 +1,206 @@
+/**
+ * freecode as a library: the session store, the rollout recorder and folds, the eval harness and the
+ * importers. Explicit named exports only; files starting with `_` are internal and never exported.
+ */
+
+export {
+  type Config,
+  ConfigSchema,
+  type FsyncMode,
+  loadConfig,
+  parseConfig,
+  type StoreName,
+} from "./config.ts";
+// Errors, config, home
+export { ERROR_EXIT_CODES, type ErrorCode, type ErrorSource, exitCodeFor, FreecodeError } from "./errors.ts";
+export { expectBashMatches, forbidBashMatches } from "./eval/assertions/bash.ts";
+export {
+  deniedNeverRan,
+  type ExpectDeniedSpec,
+  expectDenied,
+  forbidDenied,
+  noRetryAfterDenial,
+} from "./eval/assertions/denied.ts";
+export {
+  compactions,
+  duration,
+  modelErrors,
+  noHung,
+  noInFlight,
+  noStalls,
+  percentile,
+  ttft,
+} from "./eval/assertions/health.ts";
+export { changedFiles, cost, maxModelCalls, tokens, turns } from "./eval/assertions/outcome.ts";
+export {
+  expectSequence,
+  SEQUENCE_MODES,
+  type SequenceMode,
+  type SequenceSpec,
+  type Step,
+} from "./eval/assertions/sequence.ts";
+export {
+  type ExpectToolSpec,
+  expectFirstToolIn,
+  expectInArgs,
+  expectNoTools,
+  expectParallelTools,
+  expectTool,
+  forbidTools,
+  toolCallCount,
+} from "./eval/assertions/tools.ts";
+export { ASSERTIONS, type CaseInput, CaseSchema, type Selector, SelectorSchema } from "./eval/case-schema.ts";
+export { type Expectation, type LoadedCase, loadCaseFile, loadCases } from "./eval/load-cases.ts";
+export { type ArgMatcher, type ArgSpec, argsMatch, diffArgs } from "./eval/match/args.ts";
+export { type TraceMatchers, traceMatchers } from "./eval/matchers.ts";
+export type { ArgDiff, CountSpec, Outcome, Verdict } from "./eval/outcome.ts";
+export type { CaseResult, CheckResult, EvalReport, SessionResult } from "./eval/report.ts";
+export { renderGithub, renderStepSummary } from "./eval/reporters/github.ts";
+export { renderJunit } from "./eval/reporters/junit.ts";
+export { renderPretty } from "./eval/reporters/pretty.ts";
+export { renderTap } from "./eval/reporters/tap.ts";
+// Eval harness
+export { type RunEvalOptions, runEval } from "./eval/runner.ts";
+export { starterCase, starterYaml } from "./eval/starter.ts";
+export { homePaths, resolveHome } from "./home.ts";
+export { ClaudeParser } from "./import/claude.ts";
+export { CodexParser } from "./import/codex.ts";
+export { defaultRoots, detectFile, discover } from "./import/discover.ts";
+export { mapGemini } from "./import/gemini.ts";
+// Importers
+export { type ImportOptions, type ImportReport, importSources, rootsFor } from "./import/import.ts";
+export { mapOpencodeSession } from "./import/opencode.ts";
+export { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./import/opencode-source.ts";
+export { redactDeep, redactText } from "./import/redact.ts";
+export type { SourceSummary } from "./import/run.ts";
+export {
+  AGENTS,
+  type Agent,
+  type ImportedSession,
+  type ImportWarning,
+  type ParseResult,
+} from "./import/types.ts";
+export { type WatchOptions, watchSources } from "./import/watch.ts";
+export { type WriteOutcome, writeSession } from "./import/write.ts";
+export type {
+  DenySource,
+  EventInput,
+  EventOf,
+  ModelErrorKind,
+  RolloutEvent,
+  RolloutEventType,
+} from "./rollout/events.ts";
+// Rollout: catalogue, recorder, reading, folds, exports
+export {
+  DENY_SOURCES,
+  EVENT_TYPES,
+  isKnownEventType,
+  MODEL_ERROR_KINDS,
+  RolloutEventSchema,
+} from "./rollout/events.ts";
+export { changedPaths, DEFAULT_CHANGED_FILE_TOOLS } from "./rollout/folds/changed-files.ts";
+export type { Replay, ReplayCall, ReplayTurn } from "./rollout/folds/replay.ts";
+export { createReplayFold, replaySession } from "./rollout/folds/replay.ts";
+export type { TraceFold, TraceOptions } from "./rollout/folds/trace.ts";
+export { buildTrace, createTraceFold, DEFAULT_HANG_MS, DEFAULT_STALL_MS } from "./rollout/folds/trace.ts";
+export type {
+  CompactionSpan,
+  DeniedSpan,
+  ModelSpan,
+  SpanStatus,
+  ToolSpan,
+  Trace,
+  TraceTurn,
+} from "./rollout/folds/trace-types.ts";
+export type { ModelUsage, Price, Usage } from "./rollout/folds/usage.ts";
+export { costOf, createUsageFold, priceFor, usageOf } from "./rollout/folds/usage.ts";
+export { createIdGenerator, newEventId, timeOfId } from "./rollout/ids.ts";
+export type { ReadOptions, RolloutSink, RolloutSource } from "./rollout/load.ts";
+export { foldRollout, loadReplay, loadTrace, loadUsage, readRollout } from "./rollout/load.ts";
+export { traceToOtlp } from "./rollout/otlp.ts";
+export type { DeniedCall, Recorder, RecorderOptions } from "./rollout/recorder.ts";
+export { createRecorder, rolloutEnabled, URGENT_TYPES } from "./rollout/recorder.ts";
+export { checkEvent, EventDraftSchema, isValidEvent } from "./rollout/validate.ts";
+export { verifyRollout } from "./rollout/verify.ts";
+export { renderWaterfall } from "./rollout/waterfall.ts";
+export {
+  type CompactOptions,
+  type CompactResult,
+  compactSession,
+  estimateTokens,
+  keepLastUserTurns,
+} from "./session/compaction.ts";
+export { type LoopBlock, type LoopMessage, loadHistory, toolCallId } from "./session/history.ts";
+export {
+  InterruptHandler,
+  type InterruptOptions,
+  type InterruptTarget,
+  markInterrupted,
+} from "./session/interrupt.ts";
+// Sessions
+export {
+  appendMessages,
+  archiveSession,
+  createSession,
+  deleteSession,
+  forkSession,
+  getSession,
+  type LazySession,
+  listSessions,
+  type NewSession,
+  pinSession,
+  purgeSession,
+  renameSession,
+  restoreSession,
+  startSession,
+  toStoredMessages,
+  unarchiveSession,
+} from "./session/lifecycle.ts";
+export { CONTINUE_TEXT, resumeSession, type SessionContext } from "./session/resume.ts";
+export { MessageInputSchema, ROLES } from "./session/schema.ts";
+export { markIdle, markRunning, recoverCrashed } from "./session/status.ts";
+export { builtinSummarizer, type CompactionSummary, type Summarizer } from "./session/summarizer.ts";
+export { type TurnView, turnsOf } from "./session/turns.ts";
+// Storage
+export type {
+  AdapterCapabilities,
+  AdapterFactory,
+  AdapterOptions,
+  EventRead,
+  ListPage,
+  ListQuery,
+  MessagesRead,
+  ReadIssue,
+  StorageAdapter,
+} from "./storage/contract.ts";
+export type { MigrateReport, StoreDigest } from "./storage/migrate.ts";
+export { digestStore, migrateStore } from "./storage/migrate.ts";
+export { formatSessionDirName, isSessionDirName, parseSessionDirName } from "./storage/project-key.ts";
+export {
+  type EventDraft,
+  EventEnvelopeSchema,
+  type EventRecord,
+  IdSchema,
+  MessageSchema,
+  type Part,
+  PartSchema,
+  SESSION_STATUSES,
+  type SessionMeta,
+  SessionMetaSchema,
+  type SessionStatus,
+  type StoredMessage,
+  type Usage as MessageUsage,
+  UsageSchema,
+} from "./storage/records.ts";
+export { ADAPTER_NAMES, AUTO_ORDER, DEFAULT_ADAPTER, type OpenedStore, openStore } from "./storage/select.ts";
+export type { Problem, VerifyReport } from "./storage/verify.ts";
+export { verifyStore } from "./storage/verify.ts";
+export type { GoalUpdate } from "./threads/api.ts";
+// Thread store: search, turn view, threads, goals; migrate and verify
+export { listThreads, scanSearch, searchThreads, setGoal, turnItemsView } from "./threads/api.ts";
+export { refreshThreads } from "./threads/refresh.ts";
+export type { SearchHit, SearchQuery, SearchResult } from "./threads/search-text.ts";
+export type { ThreadStore } from "./threads/store.ts";
+export { openThreadStore } from "./threads/store.ts";
+export type { GoalStatus, Thread, ThreadFilter, ToolCall, Turn, TurnItem } from "./threads/types.ts";
+export { VERSION } from "./version.ts";
