@@ -4,11 +4,10 @@
  * BM25. `search_rows` keeps each indexed row's thread, so replacing a thread deletes its FTS rows by
  * rowid instead of scanning the index.
  */
+
 import { Database } from "bun:sqlite";
-import { closeSync, openSync } from "node:fs";
-import { dirname } from "node:path";
 import { bunSqliteDriver, inTransaction, type SqlValue } from "../storage/adapters/_sql-driver.ts";
-import { ensureDir, FILE_MODE } from "../util/atomic.ts";
+import { openSqliteFile } from "../storage/engines/bun-sqlite.ts";
 import { ftsExpression, type RowKind, type SearchHit } from "./search-text.ts";
 import type { ThreadStore } from "./store.ts";
 import type { Thread, ThreadSource, Turn } from "./types.ts";
@@ -42,31 +41,26 @@ CREATE VIRTUAL TABLE search USING fts5 (body, tokenize = 'unicode61 remove_diacr
 
 /** Open (creating) the SQLite thread store at `file` (or `:memory:`). */
 export function openSqlThreadStore(file: string): ThreadStore {
-  if (file !== ":memory:") {
-    ensureDir(dirname(file));
-    closeSync(openSync(file, "a", FILE_MODE));
-  }
-  const db = new Database(file, { create: true, strict: true });
-  const d = bunSqliteDriver(db);
-  try {
-    d.exec("PRAGMA busy_timeout = 15000");
-    if (file !== ":memory:") d.exec("PRAGMA journal_mode = WAL");
-    d.exec("PRAGMA synchronous = NORMAL");
+  const init = (db: Database) => {
+    const d = bunSqliteDriver(db);
     const version = d.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-    if (version !== THREAD_SCHEMA) {
-      if (version !== 0)
-        throw Object.assign(new Error(`thread store schema ${version}`), { code: "thread_store_version" });
-      inTransaction(d, () => {
-        if ((d.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0) === 0) {
-          d.exec(DDL);
-          d.exec(`PRAGMA user_version = ${THREAD_SCHEMA}`);
-        }
-      });
-    }
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+    if (version === THREAD_SCHEMA) return;
+    if (version !== 0)
+      throw Object.assign(new Error(`thread store schema ${version}`), { code: "thread_store_version" });
+    inTransaction(d, () => {
+      d.exec(DDL);
+      d.exec(`PRAGMA user_version = ${THREAD_SCHEMA}`);
+    });
+  };
+  const db =
+    file === ":memory:"
+      ? (() => {
+          const mem = new Database(":memory:", { strict: true });
+          init(mem);
+          return mem;
+        })()
+      : openSqliteFile(file, { busyTimeoutMs: 15_000, synchronous: "NORMAL", init });
+  const d = bunSqliteDriver(db);
   let depth = 0;
 
   const remove = (id: string) => {

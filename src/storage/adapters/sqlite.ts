@@ -4,13 +4,12 @@
  * busy timeout makes concurrent writers from other processes wait their turn instead of failing
  * with SQLITE_BUSY (reference/bun-engineering.md §3). The schema is versioned (`_sql-schema.ts`).
  */
-import { Database } from "bun:sqlite";
-import { closeSync, openSync } from "node:fs";
-import { dirname, join } from "node:path";
+
+import { join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
-import { ensureDir, FILE_MODE } from "../../util/atomic.ts";
 import type { AdapterFactory } from "../contract.ts";
+import { openSqliteFile } from "../engines/bun-sqlite.ts";
 import { rebuildCounters, type SqlHost, sqlAdapter } from "./_sql-core.ts";
 import { bunSqliteDriver, inTransaction, type SqlDriver } from "./_sql-driver.ts";
 import { migrate } from "./_sql-schema.ts";
@@ -25,22 +24,20 @@ export const sqliteStorePath = (home: string) => join(homePaths(home).state, "st
 
 /** Open (creating and migrating) a store database with the adapter's pragmas. */
 export function openSqliteStore(file: string, fsync: "never" | "batch" | "always" = "batch"): SqlDriver {
-  ensureDir(dirname(file));
-  // Create the file private (0600): SQLite gives its -wal and -shm files the same mode.
-  closeSync(openSync(file, "a", FILE_MODE));
-  const db = new Database(file, { create: true, strict: true });
-  const d = bunSqliteDriver(db);
+  let d: SqlDriver | undefined;
   try {
-    // The busy timeout first: switching to WAL itself may wait for another process.
-    d.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    d.exec("PRAGMA journal_mode = WAL");
-    d.exec(`PRAGMA synchronous = ${fsync === "always" ? "FULL" : fsync === "never" ? "OFF" : "NORMAL"}`);
-    migrate(d, file);
+    openSqliteFile(file, {
+      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      synchronous: fsync === "always" ? "FULL" : fsync === "never" ? "OFF" : "NORMAL",
+      init: (db) => {
+        d = bunSqliteDriver(db);
+        migrate(d, file);
+      },
+    });
   } catch (error) {
-    db.close();
     throw busyToLocked(error, file);
   }
-  return d;
+  return d!;
 }
 
 /** SQLITE_BUSY past the timeout becomes our `locked` error (exit 4), never a raw engine error. */

@@ -1,0 +1,49 @@
+/**
+ * Opening a bun:sqlite database file that several processes may open at the same moment.
+ *
+ * The busy timeout does not cover everything: switching a fresh file to WAL and running the schema
+ * migration can fail at once with SQLITE_BUSY when another process is doing the same (SQLite skips
+ * the busy handler where waiting could deadlock). So the first-open work — WAL, pragmas, `init`
+ * (migrations) — runs under our cross-process lock file beside the database. Afterwards every
+ * write is a `BEGIN IMMEDIATE` transaction, which does wait for the busy timeout.
+ */
+import { Database } from "bun:sqlite";
+import { closeSync, openSync } from "node:fs";
+import { dirname } from "node:path";
+import { ensureDir, FILE_MODE } from "../../util/atomic.ts";
+import { withLockSync } from "../../util/lock.ts";
+
+export interface OpenSqliteOptions {
+  /** How long a statement waits for another process's lock (ms). */
+  busyTimeoutMs: number;
+  /** `PRAGMA synchronous` value. */
+  synchronous?: "OFF" | "NORMAL" | "FULL";
+  /** Use WAL (default true). */
+  wal?: boolean;
+  /** Schema creation / migration, run under the init lock. */
+  init?: (db: Database) => void;
+}
+
+/** Open `file` (created 0600), with the busy timeout set first and initialisation serialised. */
+export function openSqliteFile(file: string, options: OpenSqliteOptions): Database {
+  ensureDir(dirname(file));
+  // Create the file private: SQLite gives its -wal and -shm files the same mode.
+  closeSync(openSync(file, "a", FILE_MODE));
+  const db = new Database(file, { create: true, strict: true });
+  try {
+    db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs}`);
+    withLockSync(
+      `${file}.init.lock`,
+      () => {
+        if (options.wal !== false) db.exec("PRAGMA journal_mode = WAL");
+        if (options.synchronous) db.exec(`PRAGMA synchronous = ${options.synchronous}`);
+        options.init?.(db);
+      },
+      options.busyTimeoutMs,
+    );
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
