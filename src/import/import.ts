@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { homePaths } from "../home.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
+import { ensureDir } from "../util/atomic.ts";
 import { withLock } from "../util/lock.ts";
 import { defaultRoots } from "./discover.ts";
 import { importRoot, type SourceSummary } from "./run.ts";
@@ -42,7 +43,9 @@ export function rootsFor(agent: Agent | "auto", paths: string[]): { agent: Agent
 
 /** One import pass. Missing default locations are skipped; a missing explicit path is reported. */
 export async function importSources(opts: ImportOptions): Promise<ImportReport> {
-  const lock = join(homePaths(opts.home).state, "imports.lock");
+  const state = homePaths(opts.home).state;
+  ensureDir(state); // a missing directory would cost the lock a retry sleep
+  const lock = join(state, "imports.lock");
   return withLock(lock, async () => {
     const { imports, problem } = loadImports(opts.home);
     const sources: SourceSummary[] = [];

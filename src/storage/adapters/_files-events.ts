@@ -10,6 +10,7 @@ import { readLines } from "../../util/lines.ts";
 import { stampEvents } from "../_events.ts";
 import type { EventRead } from "../contract.ts";
 import type { EventDraft, EventRecord } from "../records.ts";
+import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode, lastLineMatching } from "./_files-log.ts";
 
@@ -43,9 +44,7 @@ export class FilesEvents implements LeaseOwner {
     }
     const records = stampEvents(this.sessionId, this.lastSeq!, drafts);
     if (records.length === 0) return records;
-    let text = "";
-    for (const r of records) text += `${JSON.stringify(r)}\n`;
-    this.log.append(text);
+    withJsonLines(records, (bytes) => this.log.append(bytes));
     this.lastSeq = records.at(-1)!.seq;
     this.knownSize = this.log.size;
     return records;

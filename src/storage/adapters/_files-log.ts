@@ -10,6 +10,7 @@ import { FILE_MODE } from "../../util/atomic.ts";
 export type FsyncMode = "never" | "batch" | "always";
 
 const BATCH_MS = 100;
+const NEWLINE = Buffer.from("\n");
 const pending = new Set<AppendLog>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -66,10 +67,11 @@ export class AppendLog {
     return true;
   }
 
-  /** Append `text` (whole lines, ending in a newline) with one write. */
-  append(text: string): void {
+  /** Append `lines` (whole lines, ending in a newline) with one write. */
+  append(lines: string | Uint8Array): void {
     if (this.fd === undefined) this.reload(true);
-    const data = Buffer.from(this.needsNewline ? `\n${text}` : text);
+    const bytes = typeof lines === "string" ? Buffer.from(lines) : lines;
+    const data = this.needsNewline ? Buffer.concat([NEWLINE, bytes]) : bytes;
     let written = 0;
     while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
     this.size += data.length;

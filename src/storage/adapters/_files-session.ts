@@ -12,6 +12,7 @@ import { readLines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
 import { checkMessages, checkMeta, MAX_MESSAGE_BYTES } from "../_validate.ts";
 import type { SessionMeta, StoredMessage } from "../records.ts";
+import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode } from "./_files-log.ts";
 import { readMessagesFile, tryParseMessage } from "./_files-messages.ts";
@@ -113,15 +114,17 @@ export class FilesSession implements LeaseOwner {
     const meta = await this.hold();
     const msgs = checkMessages(messages);
     checkUsageRule(meta, msgs);
-    let text = "";
-    for (const [i, m] of msgs.entries()) {
-      const line = JSON.stringify(m);
-      if (line.length > MAX_MESSAGE_BYTES) {
-        throw badInput(`message ${m.id} is larger than ${MAX_MESSAGE_BYTES} bytes`, { field: `[${i}]` });
-      }
-      text += `${line}\n`;
-    }
-    this.log.append(text);
+    withJsonLines(
+      msgs,
+      (bytes) => this.log.append(bytes),
+      (line, i) => {
+        if (line.length > MAX_MESSAGE_BYTES) {
+          throw badInput(`message ${msgs[i]!.id} is larger than ${MAX_MESSAGE_BYTES} bytes`, {
+            field: `[${i}]`,
+          });
+        }
+      },
+    );
     this.meta = foldMessagesIntoMeta(meta, msgs);
     this.metaDirty = true;
   }
@@ -132,8 +135,8 @@ export class FilesSession implements LeaseOwner {
       throw conflict(`session ${this.id} changed while it was being rewritten`);
     }
     const msgs = checkMessages(messages);
-    const text = msgs.map((m) => `${JSON.stringify(m)}\n`).join("");
-    writeFileAtomic(this.files.messages, text, { fsync: this.ctx.fsync !== "never" });
+    const fsync = this.ctx.fsync !== "never";
+    withJsonLines(msgs, (bytes) => writeFileAtomic(this.files.messages, bytes, { fsync }));
     this.log.reload(true);
     this.meta = { ...meta, messageCount: msgs.length };
     this.writeMeta();

@@ -12,6 +12,7 @@ import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
+import { withJsonLines } from "./_files-encode.ts";
 import { eventsPath, FilesEvents, readEventsFile } from "./_files-events.ts";
 import { type IndexBackend, SessionIndex } from "./_files-index.ts";
 import { releaseAllLeases, releaseLeasesOf } from "./_files-lease.ts";
@@ -52,10 +53,19 @@ const factory: AdapterFactory = (options) => {
     return s;
   };
 
+  // The lock directory exists before the first lock is taken: a missing one costs the lock's
+  // retry sleep (1 ms) on every first write to a fresh home.
+  let locksReady = false;
+  const readyLocks = () => {
+    if (!locksReady) ensureDir(layout.locks);
+    locksReady = true;
+  };
+
   const eventLog = (id: string): FilesEvents => {
     checkId(id);
     let e = events.get(id);
     if (!e) {
+      readyLocks();
       e = new FilesEvents(id, eventsPath(layout.rollout, id), locator.lockPath("e", id), fsync);
       events.set(id, e);
     }
@@ -96,14 +106,16 @@ const factory: AdapterFactory = (options) => {
       checkProjectPath(m.projectPath);
       const msgs = checkMessages(messages);
       const dir = locator.dirFor(m.projectPath, m.id);
+      readyLocks();
       const tmp = join(dirname(dir), `.tmp-${m.id}-${process.pid}-${++tmpCounter}`);
       const files = sessionFiles(tmp);
       mkdirSync(tmp, { recursive: true, mode: DIR_MODE });
       try {
-        const text = msgs.map((x) => `${JSON.stringify(x)}\n`).join("");
         const fsyncOn = fsync !== "never";
-        writeFileAtomic(files.messages, text, { fsync: fsyncOn });
-        const stored = { ...m, messageCount: msgs.length, messagesBytes: Buffer.byteLength(text) };
+        const size = withJsonLines(msgs, (bytes) =>
+          writeFileAtomic(files.messages, bytes, { fsync: fsyncOn }),
+        );
+        const stored = { ...m, messageCount: msgs.length, messagesBytes: size };
         writeFileAtomic(files.meta, `${JSON.stringify(stored, null, 2)}\n`, { fsync: fsyncOn });
         const handle = new FilesSession(m.id, sessionFiles(dir), {
           fsync,
