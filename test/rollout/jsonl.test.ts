@@ -56,6 +56,30 @@ describe("readJsonlBatches", () => {
     expect(r.end).toBe(Buffer.byteLength(text));
   });
 
+  test("ASCII chunks (parsed as bytes) and non-ASCII chunks (parsed as text) report alike", async () => {
+    // Regions with a non-ASCII byte are decoded before parsing: error offsets are then UTF-16
+    // units, and must still come out as the same line numbers, messages and byte offsets.
+    await using dir = await tempDir();
+    const lines = ['{"a":"X"}', "", '{"b":"XX"} junk', "{bad X", '{"c":"X"}', "[1]", '{"d":3}'];
+    const read = async (x: string) => {
+      const file = join(dir.path, `${x.length}-${x.charCodeAt(0)}.jsonl`);
+      const text = `${lines.map((l) => l.replaceAll("X", x)).join("\n")}\n`;
+      writeFileSync(file, text);
+      const r = await readAll(file);
+      expect(r.end).toBe(Buffer.byteLength(text));
+      return { ...r, end: undefined, issues: r.issues.map((i) => [i.line, i.message]) };
+    };
+    const ascii = await read("x");
+    expect(ascii.lines).toEqual([1, 5, 6, 7]);
+    expect(ascii.issues.map(([line]) => line)).toEqual([3, 4]);
+    for (const x of ["é", "✓", "😀"]) {
+      const other = await read(x);
+      expect(other.lines).toEqual(ascii.lines);
+      expect(other.issues).toEqual(ascii.issues);
+      expect(JSON.stringify(other.values).replaceAll(x, "x")).toBe(JSON.stringify(ascii.values));
+    }
+  });
+
   test("continues from an offset (how --follow reads only what was appended)", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "f.jsonl");

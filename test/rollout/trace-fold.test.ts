@@ -204,3 +204,30 @@ describe("changed files", () => {
     expect(pathsFromPatch("*** Update File: a b.ts  \n")).toEqual(["a b.ts"]);
   });
 });
+
+describe("snapshots and sealing (spans are rows until handed out)", () => {
+  test("each finish() hands out fresh objects: changing one snapshot leaves the next alone", () => {
+    const fold = createTraceFold("s");
+    const log = logBuilder()
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add(req)
+      .add({ ...req, type: "model.response", toolCalls: ["Edit"] })
+      .add({
+        type: "function.call",
+        turnId: "turn-0",
+        tool: "Edit",
+        callId: "c1",
+        args: { file_path: "a.ts" },
+      })
+      .add({ type: "function.output", turnId: "turn-0", tool: "Edit", callId: "c1" });
+    for (const e of log.events) fold.push(e);
+    const first = fold.finish();
+    first.modelSpans[0]!.toolCalls.push("mutated");
+    first.toolSpans[0]!.turnKey = "mutated";
+    const second = fold.seal();
+    expect(second.modelSpans[0]!.toolCalls).toEqual(["Edit"]);
+    expect(second.toolSpans[0]).toMatchObject({ turnKey: "turn-0#1", args: { file_path: "a.ts" } });
+    expect(second.changedFiles).toEqual(["a.ts"]);
+    expect(() => fold.finish()).toThrow("after seal");
+  });
+});

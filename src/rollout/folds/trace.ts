@@ -2,16 +2,21 @@
  * The trace fold: model spans, tool spans (tools that ran), denied spans (kept apart), compactions,
  * changed files and totals, from one session's event stream. Pure and streaming: `push` one event at
  * a time, `finish` any number of times (it snapshots; `--follow` calls it on every redraw with a new
- * `now`). Tool pairing lives in `_tools.ts`; open-request ageing is here, in `finish`.
+ * `now`). Tool pairing lives in `_tools.ts`, model spans in `_model-rows.ts`, turns in
+ * `_turn-rows.ts`; open-request ageing is here, in `finish`. While the log streams, spans are rows of
+ * numbers (see `_rows.ts`), not objects: the fold's working memory and the GC's work stay small on a
+ * log of hundreds of thousands of spans. `finish` builds the Trace's objects from the rows.
  */
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import type { RolloutEvent } from "../events.ts";
+import { ModelRows } from "./_model-rows.ts";
+import { createInterner } from "./_rows.ts";
 import { createToolPairing } from "./_tools.ts";
+import { TurnRows } from "./_turn-rows.ts";
 import { changedFileTools } from "./changed-files.ts";
-import type { ModelSpan, Trace, TraceTurn } from "./trace-types.ts";
-import { createTurnKeyer, type TurnInfo } from "./turns.ts";
+import type { ModelSpan, Trace } from "./trace-types.ts";
 
 /** An open request older than this is `hung` (freecode's provider header timeout, and the ecosystem's). */
 export const DEFAULT_HANG_MS = 300_000;
@@ -35,7 +40,7 @@ export interface TraceFold {
   skip(type: string): void;
   /** A snapshot of the trace so far (the fold can keep going); `now` overrides the option. */
   finish(now?: number): Trace;
-  /** The final Trace without copying the spans (half the peak memory); the fold is spent after it. */
+  /** The final Trace; the fold lets its rows go and is spent after it (`finish` then throws). */
   seal(): Trace;
 }
 
@@ -43,19 +48,10 @@ export interface TraceFold {
 export function createTraceFold(sessionId: string, options: TraceOptions = {}): TraceFold {
   const hangMs = options.hangMs ?? DEFAULT_HANG_MS;
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
-  const keyer = createTurnKeyer();
-  // Every parsed line has its own copy of "Bash" or the model name: keep one per distinct value.
-  const interned = new Map<string, string>();
-  const intern = (x: string) => {
-    const known = interned.get(x);
-    if (known !== undefined) return known;
-    if (interned.size < 10_000) interned.set(x, x);
-    return x;
-  };
-  const tools = createToolPairing(changedFileTools(options.changedFileTools), (x) => intern(x));
-  const turns: TurnInfo[] = [];
-  const modelSpans: ModelSpan[] = [];
-  const open: ModelSpan[] = [];
+  const intern = createInterner();
+  const turns = new TurnRows(intern);
+  const models = new ModelRows(intern);
+  const tools = createToolPairing(changedFileTools(options.changedFileTools), intern);
   const compactions: Trace["compactions"] = [];
   const parseErrors: Trace["parseErrors"] = [];
   let startedAt: number | undefined;
@@ -67,24 +63,10 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let redirectsSkipped = 0;
   let ended = false;
   let skippedEvents = 0;
+  let spent = false;
 
-  const addTurn = (turn: TurnInfo) => void turns.push(turn);
-  const keyOf = (turnId: string | undefined, e: RolloutEvent) =>
-    keyer.turnFor(turnId, e.timestamp, e.seq, addTurn)?.turnKey;
-  /** The open span of this turn, else the oldest open one (turn ids restart on resume). */
-  const takeOpen = (turnKey: string | undefined, close: boolean): ModelSpan | undefined => {
-    if (open.length === 0) return undefined;
-    let i = 0;
-    for (let k = 0; k < open.length; k++) {
-      if (open[k]!.turnKey === turnKey) {
-        i = k;
-        break;
-      }
-    }
-    const span = open[i]!;
-    if (close) open.splice(i, 1);
-    return span;
-  };
+  /** The turn row an event belongs to (opening an implicit turn for an unknown id). */
+  const turnOf = (turnId: string | undefined, e: RolloutEvent) => turns.rowFor(turnId, e.timestamp, e.seq);
 
   const push = (e: RolloutEvent): void => {
     eventCount++;
@@ -93,78 +75,38 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     if (e.timestamp > endedAt) endedAt = e.timestamp;
     switch (e.type) {
       case "session.started":
-        keyer.sessionStarted();
+        turns.sessionStarted();
         ended = false;
         return;
       case "session.ended":
         ended = true;
         return;
       case "turn.started":
-        addTurn(keyer.start(e.turnId, e.timestamp, e.seq));
+        turns.start(e.turnId, e.timestamp, e.seq);
         return;
-      case "turn.aborted": {
-        const turn = keyer.turnFor(e.turnId, e.timestamp, e.seq, addTurn) as TraceTurn | undefined;
-        if (turn) {
-          turn.aborted = true;
-          if (e.reason !== undefined) turn.abortReason = e.reason;
-        }
+      case "turn.aborted":
+        turns.abort(turnOf(e.turnId, e), e.reason);
         return;
-      }
-      case "model.request": {
-        const span: ModelSpan = {
-          turnKey: keyOf(e.turnId, e)!,
-          turnId: e.turnId,
-          seq: e.seq,
-          provider: intern(e.provider),
-          model: intern(e.model),
-          startedAt: e.timestamp,
-          status: "in_flight",
-          duration_ms: 0,
-          toolCalls: [],
-        };
-        if (e.streamed !== undefined) span.streamed = e.streamed;
-        if (e.messageCount !== undefined) span.messageCount = e.messageCount;
-        if (e.toolCount !== undefined) span.toolCount = e.toolCount;
-        if (e.promptChars !== undefined) span.promptChars = e.promptChars;
-        modelSpans.push(span);
-        open.push(span);
+      case "model.request":
+        models.request(e, turnOf(e.turnId, e));
         return;
-      }
-      case "model.first_token": {
-        const span = takeOpen(keyOf(e.turnId, e), false);
-        if (span) span.ttft_ms = e.ttft_ms;
+      case "model.first_token":
+        models.firstToken(e, turnOf(e.turnId, e));
         return;
-      }
-      case "model.response": {
-        const span = takeOpen(keyOf(e.turnId, e), true) ?? orphanSpan(e, modelSpans);
-        span.status = "ok";
-        span.duration_ms = e.duration_ms ?? e.timestamp - span.startedAt;
-        if (e.ttft_ms !== undefined) span.ttft_ms = e.ttft_ms;
-        if (e.echoedModel !== undefined) span.echoedModel = e.echoedModel;
-        if (e.inputTokens !== undefined) span.inputTokens = e.inputTokens;
-        if (e.outputTokens !== undefined) span.outputTokens = e.outputTokens;
-        if (e.cacheReadTokens !== undefined) span.cacheReadTokens = e.cacheReadTokens;
-        if (e.cacheWriteTokens !== undefined) span.cacheWriteTokens = e.cacheWriteTokens;
-        if (e.reasoningTokens !== undefined) span.reasoningTokens = e.reasoningTokens;
-        span.toolCalls = e.toolCalls ?? [];
+      case "model.response":
+        models.response(e, turnOf(e.turnId, e));
         return;
-      }
-      case "model.error": {
-        const span = takeOpen(keyOf(e.turnId, e), true) ?? orphanSpan(e, modelSpans);
-        span.status = "error";
-        span.duration_ms = e.duration_ms ?? e.timestamp - span.startedAt;
-        span.errorKind = e.kind;
-        if (e.error !== undefined) span.error = e.error;
+      case "model.error":
+        models.error(e, turnOf(e.turnId, e));
         return;
-      }
       case "function.call":
-        tools.call(e, keyOf(e.turnId, e));
+        tools.call(e, turnOf(e.turnId, e));
         return;
       case "function.output":
-        tools.output(e, keyOf(e.turnId, e));
+        tools.output(e, turnOf(e.turnId, e));
         return;
       case "function.denied":
-        tools.denied(e, keyOf(e.turnId, e));
+        tools.denied(e, turnOf(e.turnId, e));
         return;
       case "compact.occurred":
         compactions.push({
@@ -176,15 +118,15 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
         compactedTokens += Math.max(0, e.beforeTokens - e.afterTokens);
         return;
       case "redirect.triggered":
-        keyOf(e.turnId, e);
+        turnOf(e.turnId, e);
         redirects++;
         return;
       case "redirect.skipped":
-        keyOf(e.turnId, e);
+        turnOf(e.turnId, e);
         redirectsSkipped++;
         return;
       case "parse.error":
-        keyOf(e.turnId, e);
+        turnOf(e.turnId, e);
         return;
       case "subagent.start":
       case "subagent.stop":
@@ -201,14 +143,32 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     }
   };
 
-  const finish = (nowOverride?: number, inPlace = false): Trace => {
+  /** The spans are built here, as fresh objects, from the rows (every call gets its own). */
+  const finish = (nowOverride?: number): Trace => {
+    if (spent) throw new Error("trace fold: finish() after seal()");
     const now = nowOverride ?? options.now;
     const start = startedAt ?? 0;
     const asOf = now ?? endedAt;
-    const spans = modelSpans.map((s) => ageSpan(inPlace ? s : { ...s }, asOf, hangMs, stallMs));
-    const toolSpans = tools.spans(inPlace);
-    const sum = (pick: (s: ModelSpan) => number | undefined) =>
-      spans.reduce((acc, s) => acc + (pick(s) ?? 0), 0);
+    const keys = turns.keys();
+    const spans = models.toSpans(keys, (row) => turns.turnId(row));
+    const totals = { model_ms: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, stalls: 0 };
+    let hung = false;
+    let inFlight = false;
+    for (const s of spans) {
+      ageSpan(s, asOf, hangMs, stallMs);
+      totals.model_ms += s.duration_ms;
+      totals.input += s.inputTokens ?? 0;
+      totals.output += s.outputTokens ?? 0;
+      totals.cacheRead += s.cacheReadTokens ?? 0;
+      totals.cacheWrite += s.cacheWriteTokens ?? 0;
+      totals.reasoning += s.reasoningTokens ?? 0;
+      if (s.status === "hung") hung = true;
+      else if (s.status === "in_flight") inFlight = true;
+      if (s.stalledBeforeFirstToken) totals.stalls++;
+    }
+    const toolSpans = tools.spans(keys);
+    let tool_ms = 0;
+    for (const s of toolSpans) tool_ms += s.duration_ms;
     return {
       sessionId,
       startedAt: start,
@@ -216,32 +176,32 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       wall_ms: Math.max(0, (now ?? endedAt) - start),
       eventCount,
       lastSeq,
-      turns: inPlace ? (turns as TraceTurn[]) : turns.map((turn) => ({ ...turn }) as TraceTurn),
+      turns: turns.toTurns(keys),
       modelSpans: spans,
       toolSpans,
-      deniedSpans: tools.denials(inPlace),
+      deniedSpans: tools.denials(keys),
       pendingCalls: tools.pending(),
-      compactions: [...compactions],
+      compactions: compactions.map((c) => ({ ...c })),
       compactedTokens,
       changedFiles: tools.changedFiles(),
       redirects,
       redirectsSkipped,
-      model_ms: sum((s) => s.duration_ms),
-      tool_ms: toolSpans.reduce((acc, s) => acc + s.duration_ms, 0),
-      inputTokens: sum((s) => s.inputTokens),
-      outputTokens: sum((s) => s.outputTokens),
-      cacheReadTokens: sum((s) => s.cacheReadTokens),
-      cacheWriteTokens: sum((s) => s.cacheWriteTokens),
-      reasoningTokens: sum((s) => s.reasoningTokens),
-      hung: spans.some((s) => s.status === "hung"),
-      inFlight: spans.some((s) => s.status === "in_flight"),
+      model_ms: totals.model_ms,
+      tool_ms,
+      inputTokens: totals.input,
+      outputTokens: totals.output,
+      cacheReadTokens: totals.cacheRead,
+      cacheWriteTokens: totals.cacheWrite,
+      reasoningTokens: totals.reasoning,
+      hung,
+      inFlight,
       ended,
-      stalls: spans.filter((s) => s.stalledBeforeFirstToken).length,
+      stalls: totals.stalls,
       hangMs,
       stallMs,
       asOf,
       skippedEvents,
-      parseErrors: [...parseErrors],
+      parseErrors: parseErrors.map((p) => ({ ...p })),
     };
   };
 
@@ -256,29 +216,15 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       skippedEvents++;
     },
     finish: (now?: number) => finish(now),
-    seal: () => finish(undefined, true),
+    seal: () => {
+      const trace = finish();
+      spent = true;
+      turns.clear();
+      models.clear();
+      tools.clear();
+      return trace;
+    },
   };
-}
-
-/** A response or error with no request in the log: a closed span built from the event alone. */
-function orphanSpan(
-  e: RolloutEvent & { turnId: string; provider: string; model: string },
-  into: ModelSpan[],
-) {
-  const duration = "duration_ms" in e && typeof e.duration_ms === "number" ? e.duration_ms : 0;
-  const span: ModelSpan = {
-    turnKey: `${e.turnId}#?`,
-    turnId: e.turnId,
-    seq: e.seq,
-    provider: e.provider,
-    model: e.model,
-    startedAt: e.timestamp - duration,
-    status: "ok",
-    duration_ms: duration,
-    toolCalls: [],
-  };
-  into.push(span);
-  return span;
 }
 
 /**
