@@ -10,6 +10,7 @@
 import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { redactDeep } from "./redact.ts";
+import { foldHead, joinedHead } from "./text.ts";
 import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
 
 export interface PendingCall {
@@ -66,11 +67,8 @@ export const newBuilderState = (id: string): BuilderState => ({
 export function outputSummary(result: unknown): string | undefined {
   let text: string | undefined;
   if (typeof result === "string") text = result;
-  else if (Array.isArray(result)) {
-    text = result
-      .map((b) => (b && typeof b === "object" && typeof b.text === "string" ? b.text : ""))
-      .join("\n");
-  } else if (result !== undefined && result !== null) text = JSON.stringify(result);
+  else if (Array.isArray(result)) text = joinedHead(result, OUTPUT_CHARS);
+  else if (result !== undefined && result !== null) text = JSON.stringify(result);
   if (text === undefined) return undefined;
   return text.length > OUTPUT_CHARS ? `${text.slice(0, OUTPUT_CHARS)}…` : text;
 }
@@ -107,14 +105,16 @@ export class SessionBuilder {
 
   /** Offer a title; a more trusted source wins, `lastWins` lets a re-generated title replace itself. */
   title(text: string | undefined, source: TitleSource, lastWins = false): void {
-    const clean = text?.replace(/\s+/g, " ").trim();
-    if (!clean) return;
-    const value = source === "prompt" && clean.length > 50 ? `${clean.slice(0, 49)}…` : clean;
     const cur = this.s.title;
     const rank = TITLE_RANK[source];
-    if (!cur || rank > TITLE_RANK[cur.source] || (rank === TITLE_RANK[cur.source] && lastWins)) {
-      this.s.title = { text: this.r(value), source };
-    }
+    // Decided before cleaning: every later prompt of a long session offers a title that cannot win.
+    if (cur && !(rank > TITLE_RANK[cur.source] || (rank === TITLE_RANK[cur.source] && lastWins))) return;
+    if (!text) return;
+    // A prompt title keeps 50 characters: fold only the head of a long prompt.
+    const clean = source === "prompt" ? foldHead(text, 51) : text.replace(/\s+/g, " ").trim();
+    if (!clean) return;
+    const value = source === "prompt" && clean.length > 50 ? `${clean.slice(0, 49)}…` : clean;
+    this.s.title = { text: this.r(value), source };
   }
 
   private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {

@@ -8,6 +8,7 @@ import type { Part, StoredMessage } from "../storage/records.ts";
 import type { SessionBuilder } from "./builder.ts";
 import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor } from "./ids.ts";
+import { joinedHead } from "./text.ts";
 import { bump } from "./types.ts";
 
 /** A transcript line: loosely typed, every field optional (new fields appear every release). */
@@ -40,16 +41,17 @@ const textOf = (content: unknown): string =>
 /** Why a tool result is a refusal: permission rule, hook, or the user saying no. */
 function denial(
   e: ClaudeEntry,
-  text: string,
+  content: unknown,
+  head: string,
   isError: boolean,
 ): { source: DenySource; reason: string } | undefined {
   const kind = typeof e.toolDenialKind === "string" ? e.toolDenialKind : undefined;
   if (kind) {
     const source: DenySource = kind.includes("rule") ? "rule" : kind.includes("hook") ? "hook" : "permission";
-    return { source, reason: text.slice(0, 500) };
+    return { source, reason: head.slice(0, 500) };
   }
-  if (isError && REJECTED.test(text)) {
-    const said = /the user said:\n([\s\S]*)$/.exec(text)?.[1];
+  if (isError && REJECTED.test(head)) {
+    const said = /the user said:\n([\s\S]*)$/.exec(textOf(content))?.[1];
     return { source: "user", reason: (said ?? "rejected by the user").slice(0, 500) };
   }
   return undefined;
@@ -129,9 +131,11 @@ function toolResult(
     bump(ctx.counts.skipped, "user/tool_result(no matching call)");
     return false;
   }
-  const text = textOf(block.content);
   const isError = block.is_error === true;
-  const denied = denial(e, text, isError);
+  // The checks below read the start of the result text (anchored patterns, a 500-character
+  // reason): join only that much of a long output.
+  const head = typeof block.content === "string" ? block.content : joinedHead(blocksOf(block.content), 500);
+  const denied = denial(e, block.content, head, isError);
   let childId: string | undefined;
   if (SUBAGENT_TOOLS.has(call.tool)) {
     const agentId = (e.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
@@ -147,7 +151,7 @@ function toolResult(
   }
   b.toolResult(callId, { at, output: block.content, failed: isError && !denied, denied });
   if (childId && !denied) b.subagent("stop", callId, at, childId);
-  if (!denied && INTERRUPTED.test(text)) b.turnAbort(`${callId}.abort`, at, "interrupted");
+  if (!denied && INTERRUPTED.test(head)) b.turnAbort(`${callId}.abort`, at, "interrupted");
   return true;
 }
 

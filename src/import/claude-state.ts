@@ -3,6 +3,7 @@
  * context the entry handlers get, and closing a streamed response into its `model.response`.
  */
 import type { BuilderState, SessionBuilder } from "./builder.ts";
+import { foldHead } from "./text.ts";
 import type { EntryCounts, ImportWarning } from "./types.ts";
 
 /** A streamed response still collecting its lines (one line per content block). */
@@ -57,7 +58,7 @@ export function promptKey(content: unknown): string | undefined {
     const first = content.find((b) => b && typeof b === "object" && b.type === "text");
     text = first?.text;
   }
-  return text ? text.replace(/\s+/g, " ").trim().slice(0, 200) : undefined;
+  return text ? foldHead(text, 200) : undefined;
 }
 
 /** Close a builder's open response: `model.response` with the last line's usage. */

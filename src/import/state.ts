@@ -4,7 +4,7 @@
  * documents a content hash. It is derived data — the writer merges by stable ids, so a lost or
  * corrupt state file only costs a full re-read, never a duplicate. Written atomically.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { homePaths } from "../home.ts";
@@ -55,14 +55,31 @@ export function saveImports(home: string, imports: Imports, fsync = true): void 
 
 const SAMPLE = 64 * 1024;
 
+/** Up to `length` bytes of `fd` from `start` (fewer at the end of the file). */
+function readRange(fd: number, start: number, length: number): Uint8Array {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, start + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
 /**
  * Hash of bytes `[0, end)` of a file: the whole prefix when small, else its head and tail plus the
  * length — enough to tell an appended file from a rewritten one without re-reading gigabytes.
+ * Read synchronously: two small reads cost less than a round trip through the async file API.
  */
 export async function prefixHash(path: string, end: number): Promise<string> {
-  const file = Bun.file(path);
-  if (end <= SAMPLE * 2) return Bun.hash(await file.slice(0, end).arrayBuffer()).toString(36);
-  const head = await file.slice(0, SAMPLE).arrayBuffer();
-  const tail = await file.slice(end - SAMPLE, end).arrayBuffer();
-  return `${end}:${Bun.hash(head).toString(36)}:${Bun.hash(tail).toString(36)}`;
+  const fd = openSync(path, "r");
+  try {
+    if (end <= SAMPLE * 2) return Bun.hash(readRange(fd, 0, end)).toString(36);
+    const head = readRange(fd, 0, SAMPLE);
+    const tail = readRange(fd, end - SAMPLE, SAMPLE);
+    return `${end}:${Bun.hash(head).toString(36)}:${Bun.hash(tail).toString(36)}`;
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -33,22 +33,16 @@ export function withJsonLines(
   use: (bytes: Uint8Array) => void,
   check?: LineCheck,
 ): number {
-  const lines = new Array<string>(records.length);
-  let chars = 0;
+  let buf = take(0);
+  let off = 0;
   for (let i = 0; i < records.length; i++) {
+    // Encoded as soon as it is made: the string dies young instead of a batch of them living on.
     const line = JSON.stringify(records[i]);
     check?.(line, i);
-    lines[i] = line;
-    chars += line.length + 1;
-  }
-  // One byte per character fits ASCII; wider text grows the buffer (rarely more than once).
-  let buf = take(chars);
-  let off = 0;
-  for (const line of lines) {
     if (buf.length - off < line.length * 3 + 1) {
       const need = Buffer.byteLength(line) + 1;
       if (buf.length - off < need) {
-        const bigger = take(Math.max(Math.ceil(buf.length * 1.5), off + need));
+        const bigger = take(Math.max(buf.length * 2, off + need, 64 * 1024));
         buf.copy(bigger, 0, 0, off);
         buf = bigger;
       }
