@@ -128,19 +128,21 @@ function addTokens(meta: SessionMeta, g: Totals): SessionMeta {
 
 /**
  * Write one imported session. `cache` keeps what storage holds between calls (watch mode), so a
- * grown transcript does not re-read the whole stored session on every poll.
+ * grown transcript does not re-read the whole stored session on every poll. Without a cache what
+ * was written is not noted down (nobody would read it: a large first import would pay for hashing
+ * and indexing ids for nothing).
  */
 export async function writeSession(
   adapter: StorageAdapter,
   s: ImportedSession,
-  cache: Map<string, Known> = new Map(),
+  cache?: Map<string, Known>,
 ): Promise<WriteOutcome> {
   const id = s.meta.id;
   const cur = await adapter.getMeta(id);
-  let known = cache.get(id);
+  let known = cache?.get(id);
   if (!known) {
     known = await loadKnown(adapter, id, cur !== undefined);
-    cache.set(id, known);
+    cache?.set(id, known);
   }
   const derived = [...s.changed, ...s.messages];
   // A message derived again (a full document, or a re-read after a lost state) is compared by
@@ -163,7 +165,7 @@ export async function writeSession(
   if (!cur) {
     if (fresh.length === 0) {
       if (events.length > 0) await adapter.appendEvents(id, events);
-      for (const e of events) if (e.id) known.events.add(e.id);
+      if (cache) for (const e of events) if (e.id) known.events.add(e.id);
       return { status: "empty", messages: 0, events: events.length };
     }
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
@@ -178,9 +180,11 @@ export async function writeSession(
       // A replace keeps the token totals as history: add the usage the patched messages gained.
       const gained = usageGain(stored, next);
       if (gained) await adapter.updateMeta(id, (meta) => addTokens(meta, gained));
-      known.messages.clear();
-      for (const m of next) known.messages.set(m.id, digest(m));
-      known.hashed = true;
+      if (cache) {
+        known.messages.clear();
+        for (const m of next) known.messages.set(m.id, digest(m));
+        known.hashed = true;
+      }
       status = "updated";
     }
     if (fresh.length > 0) {
@@ -193,10 +197,10 @@ export async function writeSession(
       status = "updated";
     }
   }
-  for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
+  if (cache) for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
   if (events.length > 0) {
     await adapter.appendEvents(id, events);
-    for (const e of events) if (e.id) known.events.add(e.id);
+    if (cache) for (const e of events) if (e.id) known.events.add(e.id);
     status = status === "created" ? "created" : "updated";
   }
   return { status, messages: fresh.length + patched.size, events: events.length };
