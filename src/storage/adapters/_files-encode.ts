@@ -11,7 +11,7 @@
 export type LineCheck = (line: string, index: number) => void;
 
 /** The largest buffer kept for the next batch; a bigger batch gets memory of its own. */
-const KEEP_BYTES = 32 * 1024 * 1024;
+const KEEP_BYTES = 16 * 1024 * 1024;
 let scratch: Buffer | undefined;
 let busy = false;
 
