@@ -1,8 +1,17 @@
 /**
- * Using every core for large selections: the sessions are split into shards balanced by file size;
- * this process folds one shard while child processes (`freecode eval __worker`, the same executable)
- * fold the others and stream their results back as JSON lines. Child processes rather than Workers
- * because a compiled binary can always re-run itself, with no extra entry points to bundle.
+ * Using every core for large selections: the sessions are split into shards balanced by bytes, and
+ * each shard is folded by a child process (`freecode eval __worker`, the same executable) that
+ * streams its results back as JSON lines; this process only lists, splits and aggregates.
+ *
+ * Why child processes and not Worker threads (measured, see bench/eval.ts and the README's Speed):
+ * - a Worker's entry must be listed as an extra entry point of `bun build --compile`; a child
+ *   process is the binary itself, nothing else to bundle;
+ * - the children run with JavaScriptCore's top tier (FTL) off (`BUN_JSC_useFTLJIT=0`, unless the
+ *   caller set it). A fold of a few hundred sessions is over before FTL code pays back its compile
+ *   time: with it on, each process spent about a quarter of its CPU in JIT threads and the second
+ *   process made the split a loss. JSC options are per process, so a thread cannot have this;
+ * - a thread's VM warms its JIT up from nothing just as a process does, so it saves only the
+ *   process start (about 50 ms).
  */
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -20,16 +29,21 @@ export function selfCommand(): string[] {
 }
 
 const sizes = new Map<string, number>();
-/** A rollout's size in bytes (1 for store sessions, whose size is unknown), memoised. */
+/** What a session costs to open, beyond its bytes (a file, a stream, a fold set up): ~16 KiB of reading. */
+const PER_SESSION = 16 * 1024;
+/** Store sessions have no file to measure: count them as a typical recorded session. */
+const UNKNOWN_SIZE = 48 * 1024;
+
+/** A job's weight for splitting: its rollout's bytes plus the per-session cost, memoised. */
 function sizeOf(j: SessionJob): number {
   const f = j.ref.file;
-  if (!f) return 1;
+  if (!f) return UNKNOWN_SIZE + PER_SESSION;
   let s = sizes.get(f);
   if (s === undefined) {
     try {
-      s = statSync(f).size;
+      s = statSync(f).size + PER_SESSION;
     } catch {
-      s = 1;
+      s = PER_SESSION;
     }
     sizes.set(f, s);
   }
@@ -48,26 +62,42 @@ export function shard(jobs: SessionJob[], n: number): SessionJob[][] {
   return shards.map((s) => s.jobs).filter((s) => s.length > 0);
 }
 
-/**
- * The number of processes for a selection. A worker costs a process start, its own JIT warm-up and a
- * re-read of the case files (measured: about 0.5 s of CPU per worker on the development VM, where
- * splitting 26–52 MiB over two processes was slower than one), so the split is kept for large
- * selections: from `threshold` sessions (default 48) holding at least `minBytes` of rollouts
- * (default 128 MiB). `workers` caps the count; `--workers N` forces N.
- */
-export function processesFor(
-  jobs: SessionJob[],
-  options: { workers?: number; threshold?: number; minBytes?: number; forced?: boolean },
-): number {
-  const max = options.workers ?? availableParallelism();
-  if (max <= 1 || jobs.length < (options.threshold ?? 48)) return 1;
-  if (!options.forced) {
-    let bytes = 0;
-    for (const j of jobs) bytes += sizeOf(j);
-    if (bytes < (options.minBytes ?? 128 * 1024 * 1024)) return 1;
-  }
-  return Math.min(max, jobs.length);
+/** Where a selection is folded: here, or in `processes` child processes (one shard each). */
+export interface Plan {
+  processes: number;
+  /** Fold in child processes (the JIT's top tier off) rather than in this process. */
+  children: boolean;
 }
+
+export interface PlanOptions {
+  /** The most processes to use (default: the cores). */
+  workers?: number;
+  /** `--workers N`: exactly min(N, sessions) processes; N = 1 folds here, N ≥ 2 in children. */
+  forced?: boolean;
+  /** Fewer sessions than this are folded here (default 16). */
+  threshold?: number;
+  /** Fewer bytes of rollouts than this are folded here (default 24 MiB). */
+  minBytes?: number;
+}
+
+/**
+ * Where to fold a selection: here for a small one, else in one child per core. A child costs a
+ * process start (~50 ms) and its own JIT warm-up (~0.2 s of CPU), and gains the FTL-off JIT (a
+ * quarter less CPU for a fold of 52 MiB) and the other cores. On the shared 2-core VM, two children
+ * broke even with one process at ~26 MiB; see the README's Speed for the numbers above that.
+ */
+export function planFor(jobs: SessionJob[], options: PlanOptions = {}): Plan {
+  const max = Math.max(1, Math.min(options.workers ?? availableParallelism(), jobs.length));
+  if (options.forced) return { processes: max, children: max > 1 };
+  if (jobs.length < (options.threshold ?? 16)) return { processes: 1, children: false };
+  let bytes = 0;
+  for (const j of jobs) bytes += sizeOf(j);
+  if (bytes < (options.minBytes ?? 24 * 1024 * 1024)) return { processes: 1, children: false };
+  return { processes: max, children: true };
+}
+
+/** The children's environment: no colour, and the FTL tier off unless the caller chose otherwise. */
+const childEnv = () => ({ BUN_JSC_useFTLJIT: "0", ...process.env, NO_COLOR: "1" });
 
 /** Run a shard in a child process; resolves to its results. */
 async function runChild(request: WorkerRequest): Promise<SessionEval[]> {
@@ -75,7 +105,7 @@ async function runChild(request: WorkerRequest): Promise<SessionEval[]> {
     stdin: new Blob([JSON.stringify(request)]),
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, NO_COLOR: "1" },
+    env: childEnv(),
   });
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
@@ -96,17 +126,17 @@ async function runChild(request: WorkerRequest): Promise<SessionEval[]> {
 }
 
 /**
- * Evaluate every job once, spreading the work over `processes` processes (this one included).
- * `local` evaluates a shard in this process.
+ * Evaluate every job once: here (`local`), or in the plan's child processes, one shard each, while
+ * this process waits. (This process never folds a shard beside them: its JIT runs with FTL on, and
+ * with as many children as cores it would only compete with them.)
  */
 export async function evaluateAll(
   jobs: SessionJob[],
-  processes: number,
+  plan: Plan,
   base: Omit<WorkerRequest, "jobs">,
   local: (jobs: SessionJob[]) => Promise<SessionEval[]>,
 ): Promise<SessionEval[]> {
-  if (processes <= 1) return local(jobs);
-  const [mine = [], ...theirs] = shard(jobs, processes);
-  const all = await Promise.all([local(mine), ...theirs.map((s) => runChild({ ...base, jobs: s }))]);
+  if (!plan.children || jobs.length === 0) return local(jobs);
+  const all = await Promise.all(shard(jobs, plan.processes).map((s) => runChild({ ...base, jobs: s })));
   return all.flat();
 }

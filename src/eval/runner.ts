@@ -11,7 +11,7 @@ import { aggregateCase } from "./aggregate.ts";
 import { compileCase } from "./compile.ts";
 import { type EvaluateOptions, evaluateSession, type SessionEval, type SessionJob } from "./evaluate.ts";
 import { type LoadedCase, loadCases } from "./load-cases.ts";
-import { evaluateAll, processesFor } from "./pool.ts";
+import { evaluateAll, planFor } from "./pool.ts";
 import { type EvalReport, exitCodeOf } from "./report.ts";
 import {
   inTimeRange,
@@ -31,9 +31,9 @@ export interface RunEvalOptions {
   store?: { adapter: StorageAdapter; name?: string; home: string };
   prices?: Record<string, Price>;
   evaluate?: Omit<EvaluateOptions, "adapter">;
-  /** Use this many processes (default: the cores, for a large selection only; see `processesFor`). */
+  /** Use exactly this many processes (1: this one; default: decided by size, see `planFor`). */
   workers?: number;
-  /** Consider worker processes from this many selected sessions on (default 48). */
+  /** Consider worker processes from this many selected sessions on (default 16). */
   parallelThreshold?: number;
 }
 
@@ -62,20 +62,24 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
   });
 
   const evaluate = { ...options.evaluate, now: options.evaluate?.now ?? Date.now() };
-  const processes = processesFor([...jobs.values()], {
-    ...(options.workers ? { workers: options.workers, forced: true } : {}),
-    ...(options.parallelThreshold !== undefined ? { threshold: options.parallelThreshold } : {}),
-  });
+  // A memory store lives in this process only: a child would see it empty.
+  const sharedStore = options.sessions || options.store?.name !== "memory";
+  const plan = sharedStore
+    ? planFor([...jobs.values()], {
+        ...(options.workers ? { workers: options.workers, forced: true } : {}),
+        ...(options.parallelThreshold !== undefined ? { threshold: options.parallelThreshold } : {}),
+      })
+    : { processes: 1, children: false };
+  const adapter = options.store?.adapter;
+  const here = { ...evaluate, ...(adapter ? { adapter } : {}) };
   const local = async (shard: SessionJob[]) => {
     const out: SessionEval[] = [];
-    const adapter = options.store?.adapter;
-    for (const job of shard)
-      out.push(await evaluateSession(job, compiled, { ...evaluate, ...(adapter ? { adapter } : {}) }));
+    for (const job of shard) out.push(await evaluateSession(job, compiled, here));
     return out;
   };
   const evals = await evaluateAll(
     [...jobs.values()],
-    processes,
+    plan,
     {
       casePaths: options.cases,
       cwd: process.cwd(),
@@ -113,7 +117,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
     startedAt,
     durationMs: Date.now() - startedAt,
     sessionsFolded: jobs.size,
-    processes,
+    processes: plan.processes,
     summary: {
       cases: cases.length,
       passed: count("pass"),

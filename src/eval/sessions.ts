@@ -23,14 +23,19 @@ export interface SessionRef {
 
 const GLOB_CHARS = /[*?[{]/;
 
+/** The optional `meta.json` beside a rollout (one read; a missing file is the common case). */
 function metaBeside(file: string): SessionMeta | undefined {
-  const path = join(dirname(file), "meta.json");
-  if (!existsSync(path)) return undefined;
+  let text: string;
   try {
-    const r = v.safeParse(SessionMetaSchema, JSON.parse(readFileSync(path, "utf8")));
+    text = readFileSync(join(dirname(file), "meta.json"), "utf8");
+  } catch {
+    return undefined; // absent or unreadable: "no meta", so selectors on meta will not match
+  }
+  try {
+    const r = v.safeParse(SessionMetaSchema, JSON.parse(text));
     return r.success ? r.output : undefined;
   } catch {
-    return undefined; // an unreadable sidecar only means "no meta": selectors on meta will not match
+    return undefined;
   }
 }
 

@@ -54,8 +54,12 @@ export function expectBashMatches(trace: Trace, patterns: string[]): Outcome {
 
 /** No shell command that ran matches any of the patterns. */
 export function forbidBashMatches(trace: Trace, patterns: string[]): Outcome {
-  for (const [span, cmd] of shellCalls(trace)) {
-    const hit = patterns.find((p) => compileRegex(p).test(cmd));
+  const res = patterns.map((p) => compileRegex(p));
+  for (const span of trace.toolSpans) {
+    if (!isShellTool(span.tool)) continue;
+    const cmd = commandOf(span) ?? "";
+    const i = res.findIndex((re) => re.test(cmd));
+    const hit = i === -1 ? undefined : patterns[i];
     if (hit !== undefined) {
       return fail(
         `forbidden shell command ${show(cmd, 80)} matched /${hit}/i at call #${span.index} (seq ${span.callSeq})`,

@@ -48,14 +48,22 @@ function whyNot(step: Step, span: ToolSpan): string {
 
 /** Maximum bipartite matching of steps to calls (Kuhn): stepToCall[i] is a call index or -1. */
 function match(steps: Step[], calls: ToolSpan[]): { stepToCall: number[]; callToStep: number[] } {
-  const edges = steps.map((s) => calls.flatMap((c, j) => (fits(s, c) ? [j] : [])));
-  const callToStep = calls.map(() => -1);
-  const stepToCall = steps.map(() => -1);
-  const tryStep = (i: number, seen: boolean[]): boolean => {
+  const edges: number[][] = [];
+  for (const s of steps) {
+    const e: number[] = [];
+    for (let j = 0; j < calls.length; j++) if (fits(s, calls[j]!)) e.push(j);
+    edges.push(e);
+  }
+  const callToStep = new Array<number>(calls.length).fill(-1);
+  const stepToCall = new Array<number>(steps.length).fill(-1);
+  // seen[j] === round: call j was visited in this step's search (one array for all rounds).
+  const seen = new Int32Array(calls.length);
+  let round = 0;
+  const tryStep = (i: number): boolean => {
     for (const j of edges[i]!) {
-      if (seen[j]) continue;
-      seen[j] = true;
-      if (callToStep[j] === -1 || tryStep(callToStep[j]!, seen)) {
+      if (seen[j] === round) continue;
+      seen[j] = round;
+      if (callToStep[j] === -1 || tryStep(callToStep[j]!)) {
         callToStep[j] = i;
         stepToCall[i] = j;
         return true;
@@ -63,11 +71,10 @@ function match(steps: Step[], calls: ToolSpan[]): { stepToCall: number[]; callTo
     }
     return false;
   };
-  for (let i = 0; i < steps.length; i++)
-    tryStep(
-      i,
-      calls.map(() => false),
-    );
+  for (let i = 0; i < steps.length; i++) {
+    round++;
+    tryStep(i);
+  }
   return { stepToCall, callToStep };
 }
 
@@ -75,9 +82,8 @@ function match(steps: Step[], calls: ToolSpan[]): { stepToCall: number[]; callTo
 export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
   const steps = spec.steps.map(norm);
   const calls = trace.toolSpans;
-  const names = calls.map((c) => c.tool);
-  const expected = steps.map(label);
-  const base = { expected, actual: names };
+  // Built only for a failure: a passing check needs no evidence.
+  const evidence = () => ({ expected: steps.map(label), actual: calls.map((c) => c.tool) });
   const ok = () => pass(`${spec.mode}: ${plural(calls.length, "call")} fit ${plural(steps.length, "step")}`);
 
   switch (spec.mode) {
@@ -88,7 +94,7 @@ export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
         if (step && call && fits(step, call)) continue;
         if (step && call)
           return fail(`strict: step ${i} diverges: ${whyNot(step, call)}`, {
-            ...base,
+            ...evidence(),
             step: i,
             seq: call.callSeq,
             callIndex: i,
@@ -96,11 +102,11 @@ export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
         if (step)
           return fail(
             `strict: step ${i} ${label(step)} missing: the trajectory ends after ${plural(calls.length, "call")}`,
-            { ...base, step: i },
+            { ...evidence(), step: i },
           );
         return fail(
           `strict: unexpected extra ${at(call!)} after the ${plural(steps.length, "expected step")}`,
-          { ...base, step: i, seq: call!.callSeq, callIndex: i },
+          { ...evidence(), step: i, seq: call!.callSeq, callIndex: i },
         );
       }
       return ok();
@@ -116,7 +122,7 @@ export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
           const near = calls.slice(from).find((c) => nameMatches(step.name, c.tool));
           const hint = near ? `; nearest: ${whyNot(step, near)}` : "";
           return fail(`in_order: step ${i} ${label(step)} not found${after}${hint}`, {
-            ...base,
+            ...evidence(),
             step: i,
             ...(near
               ? { seq: near.callSeq, callIndex: near.index }
@@ -141,7 +147,7 @@ export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
         return fail(
           `${spec.mode}: step ${missing} ${label(steps[missing]!)} has no matching call of its own (${plural(stepToCall.filter((x) => x === -1).length, "step")} unmatched)`,
           {
-            ...base,
+            ...evidence(),
             step: missing,
           },
         );
@@ -151,7 +157,7 @@ export function expectSequence(trace: Trace, spec: SequenceSpec): Outcome {
         return fail(
           `${spec.mode}: ${at(c)} is not among the expected steps (${plural(callToStep.filter((x) => x === -1).length, "call")} unmatched)`,
           {
-            ...base,
+            ...evidence(),
             seq: c.callSeq,
             callIndex: extra,
           },

@@ -31,15 +31,25 @@ export function nameMatches(pattern: string, name: string): boolean {
 export const anyNameMatches = (patterns: readonly string[], name: string) =>
   patterns.some((p) => nameMatches(p, name));
 
-const globCache = new Map<string, Bun.Glob>();
+const globCache = new Map<string, { glob: Bun.Glob; seen: Map<string, boolean> }>();
+/** Verdicts remembered per glob: the same paths recur across the sessions of a selection. */
+const SEEN_LIMIT = 10_000;
 
 /** Whether a path matches a glob: the whole path, or (relative globs) any trailing part of it. */
 export function pathMatches(pattern: string, path: string): boolean {
-  let glob = globCache.get(pattern);
-  if (!glob) {
-    glob = new Bun.Glob(pattern);
-    globCache.set(pattern, glob);
+  let entry = globCache.get(pattern);
+  if (!entry) {
+    entry = { glob: new Bun.Glob(pattern), seen: new Map() };
+    globCache.set(pattern, entry);
   }
+  const known = entry.seen.get(path);
+  if (known !== undefined) return known;
+  const hit = matchPath(entry.glob, pattern, path);
+  if (entry.seen.size < SEEN_LIMIT) entry.seen.set(path, hit);
+  return hit;
+}
+
+function matchPath(glob: Bun.Glob, pattern: string, path: string): boolean {
   const normalized = path.replace(/\\/g, "/");
   if (glob.match(normalized)) return true;
   if (pattern.startsWith("/")) return false;

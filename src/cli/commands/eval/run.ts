@@ -41,7 +41,8 @@ export const RUN_ARGS = {
   },
   workers: {
     type: "string",
-    description: "At most this many processes (default: the number of cores)",
+    description:
+      "Use N processes: 1 folds in this one, N ≥ 2 in N child processes (default: by the selection's size)",
     valueHint: "n",
   },
 } as const;
