@@ -232,6 +232,15 @@ export function runContractSuite(
       expect((await a.listSessions({})).items[0]?.title).toBe("new title");
       await a.appendMessages(meta.id, [msg("m2", "user", { timestamp: 99 })]);
       expect((await a.listSessions({})).items[0]?.updatedAt).toBe(99);
+      // Totals follow status changes under every filter (the files index keeps them by trigger).
+      await a.updateMeta(meta.id, (m) => ({ ...m, status: "archived" }));
+      expect((await a.listSessions({})).total).toBe(1);
+      expect((await a.listSessions({ status: "archived" })).total).toBe(1);
+      expect((await a.listSessions({ status: "idle" })).total).toBe(0);
+      expect((await a.listSessions({ projectPath: meta.projectPath })).total).toBe(1);
+      await a.updateMeta(meta.id, (m) => ({ ...m, status: "deleted" }));
+      expect((await a.listSessions({})).total).toBe(0);
+      expect((await a.listSessions({ all: true })).total).toBe(1);
       expect(await a.purgeSession(meta.id)).toBe(true);
       expect((await a.listSessions({ all: true })).total).toBe(0);
     });

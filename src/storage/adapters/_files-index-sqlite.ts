@@ -15,9 +15,20 @@ create index if not exists sessions_by_pin on sessions (pinned desc, updated des
 create index if not exists sessions_by_status on sessions (status);
 create index if not exists sessions_by_project on sessions (project, updated desc, id);
 create index if not exists sessions_by_key on sessions (key);
-create table if not exists kv (k text primary key, v text not null);`;
+create table if not exists kv (k text primary key, v text not null);
+-- Row counts per (project, status), kept by triggers, so a page's \`total\` costs a handful of rows
+-- instead of counting every session (listing must not grow with the store).
+create table if not exists counts (project text not null, status text not null, n integer not null,
+  primary key (project, status));
+create trigger if not exists sessions_count_in after insert on sessions begin
+  insert into counts (project, status, n) values (new.project, new.status, 1)
+    on conflict (project, status) do update set n = n + 1;
+end;
+create trigger if not exists sessions_count_out after delete on sessions begin
+  update counts set n = n - 1 where project = old.project and status = old.status;
+end;`;
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** Open (creating) the SQLite index; throws when SQLite cannot start here. */
 export function openSqliteIndex(path: string): IndexBackend {
@@ -31,12 +42,15 @@ export function openSqliteIndex(path: string): IndexBackend {
   versionQuery.finalize();
   if (version !== SCHEMA_VERSION) {
     db.exec("pragma journal_mode = wal;");
+    // Another version's tables are derived data: drop them; the missing state makes a full rebuild.
+    db.exec("drop table if exists sessions; drop table if exists kv; drop table if exists counts;");
     db.exec(SCHEMA);
     db.exec(`pragma user_version = ${SCHEMA_VERSION}`);
   }
   db.exec("pragma synchronous = normal;");
+  // Delete then insert (not `insert or replace`, whose implicit delete fires no trigger).
   const upsert = db.prepare(
-    "insert or replace into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",
+    "insert into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",
   );
   const remove = db.prepare("delete from sessions where id = ?");
   const getState = db.prepare<{ v: string }, []>("select v from kv where k = 'state'");
@@ -53,6 +67,7 @@ export function openSqliteIndex(path: string): IndexBackend {
     setState: (state) => putState.run(JSON.stringify(state)),
     upsert(rows: IndexRow[]) {
       for (const { meta, key } of rows) {
+        remove.run(meta.id);
         upsert.run(
           meta.id,
           key,
@@ -68,7 +83,7 @@ export function openSqliteIndex(path: string): IndexBackend {
       for (const id of ids) remove.run(id);
     },
     idsOf: (key) => idsOf.all(key).map((r) => r.id),
-    clear: () => db.exec("delete from sessions; delete from kv;"),
+    clear: () => db.exec("delete from sessions; delete from kv; delete from counts;"),
     query(query: ListQuery) {
       const where: string[] = [];
       const params: (string | number)[] = [];
@@ -83,9 +98,9 @@ export function openSqliteIndex(path: string): IndexBackend {
       } else if (!query.all) where.push("status != 'deleted'");
       const w = where.length ? `where ${where.join(" and ")}` : "";
       const order = `order by ${query.pinnedFirst ? "pinned desc, " : ""}updated desc, id asc`;
-      const counter = db.prepare(`select count(*) as n from sessions ${w}`);
+      // The filters are on project and status only, so the counts table answers the total.
+      const counter = db.query(`select coalesce(sum(n), 0) as n from counts ${w}`);
       const total = (counter.get(...params) as { n: number }).n;
-      counter.finalize();
       const limit = query.limit === undefined ? -1 : Math.max(0, query.limit);
       const select = db.prepare<{ meta: string }, (string | number)[]>(
         `select meta from sessions ${w} ${order} limit ? offset ?`,
