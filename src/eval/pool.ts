@@ -14,7 +14,7 @@
  *   process start (about 50 ms).
  */
 import { statSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FreecodeError } from "../errors.ts";
 import type { SessionEval, SessionJob } from "./evaluate.ts";
@@ -76,24 +76,32 @@ export interface PlanOptions {
   forced?: boolean;
   /** Fewer sessions than this are folded here (default 16). */
   threshold?: number;
-  /** Fewer bytes of rollouts than this are folded here (default 24 MiB). */
+  /** Fewer bytes of rollouts than this are folded here (default 24 MiB)… */
   minBytes?: number;
+  /** …or than this while the machine is busy: load ≥ cores (default 96 MiB). */
+  busyMinBytes?: number;
+  /** The 1-minute load average (default: the system's). */
+  load?: number;
 }
 
 /**
  * Where to fold a selection: here for a small one, else in one child per core. A child costs a
- * process start (~50 ms) and its own JIT warm-up (~0.2 s of CPU), and gains the FTL-off JIT (a
- * quarter less CPU for a fold of 52 MiB) and the other cores. On the shared 2-core VM, two children
- * broke even with one process at ~26 MiB; see the README's Speed for the numbers above that.
+ * process start (~50 ms) and its own JIT warm-up (~0.2 s of CPU); it gains the FTL-off JIT and the
+ * other cores, but only cores that are free. Measured on the 2-core VM (README, Speed): at 52 MiB
+ * two children won by 10–15% at load ~2 and lost by a third at load 2–3.5; at 206 MiB they won
+ * even under load. So the split starts at `minBytes`, or at `busyMinBytes` when the load average
+ * already fills the cores (the rule `make -l` follows).
  */
 export function planFor(jobs: SessionJob[], options: PlanOptions = {}): Plan {
-  const max = Math.max(1, Math.min(options.workers ?? availableParallelism(), jobs.length));
+  const cores = options.workers ?? availableParallelism();
+  const max = Math.max(1, Math.min(cores, jobs.length));
   if (options.forced) return { processes: max, children: max > 1 };
-  if (jobs.length < (options.threshold ?? 16)) return { processes: 1, children: false };
+  if (max <= 1 || jobs.length < (options.threshold ?? 16)) return { processes: 1, children: false };
   let bytes = 0;
   for (const j of jobs) bytes += sizeOf(j);
-  if (bytes < (options.minBytes ?? 24 * 1024 * 1024)) return { processes: 1, children: false };
-  return { processes: max, children: true };
+  const busy = (options.load ?? loadavg()[0] ?? 0) >= availableParallelism();
+  const min = busy ? (options.busyMinBytes ?? 96 * 1024 * 1024) : (options.minBytes ?? 24 * 1024 * 1024);
+  return bytes < min ? { processes: 1, children: false } : { processes: max, children: true };
 }
 
 /** The children's environment: no colour, and the FTL tier off unless the caller chose otherwise. */

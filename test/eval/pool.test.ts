@@ -20,18 +20,32 @@ describe("planFor: where a selection is folded", () => {
   test("a selection with few sessions or few bytes is folded here", async () => {
     await using dir = await tempDir();
     const jobs = jobsOfSizes(join(dir.path, "r"), Array(20).fill(1000));
-    expect(planFor(jobs.slice(0, 5), { workers: 2 })).toEqual({ processes: 1, children: false });
-    expect(planFor(jobs, { workers: 2 })).toEqual({ processes: 1, children: false }); // 20 KB < 24 MiB
+    expect(planFor(jobs.slice(0, 5), { workers: 2, load: 0 })).toEqual({ processes: 1, children: false });
+    // 20 × (1 KB + 16 KiB per session) is far below 24 MiB
+    expect(planFor(jobs, { workers: 2, load: 0 })).toEqual({ processes: 1, children: false });
   });
 
   test("from minBytes on, one child per core (capped by the sessions)", async () => {
     await using dir = await tempDir();
     const jobs = jobsOfSizes(join(dir.path, "r"), Array(20).fill(100_000));
     // 20 × (100 KB + 16 KiB per session) ≈ 2.3 MB
-    expect(planFor(jobs, { workers: 2, minBytes: 2_000_000 })).toEqual({ processes: 2, children: true });
-    expect(planFor(jobs, { workers: 2, minBytes: 3_000_000 })).toEqual({ processes: 1, children: false });
-    expect(planFor(jobs.slice(0, 3), { workers: 8, minBytes: 1, threshold: 1 })).toEqual({
+    const idle = { workers: 2, load: 0 };
+    expect(planFor(jobs, { ...idle, minBytes: 2_000_000 })).toEqual({ processes: 2, children: true });
+    expect(planFor(jobs, { ...idle, minBytes: 3_000_000 })).toEqual({ processes: 1, children: false });
+    expect(planFor(jobs.slice(0, 3), { workers: 8, load: 0, minBytes: 1, threshold: 1 })).toEqual({
       processes: 3,
+      children: true,
+    });
+  });
+
+  test("a busy machine (load ≥ cores) needs busyMinBytes before it splits", async () => {
+    await using dir = await tempDir();
+    const jobs = jobsOfSizes(join(dir.path, "r"), Array(20).fill(100_000));
+    const sizes = { workers: 2, minBytes: 1_000_000, busyMinBytes: 3_000_000 };
+    expect(planFor(jobs, { ...sizes, load: 0 })).toEqual({ processes: 2, children: true });
+    expect(planFor(jobs, { ...sizes, load: 1e6 })).toEqual({ processes: 1, children: false });
+    expect(planFor(jobs, { ...sizes, busyMinBytes: 2_000_000, load: 1e6 })).toEqual({
+      processes: 2,
       children: true,
     });
   });
@@ -40,6 +54,7 @@ describe("planFor: where a selection is folded", () => {
     await using dir = await tempDir();
     const jobs = jobsOfSizes(join(dir.path, "r"), [10, 10, 10]);
     expect(planFor(jobs, { workers: 1, forced: true })).toEqual({ processes: 1, children: false });
+    expect(planFor(jobs, { workers: 2, forced: true, load: 1e6 })).toEqual({ processes: 2, children: true });
     expect(planFor(jobs, { workers: 2, forced: true })).toEqual({ processes: 2, children: true });
     expect(planFor(jobs, { workers: 9, forced: true })).toEqual({ processes: 3, children: true });
   });
