@@ -1,15 +1,20 @@
 /**
  * Eval: `freecode eval` (the compiled binary) running one case of 20 assertions over 1,000 recorded
  * sessions, against a compiled fold-only program (same build flags, same runtime) that folds the same
- * 1,000 sessions into Traces with `loadTrace` in a loop and nothing else. Both are fresh processes, so
- * start-up and JIT warm-up hit both alike. Target: ratio ≤ 1.5 — the assertions are cheap next to
- * reading. The first pair lets eval choose its processes (one, below 128 MiB of rollouts); the second
- * forces both cores (`--workers 2`) to show what the split costs or gains at this size. Sessions are
- * generated in a temp dir (~100 events, ~90 KB each, with denials, a compaction and varied tools) and
- * deleted at the end. `EVAL_BENCH_SESSIONS` / `EVAL_BENCH_OUTPUT_BYTES` change the count and size.
+ * 1,000 sessions into Traces with `loadTrace` in a loop, in one process, and nothing else. Both are
+ * fresh processes, so start-up and JIT warm-up hit both alike. Target: ratio ≤ 1.5 for eval as a user
+ * runs it (default settings: at this size one process when the load average fills the cores, else
+ * one child process per core with the JIT's FTL tier off). Then both cores forced (`--workers 2`),
+ * one process forced (`--workers 1`: the single-process overhead), and `--workers 2` against the
+ * fold-only program run with the same JIT setting as eval's children (`BUN_JSC_useFTLJIT=0`), which
+ * shows how much of the gain is the JIT setting rather than the second core. Each subject's CPU
+ * utilisation ((user + sys) / wall, children included) is printed, with the load average before
+ * and after, because the machine is shared. Sessions are generated in a temp dir (~100 events,
+ * ~53 KB each, with denials, a compaction and varied tools) and deleted at the end.
+ * `EVAL_BENCH_SESSIONS` / `EVAL_BENCH_OUTPUT_BYTES` change the count and size.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { defineBench, exec } from "./_harness.ts";
 
@@ -23,6 +28,8 @@ const binary = join(work, "freecode");
 const cases = join(work, "case.yaml");
 const foldOnly = join(work, "fold-only");
 let bytes = 0;
+let defaultProcesses = 0;
+const defaultLoads: number[] = [];
 
 function writeSession(n: number): void {
   const id = `task-${n % 250}-${Math.floor(n / 250)}`;
@@ -149,11 +156,36 @@ for (const f of new Bun.Glob("**/*.jsonl").scanSync({ cwd: dir, absolute: true }
 console.log(n);
 `;
 
+/** Wall and CPU (user + sys, reaped children included) of each run, per label. */
+const usage = new Map<string, { wall: number; cpu: number }[]>();
+const loads: number[][] = [];
+
+/** Run a command to completion, recording its CPU time; throws if it fails. */
+function run(label: string, cmd: string[], env?: Record<string, string>): void {
+  const t0 = performance.now();
+  const p = Bun.spawnSync(cmd, {
+    stdout: "ignore",
+    stderr: "pipe",
+    env: env ? { ...process.env, ...env } : undefined,
+  });
+  const wall = performance.now() - t0;
+  if (p.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${p.exitCode}): ${p.stderr.toString()}`);
+  const cpu = Number(p.resourceUsage.cpuTime.user + p.resourceUsage.cpuTime.system) / 1000;
+  const runs = usage.get(label) ?? [];
+  runs.push({ wall, cpu });
+  usage.set(label, runs);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? Number.NaN;
+const NO_FTL = { BUN_JSC_useFTLJIT: "0" };
+const evalCmd = (...extra: string[]) => [binary, "eval", cases, "--sessions", rollouts, ...extra];
+
 export default defineBench({
   name: "eval",
   description: `freecode eval: ${SESSIONS} sessions × 20 assertions vs folding the same sessions`,
   rounds: 5,
   setup() {
+    loads.push(loadavg());
     for (let n = 0; n < SESSIONS; n++) writeSession(n);
     writeFileSync(cases, CASE);
     exec([process.execPath, join(root, "build.ts"), "--outfile", binary]);
@@ -168,34 +200,68 @@ export default defineBench({
     ]);
     // The case must really evaluate every session (a bench of "could not evaluate" proves nothing).
     const out = join(work, "check.json");
-    Bun.spawnSync([binary, "eval", cases, "--sessions", rollouts, "--reporter", `json:${out}`]);
+    Bun.spawnSync([...evalCmd(), "--reporter", `json:${out}`]);
     const report = JSON.parse(readFileSync(out, "utf8")) as {
       sessionsFolded: number;
+      processes: number;
       cases: { counts: { errored: number } }[];
     };
     if (report.sessionsFolded !== SESSIONS || report.cases[0]!.counts.errored !== 0)
       throw new Error("bench case did not evaluate every session");
+    defaultProcesses = report.processes;
   },
   teardown: () => rmSync(work, { recursive: true, force: true }),
   pairs: () => [
     {
-      label: `eval ${SESSIONS} sessions × 20 assertions (binary, default processes) vs fold ${SESSIONS} sessions`,
-      subject: () => exec([binary, "eval", cases, "--sessions", rollouts]),
-      baseline: () => exec([foldOnly, rollouts]),
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, default settings) vs fold ${SESSIONS} sessions in one process`,
+      subject: () => {
+        defaultLoads.push(loadavg()[0] ?? 0);
+        run("eval default", evalCmd());
+      },
+      baseline: () => run("fold", [foldOnly, rollouts]),
       target: { max: 1.5 },
       units: SESSIONS,
       unitName: "sessions",
     },
     {
-      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 2: both cores) vs fold ${SESSIONS} sessions`,
-      subject: () => exec([binary, "eval", cases, "--sessions", rollouts, "--workers", "2"]),
-      baseline: () => exec([foldOnly, rollouts]),
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 2: two child processes, FTL off) vs fold ${SESSIONS} sessions`,
+      subject: () => run("eval --workers 2", evalCmd("--workers", "2")),
+      baseline: () => run("fold", [foldOnly, rollouts]),
+      units: SESSIONS,
+      unitName: "sessions",
+    },
+    {
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 1: this process, FTL on) vs fold ${SESSIONS} sessions`,
+      subject: () => run("eval --workers 1", evalCmd("--workers", "1")),
+      baseline: () => run("fold", [foldOnly, rollouts]),
+      units: SESSIONS,
+      unitName: "sessions",
+    },
+    {
+      label: `eval ${SESSIONS} sessions × 20 assertions (binary, --workers 2) vs fold ${SESSIONS} sessions with FTL off too`,
+      subject: () => run("eval --workers 2", evalCmd("--workers", "2")),
+      baseline: () => run("fold, FTL off", [foldOnly, rollouts], NO_FTL),
       units: SESSIONS,
       unitName: "sessions",
     },
   ],
-  facts: () => ({
-    sessions: `${SESSIONS} (${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / SESSIONS / 1024).toFixed(0)} KiB each)`,
-    cores: String(availableParallelism()),
-  }),
+  facts: () => {
+    loads.push(loadavg());
+    const facts: Record<string, string> = {
+      sessions: `${SESSIONS} (${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / SESSIONS / 1024).toFixed(0)} KiB each)`,
+      cores: String(availableParallelism()),
+      "load average (1, 5, 15 min) before / after": loads
+        .map((l) => l.map((x) => x.toFixed(2)).join(" "))
+        .join(" / "),
+      "eval default": `${defaultProcesses} process(es) at setup; ${defaultLoads.filter((l) => l >= availableParallelism()).length} of ${defaultLoads.length} default runs started with the load average ≥ the cores (busy: below 96 MiB eval then folds in one process)`,
+    };
+    for (const [label, runs] of usage) {
+      const wall = median(runs.map((r) => r.wall));
+      const cpu = median(runs.map((r) => r.cpu));
+      const util = median(runs.map((r) => r.cpu / r.wall));
+      facts[`cpu ${label}`] =
+        `median ${cpu.toFixed(0)} ms CPU over ${wall.toFixed(0)} ms wall, utilisation ${util.toFixed(2)} cores (${runs.length} runs)`;
+    }
+    return facts;
+  },
 });
