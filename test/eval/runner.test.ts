@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runEval } from "../../src/eval/runner.ts";
-import { ROOT, tempDir } from "../_helpers.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { ROOT, tempDir, tempHome } from "../_helpers.ts";
 
 const EXAMPLES = join(ROOT, "examples");
 
@@ -58,6 +59,25 @@ describe("runEval", () => {
     const [one, two] = [await runEval(opts), await runEval({ ...opts, parallelThreshold: 1, workers: 2 })];
     expect(two.processes).toBe(2);
     expect(JSON.stringify(two.cases)).toBe(JSON.stringify(one.cases));
+  });
+
+  test("a memory store is folded in this process even with workers: 2 (a child would find it empty)", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    for (const id of ["a", "b", "c"]) {
+      await adapter.appendEvents(id, [
+        { type: "turn.started", turnId: "t", timestamp: 1_000 },
+        { type: "session.ended", reason: "exit", timestamp: 2_000 },
+      ] as never);
+    }
+    const cases = join(home.path, "c.yaml");
+    writeFileSync(cases, "id: few-turns\nsessions: all\nexpect:\n  - turns: { max: 5 }\n");
+    const store = { adapter, name: "memory", home: home.path };
+    const r = await runEval({ cases: [cases], store, workers: 2, parallelThreshold: 1 });
+    await adapter.close();
+    expect(r.processes).toBe(1);
+    expect(r.sessionsFolded).toBe(3);
+    expect(r.cases[0]).toMatchObject({ verdict: "pass", counts: { sessions: 3, passed: 3 } });
   });
 
   test("missing, corrupt and still-running sessions could not be evaluated (exit 2), apart from failures", async () => {
