@@ -209,6 +209,8 @@ export default defineBench({
     if (report.sessionsFolded !== SESSIONS || report.cases[0]!.counts.errored !== 0)
       throw new Error("bench case did not evaluate every session");
     defaultProcesses = report.processes;
+    // Write back the fresh sessions and binaries (~270 MB) now, not during the first pair's rounds.
+    Bun.spawnSync(["sync"]);
   },
   teardown: () => rmSync(work, { recursive: true, force: true }),
   pairs: () => [
