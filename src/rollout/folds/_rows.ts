@@ -10,6 +10,9 @@
 const CHUNK_BITS = 12;
 const CHUNK_ROWS = 1 << CHUNK_BITS;
 const ROW_MASK = CHUNK_ROWS - 1;
+/** The first chunk starts this small and doubles: most sessions have a few dozen spans, and a full
+ * chunk (~0.5 MB, NaN-filled) per table per session cost page faults and GC in eval over many logs. */
+const FIRST_ROWS = 16;
 
 /** A growable table of numeric rows with a fixed number of fields. */
 export class NumberRows {
@@ -20,7 +23,17 @@ export class NumberRows {
 
   /** Append a row with every field absent (NaN); returns its index. */
   add(): number {
-    if ((this.length & ROW_MASK) === 0) {
+    const n = this.length;
+    if (n < CHUNK_ROWS) {
+      // Inside the first chunk: grow it by doubling until it reaches the full chunk size.
+      const first = this.chunks[0];
+      const capacity = first ? first.length / this.width : 0;
+      if (n === capacity) {
+        const grown = new Float64Array(this.width * Math.max(FIRST_ROWS, capacity * 2)).fill(Number.NaN);
+        if (first) grown.set(first);
+        this.chunks[0] = grown;
+      }
+    } else if ((n & ROW_MASK) === 0) {
       this.chunks.push(new Float64Array(this.width * CHUNK_ROWS).fill(Number.NaN));
     }
     return this.length++;
