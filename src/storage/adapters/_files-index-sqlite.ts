@@ -1,8 +1,7 @@
 /** The listing index in SQLite (`state/sessions-index.db`, WAL, busy timeout). */
-import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
-import { FILE_MODE } from "../../util/atomic.ts";
+import type { Database } from "bun:sqlite";
 import type { ListQuery } from "../contract.ts";
+import { openSqliteFile } from "../engines/bun-sqlite.ts";
 import type { SessionMeta } from "../records.ts";
 import type { IndexBackend, IndexRow, IndexState } from "./_files-index.ts";
 
@@ -32,22 +31,22 @@ const SCHEMA_VERSION = 3;
 
 /** Open (creating) the SQLite index; throws when SQLite cannot start here. */
 export function openSqliteIndex(path: string): IndexBackend {
-  const fresh = !existsSync(path);
-  const db = new Database(path, { create: true });
-  if (fresh) chmodSync(path, FILE_MODE);
-  db.exec("pragma busy_timeout = 5000;");
-  // Set up once per file: later opens skip the DDL (listing runs at every process start).
-  const versionQuery = db.prepare("pragma user_version");
-  const version = (versionQuery.get() as { user_version: number }).user_version;
-  versionQuery.finalize();
-  if (version !== SCHEMA_VERSION) {
-    db.exec("pragma journal_mode = wal;");
-    // Another version's tables are derived data: drop them; the missing state makes a full rebuild.
-    db.exec("drop table if exists sessions; drop table if exists kv; drop table if exists counts;");
-    db.exec(SCHEMA);
-    db.exec(`pragma user_version = ${SCHEMA_VERSION}`);
-  }
-  db.exec("pragma synchronous = normal;");
+  const version = (db: Database) =>
+    (db.query("pragma user_version").get() as { user_version: number }).user_version;
+  // Set up once per file, under the init lock (concurrent first opens would race on WAL and DDL);
+  // later opens skip it (listing runs at every process start).
+  const db = openSqliteFile(path, {
+    busyTimeoutMs: 5000,
+    synchronous: "NORMAL",
+    isReady: (d) => version(d) === SCHEMA_VERSION,
+    init: (d) => {
+      if (version(d) === SCHEMA_VERSION) return;
+      // Another version's tables are derived data: drop them; the missing state makes a full rebuild.
+      d.exec("drop table if exists sessions; drop table if exists kv; drop table if exists counts;");
+      d.exec(SCHEMA);
+      d.exec(`pragma user_version = ${SCHEMA_VERSION}`);
+    },
+  });
   // Delete then insert (not `insert or replace`, whose implicit delete fires no trigger).
   const upsert = db.prepare(
     "insert into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",

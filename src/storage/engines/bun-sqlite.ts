@@ -22,6 +22,12 @@ export interface OpenSqliteOptions {
   wal?: boolean;
   /** Schema creation / migration, run under the init lock. */
   init?: (db: Database) => void;
+  /**
+   * Whether the file is already set up (e.g. its `user_version` is current): then the init lock and
+   * `init` are skipped, for databases opened at every process start. `init` must re-check under the
+   * lock, since another process may have finished first.
+   */
+  isReady?: (db: Database) => boolean;
 }
 
 /** Open `file` (created 0600), with the busy timeout set first and initialisation serialised. */
@@ -32,6 +38,10 @@ export function openSqliteFile(file: string, options: OpenSqliteOptions): Databa
   const db = new Database(file, { create: true, strict: true });
   try {
     db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs}`);
+    if (options.isReady?.(db)) {
+      if (options.synchronous) db.exec(`PRAGMA synchronous = ${options.synchronous}`);
+      return db;
+    }
     withLockSync(
       `${file}.init.lock`,
       () => {
