@@ -60,6 +60,33 @@ describe("importer line reader", () => {
     expect([...jsonlLines(path, bytes.length)]).toEqual([]);
   });
 
+  test("two reads at the same time do not share the kept buffer", async () => {
+    await using dir = await tempDir();
+    const a = join(dir.path, "a.jsonl");
+    const b = join(dir.path, "b.jsonl");
+    writeFileSync(
+      a,
+      Array.from({ length: 3000 }, (_, i) => `{"a":${i},"pad":"${"x".repeat(900)}"}\n`).join(""),
+    );
+    writeFileSync(
+      b,
+      Array.from({ length: 3000 }, (_, i) => `{"b":${i},"pad":"${"y".repeat(700)}"}\n`).join(""),
+    );
+    for (const _ of jsonlLines(a)) break; // leaves a buffer to reuse
+    const ga = jsonlLines(a);
+    const gb = jsonlLines(b);
+    const seen: string[] = [];
+    for (;;) {
+      const x = ga.next();
+      const y = gb.next();
+      if (x.done && y.done) break;
+      if (!x.done) seen.push(x.value.text);
+      if (!y.done) seen.push(y.value.text);
+    }
+    const expected = [...(await streamed(a)), ...(await streamed(b))].map((l) => l.text).sort();
+    expect(seen.sort()).toEqual(expected);
+  });
+
   test("breaking out of the loop closes the file", async () => {
     await using dir = await tempDir();
     const path = join(dir.path, "many.jsonl");
