@@ -2,11 +2,13 @@
  * The importer's line reader: the lines of a JSONL file from a byte offset, read synchronously in
  * blocks into one buffer, found with `Buffer.indexOf` (a memchr) and decoded one line at a time.
  * Same lines as `util/lines.ts`'s `readLines` (empty lines skipped, a last line without a newline
- * yielded as torn, a byte-order mark stripped as `TextDecoder` does), at less than half the cost:
- * that reader's web stream and `Uint8Array.indexOf` cost more than the `JSON.parse` they feed
- * (13.5 MiB: 62 ms vs 25 ms to split and parse). Lines are decoded one by one, not a block at a
- * time: one non-Latin-1 character makes a block a two-byte string, and every line cut from it then
- * parses slower (as `Bun.JSONL.parseChunk` did, 2.4× on the corpus).
+ * yielded as torn, a byte-order mark stripped as `TextDecoder` does), for less: that reader's web
+ * stream, fresh chunk buffers and `Uint8Array.indexOf` cost about as much as the `JSON.parse` they
+ * feed. 13.5 MiB split + parse, same process: 35 vs 30 ms on a quiet machine, 62 vs 25 ms on a busy
+ * one (its chunk buffers fault fresh pages, about 1,100-1,800 per read vs 20-180 here). Lines are
+ * decoded one by one, not a block at a time: one non-Latin-1 character makes a block a two-byte
+ * string, and every line cut from it then parses slower (as `Bun.JSONL.parseChunk` did, 2.4× on
+ * the corpus).
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import type { Line } from "../util/lines.ts";
