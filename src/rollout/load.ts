@@ -8,6 +8,7 @@
 import { existsSync, statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { createMemoryGuard } from "../util/memory-guard.ts";
 import { readJsonlBatches } from "./_jsonl.ts";
 import type { RolloutEvent } from "./events.ts";
 import { createReplayFold, type Replay, type ReplayOptions } from "./folds/replay.ts";
@@ -68,6 +69,7 @@ export async function foldRollout(
       throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     }
     let offset = options.fromOffset ?? 0;
+    const guard = createMemoryGuard();
     let nextLineNo = options.firstLineNo ?? 1;
     for await (const batch of readJsonlBatches(source.file, options)) {
       for (const issue of batch.issues) sink.issue(issue);
@@ -75,6 +77,7 @@ export async function foldRollout(
       for (let i = 0; i < values.length; i++) {
         take(values[i], () => ({ file: source.file, line: batch.lineOf(i) }));
       }
+      guard.advance(batch.endOffset - offset);
       offset = batch.endOffset;
       nextLineNo = batch.nextLineNo;
     }
@@ -145,9 +148,9 @@ const COLLECT_BEFORE_SEAL_BYTES = 64 * 1024 * 1024;
 export async function loadTrace(source: RolloutSource, options?: TraceOptions): Promise<Trace> {
   const fold = createTraceFold(sessionIdOf(source), options);
   const read = await foldRollout(source, fold);
-  // Sealing builds every span object at once. After a big log the parser's garbage is still on the
-  // heap, and the new objects would stack on top of it: collecting first lowered the peak RSS on the
-  // bench's 525 MB log by ~50 MB, for one full collection (small logs never pay it).
+  // The Trace's lists make a view object per turn and span. After a big log the memory the parser's
+  // garbage took is still resident, and the views would stack on top of it: `Bun.gc(true)` collects
+  // and also hands freed memory back (mimalloc), so the views reuse it. Small logs never pay.
   if ((read.offset ?? 0) >= COLLECT_BEFORE_SEAL_BYTES) Bun.gc(true);
   return fold.seal();
 }

@@ -168,7 +168,7 @@ describe("recorder", () => {
     await rec.recordNow({ type: "session.ended", reason: "done" });
     await rec.close();
     const trace = await loadTrace({ adapter, sessionId: "golden" });
-    expect(trace).toMatchSnapshot();
+    expect(JSON.parse(JSON.stringify(trace))).toMatchSnapshot();
     expect(trace.changedFiles).toEqual(["src/x.ts"]);
     await adapter.close();
   });

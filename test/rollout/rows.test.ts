@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { NumberRows } from "../../src/rollout/folds/_rows.ts";
+import { IntRows, NumberRows, StringTable } from "../../src/rollout/folds/_rows.ts";
+import { TextColumn } from "../../src/rollout/folds/_text-column.ts";
 
 describe("NumberRows", () => {
   test("rows keep their values across the first chunk's doublings and later full chunks", () => {
@@ -21,5 +22,59 @@ describe("NumberRows", () => {
     expect(rows.length).toBe(0);
     expect(rows.add()).toBe(0);
     expect(Number.isNaN(rows.get(0, 0))).toBe(true);
+  });
+});
+
+describe("IntRows", () => {
+  test("small integers in 4 bytes; anything else spills to a map and reads back exactly", () => {
+    const rows = new IntRows(2);
+    const values = [0, 1, 0xffff_fffd, 0xffff_fffe, 0xffff_ffff, 2 ** 40, -1, 1.5, Number.MAX_SAFE_INTEGER];
+    for (const [i, x] of values.entries()) {
+      expect(rows.add()).toBe(i);
+      rows.set(i, 1, x);
+    }
+    for (const [i, x] of values.entries()) {
+      expect(rows.get(i, 1)).toBe(x);
+      expect(Number.isNaN(rows.get(i, 0))).toBe(true);
+    }
+    rows.set(6, 1, 7); // a spilled field set back to a small value
+    expect(rows.get(6, 1)).toBe(7);
+    rows.set(6, 1, Number.NaN);
+    expect(Number.isNaN(rows.get(6, 1))).toBe(true);
+  });
+});
+
+describe("TextColumn", () => {
+  test("strings read back as given: ASCII, accents, emoji, empty, long, across 1 MiB chunks", () => {
+    const col = new TextColumn();
+    const long = `${"é".repeat(30_000)}🚀`;
+    const given: string[] = [];
+    for (let i = 0; i < 40_000; i++) {
+      const s =
+        i === 7
+          ? long
+          : i % 5 === 0
+            ? ""
+            : `{"file_path":"src/é-${i}.ts","n":${i},"x":"🚀${"y".repeat(i % 97)}"}`;
+      given.push(s);
+      expect(col.add(s)).toBe(i);
+    }
+    expect(col.length).toBe(given.length);
+    for (const [i, s] of given.entries()) expect(col.get(i)).toBe(s);
+  });
+});
+
+describe("StringTable", () => {
+  test("one number and one copy per distinct string; past the bound, still exact", () => {
+    const table = new StringTable(2);
+    const a = table.id("Bash");
+    expect(table.id("Bash")).toBe(a);
+    expect(table.get(a)).toBe("Bash");
+    const parsed = JSON.parse('["Bash"]')[0] as string;
+    expect(table.intern(parsed)).toBe(table.get(a));
+    table.id("Edit");
+    const n = table.id("Read"); // past the bound: numbered, not remembered
+    expect(table.get(n)).toBe("Read");
+    expect(table.get(table.id("Read"))).toBe("Read");
   });
 });

@@ -6,7 +6,7 @@ import {
   pathsFromPatch,
 } from "../../src/rollout/folds/changed-files.ts";
 import { buildTrace, createTraceFold, DEFAULT_HANG_MS } from "../../src/rollout/folds/trace.ts";
-import { logBuilder } from "./_events.ts";
+import { FIXTURE_SOURCE, logBuilder, readRollout } from "./_events.ts";
 
 const req = { type: "model.request", turnId: "turn-0", provider: "p", model: "m", streamed: true } as const;
 
@@ -229,5 +229,75 @@ describe("snapshots and sealing (spans are rows until handed out)", () => {
     expect(second.toolSpans[0]).toMatchObject({ turnKey: "turn-0#1", args: { file_path: "a.ts" } });
     expect(second.changedFiles).toEqual(["a.ts"]);
     expect(() => fold.finish()).toThrow("after seal");
+  });
+
+  test("the sealed Trace's views read exactly like the snapshot's plain objects, field by field", async () => {
+    const events = [];
+    for await (const e of readRollout(FIXTURE_SOURCE)) events.push(e);
+    const fold = createTraceFold("fixture-session");
+    for (const e of events) fold.push(e);
+    const snapshot = fold.finish();
+    const sealed = fold.seal();
+    expect(JSON.stringify(sealed)).toBe(JSON.stringify(snapshot));
+    expect(sealed.toolSpans.length).toBeGreaterThan(0);
+    for (const key of ["turns", "modelSpans", "toolSpans"] as const) {
+      const plain = snapshot[key] as unknown as Record<string, unknown>[];
+      const views = sealed[key] as unknown as Record<string, unknown>[];
+      expect(views).toHaveLength(plain.length);
+      plain.forEach((p, i) => {
+        for (const [field, value] of Object.entries(p)) expect(views[i]![field]).toEqual(value);
+      });
+    }
+  });
+
+  test("views are read-only; arguments are parsed afresh on each read", () => {
+    const log = logBuilder()
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add({
+        type: "function.call",
+        turnId: "turn-0",
+        tool: "Bash",
+        callId: "c1",
+        args: { command: "ls é 🚀" },
+      })
+      .add({ type: "function.output", turnId: "turn-0", tool: "Bash", callId: "c1", failed: false });
+    const span = buildTrace("s", log.events).toolSpans[0]!;
+    expect(() => {
+      (span as { tool: string }).tool = "Write";
+    }).toThrow();
+    expect(span.tool).toBe("Bash");
+    expect(span.args).toEqual({ command: "ls é 🚀" });
+    expect(span.args).not.toBe(span.args);
+    expect(span.failed).toBe(false);
+    expect(Bun.inspect(span)).toContain("ls é 🚀");
+  });
+
+  test("outputs out of call order: spans sorted by call, index is the position, rows untouched", () => {
+    const log = logBuilder().add({ type: "turn.started", turnId: "turn-0" });
+    for (const id of ["a", "b", "c"])
+      log.add({ type: "function.call", turnId: "turn-0", tool: `T${id}`, callId: id });
+    for (const id of ["c", "a", "b"])
+      log.add({ type: "function.output", turnId: "turn-0", tool: `T${id}`, callId: id });
+    const t = buildTrace("s", log.events);
+    expect(t.toolSpans.map((s) => [s.index, s.tool, s.callSeq, s.outputSeq])).toEqual([
+      [0, "Ta", 2, 6],
+      [1, "Tb", 3, 7],
+      [2, "Tc", 4, 5],
+    ]);
+  });
+
+  test("the sealed Trace's lists are made on first read, and can be replaced (as `trace --slow` does)", () => {
+    const log = logBuilder()
+      .add({ type: "turn.started", turnId: "turn-0" })
+      .add({ type: "function.call", turnId: "turn-0", tool: "Bash", callId: "c1" })
+      .add({ type: "function.output", turnId: "turn-0", tool: "Bash", callId: "c1" });
+    const t = buildTrace("s", log.events);
+    expect(Object.keys(t)).toContain("toolSpans");
+    const first = t.toolSpans;
+    expect(t.toolSpans).toBe(first);
+    const copy = { ...t };
+    expect(copy.toolSpans).toBe(first);
+    t.toolSpans = [];
+    expect(t.toolSpans).toEqual([]);
   });
 });

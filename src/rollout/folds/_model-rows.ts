@@ -2,153 +2,117 @@
  * Model spans as rows for the trace fold: a `model.request` opens a row, `model.first_token` sets its
  * time to first token, `model.response` / `model.error` close it. A close takes the open request of
  * the same turn, else the oldest open one (turn ids restart on resume); a close with no open request
- * makes an orphan span from the event alone. Spans become `ModelSpan` objects in `toSpans`, with
- * their fields in the order the fold has always written them (so `trace --json` stays byte-stable).
+ * makes an orphan span from the event alone. The Trace's `ModelSpan`s are views over these rows
+ * (`_model-view.ts`).
  */
 import type { EventOf, ModelErrorKind } from "../events.ts";
-import { NumberRows } from "./_rows.ts";
-import type { ModelSpan, SpanStatus } from "./trace-types.ts";
+import { IntRows, NumberRows, type StringTable } from "./_rows.ts";
 
-const TURN = 0;
-const SEQ = 1;
-const START = 2;
-const STATUS = 3;
-const DURATION = 4;
-const TTFT = 5;
-const STREAMED = 6;
-const MESSAGES = 7;
-const TOOLS = 8;
-const PROMPT = 9;
-const INPUT = 10;
-const OUTPUT = 11;
-const CACHE_READ = 12;
-const CACHE_WRITE = 13;
-const REASONING = 14;
-const WIDTH = 15;
-const STATUSES: SpanStatus[] = ["in_flight", "ok", "error"];
-const NO_CALLS: readonly string[] = [];
+// Doubles: times and durations.
+export const START = 0;
+export const DURATION = 1;
+export const TTFT = 2;
+// Integers. TURN is the turn row + 1 (0: no turn).
+export const TURN = 0;
+export const STATUS = 1;
+export const STREAMED = 2;
+export const MESSAGES = 3;
+export const TOOLS = 4;
+export const PROMPT = 5;
+export const INPUT = 6;
+export const OUTPUT = 7;
+export const CACHE_READ = 8;
+export const CACHE_WRITE = 9;
+export const REASONING = 10;
+export const PROVIDER = 11;
+export const MODEL = 12;
+export const CALLS = 13;
+export const SEQ = 14;
+
+/** STATUS values: open, closed by a response, closed by an error. */
+export const OPEN = 0;
+export const OK = 1;
+export const ERROR = 2;
 
 type Close = EventOf<"model.response"> | EventOf<"model.error">;
-type NumberField = "messageCount" | "toolCount" | "promptChars" | "ttft_ms" | `${string}Tokens`;
-
-/** Set an optional number field unless it is absent (NaN). */
-function put(span: ModelSpan, key: NumberField, x: number): void {
-  if (!Number.isNaN(x)) (span as unknown as Record<string, number>)[key] = x;
-}
 
 /** Model spans of one session. */
 export class ModelRows {
-  private readonly rows = new NumberRows(WIDTH);
-  private readonly providers: string[] = [];
-  private readonly models: string[] = [];
-  private readonly toolCalls: (readonly string[])[] = [];
+  readonly nums = new NumberRows(3);
+  readonly ints = new IntRows(15);
   /** Rare fields, by row. */
-  private readonly echoed = new Map<number, string>();
-  private readonly errors = new Map<number, { kind: ModelErrorKind; error?: string }>();
-  private readonly orphans = new Map<number, string>();
-  /** Tool-call name lists seen, one array per distinct list (copied when handed out). */
-  private readonly callLists = new Map<string, readonly string[]>();
+  readonly echoed = new Map<number, string>();
+  readonly errors = new Map<number, { kind: ModelErrorKind; error?: string }>();
+  /** Orphan rows and the turn id their event named. */
+  readonly orphans = new Map<number, string>();
+  /** Distinct tool-call name lists (list 0 is empty), numbered by their joined names. */
+  private readonly lists: (readonly string[])[] = [[]];
+  private readonly listIds = new Map<string, number>();
   private readonly open: number[] = [];
 
-  constructor(private readonly intern: (s: string) => string) {}
+  constructor(readonly strings: StringTable) {}
 
   get length(): number {
-    return this.rows.length;
+    return this.nums.length;
   }
 
   request(e: EventOf<"model.request">, turnRow: number): void {
-    const r = this.rows.add();
-    this.rows.set(r, TURN, turnRow);
-    this.rows.set(r, SEQ, e.seq);
-    this.rows.set(r, START, e.timestamp);
-    this.rows.set(r, STATUS, 0);
-    this.rows.set(r, DURATION, 0);
-    if (e.streamed !== undefined) this.rows.set(r, STREAMED, e.streamed ? 1 : 0);
-    if (e.messageCount !== undefined) this.rows.set(r, MESSAGES, e.messageCount);
-    if (e.toolCount !== undefined) this.rows.set(r, TOOLS, e.toolCount);
-    if (e.promptChars !== undefined) this.rows.set(r, PROMPT, e.promptChars);
-    this.providers.push(this.intern(e.provider));
-    this.models.push(this.intern(e.model));
-    this.toolCalls.push(NO_CALLS);
+    const r = this.row(e.provider, e.model);
+    this.ints.set(r, TURN, turnRow + 1);
+    this.ints.set(r, SEQ, e.seq);
+    this.nums.set(r, START, e.timestamp);
+    this.ints.set(r, STATUS, OPEN);
+    this.nums.set(r, DURATION, 0);
+    if (e.streamed !== undefined) this.ints.set(r, STREAMED, e.streamed ? 1 : 0);
+    if (e.messageCount !== undefined) this.ints.set(r, MESSAGES, e.messageCount);
+    if (e.toolCount !== undefined) this.ints.set(r, TOOLS, e.toolCount);
+    if (e.promptChars !== undefined) this.ints.set(r, PROMPT, e.promptChars);
     this.open.push(r);
   }
 
   firstToken(e: EventOf<"model.first_token">, turnRow: number): void {
     const r = this.takeOpen(turnRow, false);
-    if (r >= 0) this.rows.set(r, TTFT, e.ttft_ms);
+    if (r >= 0) this.nums.set(r, TTFT, e.ttft_ms);
   }
 
   response(e: EventOf<"model.response">, turnRow: number): void {
-    const r = this.close(e, turnRow, 1);
-    const set = (field: number, x: number | undefined) => x !== undefined && this.rows.set(r, field, x);
-    set(TTFT, e.ttft_ms);
+    const r = this.close(e, turnRow, OK);
+    if (e.ttft_ms !== undefined) this.nums.set(r, TTFT, e.ttft_ms);
     if (e.echoedModel !== undefined) this.echoed.set(r, e.echoedModel);
+    const set = (field: number, x: number | undefined) => x !== undefined && this.ints.set(r, field, x);
     set(INPUT, e.inputTokens);
     set(OUTPUT, e.outputTokens);
     set(CACHE_READ, e.cacheReadTokens);
     set(CACHE_WRITE, e.cacheWriteTokens);
     set(REASONING, e.reasoningTokens);
-    this.toolCalls[r] = e.toolCalls ? this.callList(e.toolCalls) : NO_CALLS;
+    this.ints.set(r, CALLS, e.toolCalls ? this.listId(e.toolCalls) : 0);
   }
 
   error(e: EventOf<"model.error">, turnRow: number): void {
-    const r = this.close(e, turnRow, 2);
+    const r = this.close(e, turnRow, ERROR);
     this.errors.set(r, e.error === undefined ? { kind: e.kind } : { kind: e.kind, error: e.error });
   }
 
-  /** The spans as objects (not yet aged: `ageSpan` does that). */
-  toSpans(keys: readonly string[], turnIdOf: (row: number) => string): ModelSpan[] {
-    const rows = this.rows;
-    const out = new Array<ModelSpan>(rows.length);
-    for (let r = 0; r < out.length; r++) {
-      const turn = rows.get(r, TURN);
-      const orphan = this.orphans.size > 0 ? this.orphans.get(r) : undefined;
-      const span: ModelSpan = {
-        turnKey: orphan === undefined ? keys[turn]! : `${orphan}#?`,
-        turnId: orphan ?? turnIdOf(turn),
-        seq: rows.get(r, SEQ),
-        provider: this.providers[r]!,
-        model: this.models[r]!,
-        startedAt: rows.get(r, START),
-        status: STATUSES[rows.get(r, STATUS)]!,
-        duration_ms: rows.get(r, DURATION),
-        toolCalls: this.toolCalls[r]!.slice(),
-      };
-      const streamed = rows.get(r, STREAMED);
-      if (!Number.isNaN(streamed)) span.streamed = streamed === 1;
-      put(span, "messageCount", rows.get(r, MESSAGES));
-      put(span, "toolCount", rows.get(r, TOOLS));
-      put(span, "promptChars", rows.get(r, PROMPT));
-      put(span, "ttft_ms", rows.get(r, TTFT));
-      const echoed = this.echoed.size > 0 ? this.echoed.get(r) : undefined;
-      if (echoed !== undefined) span.echoedModel = echoed;
-      put(span, "inputTokens", rows.get(r, INPUT));
-      put(span, "outputTokens", rows.get(r, OUTPUT));
-      put(span, "cacheReadTokens", rows.get(r, CACHE_READ));
-      put(span, "cacheWriteTokens", rows.get(r, CACHE_WRITE));
-      put(span, "reasoningTokens", rows.get(r, REASONING));
-      const error = this.errors.size > 0 ? this.errors.get(r) : undefined;
-      if (error) {
-        span.errorKind = error.kind;
-        if (error.error !== undefined) span.error = error.error;
-      }
-      out[r] = span;
-    }
-    return out;
+  /** The tool-call names of a row's response (a shared array: copy before handing it out). */
+  toolCalls(r: number): readonly string[] {
+    const n = this.ints.get(r, CALLS);
+    return Number.isNaN(n) ? this.lists[0]! : this.lists[n]!;
   }
 
-  clear(): void {
-    this.rows.clear();
-    for (const list of [this.providers, this.models, this.toolCalls, this.open]) list.length = 0;
-    for (const map of [this.echoed, this.errors, this.orphans, this.callLists]) map.clear();
+  private row(provider: string, model: string): number {
+    const r = this.nums.add();
+    this.ints.add();
+    this.ints.set(r, PROVIDER, this.strings.id(provider));
+    this.ints.set(r, MODEL, this.strings.id(model));
+    return r;
   }
 
   /** Close the open request this event answers (or an orphan row); sets status and duration. */
   private close(e: Close, turnRow: number, status: number): number {
     let r = this.takeOpen(turnRow, true);
     if (r < 0) r = this.orphan(e);
-    this.rows.set(r, STATUS, status);
-    this.rows.set(r, DURATION, e.duration_ms ?? e.timestamp - this.rows.get(r, START));
+    this.ints.set(r, STATUS, status);
+    this.nums.set(r, DURATION, e.duration_ms ?? e.timestamp - this.nums.get(r, START));
     return r;
   }
 
@@ -158,7 +122,7 @@ export class ModelRows {
     if (open.length === 0) return -1;
     let i = 0;
     for (let k = 0; k < open.length; k++) {
-      if (this.rows.get(open[k]!, TURN) === turnRow) {
+      if (this.ints.get(open[k]!, TURN) === turnRow + 1) {
         i = k;
         break;
       }
@@ -171,23 +135,21 @@ export class ModelRows {
   /** A response or error with no request in the log: a closed span built from the event alone. */
   private orphan(e: Close): number {
     const duration = e.duration_ms ?? 0;
-    const r = this.rows.add();
-    this.rows.set(r, SEQ, e.seq);
-    this.rows.set(r, START, e.timestamp - duration);
-    this.rows.set(r, DURATION, duration);
-    this.providers.push(this.intern(e.provider));
-    this.models.push(this.intern(e.model));
-    this.toolCalls.push(NO_CALLS);
+    const r = this.row(e.provider, e.model);
+    this.ints.set(r, SEQ, e.seq);
+    this.nums.set(r, START, e.timestamp - duration);
+    this.nums.set(r, DURATION, duration);
     this.orphans.set(r, e.turnId);
     return r;
   }
 
-  private callList(names: readonly string[]): readonly string[] {
+  private listId(names: readonly string[]): number {
+    if (names.length === 0) return 0;
     const key = `${names.length}:${names.join("\0")}`;
-    const known = this.callLists.get(key);
-    if (known) return known;
-    const list = names.map(this.intern);
-    if (this.callLists.size < 10_000) this.callLists.set(key, list);
-    return list;
+    const known = this.listIds.get(key);
+    if (known !== undefined) return known;
+    const n = this.lists.push(names.map((s) => this.strings.intern(s))) - 1;
+    if (this.listIds.size < 10_000) this.listIds.set(key, n);
+    return n;
   }
 }

@@ -1,27 +1,36 @@
 /**
- * Rows of numbers for the trace fold's working state. A 500 MB log holds hundreds of thousands of
- * spans; kept as objects while the log streams, each costs a few hundred bytes and lands among the
- * parser's garbage, so the GC heap grows with the log and every collection walks every span. Here a
- * row is `width` doubles in a fixed-size `Float64Array` chunk: no per-row object, nothing for the GC
- * to trace, no copy when the table grows. `NaN` marks an absent value (JSON never carries NaN, and
- * the catalogue rejects it). Spans become objects only when the fold hands out a Trace.
+ * Rows of numbers for the trace fold's state. A 500 MB log holds hundreds of thousands of spans;
+ * kept as objects, each costs a hundred bytes or more, and because they are allocated among the
+ * parser's garbage (JSC never moves objects) every survivor pins the memory block around it: on the
+ * bench's 525 MB log, keeping one short string per tool call raised the peak RSS by ~70 MB. So a
+ * span is a row of fields in fixed-size typed-array chunks, which the GC neither traces nor
+ * scatters, and the Trace's span objects are thin views over the rows (see `_views.ts`).
+ *
+ * `NumberRows` holds doubles (times, durations, `seq`); `IntRows` holds counts, tokens, flags and
+ * indices in 4 bytes, spilling a value that does not fit (negative, fractional or huge) to a map, so
+ * nothing is ever rounded. `NaN` marks an absent value in both.
  */
 
 const CHUNK_BITS = 12;
 const CHUNK_ROWS = 1 << CHUNK_BITS;
 const ROW_MASK = CHUNK_ROWS - 1;
 /** The first chunk starts this small and doubles: most sessions have a few dozen spans, and a full
- * chunk (~0.5 MB, NaN-filled) per table per session cost page faults and GC in eval over many logs. */
+ * chunk per table per session cost page faults and GC in eval over many logs. */
 const FIRST_ROWS = 16;
 
-/** A growable table of numeric rows with a fixed number of fields. */
-export class NumberRows {
-  private chunks: Float64Array[] = [];
+type Chunk = Float64Array | Uint32Array;
+
+/** Chunked storage shared by both row kinds. */
+abstract class Rows<C extends Chunk> {
+  protected chunks: C[] = [];
   length = 0;
 
-  constructor(private readonly width: number) {}
+  constructor(
+    protected readonly width: number,
+    private readonly make: (size: number) => C,
+  ) {}
 
-  /** Append a row with every field absent (NaN); returns its index. */
+  /** Append a row with every field absent; returns its index. */
   add(): number {
     const n = this.length;
     if (n < CHUNK_ROWS) {
@@ -29,14 +38,31 @@ export class NumberRows {
       const first = this.chunks[0];
       const capacity = first ? first.length / this.width : 0;
       if (n === capacity) {
-        const grown = new Float64Array(this.width * Math.max(FIRST_ROWS, capacity * 2)).fill(Number.NaN);
+        const grown = this.make(this.width * Math.min(CHUNK_ROWS, Math.max(FIRST_ROWS, capacity * 2)));
         if (first) grown.set(first);
         this.chunks[0] = grown;
       }
     } else if ((n & ROW_MASK) === 0) {
-      this.chunks.push(new Float64Array(this.width * CHUNK_ROWS).fill(Number.NaN));
+      this.chunks.push(this.make(this.width * CHUNK_ROWS));
     }
     return this.length++;
+  }
+
+  /** Drop every row. */
+  clear(): void {
+    this.chunks = [];
+    this.length = 0;
+  }
+
+  protected slot(row: number, field: number): [C, number] {
+    return [this.chunks[row >> CHUNK_BITS]!, (row & ROW_MASK) * this.width + field];
+  }
+}
+
+/** Rows of doubles. */
+export class NumberRows extends Rows<Float64Array> {
+  constructor(width: number) {
+    super(width, (size) => new Float64Array(size).fill(Number.NaN));
   }
 
   get(row: number, field: number): number {
@@ -46,25 +72,69 @@ export class NumberRows {
   set(row: number, field: number, value: number): void {
     this.chunks[row >> CHUNK_BITS]![(row & ROW_MASK) * this.width + field] = value;
   }
+}
 
-  /** Drop every row (the sealed fold lets its chunks go while the Trace it made lives on). */
-  clear(): void {
-    this.chunks = [];
-    this.length = 0;
+const ABSENT = 0xffff_ffff;
+const SPILLED = 0xffff_fffe;
+
+/** Rows of small non-negative integers (4 bytes a field); other values spill to a map. */
+export class IntRows extends Rows<Uint32Array> {
+  private readonly spill = new Map<number, number>();
+
+  constructor(width: number) {
+    super(width, (size) => new Uint32Array(size).fill(ABSENT));
+  }
+
+  get(row: number, field: number): number {
+    const raw = this.chunks[row >> CHUNK_BITS]![(row & ROW_MASK) * this.width + field]!;
+    if (raw < SPILLED) return raw;
+    return raw === ABSENT ? Number.NaN : this.spill.get(row * this.width + field)!;
+  }
+
+  set(row: number, field: number, value: number): void {
+    const [chunk, i] = this.slot(row, field);
+    const key = row * this.width + field;
+    if (chunk[i] === SPILLED) this.spill.delete(key);
+    if (Number.isNaN(value)) chunk[i] = ABSENT;
+    else if (Number.isInteger(value) && value >= 0 && value < SPILLED) chunk[i] = value;
+    else {
+      chunk[i] = SPILLED;
+      this.spill.set(key, value);
+    }
+  }
+
+  override clear(): void {
+    super.clear();
+    this.spill.clear();
   }
 }
 
 /**
- * One copy per distinct string (tool, model, provider, turn id): every parsed line has its own copy
- * of "Bash", and a span that keeps it keeps the copy. Bounded, so a log of unique names cannot grow
- * the table without end (past the bound a value is simply kept as it came).
+ * One copy per distinct string (tool, model, provider, turn id), numbered: every parsed line has
+ * its own copy of "Bash", and a row stores the number instead. Bounded, so a log of unique names
+ * cannot grow the table without end (past the bound a value is kept in a spill list).
  */
-export function createInterner(limit = 10_000): (s: string) => string {
-  const known = new Map<string, string>();
-  return (s) => {
-    const hit = known.get(s);
+export class StringTable {
+  private readonly known = new Map<string, number>();
+  private readonly values: string[] = [];
+
+  constructor(private readonly limit = 10_000) {}
+
+  /** The number of `s` (a new one for a string not seen yet, or past the bound). */
+  id(s: string): number {
+    const hit = this.known.get(s);
     if (hit !== undefined) return hit;
-    if (known.size < limit) known.set(s, s);
-    return s;
-  };
+    const n = this.values.push(s) - 1;
+    if (this.known.size < this.limit) this.known.set(s, n);
+    return n;
+  }
+
+  /** The shared copy of `s`. */
+  intern(s: string): string {
+    return this.values[this.id(s)]!;
+  }
+
+  get(n: number): string {
+    return this.values[n]!;
+  }
 }

@@ -3,10 +3,12 @@
  * without one (older logs) takes the oldest pending call of the same tool (FIFO per tool name). A
  * denial with the `callId` of a pending call withdraws that call: it never ran. Spans come out in
  * call order (by the call's `seq`), not completion order. A call is an object only while it waits
- * for its output; a finished span is a row (numbers, plus its tool, id and args) until handed out.
+ * for its output; a finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
 import type { EventOf } from "../events.ts";
-import { NumberRows } from "./_rows.ts";
+import { IntRows, NumberRows, StringTable } from "./_rows.ts";
+import { TextColumn } from "./_text-column.ts";
+import { type ToolContext, ToolSpanView } from "./_views.ts";
 import { changedPaths } from "./changed-files.ts";
 import type { DeniedSpan, ToolSpan, Trace } from "./trace-types.ts";
 
@@ -21,15 +23,101 @@ interface Pending {
   done: boolean;
 }
 
-const CALL_SEQ = 0;
-const OUTPUT_SEQ = 1;
-const START = 2;
-const DURATION = 3;
-const TURN = 4;
-const FLAGS = 5;
+// Doubles: times and durations.
+const START = 0;
+const DURATION = 1;
+// Integers: TURN is the turn row + 1 (0: none); CALL_ID and ARGS index text columns.
+const TURN = 0;
+const FLAGS = 1;
+const TOOL = 2;
+const CALL_ID = 3;
+const ARGS = 4;
+const CALL_SEQ = 5;
+const OUTPUT_SEQ = 6;
 const FAILED_KNOWN = 1;
 const FAILED = 2;
 const UNPAIRED = 4;
+
+/**
+ * Finished tool spans, in completion order: numbers in rows, the tool name numbered, the call id
+ * and the arguments (as JSON) in text columns. The views of `_views.ts` read them.
+ */
+export class ToolColumns {
+  readonly nums = new NumberRows(2);
+  readonly ints = new IntRows(7);
+  private readonly ids = new TextColumn();
+  private readonly argTexts = new TextColumn();
+
+  constructor(private readonly strings: StringTable) {}
+
+  get length(): number {
+    return this.nums.length;
+  }
+
+  add(p: {
+    tool: string;
+    callId: string | undefined;
+    args: unknown;
+    callSeq: number;
+    outputSeq: number;
+    start: number;
+    duration: number;
+    turn: number;
+    flags: number;
+  }): void {
+    const r = this.nums.add();
+    this.ints.add();
+    this.ints.set(r, CALL_SEQ, p.callSeq);
+    this.ints.set(r, OUTPUT_SEQ, p.outputSeq);
+    this.nums.set(r, START, p.start);
+    this.nums.set(r, DURATION, p.duration);
+    this.ints.set(r, TURN, p.turn + 1);
+    this.ints.set(r, FLAGS, p.flags);
+    this.ints.set(r, TOOL, this.strings.id(p.tool));
+    if (p.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(p.callId));
+    if (p.args !== undefined) this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(p.args)));
+  }
+
+  tool(r: number): string {
+    return this.strings.get(this.ints.get(r, TOOL));
+  }
+  callSeq(r: number): number {
+    return this.ints.get(r, CALL_SEQ);
+  }
+  outputSeq(r: number): number {
+    return this.ints.get(r, OUTPUT_SEQ);
+  }
+  startedAt(r: number): number {
+    return this.nums.get(r, START);
+  }
+  duration(r: number): number {
+    return this.nums.get(r, DURATION);
+  }
+  /** The turn row, `-1` for none. */
+  turn(r: number): number {
+    return this.ints.get(r, TURN) - 1;
+  }
+  unpaired(r: number): boolean {
+    return (this.ints.get(r, FLAGS) & UNPAIRED) !== 0;
+  }
+
+  callId(r: number): string | undefined {
+    const i = this.ints.get(r, CALL_ID);
+    return Number.isNaN(i) ? undefined : this.ids.get(i);
+  }
+
+  /** The call's arguments, parsed afresh. */
+  args(r: number): unknown {
+    const i = this.ints.get(r, ARGS);
+    return Number.isNaN(i) ? undefined : JSON.parse(this.argTexts.get(i));
+  }
+
+  /** True failed, false succeeded, `undefined` unknown. */
+  failed(r: number): boolean | undefined {
+    const flags = this.ints.get(r, FLAGS);
+    return flags & FAILED_KNOWN ? (flags & FAILED) !== 0 : undefined;
+  }
+}
 
 /**
  * FIFO with O(1) shift, skipping entries already taken through their callId. Taken entries are
@@ -62,15 +150,11 @@ class Queue {
 
 export function createToolPairing(
   fileTools: Readonly<Record<string, readonly string[]>>,
-  intern: (s: string) => string = (s) => s,
+  strings: StringTable = new StringTable(),
 ) {
   const byCallId = new Map<string, Pending>();
   const byTool = new Map<string, Queue>();
-  // Finished spans, in completion order: numbers in rows, the rest in parallel arrays.
-  const rows = new NumberRows(6);
-  const tools: string[] = [];
-  const callIds: (string | undefined)[] = [];
-  const args: unknown[] = [];
+  const columns = new ToolColumns(strings);
   const denied: { span: Omit<DeniedSpan, "turnKey">; turn: number }[] = [];
   const changed = new Set<string>();
   let pendingCount = 0;
@@ -87,18 +171,18 @@ export function createToolPairing(
     pendingCount--;
     if (p.callId !== undefined && byCallId.get(p.callId) === p) byCallId.delete(p.callId);
   };
-  /** Row indices in call order (ties keep completion order, as a stable sort does). */
-  const order = (): ArrayLike<number> => {
-    const n = rows.length;
-    const out = new Int32Array(n);
-    for (let i = 0; i < n; i++) out[i] = i;
-    if (!sorted) out.sort((a, b) => rows.get(a, CALL_SEQ) - rows.get(b, CALL_SEQ) || a - b);
-    return out;
+  /** Row indices in call order (ties keep completion order, as a stable sort does); `undefined`
+   * when the rows are in call order already (the usual case: outputs come in call order). */
+  const order = (): Int32Array | undefined => {
+    if (sorted) return undefined;
+    const out = new Int32Array(columns.length);
+    for (let i = 0; i < out.length; i++) out[i] = i;
+    return out.sort((a, b) => columns.callSeq(a) - columns.callSeq(b) || a - b);
   };
 
   return {
     call(e: EventOf<"function.call">, turn: number) {
-      const p: Pending = { tool: intern(e.tool), turn, seq: e.seq, at: e.timestamp, done: false };
+      const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp, done: false };
       if (e.callId !== undefined) p.callId = e.callId;
       if (e.args !== undefined) p.args = e.args;
       pendingCount++;
@@ -114,31 +198,36 @@ export function createToolPairing(
     output(e: EventOf<"function.output">, turn: number) {
       const byId = e.callId === undefined ? undefined : byCallId.get(e.callId);
       const p = byId ?? byTool.get(e.tool)?.shift() ?? oldestWithId(e.tool);
-      const r = rows.add();
-      let flags = e.failed === undefined ? 0 : e.failed ? FAILED_KNOWN | FAILED : FAILED_KNOWN;
+      const flags = e.failed === undefined ? 0 : e.failed ? FAILED_KNOWN | FAILED : FAILED_KNOWN;
+      let callSeq = e.seq;
       if (p) {
-        rows.set(r, CALL_SEQ, p.seq);
-        rows.set(r, START, p.at);
-        rows.set(r, DURATION, e.duration_ms ?? e.timestamp - p.at);
-        rows.set(r, TURN, p.turn >= 0 ? p.turn : turn);
-        tools.push(p.tool);
-        callIds.push(p.callId ?? e.callId);
-        args.push(p.args);
+        callSeq = p.seq;
         take(p);
+        columns.add({
+          tool: p.tool,
+          callId: p.callId ?? e.callId,
+          args: p.args,
+          callSeq,
+          outputSeq: e.seq,
+          start: p.at,
+          duration: e.duration_ms ?? e.timestamp - p.at,
+          turn: p.turn >= 0 ? p.turn : turn,
+          flags,
+        });
         if (e.failed !== true) for (const path of changedPaths(p.tool, p.args, fileTools)) changed.add(path);
       } else {
-        rows.set(r, CALL_SEQ, e.seq);
-        rows.set(r, START, e.timestamp - (e.duration_ms ?? 0));
-        rows.set(r, DURATION, e.duration_ms ?? 0);
-        rows.set(r, TURN, turn);
-        tools.push(intern(e.tool));
-        callIds.push(e.callId);
-        args.push(undefined);
-        flags |= UNPAIRED;
+        columns.add({
+          tool: e.tool,
+          callId: e.callId,
+          args: undefined,
+          callSeq,
+          outputSeq: e.seq,
+          start: e.timestamp - (e.duration_ms ?? 0),
+          duration: e.duration_ms ?? 0,
+          turn,
+          flags: flags | UNPAIRED,
+        });
       }
-      rows.set(r, OUTPUT_SEQ, e.seq);
-      rows.set(r, FLAGS, flags);
-      const callSeq = rows.get(r, CALL_SEQ);
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;
     },
@@ -156,40 +245,20 @@ export function createToolPairing(
       if (e.reason !== undefined) span.reason = e.reason;
       denied.push({ span, turn });
     },
-    /** Tool spans in call order, numbered (fresh objects on every call). */
-    spans(keys: readonly string[]): ToolSpan[] {
-      const idx = order();
-      const out = new Array<ToolSpan>(idx.length);
-      for (let index = 0; index < idx.length; index++) {
-        const r = idx[index]!;
-        const span: ToolSpan = {
-          tool: tools[r]!,
-          callSeq: rows.get(r, CALL_SEQ),
-          outputSeq: rows.get(r, OUTPUT_SEQ),
-          index,
-          startedAt: rows.get(r, START),
-          duration_ms: rows.get(r, DURATION),
-        };
-        const flags = rows.get(r, FLAGS);
-        if (flags & UNPAIRED) span.unpaired = true;
-        const callId = callIds[r];
-        if (callId !== undefined) span.callId = callId;
-        const turn = rows.get(r, TURN);
-        if (turn >= 0) span.turnKey = keys[turn]!;
-        const a = args[r];
-        if (a !== undefined) span.args = a;
-        if (flags & FAILED_KNOWN) span.failed = (flags & FAILED) !== 0;
-        out[index] = span;
-      }
+    /** Tool spans in call order, numbered, as views over the columns. */
+    spans(turns: ToolContext["turns"]): ToolSpan[] {
+      const ctx: ToolContext = { tools: columns, turns, order: order() };
+      const out = new Array<ToolSpan>(columns.length);
+      for (let index = 0; index < out.length; index++) out[index] = ToolSpanView.of(ctx, index);
       return out;
     },
     /** Denied spans in log order (fresh objects on every call). */
-    denials(keys: readonly string[]): DeniedSpan[] {
+    denials(keyOf: (turn: number) => string): DeniedSpan[] {
       return denied.map(({ span, turn }) => {
         const { tool, seq, at, source, callId, args: a, reason } = span;
         const out: DeniedSpan = { tool, seq, at, source };
         if (callId !== undefined) out.callId = callId;
-        if (turn >= 0) out.turnKey = keys[turn]!;
+        if (turn >= 0) out.turnKey = keyOf(turn);
         if (a !== undefined) out.args = a;
         if (reason !== undefined) out.reason = reason;
         return out;
@@ -209,10 +278,11 @@ export function createToolPairing(
       return out.sort((a, b) => a.seq - b.seq);
     },
     changedFiles: (): string[] => [...changed].sort(),
-    /** Let the finished spans go (the fold is spent). */
-    clear() {
-      rows.clear();
-      for (const list of [tools, callIds, args, denied]) list.length = 0;
+    /** The sum of the finished spans' durations. */
+    totalMs(): number {
+      let ms = 0;
+      for (let r = 0; r < columns.length; r++) ms += columns.duration(r);
+      return ms;
     },
   };
 }

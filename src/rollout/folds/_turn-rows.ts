@@ -2,30 +2,34 @@
  * The trace fold's turns as rows: the keying rules of `turns.ts` (a key is `<turnId>#<epoch>`; the
  * epoch moves on after a `session.started` that follows activity, and when a `turn.started` repeats
  * an id of the current epoch; an event naming an unknown turn opens an implicit one), with a turn
- * stored as a row of numbers and its id interned. Spans refer to a turn by row (`-1`: none); key
- * strings are built once per turn when a Trace is handed out.
+ * stored as a row of numbers and its id numbered in a string table. Spans refer to a turn by row
+ * (`-1`: none); key strings are built when asked for.
  */
-import { createInterner, NumberRows } from "./_rows.ts";
-import type { TraceTurn } from "./trace-types.ts";
+import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 
+const STARTED = 0;
+const LAST = 1;
 const EPOCH = 0;
-const STARTED = 1;
-const SEQ = 2;
-const LAST = 3;
-const FLAGS = 4;
+const FLAGS = 1;
+const ID = 2;
+const SEQ = 3;
 const IMPLICIT = 1;
 const ABORTED = 2;
 
 /** Turns of one session, keyed as `turns.ts` keys them. */
 export class TurnRows {
-  private readonly rows = new NumberRows(5);
-  private readonly ids: string[] = [];
+  private readonly rows = new NumberRows(2);
+  private readonly ints = new IntRows(4);
   private readonly reasons = new Map<number, string>();
   private seen = new Map<string, number>();
   private epoch = 1;
   private last = -1;
 
-  constructor(private readonly intern: (s: string) => string = createInterner()) {}
+  constructor(private readonly strings: StringTable = new StringTable()) {}
+
+  get length(): number {
+    return this.rows.length;
+  }
 
   /** A `turn.started`: opens a turn (a repeated id starts a new epoch first). */
   start(turnId: string, at: number, seq: number): number {
@@ -50,63 +54,54 @@ export class TurnRows {
   }
 
   abort(row: number, reason: string | undefined): void {
-    this.rows.set(row, FLAGS, this.rows.get(row, FLAGS) | ABORTED);
+    this.ints.set(row, FLAGS, this.ints.get(row, FLAGS) | ABORTED);
     if (reason !== undefined) this.reasons.set(row, reason);
   }
 
   turnId(row: number): string {
-    return this.ids[row]!;
+    return this.strings.get(this.ints.get(row, ID));
   }
 
-  /** Key strings of every turn, by row (one string per turn, shared by its spans). */
-  keys(): string[] {
-    const out = new Array<string>(this.ids.length);
-    for (let r = 0; r < out.length; r++) out[r] = `${this.ids[r]}#${this.rows.get(r, EPOCH)}`;
-    return out;
+  /** The turn's key, `<turnId>#<epoch>`. */
+  key(row: number): string {
+    return `${this.turnId(row)}#${this.ints.get(row, EPOCH)}`;
   }
 
-  /** The turns as Trace objects (fields in the order the fold has always written them). */
-  toTurns(keys: readonly string[]): TraceTurn[] {
-    const out = new Array<TraceTurn>(this.ids.length);
-    for (let r = 0; r < out.length; r++) {
-      const rows = this.rows;
-      const turn: TraceTurn = {
-        turnKey: keys[r]!,
-        turnId: this.ids[r]!,
-        startedAt: rows.get(r, STARTED),
-        seq: rows.get(r, SEQ),
-        lastAt: rows.get(r, LAST),
-      };
-      const flags = rows.get(r, FLAGS);
-      if (flags & IMPLICIT) turn.implicit = true;
-      if (flags & ABORTED) {
-        turn.aborted = true;
-        const reason = this.reasons.get(r);
-        if (reason !== undefined) turn.abortReason = reason;
-      }
-      out[r] = turn;
-    }
-    return out;
+  startedAt(row: number): number {
+    return this.rows.get(row, STARTED);
   }
 
-  /** Let the rows go (the fold is spent). */
-  clear(): void {
-    this.rows.clear();
-    this.ids.length = 0;
-    this.reasons.clear();
-    this.seen = new Map();
+  seq(row: number): number {
+    return this.ints.get(row, SEQ);
+  }
+
+  lastAt(row: number): number {
+    return this.rows.get(row, LAST);
+  }
+
+  implicit(row: number): boolean {
+    return (this.ints.get(row, FLAGS) & IMPLICIT) !== 0;
+  }
+
+  aborted(row: number): boolean {
+    return (this.ints.get(row, FLAGS) & ABORTED) !== 0;
+  }
+
+  abortReason(row: number): string | undefined {
+    return this.reasons.get(row);
   }
 
   private open(turnId: string, at: number, seq: number, implicit: boolean): number {
-    const id = this.intern(turnId);
+    const n = this.strings.id(turnId);
     const row = this.rows.add();
-    this.rows.set(row, EPOCH, this.epoch);
+    this.ints.add();
     this.rows.set(row, STARTED, at);
-    this.rows.set(row, SEQ, seq);
+    this.ints.set(row, SEQ, seq);
     this.rows.set(row, LAST, at);
-    this.rows.set(row, FLAGS, implicit ? IMPLICIT : 0);
-    this.ids.push(id);
-    this.seen.set(id, row);
+    this.ints.set(row, EPOCH, this.epoch);
+    this.ints.set(row, FLAGS, implicit ? IMPLICIT : 0);
+    this.ints.set(row, ID, n);
+    this.seen.set(this.strings.get(n), row);
     this.last = row;
     return row;
   }

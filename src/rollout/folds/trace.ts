@@ -3,20 +3,23 @@
  * changed files and totals, from one session's event stream. Pure and streaming: `push` one event at
  * a time, `finish` any number of times (it snapshots; `--follow` calls it on every redraw with a new
  * `now`). Tool pairing lives in `_tools.ts`, model spans in `_model-rows.ts`, turns in
- * `_turn-rows.ts`; open-request ageing is here, in `finish`. While the log streams, spans are rows of
- * numbers (see `_rows.ts`), not objects: the fold's working memory and the GC's work stay small on a
- * log of hundreds of thousands of spans. `finish` builds the Trace's objects from the rows.
+ * `_turn-rows.ts`. Spans are rows of numbers (see `_rows.ts`), not objects, so the fold's memory and
+ * the GC's work stay small on a log of hundreds of thousands of spans. The Trace `seal` hands out
+ * reads its turns and spans through views over the rows (`_views.ts`; open requests are aged as they
+ * are read); a `finish` snapshot copies them into plain objects, since the fold goes on changing
+ * its rows.
  */
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import type { RolloutEvent } from "../events.ts";
 import { ModelRows } from "./_model-rows.ts";
-import { createInterner } from "./_rows.ts";
+import { StringTable } from "./_rows.ts";
 import { createToolPairing } from "./_tools.ts";
 import { TurnRows } from "./_turn-rows.ts";
+import { type ModelContext, ModelSpanView, TurnView } from "./_views.ts";
 import { changedFileTools } from "./changed-files.ts";
-import type { ModelSpan, Trace } from "./trace-types.ts";
+import type { ModelSpan, Trace, TraceTurn } from "./trace-types.ts";
 
 /** An open request older than this is `hung` (freecode's provider header timeout, and the ecosystem's). */
 export const DEFAULT_HANG_MS = 300_000;
@@ -40,7 +43,7 @@ export interface TraceFold {
   skip(type: string): void;
   /** A snapshot of the trace so far (the fold can keep going); `now` overrides the option. */
   finish(now?: number): Trace;
-  /** The final Trace; the fold lets its rows go and is spent after it (`finish` then throws). */
+  /** The final Trace, read through views of the fold's rows; the fold is spent after it (`finish` then throws). */
   seal(): Trace;
 }
 
@@ -48,10 +51,10 @@ export interface TraceFold {
 export function createTraceFold(sessionId: string, options: TraceOptions = {}): TraceFold {
   const hangMs = options.hangMs ?? DEFAULT_HANG_MS;
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
-  const intern = createInterner();
-  const turns = new TurnRows(intern);
-  const models = new ModelRows(intern);
-  const tools = createToolPairing(changedFileTools(options.changedFileTools), intern);
+  const strings = new StringTable();
+  const turns = new TurnRows(strings);
+  const models = new ModelRows(strings);
+  const tools = createToolPairing(changedFileTools(options.changedFileTools), strings);
   const compactions: Trace["compactions"] = [];
   const parseErrors: Trace["parseErrors"] = [];
   let startedAt: number | undefined;
@@ -143,43 +146,52 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     }
   };
 
-  /** The spans are built here, as fresh objects, from the rows (every call gets its own). */
-  const finish = (nowOverride?: number): Trace => {
+  /** The Trace, its turns and spans as views over the rows (`plain`: copied into objects). */
+  const build = (nowOverride: number | undefined, plain: boolean): Trace => {
     if (spent) throw new Error("trace fold: finish() after seal()");
     const now = nowOverride ?? options.now;
     const start = startedAt ?? 0;
     const asOf = now ?? endedAt;
-    const keys = turns.keys();
-    const spans = models.toSpans(keys, (row) => turns.turnId(row));
+    const context: ModelContext = { models, turns, asOf, hangMs, stallMs };
+    // Totals read the rows through one view moved along them (no object per span).
     const totals = { model_ms: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, stalls: 0 };
     let hung = false;
     let inFlight = false;
-    for (const s of spans) {
-      ageSpan(s, asOf, hangMs, stallMs);
+    const s = ModelSpanView.cursor(context);
+    for (s._r = 0; s._r < models.length; s._r++) {
       totals.model_ms += s.duration_ms;
       totals.input += s.inputTokens ?? 0;
       totals.output += s.outputTokens ?? 0;
       totals.cacheRead += s.cacheReadTokens ?? 0;
       totals.cacheWrite += s.cacheWriteTokens ?? 0;
       totals.reasoning += s.reasoningTokens ?? 0;
-      if (s.status === "hung") hung = true;
-      else if (s.status === "in_flight") inFlight = true;
+      const status = s.status;
+      if (status === "hung") hung = true;
+      else if (status === "in_flight") inFlight = true;
       if (s.stalledBeforeFirstToken) totals.stalls++;
     }
-    const toolSpans = tools.spans(keys);
-    let tool_ms = 0;
-    for (const s of toolSpans) tool_ms += s.duration_ms;
-    return {
+    const tool_ms = tools.totalMs();
+    // The span lists: plain objects for a snapshot; for the sealed Trace, views, made on first read.
+    const list = <T>(make: () => T[]): (() => T[]) =>
+      plain ? () => make().map((v) => (v as { toJSON(): T }).toJSON()) : make;
+    const lists = {
+      turns: list(() => Array.from({ length: turns.length }, (_, r): TraceTurn => TurnView.of(turns, r))),
+      modelSpans: list(() =>
+        Array.from({ length: models.length }, (_, r): ModelSpan => ModelSpanView.of(context, r)),
+      ),
+      toolSpans: list(() => tools.spans(turns)),
+    };
+    const trace: Trace = {
       sessionId,
       startedAt: start,
       endedAt,
       wall_ms: Math.max(0, (now ?? endedAt) - start),
       eventCount,
       lastSeq,
-      turns: turns.toTurns(keys),
-      modelSpans: spans,
-      toolSpans,
-      deniedSpans: tools.denials(keys),
+      turns: [],
+      modelSpans: [],
+      toolSpans: [],
+      deniedSpans: tools.denials((row) => turns.key(row)),
       pendingCalls: tools.pending(),
       compactions: compactions.map((c) => ({ ...c })),
       compactedTokens,
@@ -203,6 +215,11 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       skippedEvents,
       parseErrors: parseErrors.map((p) => ({ ...p })),
     };
+    for (const key of ["turns", "modelSpans", "toolSpans"] as const) {
+      if (plain) (trace as unknown as Record<string, unknown>)[key] = lists[key]();
+      else lazyProperty(trace, key, lists[key]);
+    }
+    return trace;
   };
 
   return {
@@ -215,37 +232,32 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     skip() {
       skippedEvents++;
     },
-    finish: (now?: number) => finish(now),
+    finish: (now?: number) => build(now, true),
     seal: () => {
-      const trace = finish();
+      const trace = build(undefined, false);
       spent = true;
-      turns.clear();
-      models.clear();
-      tools.clear();
       return trace;
     },
   };
 }
 
 /**
- * Age one span copy against `asOf`: an open request becomes `hung` at `hangMs` (inclusive) and is
- * `in_flight` below it; a streamed request with no first token by `stallMs` is flagged.
+ * Make `key` of `obj` computed on first read and then kept (an enumerable property, so
+ * `JSON.stringify`, spreads and deep equality see it like any other).
  */
-export function ageSpan(span: ModelSpan, asOf: number, hangMs: number, stallMs: number): ModelSpan {
-  const open = span.status === "in_flight" || span.status === "hung";
-  if (open) {
-    span.duration_ms = Math.max(0, asOf - span.startedAt);
-    span.status = span.duration_ms >= hangMs ? "hung" : "in_flight";
-  }
-  if (span.streamed !== false) {
-    const stalled =
-      span.ttft_ms !== undefined
-        ? span.ttft_ms >= stallMs
-        : (open && span.duration_ms >= stallMs) ||
-          (span.errorKind === "stall" && span.duration_ms >= stallMs);
-    if (stalled) span.stalledBeforeFirstToken = true;
-  }
-  return span;
+function lazyProperty<T extends object, K extends keyof T>(obj: T, key: K, make: () => T[K]): void {
+  Object.defineProperty(obj, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = make();
+      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      return value;
+    },
+    set(value: T[K]) {
+      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+    },
+  });
 }
 
 /** Fold a whole event sequence into a Trace. */
