@@ -3,7 +3,7 @@
  * file and line number and skipped; a torn last line (no newline yet: the agent is mid-write) is
  * not consumed, so the next read starts at it once it is complete.
  */
-import { jsonlLines } from "./lines.ts";
+import { lines } from "../util/lines.ts";
 import { bump, type EntryCounts, type ImportWarning } from "./types.ts";
 
 /** A parser fed one JSON object per line. */
@@ -28,7 +28,7 @@ export async function feedJsonl(
 ): Promise<ReadPosition> {
   let offset = from.offset;
   let lineNo = from.lineNo;
-  for (const line of jsonlLines(path, from.offset, from.lineNo + 1)) {
+  for (const line of lines(path, { fromOffset: from.offset, firstLineNo: from.lineNo + 1 })) {
     if (line.torn) return { offset, lineNo, torn: true };
     offset = line.end;
     lineNo = line.lineNo;

@@ -1,19 +1,37 @@
 /**
- * The importer's block reader yields exactly the lines of `util/lines.ts`'s streaming reader: the
- * same text, numbers and byte offsets, on every real JSONL transcript of the corpus and on the edge
- * cases (blank and CRLF lines, byte-order marks, a torn last line, lines longer than a block, a
- * start in the middle of the file, invalid UTF-8).
+ * The block line reader yields exactly the lines of a plain reference split (whole file in memory,
+ * split on \n, each line decoded by `TextDecoder`): the same text, numbers and byte offsets, on
+ * every real JSONL transcript of the corpus and on the edge cases (blank and CRLF lines, byte-order
+ * marks, a torn last line, lines longer than a block, a start in the middle of the file, invalid
+ * UTF-8); lines past `maxLineBytes` are skipped unread.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { jsonlLines } from "../../src/import/lines.ts";
-import { type Line, readLines } from "../../src/util/lines.ts";
+import { type Line, lines, readLines } from "../../src/util/lines.ts";
 import { CORPUS, tempDir } from "../_helpers.ts";
 
+const jsonlLines = (path: string, fromOffset = 0, firstLineNo = 1) =>
+  lines(path, { fromOffset, firstLineNo });
+
+/** The reference: the whole file's bytes split on \n, blank and \r-only lines skipped. */
 async function streamed(path: string, fromOffset = 0, firstLineNo = 1): Promise<Line[]> {
+  const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
+  const decoder = new TextDecoder();
   const out: Line[] = [];
-  for await (const line of readLines(path, { fromOffset, firstLineNo })) out.push(line);
+  let lineNo = firstLineNo - 1;
+  let start = fromOffset;
+  while (start < bytes.length) {
+    const nl = bytes.indexOf(10, start);
+    const end = nl === -1 ? bytes.length : nl;
+    lineNo++;
+    const blank = end === start || (end === start + 1 && bytes[start] === 13);
+    if (!blank || nl === -1) {
+      const text = decoder.decode(bytes.subarray(start, end));
+      out.push({ text, lineNo, start, end: nl === -1 ? end : end + 1, torn: nl === -1 });
+    }
+    start = end + 1;
+  }
   return out;
 }
 
@@ -24,8 +42,8 @@ function jsonlFiles(dir: string): string[] {
     .filter((f) => statSync(f).isFile());
 }
 
-describe("importer line reader", () => {
-  test("same lines as readLines on every corpus transcript", async () => {
+describe("line reader", () => {
+  test("same lines as the reference split on every corpus transcript", async () => {
     const files = jsonlFiles(CORPUS);
     expect(files.length).toBeGreaterThanOrEqual(10);
     for (const f of files) expect([...jsonlLines(f)]).toEqual(await streamed(f));
@@ -94,5 +112,27 @@ describe("importer line reader", () => {
     const before = readdirSync("/proc/self/fd").length;
     for (let i = 0; i < 50; i++) for (const _ of jsonlLines(path)) break;
     expect(readdirSync("/proc/self/fd").length).toBeLessThanOrEqual(before);
+  });
+
+  test("a line past maxLineBytes is yielded as tooLong without its text; the rest reads on", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "long.jsonl");
+    const huge = `{"x":"${"y".repeat(3 * 1024 * 1024)}"}`;
+    writeFileSync(path, `{"a":1}\n${huge}\n{"b":2}\n${huge}`);
+    const got = [...lines(path, { maxLineBytes: 2 * 1024 * 1024 })];
+    expect(
+      got.map((l) => [l.lineNo, l.text.length > 100 ? "long" : l.text, l.tooLong ?? false, l.torn]),
+    ).toEqual([
+      [1, '{"a":1}', false, false],
+      [2, "", true, false],
+      [3, '{"b":2}', false, false],
+      [4, "", true, true],
+    ]);
+    expect(got[1]!.start).toBe(8);
+    expect(got[1]!.end).toBe(8 + huge.length + 1);
+    expect(got[2]!.start).toBe(got[1]!.end);
+    const all: Line[] = [];
+    for await (const l of readLines(path)) all.push(l);
+    expect(all.map((l) => l.text.length)).toEqual([7, huge.length, 7, huge.length]);
   });
 });
