@@ -15,7 +15,7 @@ import { createReplayFold, type Replay, type ReplayOptions } from "./folds/repla
 import { createTraceFold, type TraceOptions } from "./folds/trace.ts";
 import type { Trace } from "./folds/trace-types.ts";
 import { createUsageFold, type Price, type Usage } from "./folds/usage.ts";
-import { checkEvent } from "./validate.ts";
+import { checkEvent, isValidEvent } from "./validate.ts";
 
 /** Where a rollout comes from. */
 export type RolloutSource =
@@ -75,7 +75,12 @@ export async function foldRollout(
       for (const issue of batch.issues) sink.issue(issue);
       const values = batch.values;
       for (let i = 0; i < values.length; i++) {
-        take(values[i], () => ({ file: source.file, line: batch.lineOf(i) }));
+        const value = values[i];
+        // The usual case first, without a closure or a result object per event.
+        if (isValidEvent(value)) {
+          if (value.seq > lastSeq) lastSeq = value.seq;
+          sink.push(value);
+        } else take(value, () => ({ file: source.file, line: batch.lineOf(i) }));
       }
       guard.advance(batch.endOffset - offset);
       offset = batch.endOffset;

@@ -95,7 +95,7 @@ function compilePipe(pipe: Node[], fallback: Check): Check {
 }
 
 /** Whether a value is a valid catalogue event (the fast path). */
-export const isValidEvent = compileCheck(RolloutEventSchema);
+export const isValidEvent = compileCheck(RolloutEventSchema) as (x: unknown) => x is RolloutEvent;
 
 /**
  * The same catalogue with `seq` optional: what a writer hands over before the store numbers it.

@@ -49,6 +49,7 @@ export class ModelRows {
   private readonly lists: (readonly string[])[] = [[]];
   private readonly listIds = new Map<string, number>();
   private readonly open: number[] = [];
+  private lastList = 0;
 
   constructor(readonly strings: StringTable) {}
 
@@ -145,6 +146,14 @@ export class ModelRows {
 
   private listId(names: readonly string[]): number {
     if (names.length === 0) return 0;
+    // Consecutive responses often ask for the same tools: skip building the key then.
+    const last = this.lists[this.lastList]!;
+    if (last.length === names.length && names.every((name, i) => name === last[i])) return this.lastList;
+    this.lastList = this.lookupList(names);
+    return this.lastList;
+  }
+
+  private lookupList(names: readonly string[]): number {
     const key = `${names.length}:${names.join("\0")}`;
     const known = this.listIds.get(key);
     if (known !== undefined) return known;

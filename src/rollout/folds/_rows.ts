@@ -53,16 +53,16 @@ abstract class Rows<C extends Chunk> {
     this.chunks = [];
     this.length = 0;
   }
-
-  protected slot(row: number, field: number): [C, number] {
-    return [this.chunks[row >> CHUNK_BITS]!, (row & ROW_MASK) * this.width + field];
-  }
 }
 
-/** Rows of doubles. */
+/** Rows of doubles (absent: NaN; with `everySet`, every field of a row is always set, so fresh
+ * chunks are left zeroed instead of filled). */
 export class NumberRows extends Rows<Float64Array> {
-  constructor(width: number) {
-    super(width, (size) => new Float64Array(size).fill(Number.NaN));
+  constructor(width: number, everySet = false) {
+    super(
+      width,
+      everySet ? (size) => new Float64Array(size) : (size) => new Float64Array(size).fill(Number.NaN),
+    );
   }
 
   get(row: number, field: number): number {
@@ -74,32 +74,34 @@ export class NumberRows extends Rows<Float64Array> {
   }
 }
 
-const ABSENT = 0xffff_ffff;
-const SPILLED = 0xffff_fffe;
+/** A stored integer is its value + 1: 0 is absent (fresh chunks are zeroed, no fill), and this
+ * marks a value kept in the spill map. */
+const SPILLED = 0xffff_ffff;
+const MAX_STORED = SPILLED - 2;
 
 /** Rows of small non-negative integers (4 bytes a field); other values spill to a map. */
 export class IntRows extends Rows<Uint32Array> {
   private readonly spill = new Map<number, number>();
 
   constructor(width: number) {
-    super(width, (size) => new Uint32Array(size).fill(ABSENT));
+    super(width, (size) => new Uint32Array(size));
   }
 
   get(row: number, field: number): number {
     const raw = this.chunks[row >> CHUNK_BITS]![(row & ROW_MASK) * this.width + field]!;
-    if (raw < SPILLED) return raw;
-    return raw === ABSENT ? Number.NaN : this.spill.get(row * this.width + field)!;
+    if (raw !== SPILLED) return raw === 0 ? Number.NaN : raw - 1;
+    return this.spill.get(row * this.width + field)!;
   }
 
   set(row: number, field: number, value: number): void {
-    const [chunk, i] = this.slot(row, field);
-    const key = row * this.width + field;
-    if (chunk[i] === SPILLED) this.spill.delete(key);
-    if (Number.isNaN(value)) chunk[i] = ABSENT;
-    else if (Number.isInteger(value) && value >= 0 && value < SPILLED) chunk[i] = value;
+    const chunk = this.chunks[row >> CHUNK_BITS]!;
+    const i = (row & ROW_MASK) * this.width + field;
+    if (chunk[i] === SPILLED) this.spill.delete(row * this.width + field);
+    if (value >>> 0 === value && value <= MAX_STORED) chunk[i] = value + 1;
+    else if (Number.isNaN(value)) chunk[i] = 0;
     else {
       chunk[i] = SPILLED;
-      this.spill.set(key, value);
+      this.spill.set(row * this.width + field, value);
     }
   }
 
@@ -117,15 +119,25 @@ export class IntRows extends Rows<Uint32Array> {
 export class StringTable {
   private readonly known = new Map<string, number>();
   private readonly values: string[] = [];
+  private recent0: string | undefined;
+  private recent1: string | undefined;
+  private n0 = -1;
+  private n1 = -1;
 
   constructor(private readonly limit = 10_000) {}
 
   /** The number of `s` (a new one for a string not seen yet, or past the bound). */
   id(s: string): number {
-    const hit = this.known.get(s);
-    if (hit !== undefined) return hit;
-    const n = this.values.push(s) - 1;
-    if (this.known.size < this.limit) this.known.set(s, n);
+    // The two strings asked for last (a tool pair like Edit/Bash, a provider and its model) are
+    // answered without hashing the string again.
+    if (s === this.recent0) return this.n0;
+    if (s === this.recent1) return this.n1;
+    let n = this.known.get(s);
+    if (n === undefined) {
+      n = this.values.push(s) - 1;
+      if (this.known.size < this.limit) this.known.set(s, n);
+    }
+    [this.recent1, this.n1, this.recent0, this.n0] = [this.recent0, this.n0, s, n];
     return n;
   }
 

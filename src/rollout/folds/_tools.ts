@@ -43,7 +43,7 @@ const UNPAIRED = 4;
  * and the arguments (as JSON) in text columns. The views of `_views.ts` read them.
  */
 export class ToolColumns {
-  readonly nums = new NumberRows(2);
+  readonly nums = new NumberRows(2, true);
   readonly ints = new IntRows(7);
   private readonly ids = new TextColumn();
   private readonly argTexts = new TextColumn();
@@ -54,28 +54,26 @@ export class ToolColumns {
     return this.nums.length;
   }
 
-  add(p: {
-    tool: string;
-    callId: string | undefined;
-    args: unknown;
-    callSeq: number;
-    outputSeq: number;
-    start: number;
-    duration: number;
-    turn: number;
-    flags: number;
-  }): void {
+  /** A finished span: its call (tool, id, args, seq) and output (seq, start, duration, turn, flags). */
+  add(
+    call: { tool: string; callId?: string | undefined; args?: unknown; seq: number },
+    outputSeq: number,
+    start: number,
+    duration: number,
+    turn: number,
+    flags: number,
+  ): void {
     const r = this.nums.add();
     this.ints.add();
-    this.ints.set(r, CALL_SEQ, p.callSeq);
-    this.ints.set(r, OUTPUT_SEQ, p.outputSeq);
-    this.nums.set(r, START, p.start);
-    this.nums.set(r, DURATION, p.duration);
-    this.ints.set(r, TURN, p.turn + 1);
-    this.ints.set(r, FLAGS, p.flags);
-    this.ints.set(r, TOOL, this.strings.id(p.tool));
-    if (p.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(p.callId));
-    if (p.args !== undefined) this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(p.args)));
+    this.ints.set(r, CALL_SEQ, call.seq);
+    this.ints.set(r, OUTPUT_SEQ, outputSeq);
+    this.nums.set(r, START, start);
+    this.nums.set(r, DURATION, duration);
+    this.ints.set(r, TURN, turn + 1);
+    this.ints.set(r, FLAGS, flags);
+    this.ints.set(r, TOOL, this.strings.id(call.tool));
+    if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
+    if (call.args !== undefined) this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(call.args)));
   }
 
   tool(r: number): string {
@@ -203,30 +201,19 @@ export function createToolPairing(
       if (p) {
         callSeq = p.seq;
         take(p);
-        columns.add({
-          tool: p.tool,
-          callId: p.callId ?? e.callId,
-          args: p.args,
-          callSeq,
-          outputSeq: e.seq,
-          start: p.at,
-          duration: e.duration_ms ?? e.timestamp - p.at,
-          turn: p.turn >= 0 ? p.turn : turn,
-          flags,
-        });
+        if (p.callId === undefined && e.callId !== undefined) p.callId = e.callId;
+        columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true) for (const path of changedPaths(p.tool, p.args, fileTools)) changed.add(path);
       } else {
-        columns.add({
-          tool: e.tool,
-          callId: e.callId,
-          args: undefined,
-          callSeq,
-          outputSeq: e.seq,
-          start: e.timestamp - (e.duration_ms ?? 0),
-          duration: e.duration_ms ?? 0,
+        const call = { tool: e.tool, callId: e.callId, args: undefined, seq: e.seq };
+        columns.add(
+          call,
+          e.seq,
+          e.timestamp - (e.duration_ms ?? 0),
+          e.duration_ms ?? 0,
           turn,
-          flags: flags | UNPAIRED,
-        });
+          flags | UNPAIRED,
+        );
       }
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;

@@ -18,11 +18,13 @@ const ABORTED = 2;
 
 /** Turns of one session, keyed as `turns.ts` keys them. */
 export class TurnRows {
-  private readonly rows = new NumberRows(2);
+  private readonly rows = new NumberRows(2, true);
   private readonly ints = new IntRows(4);
   private readonly reasons = new Map<number, string>();
   private seen = new Map<string, number>();
   private epoch = 1;
+  private hitId: string | undefined;
+  private hitRow = -1;
   private last = -1;
 
   constructor(private readonly strings: StringTable = new StringTable()) {}
@@ -47,9 +49,16 @@ export class TurnRows {
    * opening an implicit turn for an unknown id, and moving the turn's last-seen time.
    */
   rowFor(turnId: string | undefined, at: number, seq: number): number {
-    let row = turnId === undefined ? this.last : (this.seen.get(turnId) ?? -1);
+    // Events of one turn come together: the last id looked up is the usual answer.
+    let row = turnId === undefined ? this.last : turnId === this.hitId ? this.hitRow : this.lookup(turnId);
     if (row < 0 && turnId !== undefined) row = this.open(turnId, at, seq, true);
     if (row >= 0 && at > this.rows.get(row, LAST)) this.rows.set(row, LAST, at);
+    return row;
+  }
+
+  private lookup(turnId: string): number {
+    const row = this.seen.get(turnId) ?? -1;
+    if (row >= 0) [this.hitId, this.hitRow] = [turnId, row];
     return row;
   }
 
@@ -102,6 +111,7 @@ export class TurnRows {
     this.ints.set(row, FLAGS, implicit ? IMPLICIT : 0);
     this.ints.set(row, ID, n);
     this.seen.set(this.strings.get(n), row);
+    this.hitId = undefined;
     this.last = row;
     return row;
   }
@@ -109,5 +119,6 @@ export class TurnRows {
   private nextEpoch(): void {
     this.epoch++;
     this.seen = new Map();
+    this.hitId = undefined;
   }
 }
