@@ -1,7 +1,8 @@
 /**
- * Folds: (1) the trace fold over a 1,000,000-event log (read, validate against the catalogue, fold)
- * against a raw line split + `JSON.parse` of the same file (the fastest plain reader, bun-engineering
- * §8), interleaved in the same run. Target: fold throughput ≥ 0.7× raw, i.e. time ratio ≤ 1/0.7.
+ * Folds: (1) the trace fold over a 1,000,000-event log (read, validate against the catalogue, fold,
+ * hand out the Trace's lists) against a raw line split + `JSON.parse` of the same file with the
+ * fastest reader we know (`_raw.ts`), interleaved in the same run. Target: fold throughput ≥ 0.7×
+ * raw, i.e. time ratio ≤ 1/0.7. The same against the bun-engineering §8 stream split is reported.
  * (2) Peak RSS of the trace and usage folds over a ~500 MB log, each measured in a child process
  * (`VmHWM`), against a child that only starts Bun. Target: ≤ 150 MB. Generated logs live in a temp
  * dir, deleted at the end. `FOLD_BENCH_EVENTS` / `FOLD_BENCH_MB` shrink the logs for a quick run.
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { createUsageFold } from "../src/rollout/folds/usage.ts";
 import { foldRollout, loadTrace } from "../src/rollout/load.ts";
 import { defineBench } from "./_harness.ts";
+import { rawBlocks, rawStream } from "./_raw.ts";
 
 const EVENTS = Number(process.env.FOLD_BENCH_EVENTS) || 1_000_000;
 const BIG_MB = Number(process.env.FOLD_BENCH_MB) || 500;
@@ -93,30 +95,6 @@ function writeLog(path: string, opts: { events?: number; bytes?: number; outputB
   return seq;
 }
 
-/** The baseline: stream bytes, split on \n, decode each line, JSON.parse it. */
-async function rawParse(path: string): Promise<number> {
-  const decoder = new TextDecoder();
-  let n = 0;
-  let carry: Uint8Array | null = null;
-  for await (const chunk of Bun.file(path).stream()) {
-    let s = 0;
-    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, s)) {
-      let bytes: Uint8Array = chunk.subarray(s, nl);
-      if (carry) {
-        const joined = new Uint8Array(carry.length + bytes.length);
-        joined.set(carry);
-        joined.set(bytes, carry.length);
-        bytes = joined;
-        carry = null;
-      }
-      s = nl + 1;
-      if (bytes.length) n += (JSON.parse(decoder.decode(bytes)) as { seq: number }).seq > 0 ? 1 : 0;
-    }
-    if (s < chunk.length) carry = chunk.slice(s);
-  }
-  return n;
-}
-
 const peakMb = () => {
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -127,9 +105,19 @@ const peakMb = () => {
 if (process.env.FOLD_BENCH_CHILD) {
   const [mode, file] = process.env.FOLD_BENCH_CHILD.split(":") as [string, string];
   let detail = "";
-  if (mode === "trace") {
+  if (mode === "trace" || mode === "trace-read") {
     const t = await loadTrace({ file });
-    detail = `${t.eventCount} events, ${t.toolSpans.length} tool spans`;
+    // The fold's Trace with its lists handed out (a view per turn and span).
+    detail = `${t.eventCount} events, ${t.turns.length} turns, ${t.modelSpans.length} model spans, ${t.toolSpans.length} tool spans`;
+    if (mode === "trace-read") {
+      // A consumer reading every field of every span, arguments parsed (what `trace --json` does).
+      let fields = 0;
+      for (const list of [t.turns, t.modelSpans, t.toolSpans]) {
+        for (const span of list)
+          fields += Object.keys((span as unknown as { toJSON(): object }).toJSON()).length;
+      }
+      detail += `, ${fields.toLocaleString("en")} fields read`;
+    }
   } else if (mode === "usage") {
     const fold = createUsageFold("bench");
     await foldRollout({ file }, fold);
@@ -162,26 +150,44 @@ export default defineBench({
     writeLog(small, { events: EVENTS, outputBytes: 200 });
     const bigEvents = writeLog(big, { bytes: BIG_MB * 1024 * 1024, outputBytes: 1500 });
     const idle = childPeak("idle", big).peakMb;
-    for (const mode of ["trace", "usage"]) {
+    const size = `${(statSync(big).size / 1e6).toFixed(0)} MB log (${bigEvents.toLocaleString("en")} events)`;
+    for (const mode of ["trace", "usage", "trace-read"]) {
       const r = childPeak(mode, big);
-      const met = r.peakMb <= MEMORY_TARGET_MB ? "MET" : "MISSED";
-      memory[
-        `peak RSS, ${mode} fold, ${(statSync(big).size / 1e6).toFixed(0)} MB log (${bigEvents.toLocaleString("en")} events)`
-      ] =
-        `${r.peakMb.toFixed(1)} MB (bun alone ${idle.toFixed(1)} MB; ${r.detail}) target ≤ ${MEMORY_TARGET_MB} MB ${met}`;
+      // The target is the fold's; reading every field afterwards is the consumer's memory, reported.
+      const target =
+        mode === "trace-read"
+          ? "reported"
+          : `target ≤ ${MEMORY_TARGET_MB} MB ${r.peakMb <= MEMORY_TARGET_MB ? "MET" : "MISSED"}`;
+      const what = mode === "trace-read" ? "trace fold, then every field of every span read" : `${mode} fold`;
+      memory[`peak RSS, ${what}, ${size}`] =
+        `${r.peakMb.toFixed(1)} MB (bun alone ${idle.toFixed(1)} MB; ${r.detail}) ${target}`;
     }
   },
   teardown: () => rmSync(work, { recursive: true, force: true }),
-  pairs: () => [
-    {
-      label: `trace fold vs raw split+JSON.parse (${EVENTS.toLocaleString("en")} events)`,
-      subject: () => loadTrace({ file: small }),
-      baseline: () => rawParse(small),
-      target: { max: Number((1 / 0.7).toFixed(3)) },
-      units: EVENTS,
-      unitName: "events",
-    },
-  ],
+  pairs: () => {
+    // The Trace with its lists handed out (their views made), not just the rows folded.
+    const fold = async () => {
+      const t = await loadTrace({ file: small });
+      return t.turns.length + t.modelSpans.length + t.toolSpans.length;
+    };
+    return [
+      {
+        label: `trace fold vs raw block split + JSON.parse (${EVENTS.toLocaleString("en")} events)`,
+        subject: fold,
+        baseline: () => rawBlocks(small),
+        target: { max: Number((1 / 0.7).toFixed(3)) },
+        units: EVENTS,
+        unitName: "events",
+      },
+      {
+        label: `trace fold vs the §8 stream split + JSON.parse (${EVENTS.toLocaleString("en")} events)`,
+        subject: fold,
+        baseline: () => rawStream(small),
+        units: EVENTS,
+        unitName: "events",
+      },
+    ];
+  },
   facts: () => ({
     "1M log size": `${(statSync(small).size / 1e6).toFixed(0)} MB`,
     ...memory,
