@@ -60,14 +60,8 @@ export function compileCheck(schema: unknown): Check {
       return (x) => Array.isArray(x) && x.every(item);
     }
     case "object":
-    case "loose_object": {
-      const checks = Object.entries(node.entries ?? {}).map(([k, s]) => [k, compileCheck(s)] as const);
-      return (x) => {
-        if (!isObject(x)) return false;
-        for (const [k, check] of checks) if (!check(x[k])) return false;
-        return true;
-      };
-    }
+    case "loose_object":
+      return objectCheck(Object.entries(node.entries ?? {}).map(([k, s]) => [k, compileCheck(s)] as const));
     case "variant": {
       const key = node.key!;
       const byTag = new Map<unknown, Check>();
@@ -78,6 +72,17 @@ export function compileCheck(schema: unknown): Check {
     default:
       return fallback;
   }
+}
+
+/**
+ * An object's check, generated as code with each key a constant (`x["seq"]`): a loop over the keys
+ * reads `x[k]` with a different `k` each time, a lookup the JIT cannot cache, and was ~10% of the
+ * trace fold's time. Keys are embedded with `JSON.stringify`, so no key can break out of the string.
+ */
+function objectCheck(checks: readonly (readonly [string, Check])[]): Check {
+  const lines = checks.map(([k], i) => `if (!c[${i}](x[${JSON.stringify(k)}])) return false;`);
+  const body = `return (x) => { if (typeof x !== "object" || x === null || Array.isArray(x)) return false; ${lines.join(" ")} return true; };`;
+  return new Function("c", body)(checks.map(([, check]) => check)) as Check;
 }
 
 function compilePipe(pipe: Node[], fallback: Check): Check {
