@@ -2,11 +2,12 @@
  * Keeps a long streaming read's resident memory near what it really holds. JavaScriptCore lets
  * garbage pile up in proportion to the live heap before it collects, and the allocator keeps what
  * it grew to. Measured on the bench's 525 MB log with the trace fold holding ~50 MB of rows: no
- * guard, a 230 MB peak RSS; a full collection every 4 MiB of input, ~140 MB (every 16 MiB, ~185).
+ * guard, a 230 MB peak RSS; a full collection every 4 or 6 MiB of input, ~137-140 MB (every 8 MiB
+ * ~144, every 16 MiB ~185).
  * Triggering on RSS growth instead did not help: the memory a collection frees is not handed back
  * at once, so RSS lags the garbage. A full collection over rows kept in typed arrays costs ~3-4 ms
- * (few objects to trace): ~6% of the fold's time on a long log. Reads shorter than `afterBytes`
- * never pay.
+ * (few objects to trace): ~4% of the fold's time on a long log at one per 6 MiB. Reads shorter
+ * than `afterBytes` never pay.
  */
 import { fullGC } from "bun:jsc";
 
@@ -22,7 +23,7 @@ const MiB = 1024 * 1024;
 /** A guard for one read: call `advance(bytes)` as input is consumed. */
 export function createMemoryGuard(options: MemoryGuardOptions = {}) {
   const after = options.afterBytes ?? 64 * MiB;
-  const every = options.everyBytes ?? 4 * MiB;
+  const every = options.everyBytes ?? 6 * MiB;
   let read = 0;
   let next = after;
   let collections = 0;
