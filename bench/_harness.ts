@@ -14,6 +14,11 @@ export interface Pair {
   /** For throughput pairs: units per run, to print units/s next to the times. */
   units?: number;
   unitName?: string;
+  /**
+   * The functions measure themselves and resolve to milliseconds (a run in a fresh child process,
+   * where what an earlier run left in this process's memory cannot tilt the comparison).
+   */
+  selfTimed?: boolean;
 }
 
 export interface Benchmark {
@@ -61,12 +66,16 @@ export async function runBenchmark(b: Benchmark, log = (s: string) => console.lo
     for (const pair of await b.pairs()) {
       const s: number[] = [];
       const base: number[] = [];
-      // Warm up both once, then interleave so drift hits both sides alike.
-      await pair.baseline();
-      await pair.subject();
+      // Warm up both once (self-timed runs warm up in their own process), then interleave so drift
+      // hits both sides alike.
+      if (!pair.selfTimed) {
+        await pair.baseline();
+        await pair.subject();
+      }
+      const run = async (fn: () => unknown) => (pair.selfTimed ? Number(await fn()) : time(fn));
       for (let i = 0; i < rounds; i++) {
-        base.push(await time(pair.baseline));
-        s.push(await time(pair.subject));
+        base.push(await run(pair.baseline));
+        s.push(await run(pair.subject));
       }
       const subjectMs = median(s);
       const baselineMs = median(base);

@@ -9,7 +9,7 @@ import { existsSync, statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { createMemoryGuard } from "../util/memory-guard.ts";
-import { readJsonlBatches } from "./_jsonl.ts";
+import { readJsonl } from "./_jsonl.ts";
 import type { RolloutEvent } from "./events.ts";
 import { createReplayFold, type Replay, type ReplayOptions } from "./folds/replay.ts";
 import { createTraceFold, type TraceOptions } from "./folds/trace.ts";
@@ -68,25 +68,28 @@ export async function foldRollout(
     if (!existsSync(source.file) || !statSync(source.file).isFile()) {
       throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     }
-    let offset = options.fromOffset ?? 0;
     const guard = createMemoryGuard();
-    let nextLineNo = options.firstLineNo ?? 1;
-    for await (const batch of readJsonlBatches(source.file, options)) {
-      for (const issue of batch.issues) sink.issue(issue);
-      const values = batch.values;
-      for (let i = 0; i < values.length; i++) {
-        const value = values[i];
-        // The usual case first, without a closure or a result object per event.
-        if (isValidEvent(value)) {
-          if (value.seq > lastSeq) lastSeq = value.seq;
-          sink.push(value);
-        } else take(value, () => ({ file: source.file, line: batch.lineOf(i) }));
-      }
-      guard.advance(batch.endOffset - offset);
-      offset = batch.endOffset;
-      nextLineNo = batch.nextLineNo;
-    }
-    return { offset, nextLineNo, lastSeq };
+    let consumed = options.fromOffset ?? 0;
+    const file = source.file;
+    const read = await readJsonl(
+      file,
+      options,
+      {
+        value(value, line) {
+          // The usual case first, without a closure or a result object per event.
+          if (isValidEvent(value)) {
+            if (value.seq > lastSeq) lastSeq = value.seq;
+            sink.push(value);
+          } else take(value, () => ({ file, line }));
+        },
+        issue: (issue) => sink.issue(issue),
+      },
+      (offset) => {
+        guard.advance(offset - consumed);
+        consumed = offset;
+      },
+    );
+    return { offset: read.endOffset, nextLineNo: read.nextLineNo, lastSeq };
   }
   const readOpts = options.fromSeq === undefined ? undefined : { fromSeq: options.fromSeq };
   for await (const item of source.adapter.readEvents(source.sessionId, readOpts)) {

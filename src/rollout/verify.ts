@@ -5,7 +5,7 @@
  * still takes part in the seq check.
  */
 import type { ReadIssue } from "../storage/contract.ts";
-import { readJsonlBatches } from "./_jsonl.ts";
+import { readJsonl } from "./_jsonl.ts";
 import type { RolloutSource } from "./load.ts";
 import { checkEvent } from "./validate.ts";
 
@@ -77,10 +77,7 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
     }
   };
   if ("file" in source) {
-    for await (const batch of readJsonlBatches(source.file)) {
-      for (const i of batch.issues) issue(i);
-      for (let i = 0; i < batch.values.length; i++) value(batch.values[i], batch.lineOf(i));
-    }
+    await readJsonl(source.file, {}, { value, issue });
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {
       if (item.issue) issue(item.issue);

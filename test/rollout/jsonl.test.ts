@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readJsonlBatches } from "../../src/rollout/_jsonl.ts";
+import { readJsonl } from "../../src/rollout/_jsonl.ts";
 import { splitLines } from "../../src/util/lines.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -10,19 +10,21 @@ async function readAll(path: string, fromOffset?: number) {
   const values: unknown[] = [];
   const lines: number[] = [];
   const issues: { line?: number; torn: boolean; message: string }[] = [];
-  let end = 0;
-  for await (const b of readJsonlBatches(path, { fromOffset })) {
-    b.values.forEach((v, i) => {
-      values.push(v);
-      lines.push(b.lineOf(i));
-    });
-    issues.push(...b.issues);
-    end = b.endOffset;
-  }
-  return { values, lines, issues, end };
+  const position = await readJsonl(
+    path,
+    { fromOffset },
+    {
+      value(v, line) {
+        values.push(v);
+        lines.push(line);
+      },
+      issue: (i) => issues.push(i),
+    },
+  );
+  return { values, lines, issues, end: position.endOffset };
 }
 
-describe("readJsonlBatches", () => {
+describe("readJsonl", () => {
   test("blank lines, a bad line, a value followed by garbage, a torn last line", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "e.jsonl");
