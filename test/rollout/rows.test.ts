@@ -87,5 +87,9 @@ describe("StringTable", () => {
     const n = table.id("Read"); // past the bound: numbered, not remembered
     expect(table.get(n)).toBe("Read");
     expect(table.get(table.id("Read"))).toBe("Read");
+    const recent = new StringTable().recent(2);
+    const names = ["Edit", "Bash", "Read", "Edit", "Bash", "Edit"].map((n) => JSON.parse(`"${n}"`) as string);
+    const ids = names.map(recent);
+    expect(ids).toEqual([0, 1, 2, 0, 1, 0]); // evicted names keep their numbers
   });
 });

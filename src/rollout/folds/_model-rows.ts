@@ -51,7 +51,13 @@ export class ModelRows {
   private readonly open: number[] = [];
   private lastList = 0;
 
-  constructor(readonly strings: StringTable) {}
+  private readonly providerId: (s: string) => number;
+  private readonly modelId: (s: string) => number;
+
+  constructor(readonly strings: StringTable) {
+    this.providerId = strings.recent();
+    this.modelId = strings.recent();
+  }
 
   get length(): number {
     return this.nums.length;
@@ -103,8 +109,8 @@ export class ModelRows {
   private row(provider: string, model: string): number {
     const r = this.nums.add();
     this.ints.add();
-    this.ints.set(r, PROVIDER, this.strings.id(provider));
-    this.ints.set(r, MODEL, this.strings.id(model));
+    this.ints.set(r, PROVIDER, this.providerId(provider));
+    this.ints.set(r, MODEL, this.modelId(model));
     return r;
   }
 

@@ -119,26 +119,36 @@ export class IntRows extends Rows<Uint32Array> {
 export class StringTable {
   private readonly known = new Map<string, number>();
   private readonly values: string[] = [];
-  private recent0: string | undefined;
-  private recent1: string | undefined;
-  private n0 = -1;
-  private n1 = -1;
 
   constructor(private readonly limit = 10_000) {}
 
   /** The number of `s` (a new one for a string not seen yet, or past the bound). */
   id(s: string): number {
-    // The two strings asked for last (a tool pair like Edit/Bash, a provider and its model) are
-    // answered without hashing the string again.
-    if (s === this.recent0) return this.n0;
-    if (s === this.recent1) return this.n1;
     let n = this.known.get(s);
     if (n === undefined) {
       n = this.values.push(s) - 1;
       if (this.known.size < this.limit) this.known.set(s, n);
     }
-    [this.recent1, this.n1, this.recent0, this.n0] = [this.recent0, this.n0, s, n];
     return n;
+  }
+
+  /**
+   * An `id` for one call site that remembers the last `size` strings it was asked for: a site sees
+   * few names over and over (a provider, a model, a tool pair like Edit/Bash), and comparing a
+   * short string costs less than hashing it into the map every time.
+   */
+  recent(size = 2): (s: string) => number {
+    const keys: string[] = [];
+    const ids: number[] = [];
+    let next = 0;
+    return (s) => {
+      for (let i = 0; i < keys.length; i++) if (keys[i] === s) return ids[i]!;
+      const n = this.id(s);
+      keys[next] = s;
+      ids[next] = n;
+      next = (next + 1) % size;
+      return n;
+    };
   }
 
   /** The shared copy of `s`. */

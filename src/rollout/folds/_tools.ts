@@ -48,7 +48,11 @@ export class ToolColumns {
   private readonly ids = new TextColumn();
   private readonly argTexts = new TextColumn();
 
-  constructor(private readonly strings: StringTable) {}
+  private readonly toolId: (s: string) => number;
+
+  constructor(private readonly strings: StringTable) {
+    this.toolId = strings.recent(4);
+  }
 
   get length(): number {
     return this.nums.length;
@@ -71,7 +75,7 @@ export class ToolColumns {
     this.nums.set(r, DURATION, duration);
     this.ints.set(r, TURN, turn + 1);
     this.ints.set(r, FLAGS, flags);
-    this.ints.set(r, TOOL, this.strings.id(call.tool));
+    this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
     if (call.args !== undefined) this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(call.args)));
   }
