@@ -28,7 +28,7 @@ import { childTime } from "./_child.ts";
 import { defineBench } from "./_harness.ts";
 import { rawBlocks, rawStream } from "./_raw.ts";
 
-const CORPUS = join(import.meta.dir, "..", "..", "shared", "corpus", "claude");
+const CORPUS = join(import.meta.dir, "..", "test", "corpus", "claude");
 const SOURCES = [
   "laf-us_idaho-vault/c--Users-loganf-Documents-IDAHO-VAULT/ad723d79-d1aa-4c89-9a82-926c1918e7ee.jsonl",
   "drmaciver_claude-reliability/coverage-test-fix.transcript.jsonl",

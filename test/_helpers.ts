@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dir, "..");
-export const CORPUS = resolve(ROOT, "..", "shared", "corpus");
+/** The real public transcripts of `shared/corpus`, copied verbatim (with their SOURCES.md) so a
+ * clean clone tests on its own. */
+export const CORPUS = resolve(ROOT, "test", "corpus");
 export const BUN = process.execPath;
 
 /** A temp directory removed when the `await using` scope ends. */
