@@ -40,13 +40,9 @@ const BLANK = /^\s*$/;
 
 /**
  * Feed the lines of `path` from `fromOffset` to `sink`. A generator that pauses every ~1 MiB,
- * yielding the offset reached, so that an async caller can let others run; returns where it stopped.
+ * yielding the offset reached, so that `readJsonl` can let others run; returns where it stopped.
  */
-export function* feedJsonl(
-  path: string,
-  options: JsonlOptions,
-  sink: JsonlSink,
-): Generator<number, JsonlPosition> {
+function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generator<number, JsonlPosition> {
   let endOffset = options.fromOffset ?? 0;
   let nextLineNo = options.firstLineNo ?? 1;
   let pause = endOffset + SLICE_BYTES;
@@ -92,7 +88,7 @@ export async function readJsonl(
   sink: JsonlSink,
   onSlice?: (offset: number) => void,
 ): Promise<JsonlPosition> {
-  const feed = feedJsonl(path, options, sink);
+  const feed = slices(path, options, sink);
   for (;;) {
     const step = feed.next();
     if (step.done) return step.value;
