@@ -20,7 +20,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../home.ts";
-import type { StorageAdapter } from "./contract.ts";
+import type { ReadIssue, StorageAdapter } from "./contract.ts";
 
 export interface Problem {
   kind: "torn_line" | "bad_line" | "count_drift" | "seq_gap" | "index_drift" | "orphan_dir" | "engine";
@@ -60,18 +60,7 @@ async function checkSessions(a: StorageAdapter, repair: boolean, problems: Probl
   const metas = (await a.listSessions({ all: true })).items;
   for (const meta of metas) {
     const { messages, issues } = await a.readMessages(meta.id);
-    for (const i of issues) {
-      const p: Problem = {
-        kind: i.torn ? "torn_line" : "bad_line",
-        sessionId: meta.id,
-        detail: i.message,
-        repairable: i.torn && Boolean(i.file),
-      };
-      if (i.file) p.file = i.file;
-      if (i.line) p.line = i.line;
-      if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = cutTornTail(i.file);
-      problems.push(p);
-    }
+    for (const i of issues) problems.push(lineProblem(i, meta.id, repair));
     if (meta.messageCount !== messages.length) {
       const p: Problem = {
         kind: "count_drift",
@@ -89,23 +78,27 @@ async function checkSessions(a: StorageAdapter, repair: boolean, problems: Probl
   return metas.length;
 }
 
+/** A line that could not be read, as a problem; a torn tail is cut off when repairing. */
+function lineProblem(i: ReadIssue, sessionId: string, repair: boolean): Problem {
+  const p: Problem = {
+    kind: i.torn ? "torn_line" : "bad_line",
+    sessionId,
+    detail: i.message,
+    repairable: i.torn && Boolean(i.file),
+  };
+  if (i.file) p.file = i.file;
+  if (i.line) p.line = i.line;
+  if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = cutTornTail(i.file);
+  return p;
+}
+
 async function checkEvents(a: StorageAdapter, repair: boolean, problems: Problem[]): Promise<number> {
   const logs = await a.listEventLogs();
   for (const id of logs) {
     let expected = 1;
     for await (const r of a.readEvents(id)) {
       if (r.issue) {
-        const i = r.issue;
-        const p: Problem = {
-          kind: i.torn ? "torn_line" : "bad_line",
-          sessionId: id,
-          detail: i.message,
-          repairable: i.torn && Boolean(i.file),
-        };
-        if (i.file) p.file = i.file;
-        if (i.line) p.line = i.line;
-        if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = cutTornTail(i.file);
-        problems.push(p);
+        problems.push(lineProblem(r.issue, id, repair));
         continue;
       }
       if (r.event.seq !== expected) {
