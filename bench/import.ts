@@ -11,14 +11,16 @@
  *   3. parse + derive only (no store), reported: how much of (1) is the importer itself;
  *   4. (1) against the bun-engineering §8 way of splitting (a web stream, a decoder per line),
  *      reported: the baseline the previous rounds used, slower on these VMs (see `_raw.ts`);
- *   5. re-importing the unchanged file vs the first import — target: ≥ 20× faster, ratio ≤ 0.05.
+ *   5. re-importing the unchanged file vs the first import — target: ≥ 20× faster, ratio ≤ 0.05;
+ *   6. the peak RSS of importing a ~128 MiB transcript (same entries) in a child process, reported:
+ *      a long transcript is written in parts as it is read, so memory follows the open part.
  * Pairs 1-4 time each side alone in a fresh child process (`_child.ts`): measured in one process,
  * the raw parse ran slower after an import (what the import left in memory), which flattered the
  * ratio (2.8 there against ~3-4 apart). Everything lives under one temp dir, deleted at the end.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ClaudeParser } from "../src/import/claude.ts";
 import { importSources } from "../src/import/import.ts";
 import { feedJsonl } from "../src/import/jsonl.ts";
@@ -35,6 +37,8 @@ const SOURCES = [
   "brian-ln_agentic-primer/agent-a0294d5.jsonl",
 ];
 const TARGET_BYTES = 12 * 1024 * 1024;
+/** The transcript whose import's peak memory is reported. */
+const PEAK_BYTES = 128 * 1024 * 1024;
 
 // A child process timing one side gets the parent's work dir (see `childTime`).
 const CHILD = process.env.IMPORT_BENCH_TIME;
@@ -66,25 +70,34 @@ function reid(e: Entry, k: number): Entry {
   return out;
 }
 
-function build(): void {
+/** Write a transcript of about `target` bytes to `path`; returns its number of lines. */
+function build(path: string, target: number): number {
   const entries = SOURCES.flatMap((s) =>
     readFileSync(join(CORPUS, s), "utf8")
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Entry),
   );
-  const chunks: string[] = [];
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, "w");
+  let chunks: string[] = [];
   let bytes = 0;
-  for (let k = 0; bytes < TARGET_BYTES; k++) {
+  let n = 0;
+  for (let k = 0; bytes < target; k++) {
     for (const e of entries) {
       const line = `${JSON.stringify(reid(e, k))}\n`;
       chunks.push(line);
       bytes += line.length;
-      lines++;
+      n++;
+    }
+    if (chunks.length > 10_000) {
+      writeSync(fd, chunks.join(""));
+      chunks = [];
     }
   }
-  Bun.spawnSync(["mkdir", "-p", join(work, "projects", "big")]);
-  writeFileSync(file, chunks.join(""));
+  writeSync(fd, chunks.join(""));
+  closeSync(fd);
+  return n;
 }
 
 async function importInto(
@@ -117,6 +130,33 @@ const sides: Record<string, () => unknown> = {
   stream: () => rawStream(file),
 };
 
+// Child mode: import one file into a fresh home and print the peak RSS.
+if (process.env.IMPORT_BENCH_PEAK) {
+  const [path, home] = process.env.IMPORT_BENCH_PEAK.split("\n") as [string, string];
+  const t0 = performance.now();
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  await importSources({ agent: "claude", paths: [path], adapter, home, fsync: false });
+  await adapter.close();
+  const ms = performance.now() - t0;
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0);
+  console.log(JSON.stringify({ peakMb: kb / 1024, ms }));
+  process.exit(0);
+}
+
+const memory: Record<string, string> = {};
+
+/** Import `path` in a fresh child process: its peak RSS and time. */
+function childPeak(path: string): { peakMb: number; ms: number } {
+  const p = Bun.spawnSync([process.execPath, import.meta.path], {
+    env: { ...process.env, IMPORT_BENCH_PEAK: `${path}\n${join(work, "peak-home")}` },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (p.exitCode !== 0) throw new Error(`peak child failed: ${p.stderr.toString()}`);
+  rmSync(join(work, "peak-home"), { recursive: true, force: true });
+  return JSON.parse(p.stdout.toString());
+}
+
 // Child mode: warm one side up, then time it, alone in this process; print the median.
 if (CHILD) {
   const [mode, , id] = CHILD.split("\n") as [string, string, string];
@@ -143,7 +183,15 @@ export default defineBench({
   description: "Claude Code import end to end into the files store vs raw JSONL parsing; re-import",
   rounds: 11,
   async setup() {
-    build();
+    lines = build(file, TARGET_BYTES);
+    const big = join(work, "projects", "bigger", "bigger-session.jsonl");
+    const bigLines = build(big, PEAK_BYTES);
+    const peak = childPeak(big);
+    memory[
+      `peak RSS importing a ${(Bun.file(big).size / 1024 / 1024).toFixed(0)} MiB transcript (${bigLines.toLocaleString("en")} lines)`
+    ] =
+      `${peak.peakMb.toFixed(0)} MB in ${(peak.ms / 1000).toFixed(1)} s (the import writes what is ready every 2 MiB read)`;
+    rmSync(dirname(big), { recursive: true, force: true });
     reimportHome = freshHome();
     await importInto(reimportHome);
     // The re-import pair runs here: warm it up (JIT tiers, allocator pools).
@@ -192,6 +240,7 @@ export default defineBench({
     },
   ],
   facts: () => ({
+    ...memory,
     "synthetic transcript": `${(Bun.file(file).size / 1024 / 1024).toFixed(1)} MiB, ${lines.toLocaleString("en")} lines`,
   }),
 });

@@ -29,8 +29,11 @@ export interface BuilderState {
   turnSeq: number;
   tokens: TokenTotals;
   pending: Record<string, PendingCall>;
-  /** Messages that may still change (unanswered tool parts, an open streamed response). */
+  /** Messages that may still change (an open streamed response, unanswered tool parts, the last
+   * assistant message), kept across reads. */
   held: Record<string, StoredMessage>;
+  /** Held messages whose response is still open (`hold` until `release`), by id. */
+  responding?: Record<string, true>;
   lastAssistantId?: string;
   firstAt?: number;
   lastAt?: number;
@@ -73,9 +76,12 @@ export function outputSummary(result: unknown): string | undefined {
   return text.length > OUTPUT_CHARS ? `${text.slice(0, OUTPUT_CHARS)}…` : text;
 }
 
+/** What a parser adds to a result's meta (the builder knows the rest). */
+export type ResultMeta = Omit<ImportedMeta, "id" | "title" | "titleSource" | "createdAt" | "updatedAt">;
+
 export class SessionBuilder {
   readonly s: BuilderState;
-  readonly events: EventDraft[] = [];
+  private events: EventDraft[] = [];
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
   private readonly eventIds = new Set<string>();
@@ -150,7 +156,13 @@ export class SessionBuilder {
     this.touch(msg.timestamp);
     this.out.set(msg.id, msg);
     this.fresh.add(msg.id);
-    if (msg.role === "assistant") this.s.lastAssistantId = msg.id;
+    if (msg.role === "assistant") {
+      // Held while it is the last one: an abort marks it interrupted, even in a later read.
+      const prev = this.s.lastAssistantId;
+      this.s.lastAssistantId = msg.id;
+      this.s.held[msg.id] = msg;
+      if (prev !== undefined) this.settle(prev);
+    }
     return msg;
   }
 
@@ -163,16 +175,25 @@ export class SessionBuilder {
     return held;
   }
 
-  /** Keep a message open across runs (a streamed response that may gain blocks). */
+  /** Keep a message open, across runs too, while its response streams in (until `release`). */
   hold(m: StoredMessage): void {
     this.s.held[m.id] = m;
+    (this.s.responding ??= {})[m.id] = true;
   }
 
+  /** The message's response is complete; it stays held while a tool call of it is unanswered. */
   release(id: string): void {
+    if (this.s.responding) delete this.s.responding[id];
+    this.settle(id);
+  }
+
+  /** Let go of a held message nothing can change any more: its response is complete (usage is
+   * set when it is), every tool call in it answered, and it is not the last assistant message. */
+  private settle(id: string, keepLast = true): void {
     const m = this.s.held[id];
-    if (m && !m.parts.some((p) => p.type === "tool" && p.callId && this.s.pending[p.callId])) {
+    if (!m || this.s.responding?.[id] || (keepLast && id === this.s.lastAssistantId)) return;
+    if (!m.parts.some((p) => p.type === "tool" && p.callId && this.s.pending[p.callId]))
       delete this.s.held[id];
-    }
   }
 
   /** A tool call the model asked for; its events are written when its result arrives. */
@@ -238,7 +259,7 @@ export class SessionBuilder {
       if (r.failed || r.denied) part.failed = true;
       if (r.denied) part.denied = r.denied.source;
     }
-    if (p.messageId) this.release(p.messageId);
+    if (p.messageId) this.settle(p.messageId);
     return true;
   }
 
@@ -352,15 +373,35 @@ export class SessionBuilder {
   finish(final: boolean): void {
     if (!final) return;
     for (const [callId, p] of Object.entries(this.s.pending)) if (!p.emitted) this.emitCall(callId, p);
+    // The saved state would otherwise carry every session's last answer (imports.json is rewritten
+    // on every pass); an abort that comes after a final read is rare, and then not marked.
+    if (this.s.lastAssistantId !== undefined) this.settle(this.s.lastAssistantId, false);
   }
 
-  /** The session as derived in this run (new messages, changed ones, events). */
-  result(
-    meta: Omit<ImportedMeta, "id" | "title" | "titleSource" | "createdAt" | "updatedAt">,
-  ): ImportedSession {
+  /**
+   * The session as derived in this run (new messages, changed ones, events). `partial` takes only
+   * what can no longer change, and hands it over: the messages before the first one that still can
+   * (held: an open response, unanswered tool calls, or the last assistant message, which an abort
+   * would mark interrupted) and the events so far, all dropped from the builder. A long transcript
+   * is written in such parts as it is read, so memory follows the open part, not the file. With
+   * nothing ready, `partial` returns `undefined` and keeps everything.
+   */
+  result(meta: ResultMeta, partial?: false): ImportedSession;
+  result(meta: ResultMeta, partial: true): ImportedSession | undefined;
+  result(meta: ResultMeta, partial = false): ImportedSession | undefined {
     const messages: StoredMessage[] = [];
     const changed: StoredMessage[] = [];
-    for (const [id, m] of this.out) (this.fresh.has(id) ? messages : changed).push(m);
+    for (const [id, m] of this.out) {
+      if (partial && this.s.held[id] !== undefined) break;
+      (this.fresh.has(id) ? messages : changed).push(m);
+    }
+    if (partial) {
+      if (messages.length + changed.length === 0) return undefined;
+      for (const m of messages) this.fresh.delete(m.id);
+      for (const list of [messages, changed]) for (const m of list) this.out.delete(m.id);
+    }
+    const events = this.events;
+    if (partial) this.events = [];
     const now = this.s.firstAt ?? 0;
     return {
       meta: {
@@ -373,7 +414,7 @@ export class SessionBuilder {
       },
       messages,
       changed,
-      events: this.events,
+      events,
       mode: "delta",
       tokens: { ...this.s.tokens },
     };

@@ -10,10 +10,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { newBuilderState, SessionBuilder } from "./builder.ts";
+import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
+import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
@@ -171,7 +172,18 @@ export class ClaudeParser {
     return { sessions, counts: this.counts, warnings: this.warnings };
   }
 
-  private sessionOf(id: string) {
+  /**
+   * Mid-read: hand over what can no longer change, per session (see `SessionBuilder.result`), so
+   * a long transcript is written in parts. Sessions with nothing ready are left out.
+   */
+  drain(): ImportedSession[] {
+    const ids = [...(this.st.main ? [this.st.main.id] : []), ...Object.keys(this.st.children)];
+    return ids.flatMap((id) => this.sessionOf(id, true) ?? []);
+  }
+
+  private sessionOf(id: string): ImportedSession;
+  private sessionOf(id: string, partial: true): ImportedSession | undefined;
+  private sessionOf(id: string, partial?: true) {
     const b = this.builderFor(id);
     const isMain = id === this.st.main?.id;
     const t = this.st.titles;
@@ -182,7 +194,7 @@ export class ClaudeParser {
       if (this.agentFile) b.title(this.agentMetaTitle(), "generated");
     }
     const sourceId = isMain ? (this.st.sourceId ?? id) : id;
-    return b.result({
+    const meta: ResultMeta = {
       projectPath: this.st.cwd ?? "",
       provider: "anthropic",
       ...((b.s.model ?? this.st.lastModel) ? { model: b.s.model ?? this.st.lastModel } : {}),
@@ -195,7 +207,8 @@ export class ClaudeParser {
         ...(this.st.gitBranch ? { gitBranch: this.st.gitBranch } : {}),
         ...(isMain && this.st.agentId ? { agentId: this.st.agentId } : {}),
       },
-    });
+    };
+    return partial ? b.result(meta, true) : b.result(meta);
   }
 
   /** 2.1.x writes `agent-<id>.meta.json` ({agentType, description}) beside a subagent file. */

@@ -6,9 +6,10 @@
  * (clean), not the `response_item` copy that also carries injected context. Tool success comes from
  * `exec_command_end` / `mcp_tool_call_end` when present, else from the output text.
  */
-import { type BuilderState, newBuilderState, SessionBuilder } from "./builder.ts";
+import { type BuilderState, newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { codexFailure, parseArgs, textOfItems } from "./codex-output.ts";
 import { sessionIdFor } from "./ids.ts";
+import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
 type Payload = Record<string, unknown> & { type?: string };
@@ -320,15 +321,23 @@ export class CodexParser {
     if (this.b) {
       if (final && this.st.resp) this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
       this.b.finish(final);
-      sessions.push(
-        this.b.result({
-          projectPath: this.st.cwd ?? "",
-          ...this.model(),
-          ...(this.b.s.parentId ? { parentId: this.b.s.parentId } : {}),
-          source: { agent: "codex", id: this.st.sourceId ?? "", path: this.opts.path, ...this.st.meta },
-        }),
-      );
+      sessions.push(this.b.result(this.resultMeta(this.b)));
     }
     return { sessions, counts: this.counts, warnings: this.warnings };
+  }
+
+  /** Mid-read: hand over what can no longer change (see `SessionBuilder.result`). */
+  drain(): ImportedSession[] {
+    const s = this.b?.result(this.resultMeta(this.b), true);
+    return s ? [s] : [];
+  }
+
+  private resultMeta(b: SessionBuilder): ResultMeta {
+    return {
+      projectPath: this.st.cwd ?? "",
+      ...this.model(),
+      ...(b.s.parentId ? { parentId: b.s.parentId } : {}),
+      source: { agent: "codex", id: this.st.sourceId ?? "", path: this.opts.path, ...this.st.meta },
+    };
   }
 }

@@ -26,6 +26,8 @@ export interface ImportOptions {
   final?: boolean;
   fsync?: boolean;
   cache?: Map<string, Known>;
+  /** Write a JSONL transcript's ready part every this many bytes read (default 2 MiB). */
+  writeEveryBytes?: number;
 }
 
 export interface ImportReport {
@@ -58,6 +60,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
           redact: opts.redact,
           final: opts.final,
           cache: opts.cache,
+          writeEveryBytes: opts.writeEveryBytes,
         }),
       );
     }

@@ -19,17 +19,29 @@ export interface ReadPosition {
   torn: boolean;
 }
 
+/** Called between lines after every `everyBytes` read (the importer writes what is ready then). */
+export interface Checkpoint {
+  everyBytes: number;
+  run(): Promise<void>;
+}
+
 /** Feed the lines of `path` from `fromOffset` to `sink`; returns where the read stopped. */
 export async function feedJsonl(
   path: string,
   sink: LineSink,
   io: { counts: EntryCounts; warnings: ImportWarning[] },
   from: { offset: number; lineNo: number } = { offset: 0, lineNo: 0 },
+  checkpoint?: Checkpoint,
 ): Promise<ReadPosition> {
   let offset = from.offset;
   let lineNo = from.lineNo;
+  let next = checkpoint ? offset + checkpoint.everyBytes : Number.POSITIVE_INFINITY;
   for (const line of lines(path, { fromOffset: from.offset, firstLineNo: from.lineNo + 1 })) {
     if (line.torn) return { offset, lineNo, torn: true };
+    if (line.start >= next) {
+      next = line.start + checkpoint!.everyBytes;
+      await checkpoint!.run();
+    }
     offset = line.end;
     lineNo = line.lineNo;
     let value: unknown;

@@ -16,7 +16,7 @@ import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
 import { type FileState, type Imports, prefixHash } from "./state.ts";
 import type { Agent, EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
-import { type Known, writeSession } from "./write.ts";
+import { type Known, type WriteStatus, writeSession } from "./write.ts";
 
 export interface SourceSummary {
   agent: Agent | "auto";
@@ -35,6 +35,8 @@ export interface PassOptions {
   final?: boolean;
   /** Storage knowledge kept across passes (watch mode). */
   cache?: Map<string, Known>;
+  /** Write a JSONL transcript's ready part every this many bytes read (default 2 MiB). */
+  writeEveryBytes?: number;
 }
 
 const newSummary = (agent: Agent | "auto", path: string): SourceSummary => ({
@@ -95,6 +97,12 @@ function signature(c: Candidate): { size: number; mtimeMs: number } {
   return { size, mtimeMs };
 }
 
+/** A transcript is written in parts, one per this much read (see `SessionBuilder.result`). */
+const WRITE_EVERY_BYTES = 2 * 1024 * 1024;
+
+/** The strongest of a session's write outcomes over the parts of one source. */
+const STATUS_RANK: Record<WriteStatus, number> = { empty: 0, unchanged: 1, updated: 2, created: 3 };
+
 async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptions): Promise<void> {
   const sig = signature(c);
   const prev = opts.imports.files[c.path];
@@ -105,31 +113,44 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   }
   sum.files.read++;
   const next: FileState = { agent: c.agent, ...sig, sessions: prev?.sessions ?? [] };
-  const sessions =
-    c.kind === "jsonl"
-      ? await readJsonl(c, prev, next, sum, opts)
-      : await readDocument(c, prev, next, sum, opts);
+  const outcomes = new Map<string, WriteStatus>();
+  // What storage held is loaded once per session and source, not once per part. Only watch mode
+  // notes down what it wrote (its cache outlives this pass); one pass never derives a thing twice.
+  const known = opts.cache ?? new Map<string, Known>();
+  const write = async (sessions: ImportedSession[]) => {
+    for (const s of sessions) {
+      const out = await writeSession(opts.adapter, s, known, opts.cache !== undefined);
+      const was = outcomes.get(s.meta.id);
+      if (was === undefined || STATUS_RANK[out.status] > STATUS_RANK[was])
+        outcomes.set(s.meta.id, out.status);
+    }
+  };
+  if (c.kind === "jsonl") await readJsonl(c, prev, next, sum, opts, write);
+  else await write(await readDocument(c, prev, next, sum, opts));
   const ids = new Set(next.sessions);
-  for (const s of sessions) {
-    const out = await writeSession(opts.adapter, s, opts.cache);
-    if (out.status === "empty") continue;
-    ids.add(s.meta.id);
-    if (out.status === "created") sum.sessions.created++;
-    else if (out.status === "updated") sum.sessions.updated++;
+  for (const [id, status] of outcomes) {
+    if (status === "empty") continue;
+    ids.add(id);
+    if (status === "created") sum.sessions.created++;
+    else if (status === "updated") sum.sessions.updated++;
     else sum.sessions.unchanged++;
   }
   next.sessions = [...ids];
   opts.imports.files[c.path] = next;
 }
 
-/** A JSONL transcript: continue after the last imported line when the prefix is unchanged. */
+/**
+ * A JSONL transcript: continue after the last imported line when the prefix is unchanged. What can
+ * no longer change is written every `WRITE_EVERY_BYTES` read, the rest at the end.
+ */
 async function readJsonl(
   c: Candidate,
   prev: FileState | undefined,
   next: FileState,
   sum: SourceSummary,
   opts: PassOptions,
-): Promise<ImportedSession[]> {
+  write: (sessions: ImportedSession[]) => Promise<void>,
+): Promise<void> {
   let from = { offset: 0, lineNo: 0 };
   let saved: unknown;
   if (prev?.agent === c.agent && prev.offset !== undefined && prev.offset <= next.size && prev.prefixHash) {
@@ -145,8 +166,11 @@ async function readJsonl(
       ? new ClaudeParser(parseOpts, saved as ClaudeState | undefined)
       : new CodexParser(parseOpts, saved as CodexState | undefined);
   const io = { counts: { imported: 0, skipped: {} }, warnings: [] as ImportWarning[] };
-  const pos = await feedJsonl(c.path, parser, io, from);
+  const everyBytes = opts.writeEveryBytes ?? WRITE_EVERY_BYTES;
+  const checkpoint = { everyBytes, run: () => write(parser.drain()) };
+  const pos = await feedJsonl(c.path, parser, io, from, checkpoint);
   const result = parser.finish();
+  await write(result.sessions);
   addCounts(sum, io.counts, io.warnings);
   addCounts(sum, result.counts, result.warnings);
   next.offset = pos.offset;
@@ -155,7 +179,6 @@ async function readJsonl(
   next.parser = parser.state;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;
-  return result.sessions;
 }
 
 /** Whole documents (Gemini, OpenCode exports, row dumps, databases): re-derived when changed. */

@@ -127,15 +127,17 @@ function addTokens(meta: SessionMeta, g: Totals): SessionMeta {
 }
 
 /**
- * Write one imported session. `cache` keeps what storage holds between calls (watch mode), so a
- * grown transcript does not re-read the whole stored session on every poll. Without a cache what
- * was written is not noted down (nobody would read it: a large first import would pay for hashing
- * and indexing ids for nothing).
+ * Write one imported session (or a part of it). `cache` keeps what storage holds between calls,
+ * so neither a grown transcript in watch mode nor the next part of a long one re-reads the whole
+ * stored session. What was written is noted down in it only with `record` (watch mode, whose cache
+ * outlives the pass): the parts of one pass never repeat a message or an event, and a large import
+ * would pay for hashing and indexing ids for nothing.
  */
 export async function writeSession(
   adapter: StorageAdapter,
   s: ImportedSession,
   cache?: Map<string, Known>,
+  record = cache !== undefined,
 ): Promise<WriteOutcome> {
   const id = s.meta.id;
   const cur = await adapter.getMeta(id);
@@ -165,7 +167,7 @@ export async function writeSession(
   if (!cur) {
     if (fresh.length === 0) {
       if (events.length > 0) await adapter.appendEvents(id, events);
-      if (cache) for (const e of events) if (e.id) known.events.add(e.id);
+      if (record) for (const e of events) if (e.id) known.events.add(e.id);
       return { status: "empty", messages: 0, events: events.length };
     }
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
@@ -180,7 +182,7 @@ export async function writeSession(
       // A replace keeps the token totals as history: add the usage the patched messages gained.
       const gained = usageGain(stored, next);
       if (gained) await adapter.updateMeta(id, (meta) => addTokens(meta, gained));
-      if (cache) {
+      if (record) {
         known.messages.clear();
         for (const m of next) known.messages.set(m.id, digest(m));
         known.hashed = true;
@@ -197,10 +199,10 @@ export async function writeSession(
       status = "updated";
     }
   }
-  if (cache) for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
+  if (record) for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
   if (events.length > 0) {
     await adapter.appendEvents(id, events);
-    if (cache) for (const e of events) if (e.id) known.events.add(e.id);
+    if (record) for (const e of events) if (e.id) known.events.add(e.id);
     status = status === "created" ? "created" : "updated";
   }
   return { status, messages: fresh.length + patched.size, events: events.length };
