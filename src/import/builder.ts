@@ -85,6 +85,8 @@ export class SessionBuilder {
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
   private readonly eventIds = new Set<string>();
+  /** Held messages a partial result met (see `result`). */
+  private heldAtLastPart = new Set<string>();
 
   constructor(
     state: BuilderState,
@@ -379,23 +381,30 @@ export class SessionBuilder {
   }
 
   /**
-   * The session as derived in this run (new messages, changed ones, events). `partial` takes only
-   * what can no longer change, and hands it over: the messages before the first one that still can
-   * (held: an open response, unanswered tool calls, or the last assistant message, which an abort
-   * would mark interrupted) and the events so far, all dropped from the builder. A long transcript
-   * is written in such parts as it is read, so memory follows the open part, not the file. With
-   * nothing ready, `partial` returns `undefined` and keeps everything.
+   * The session as derived in this run (new messages, changed ones, events). `partial` takes what
+   * is ready and hands it over, dropped from the builder: the events so far, and the messages up to
+   * the first one held (an open response, unanswered tool calls, the last assistant message: it may
+   * still change) that was not held at the previous partial result too. One held that long is
+   * handed over as it is (a call whose result never comes must not keep the rest of a long
+   * transcript in memory); it stays held, and if it does change, it comes back as changed and the
+   * writer patches it. So memory follows the open part of a session, not the file. With nothing
+   * ready, `partial` returns `undefined` and keeps everything.
    */
   result(meta: ResultMeta, partial?: false): ImportedSession;
   result(meta: ResultMeta, partial: true): ImportedSession | undefined;
   result(meta: ResultMeta, partial = false): ImportedSession | undefined {
     const messages: StoredMessage[] = [];
     const changed: StoredMessage[] = [];
+    const heldNow = new Set<string>();
     for (const [id, m] of this.out) {
-      if (partial && this.s.held[id] !== undefined) break;
+      if (partial && this.s.held[id] !== undefined) {
+        heldNow.add(id);
+        if (!this.heldAtLastPart.has(id)) break;
+      }
       (this.fresh.has(id) ? messages : changed).push(m);
     }
     if (partial) {
+      this.heldAtLastPart = heldNow;
       if (messages.length + changed.length === 0) return undefined;
       for (const m of messages) this.fresh.delete(m.id);
       for (const list of [messages, changed]) for (const m of list) this.out.delete(m.id);

@@ -114,12 +114,11 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   sum.files.read++;
   const next: FileState = { agent: c.agent, ...sig, sessions: prev?.sessions ?? [] };
   const outcomes = new Map<string, WriteStatus>();
-  // What storage held is loaded once per session and source, not once per part. Only watch mode
-  // notes down what it wrote (its cache outlives this pass); one pass never derives a thing twice.
+  // What storage held is loaded once per session and source, not once per part (see WriteNotes).
   const known = opts.cache ?? new Map<string, Known>();
   const write = async (sessions: ImportedSession[]) => {
     for (const s of sessions) {
-      const out = await writeSession(opts.adapter, s, known, opts.cache !== undefined);
+      const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids");
       const was = outcomes.get(s.meta.id);
       if (was === undefined || STATUS_RANK[out.status] > STATUS_RANK[was])
         outcomes.set(s.meta.id, out.status);

@@ -127,18 +127,25 @@ function addTokens(meta: SessionMeta, g: Totals): SessionMeta {
 }
 
 /**
+ * What `writeSession` notes down in its cache of what it wrote: `all` (watch mode, whose cache
+ * outlives a pass: anything may be derived again) or `message-ids` (the parts of one pass: a
+ * message may come back changed — a patch, so its id must be known — but is never hashed, and an
+ * event never comes twice; a large import would pay for hashing and indexing for nothing).
+ */
+export type WriteNotes = "all" | "message-ids";
+
+/**
  * Write one imported session (or a part of it). `cache` keeps what storage holds between calls,
  * so neither a grown transcript in watch mode nor the next part of a long one re-reads the whole
- * stored session. What was written is noted down in it only with `record` (watch mode, whose cache
- * outlives the pass): the parts of one pass never repeat a message or an event, and a large import
- * would pay for hashing and indexing ids for nothing.
+ * stored session.
  */
 export async function writeSession(
   adapter: StorageAdapter,
   s: ImportedSession,
   cache?: Map<string, Known>,
-  record = cache !== undefined,
+  notes: WriteNotes = "all",
 ): Promise<WriteOutcome> {
+  const record = cache !== undefined && notes === "all";
   const id = s.meta.id;
   const cur = await adapter.getMeta(id);
   let known = cache?.get(id);
@@ -181,7 +188,14 @@ export async function writeSession(
       await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
       // A replace keeps the token totals as history: add the usage the patched messages gained.
       const gained = usageGain(stored, next);
-      if (gained) await adapter.updateMeta(id, (meta) => addTokens(meta, gained));
+      if (gained) {
+        // And the last response with usage is what the one-usage-per-response rule checks against.
+        const last = next.findLast((m) => m.usage && m.responseId !== undefined)?.responseId;
+        await adapter.updateMeta(id, (meta) => ({
+          ...addTokens(meta, gained),
+          ...(last !== undefined ? { usageResponseId: last } : {}),
+        }));
+      }
       if (record) {
         known.messages.clear();
         for (const m of next) known.messages.set(m.id, digest(m));
@@ -200,6 +214,7 @@ export async function writeSession(
     }
   }
   if (record) for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
+  else if (cache) for (const m of fresh) known.messages.set(m.id, null);
   if (events.length > 0) {
     await adapter.appendEvents(id, events);
     if (record) for (const e of events) if (e.id) known.events.add(e.id);

@@ -6,15 +6,15 @@
  * sessions: the same meta, messages and events, in the same order, with the same summary counts.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { importSources } from "../../src/import/import.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { openStore } from "../../src/storage/select.ts";
-import { CORPUS, tempHome } from "../_helpers.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 
 /** Everything a store holds after importing `path`, sessions sorted by id. */
-async function imported(home: string, agent: Agent, path: string, writeEveryBytes?: number) {
+async function imported(home: string, agent: Agent, path: string, writeEveryBytes?: number, final?: boolean) {
   const { adapter } = await openStore("files", { home, fsync: "never" });
   try {
     const report = await importSources({
@@ -24,6 +24,7 @@ async function imported(home: string, agent: Agent, path: string, writeEveryByte
       home,
       fsync: false,
       writeEveryBytes,
+      final,
     });
     const { items } = await adapter.listSessions({ all: true });
     const sessions = [];
@@ -71,4 +72,86 @@ describe("import in parts", () => {
       }
     });
   }
+
+  // An interrupt marks the last answer as interrupted. While watching, the answer may have been
+  // read (and written) in an earlier pass than the interrupt: it is kept open across passes.
+  test("an interrupt read in a later watch pass still marks the answer (every corpus file with one)", async () => {
+    const INTERRUPT = /"type":"turn_aborted"|\[Request interrupted by user/;
+    let checked = 0;
+    for (const [agent, path] of sources) {
+      if (!statSync(path).isFile()) continue;
+      const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+      const at = lines.findIndex((l) => INTERRUPT.test(l));
+      if (at <= 0) continue;
+      await using once = await tempHome();
+      await using live = await tempHome();
+      await using dir = await tempDir();
+      const copy = join(dir.path, "live.jsonl");
+      writeFileSync(copy, `${lines.slice(0, at).join("\n")}\n`);
+      await imported(live.path, agent, copy, undefined, false);
+      writeFileSync(copy, `${lines.join("\n")}\n`);
+      const passes = await imported(live.path, agent, copy);
+      const whole = await imported(once.path, agent, copy);
+      const marked = (r: typeof whole) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
+      if (marked(whole).length > 0) checked++;
+      expect(marked(passes)).toEqual(marked(whole));
+      expect(passes.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  test("an interrupt after a later prompt still marks the last answer when written line by line", async () => {
+    // A real transcript, then a complete answer (no tool calls), then the user types a prompt and
+    // interrupts: the prompt ends the answer's response, and the interrupt line after it marks it.
+    const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+    const lines = readFileSync(src, "utf8").split("\n").filter(Boolean);
+    const last = JSON.parse(lines.at(-1)!);
+    const at = Date.parse(last.timestamp);
+    const user = (uuid: string, parentUuid: string, text: string, ms: number) =>
+      JSON.stringify({
+        parentUuid,
+        isSidechain: false,
+        type: "user",
+        sessionId: last.sessionId,
+        cwd: last.cwd,
+        uuid,
+        timestamp: new Date(at + ms).toISOString(),
+        message: { role: "user", content: text },
+      });
+    const answer = {
+      parentUuid: last.uuid,
+      isSidechain: false,
+      type: "assistant",
+      sessionId: last.sessionId,
+      cwd: last.cwd,
+      uuid: "synthetic-answer",
+      timestamp: new Date(at + 500).toISOString(),
+      message: {
+        id: "msg_synthetic",
+        type: "message",
+        role: "assistant",
+        model: "claude-opus-4-5-20251101",
+        content: [{ type: "text", text: "Done: multiply_numbers is tested." }],
+        usage: {
+          input_tokens: 10,
+          output_tokens: 8,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+        },
+      },
+    };
+    lines.push(JSON.stringify(answer));
+    lines.push(user("synthetic-prompt", "synthetic-answer", "and divide_numbers too", 1000));
+    lines.push(user("synthetic-interrupt", "synthetic-prompt", "[Request interrupted by user]", 2000));
+    await using dir = await tempDir();
+    const file = join(dir.path, "interrupted.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    await using once = await tempHome();
+    await using parts = await tempHome();
+    const whole = await imported(once.path, "claude", file);
+    const split = await imported(parts.path, "claude", file, 1);
+    const marked = (r: typeof whole) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
+    expect(marked(whole).map((m) => m.id)).toEqual(["synthetic-answer"]);
+    expect(split.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
+  });
 });
