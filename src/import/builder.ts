@@ -54,6 +54,12 @@ export interface ResponseUsage {
 }
 
 const TITLE_RANK: Record<TitleSource, number> = { user: 4, generated: 3, import: 2, prompt: 1 };
+/**
+ * How many partial results a held message may block before it is handed over as it is (see
+ * `result`): with parts every 2 MiB, a tool call may wait through ~16 MiB of transcript (a long
+ * inline subagent run) for its result before the rest is written without it.
+ */
+const HELD_PARTS = 8;
 /** Output kept in `function.output` events: a summary, not the whole tool output. */
 const OUTPUT_CHARS = 2000;
 
@@ -85,8 +91,8 @@ export class SessionBuilder {
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
   private readonly eventIds = new Set<string>();
-  /** Held messages a partial result met (see `result`). */
-  private heldAtLastPart = new Set<string>();
+  /** Held messages the last partial result met, with how many partial results met them. */
+  private heldAtLastPart = new Map<string, number>();
 
   constructor(
     state: BuilderState,
@@ -384,10 +390,10 @@ export class SessionBuilder {
    * The session as derived in this run (new messages, changed ones, events). `partial` takes what
    * is ready and hands it over, dropped from the builder: the events so far, and the messages up to
    * the first one held (an open response, unanswered tool calls, the last assistant message: it may
-   * still change) that was not held at the previous partial result too. One held that long is
+   * still change), unless `HELD_PARTS` partial results met it held already. One held that long is
    * handed over as it is (a call whose result never comes must not keep the rest of a long
    * transcript in memory); it stays held, and if it does change, it comes back as changed and the
-   * writer patches it. So memory follows the open part of a session, not the file. With nothing
+   * writer patches it (a rewrite of the session's messages: rare, by this margin). So memory follows the open part of a session, not the file. With nothing
    * ready, `partial` returns `undefined` and keeps everything.
    */
   result(meta: ResultMeta, partial?: false): ImportedSession;
@@ -395,11 +401,12 @@ export class SessionBuilder {
   result(meta: ResultMeta, partial = false): ImportedSession | undefined {
     const messages: StoredMessage[] = [];
     const changed: StoredMessage[] = [];
-    const heldNow = new Set<string>();
+    const heldNow = new Map<string, number>();
     for (const [id, m] of this.out) {
       if (partial && this.s.held[id] !== undefined) {
-        heldNow.add(id);
-        if (!this.heldAtLastPart.has(id)) break;
+        const parts = (this.heldAtLastPart.get(id) ?? 0) + 1;
+        heldNow.set(id, parts);
+        if (parts <= HELD_PARTS) break;
       }
       (this.fresh.has(id) ? messages : changed).push(m);
     }
