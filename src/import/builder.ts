@@ -432,6 +432,7 @@ export class SessionBuilder {
       changed,
       events,
       mode: "delta",
+      ...(partial ? { partial } : {}),
       tokens: { ...this.s.tokens },
     };
   }

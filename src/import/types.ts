@@ -52,6 +52,8 @@ export interface ImportedSession {
   changed: StoredMessage[];
   events: EventDraft[];
   mode: "delta" | "full";
+  /** A part of a longer read (`SessionBuilder.result`): the meta is merged when the read ends. */
+  partial?: boolean;
   /** Token totals over everything derived so far (for summaries and tests). */
   tokens: TokenTotals;
 }

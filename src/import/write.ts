@@ -207,8 +207,10 @@ export async function writeSession(
       await adapter.appendMessages(id, fresh);
       status = "updated";
     }
-    const latest = (await adapter.getMeta(id)) ?? cur;
-    if (JSON.stringify(mergeMeta(latest, s)) !== JSON.stringify(latest)) {
+    // A part of a longer read leaves the meta to the read's last write (one meta rewrite, not one
+    // per part: its `updatedAt` moves with every part).
+    const latest = s.partial ? undefined : ((await adapter.getMeta(id)) ?? cur);
+    if (latest && JSON.stringify(mergeMeta(latest, s)) !== JSON.stringify(latest)) {
       await adapter.updateMeta(id, (m) => mergeMeta(m, s));
       status = "updated";
     }
