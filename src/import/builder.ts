@@ -393,8 +393,9 @@ export class SessionBuilder {
    * still change), unless `HELD_PARTS` partial results met it held already. One held that long is
    * handed over as it is (a call whose result never comes must not keep the rest of a long
    * transcript in memory); it stays held, and if it does change, it comes back as changed and the
-   * writer patches it (a rewrite of the session's messages: rare, by this margin). So memory follows the open part of a session, not the file. With nothing
-   * ready, `partial` returns `undefined` and keeps everything.
+   * writer patches it (a rewrite of the session's messages: rare, by this margin). So memory
+   * follows the open part of a session, not the file. With nothing ready, `partial` returns
+   * `undefined` and keeps everything.
    */
   result(meta: ResultMeta, partial?: false): ImportedSession;
   result(meta: ResultMeta, partial: true): ImportedSession | undefined;
