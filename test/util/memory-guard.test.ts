@@ -16,9 +16,13 @@ describe("memory guard", () => {
     expect(guard.collections).toBe(3);
   });
 
-  test("a read shorter than the default 64 MiB never collects", () => {
+  test("a read shorter than the default 16 MiB never collects; then one per MiB", () => {
     const guard = createMemoryGuard();
-    for (let i = 0; i < 127; i++) guard.advance(512 * 1024);
+    for (let i = 0; i < 31; i++) guard.advance(512 * 1024);
     expect(guard.collections).toBe(0);
+    guard.advance(512 * 1024);
+    expect(guard.collections).toBe(1);
+    for (let i = 0; i < 4; i++) guard.advance(512 * 1024);
+    expect(guard.collections).toBe(3);
   });
 });
