@@ -58,44 +58,57 @@ export function defaultRoots(agent: Agent, env: Record<string, string | undefine
   }
 }
 
-function readHead(path: string, bytes: number): string {
+/** The buffer the sniffing reads go to, kept: fresh memory costs a page fault per 4 KiB, and an
+ * import over thousands of small transcripts sniffs each one. */
+let scratch = Buffer.allocUnsafe(0);
+
+/** The file's text from its start up to its first newline, or its first `limit` bytes. */
+function readHead(path: string, limit: number, toNewline: boolean): string {
   const fd = openSync(path, "r");
   try {
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).toString("utf8");
+    let have = 0;
+    for (let size = Math.min(limit, 16 * 1024); ; size = Math.min(limit, size * 2)) {
+      if (scratch.length < size) {
+        const bigger = Buffer.allocUnsafe(size);
+        scratch.copy(bigger, 0, 0, have);
+        scratch = bigger;
+      }
+      const n = readSync(fd, scratch, have, size - have, have);
+      if (toNewline) {
+        const nl = scratch.subarray(have, have + n).indexOf(10);
+        if (nl !== -1) return scratch.toString("utf8", 0, have + nl);
+      }
+      have += n;
+      if (n === 0 || have >= limit || !toNewline) return scratch.toString("utf8", 0, have);
+    }
   } finally {
     closeSync(fd);
   }
 }
 
-function firstLine(path: string): string {
-  const text = readHead(path, 256 * 1024);
-  const nl = text.indexOf("\n");
-  return nl === -1 ? text : text.slice(0, nl);
-}
+/** A JSONL file's first line (up to 256 KiB of it). */
+const firstLine = (path: string) => readHead(path, 256 * 1024, true);
 
 /** Which agent wrote this file, from its name and first line; undefined when none did. */
 export function detectFile(path: string): Candidate | undefined {
   const name = basename(path);
   if (name === "opencode.db") return { agent: "opencode", kind: "opencode-db", path };
   if (!name.endsWith(".jsonl") && !name.endsWith(".json")) return undefined;
-  let head: Record<string, unknown> | undefined;
-  try {
-    const line = firstLine(path).trim();
-    head = name.endsWith(".jsonl") ? (JSON.parse(line) as Record<string, unknown>) : undefined;
-  } catch {
-    head = undefined;
-  }
   if (name.endsWith(".json")) {
     // Whole documents: peek at the top-level keys without parsing the whole file twice.
-    const start = readHead(path, 4096);
+    const start = readHead(path, 4096, false);
     if (/"sessionId"\s*:/.test(start) && /"projectHash"\s*:/.test(start))
       return { agent: "gemini", kind: "document", path };
     if (/"(session_row|info)"\s*:/.test(start) || /"messages"\s*:\s*\[\s*\{\s*"info"/.test(start)) {
       return { agent: "opencode", kind: "document", path };
     }
     return undefined;
+  }
+  let head: Record<string, unknown> | undefined;
+  try {
+    head = JSON.parse(firstLine(path).trim()) as Record<string, unknown>;
+  } catch {
+    head = undefined;
   }
   if (!head) return name.startsWith("rollout-") ? { agent: "codex", kind: "jsonl", path } : undefined;
   if ("payload" in head && typeof head.type === "string") return { agent: "codex", kind: "jsonl", path };

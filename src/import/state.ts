@@ -55,16 +55,19 @@ export function saveImports(home: string, imports: Imports, fsync = true): void 
 
 const SAMPLE = 64 * 1024;
 
-/** Up to `length` bytes of `fd` from `start` (fewer at the end of the file). */
+/** The buffer `readRange` reads into, kept (fresh memory costs a page fault per 4 KiB). */
+let scratch = Buffer.allocUnsafe(0);
+
+/** Up to `length` bytes of `fd` from `start` (fewer at the end of the file); valid until the next call. */
 function readRange(fd: number, start: number, length: number): Uint8Array {
-  const buf = Buffer.allocUnsafe(length);
+  if (scratch.length < length) scratch = Buffer.allocUnsafe(Math.max(length, SAMPLE));
   let got = 0;
   while (got < length) {
-    const n = readSync(fd, buf, got, length - got, start + got);
+    const n = readSync(fd, scratch, got, length - got, start + got);
     if (n === 0) break;
     got += n;
   }
-  return buf.subarray(0, got);
+  return scratch.subarray(0, got);
 }
 
 /**
@@ -75,10 +78,10 @@ function readRange(fd: number, start: number, length: number): Uint8Array {
 export async function prefixHash(path: string, end: number): Promise<string> {
   const fd = openSync(path, "r");
   try {
-    if (end <= SAMPLE * 2) return Bun.hash(readRange(fd, 0, end)).toString(36);
-    const head = readRange(fd, 0, SAMPLE);
-    const tail = readRange(fd, end - SAMPLE, SAMPLE);
-    return `${end}:${Bun.hash(head).toString(36)}:${Bun.hash(tail).toString(36)}`;
+    const hash = (start: number, length: number) => Bun.hash(readRange(fd, start, length)).toString(36);
+    if (end <= SAMPLE * 2) return hash(0, end);
+    const head = hash(0, SAMPLE);
+    return `${end}:${head}:${hash(end - SAMPLE, SAMPLE)}`;
   } finally {
     closeSync(fd);
   }
