@@ -13,12 +13,23 @@
  *      reported: the baseline the previous rounds used, slower on these VMs (see `_raw.ts`);
  *   5. re-importing the unchanged file vs the first import — target: ≥ 20× faster, ratio ≤ 0.05;
  *   6. the peak RSS of importing a ~128 MiB transcript (same entries) in a child process, reported:
- *      a long transcript is written in parts as it is read, so memory follows the open part.
+ *      a long transcript is written in parts as it is read, so memory follows the open part;
+ *   7. importing 300 copies of a small real session (under new ids) in a child process, reported:
+ *      the per-file cost a first import over a projects folder pays.
  * Pairs 1-4 time each side alone in a fresh child process (`_child.ts`): measured in one process,
  * the raw parse ran slower after an import (what the import left in memory), which flattered the
  * ratio (2.8 there against ~3-4 apart). Everything lives under one temp dir, deleted at the end.
  */
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ClaudeParser } from "../src/import/claude.ts";
@@ -37,6 +48,12 @@ const SOURCES = [
   "brian-ln_agentic-primer/agent-a0294d5.jsonl",
 ];
 const TARGET_BYTES = 12 * 1024 * 1024;
+/** A small real session, copied under new ids for the many-files figure. */
+const SMALL = {
+  file: "drmaciver_claude-reliability/coverage-test-fix.transcript.jsonl",
+  id: "c64cc478-3430-40fe-8e9c-4ee9986e9754",
+  copies: 300,
+};
 /** The transcript whose import's peak memory is reported. */
 const PEAK_BYTES = 128 * 1024 * 1024;
 
@@ -192,6 +209,18 @@ export default defineBench({
     ] =
       `${peak.peakMb.toFixed(0)} MB in ${(peak.ms / 1000).toFixed(1)} s (the import writes what is ready every 2 MiB read)`;
     rmSync(dirname(big), { recursive: true, force: true });
+    // Many small transcripts: what a first `freecode import claude` over ~/.claude/projects meets.
+    const dir = join(work, "projects", "many");
+    mkdirSync(dir, { recursive: true });
+    const small = readFileSync(join(CORPUS, SMALL.file), "utf8");
+    for (let i = 0; i < SMALL.copies; i++) {
+      const id = `${SMALL.id.slice(0, 24)}${String(i).padStart(12, "0")}`;
+      writeFileSync(join(dir, `${id}.jsonl`), small.replaceAll(SMALL.id, id));
+    }
+    const many = childPeak(dir);
+    memory[`importing ${SMALL.copies} small transcripts (${(small.length / 1024).toFixed(0)} KiB each)`] =
+      `${many.ms.toFixed(0)} ms, ${(many.ms / SMALL.copies).toFixed(2)} ms per session (peak ${many.peakMb.toFixed(0)} MB)`;
+    rmSync(dir, { recursive: true, force: true });
     reimportHome = freshHome();
     await importInto(reimportHome);
     // The re-import pair runs here: warm it up (JIT tiers, allocator pools).
