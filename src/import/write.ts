@@ -200,6 +200,9 @@ export async function writeSession(
         known.messages.clear();
         for (const m of next) known.messages.set(m.id, digest(m));
         known.hashed = true;
+      } else if (cache) {
+        // What is stored now: a later part may change these messages again (or back).
+        for (const m of patched.values()) known.messages.set(m.id, known.hashed ? digest(m) : null);
       }
       status = "updated";
     }

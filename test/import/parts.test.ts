@@ -154,4 +154,45 @@ describe("import in parts", () => {
     expect(marked(whole).map((m) => m.id)).toEqual(["synthetic-answer"]);
     expect(split.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
   });
+
+  test("an import that fails between parts heals on the next run: the store ends as an all-at-once import", async () => {
+    const src = join(CORPUS, "claude", "laf-us_idaho-vault");
+    await using once = await tempHome();
+    const whole = await imported(once.path, "claude", src);
+    for (const failAt of [3, 25, 60]) {
+      await using broken = await tempHome();
+      // The store fails on its failAt-th write of messages: the parts before it are stored.
+      const { adapter } = await openStore("files", { home: broken.path, fsync: "never" });
+      let writes = 0;
+      const failing = new Proxy(adapter, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver);
+          if (key !== "appendMessages" && key !== "createSession") return value;
+          return async (...args: unknown[]) => {
+            if (++writes === failAt) throw new Error("disk full (test)");
+            return (value as (...a: unknown[]) => Promise<void>).apply(target, args);
+          };
+        },
+      });
+      const report = await importSources({
+        agent: "claude",
+        paths: [src],
+        adapter: failing,
+        home: broken.path,
+        fsync: false,
+        writeEveryBytes: 1,
+      });
+      await adapter.close();
+      expect(writes).toBeGreaterThanOrEqual(failAt);
+      expect(report.sources[0]!.warnings.some((w) => w.message.includes("disk full (test)"))).toBe(true);
+      const healed = await imported(broken.path, "claude", src, 1);
+      expect(healed.sessions.map((s) => s.meta.id)).toEqual(whole.sessions.map((s) => s.meta.id));
+      for (let i = 0; i < whole.sessions.length; i++) {
+        const [a, b] = [healed.sessions[i]!, whole.sessions[i]!];
+        expect(a.messages).toEqual(b.messages);
+        expect(a.events).toEqual(b.events);
+        expect(a.meta).toEqual(b.meta);
+      }
+    }
+  });
 });
