@@ -40,6 +40,19 @@ async function imported(home: string, agent: Agent, path: string, writeEveryByte
   }
 }
 
+type Store = Awaited<ReturnType<typeof imported>>;
+
+/** The same sessions, with the same meta, messages and events in the same order. */
+function expectSameSessions(got: Store, want: Store): void {
+  expect(got.sessions.map((s) => s.meta.id)).toEqual(want.sessions.map((s) => s.meta.id));
+  for (let i = 0; i < want.sessions.length; i++) {
+    const [a, b] = [got.sessions[i]!, want.sessions[i]!];
+    expect(a.messages).toEqual(b.messages);
+    expect(a.events).toEqual(b.events);
+    expect(a.meta).toEqual(b.meta);
+  }
+}
+
 const sources: [Agent, string][] = [
   ...readdirSync(join(CORPUS, "claude"))
     .filter((d) => !d.endsWith(".md"))
@@ -63,13 +76,7 @@ describe("import in parts", () => {
       const split = await imported(parts.path, agent, path, 1);
       expect(whole.sessions.length).toBeGreaterThan(0);
       expect(split.summary).toEqual(whole.summary);
-      expect(split.sessions.map((s) => s.meta.id)).toEqual(whole.sessions.map((s) => s.meta.id));
-      for (let i = 0; i < whole.sessions.length; i++) {
-        const [a, b] = [split.sessions[i]!, whole.sessions[i]!];
-        expect(a.messages).toEqual(b.messages);
-        expect(a.events).toEqual(b.events);
-        expect(a.meta).toEqual(b.meta);
-      }
+      expectSameSessions(split, whole);
     });
   }
 
@@ -92,7 +99,7 @@ describe("import in parts", () => {
       writeFileSync(copy, `${lines.join("\n")}\n`);
       const passes = await imported(live.path, agent, copy);
       const whole = await imported(once.path, agent, copy);
-      const marked = (r: typeof whole) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
+      const marked = (r: Store) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
       if (marked(whole).length > 0) checked++;
       expect(marked(passes)).toEqual(marked(whole));
       expect(passes.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
@@ -150,7 +157,7 @@ describe("import in parts", () => {
     await using parts = await tempHome();
     const whole = await imported(once.path, "claude", file);
     const split = await imported(parts.path, "claude", file, 1);
-    const marked = (r: typeof whole) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
+    const marked = (r: Store) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
     expect(marked(whole).map((m) => m.id)).toEqual(["synthetic-answer"]);
     expect(split.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
   });
@@ -186,13 +193,7 @@ describe("import in parts", () => {
       expect(writes).toBeGreaterThanOrEqual(failAt);
       expect(report.sources[0]!.warnings.some((w) => w.message.includes("disk full (test)"))).toBe(true);
       const healed = await imported(broken.path, "claude", src, 1);
-      expect(healed.sessions.map((s) => s.meta.id)).toEqual(whole.sessions.map((s) => s.meta.id));
-      for (let i = 0; i < whole.sessions.length; i++) {
-        const [a, b] = [healed.sessions[i]!, whole.sessions[i]!];
-        expect(a.messages).toEqual(b.messages);
-        expect(a.events).toEqual(b.events);
-        expect(a.meta).toEqual(b.meta);
-      }
+      expectSameSessions(healed, whole);
     }
   });
 });
