@@ -59,11 +59,18 @@ export function hydrate(messageRows: Row[], partRows: Row[]): OcMessage[] {
     }));
 }
 
-/** Read every session of an `opencode.db`; `known` (id → time_updated) skips unchanged ones. */
-export function readOpencodeDb(
+/**
+ * The sessions of an `opencode.db`, one bundle at a time (a database of months of sessions is not
+ * held in memory at once): `known` (id → time_updated) skips unchanged ones, and `stamps` is filled
+ * with every session's time_updated as they are read. Only the `session`, `message` and `part`
+ * tables are read (read-only), never `account`/`credential`. The database is closed when the
+ * iteration ends, however it ends.
+ */
+export function* readOpencodeDb(
   path: string,
   known: Record<string, number> = {},
-): { bundles: OcBundle[]; stamps: Record<string, number> } {
+  stamps: Record<string, number> = {},
+): Generator<OcBundle> {
   const db = new Database(path, { readonly: true });
   try {
     const sessions = db.query("SELECT * FROM session ORDER BY time_created, id").all() as Row[];
@@ -71,16 +78,15 @@ export function readOpencodeDb(
     const partQuery = db.query(
       "SELECT p.* FROM part p JOIN message m ON p.message_id = m.id WHERE m.session_id = ? ORDER BY p.id",
     );
-    const bundles: OcBundle[] = [];
-    const stamps: Record<string, number> = {};
     for (const row of sessions) {
       const session = sessionFromRow(row);
       stamps[session.id] = session.updated ?? 0;
       if (known[session.id] !== undefined && known[session.id] === session.updated) continue;
-      const messages = hydrate(msgQuery.all(session.id) as Row[], partQuery.all(session.id) as Row[]);
-      bundles.push({ session, messages });
+      yield {
+        session,
+        messages: hydrate(msgQuery.all(session.id) as Row[], partQuery.all(session.id) as Row[]),
+      };
     }
-    return { bundles, stamps };
   } finally {
     db.close();
   }

@@ -125,7 +125,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     }
   };
   if (c.kind === "jsonl") await readJsonl(c, prev, next, sum, opts, write);
-  else await write(await readDocument(c, prev, next, sum, opts));
+  else await readDocument(c, prev, next, sum, opts, write);
   const ids = new Set(next.sessions);
   for (const [id, status] of outcomes) {
     if (status === "empty") continue;
@@ -180,39 +180,49 @@ async function readJsonl(
   if (pos.torn) next.size = -1;
 }
 
-/** Whole documents (Gemini, OpenCode exports, row dumps, databases): re-derived when changed. */
+/**
+ * Whole documents (Gemini, OpenCode exports, row dumps, databases): re-derived when changed. A
+ * database is written session by session as it is read.
+ */
 async function readDocument(
   c: Candidate,
   prev: FileState | undefined,
   next: FileState,
   sum: SourceSummary,
   opts: PassOptions,
-): Promise<ImportedSession[]> {
+  write: (sessions: ImportedSession[]) => Promise<void>,
+): Promise<void> {
   const counts: EntryCounts = { imported: 0, skipped: {} };
   const warnings: ImportWarning[] = [];
   const base = { path: c.path, redact: opts.redact, counts };
-  let sessions: ImportedSession[] = [];
   if (c.kind === "opencode-db") {
-    const { bundles, stamps } = readOpencodeDb(c.path, prev?.stamps);
-    sessions = bundles.map((b) => mapOpencodeSession(b.session, b.messages, base));
+    const stamps: Record<string, number> = {};
+    let read = 0;
+    for (const b of readOpencodeDb(c.path, prev?.stamps, stamps)) {
+      read++;
+      await write([mapOpencodeSession(b.session, b.messages, base)]);
+    }
     next.stamps = stamps;
+    // Sessions whose time_updated did not move were not read: unchanged.
+    sum.sessions.unchanged += Object.keys(stamps).length - read;
   } else if (c.kind === "opencode-rows") {
-    sessions = readOpencodeRows(c.path, warnings).map((b) => mapOpencodeSession(b.session, b.messages, base));
+    await write(
+      readOpencodeRows(c.path, warnings).map((b) => mapOpencodeSession(b.session, b.messages, base)),
+    );
   } else {
     const text = await Bun.file(c.path).text();
     next.hash = Bun.hash(text).toString(36);
     if (prev?.hash === next.hash) {
       sum.sessions.unchanged += prev.sessions.length;
-      return [];
+      return;
     }
     if (c.agent === "gemini") {
       const s = mapGemini(c.path, text, { ...base, warnings });
-      sessions = s ? [s] : [];
+      await write(s ? [s] : []);
     } else {
       const b = readOpencodeExport(c.path, text);
-      sessions = [mapOpencodeSession(b.session, b.messages, base)];
+      await write([mapOpencodeSession(b.session, b.messages, base)]);
     }
   }
   addCounts(sum, counts, warnings);
-  return sessions;
 }

@@ -12,6 +12,7 @@ import { importSources } from "../../src/import/import.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
+import { sessionsIn } from "./_store.ts";
 
 /** Everything a store holds after importing `path`, sessions sorted by id. */
 async function imported(home: string, agent: Agent, path: string, writeEveryBytes?: number, final?: boolean) {
@@ -26,15 +27,8 @@ async function imported(home: string, agent: Agent, path: string, writeEveryByte
       writeEveryBytes,
       final,
     });
-    const { items } = await adapter.listSessions({ all: true });
-    const sessions = [];
-    for (const meta of items.sort((a, b) => a.id.localeCompare(b.id))) {
-      const events = [];
-      for await (const r of adapter.readEvents(meta.id)) events.push(r.event ?? r.issue);
-      sessions.push({ meta, messages: (await adapter.readMessages(meta.id)).messages, events });
-    }
     const { path: _, ...summary } = report.sources[0]!;
-    return { sessions, summary };
+    return { sessions: await sessionsIn(adapter), summary };
   } finally {
     await adapter.close();
   }

@@ -1,0 +1,133 @@
+/**
+ * OpenCode's SQLite store (`opencode.db`). Given a real database built from the corpus's verbatim
+ * rows (the tables and columns of OpenCode 1.17, plus `account` and `credential` as views that fail
+ * when read), when it is imported, then it gives the same sessions, messages and events as the row
+ * dump of the same data, without touching the credential tables; and a second import reads again
+ * only the session whose `time_updated` moved.
+ */
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { importSources } from "../../src/import/import.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
+import { sessionsIn } from "./_store.ts";
+
+const ROWS = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "rows");
+const TABLES = ["project", "session", "message", "part", "todo", "session_message"];
+
+type Row = Record<string, unknown>;
+const rowsOf = (table: string): Row[] =>
+  readFileSync(join(ROWS, `${table}.jsonl`), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+
+/** A database with the corpus rows, and credential tables that fail the import if it reads them. */
+function buildDb(path: string): void {
+  const db = new Database(path, { create: true });
+  for (const table of TABLES) {
+    const rows = rowsOf(table);
+    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    db.run(`CREATE TABLE ${table} (${cols.map((c) => `"${c}"`).join(", ")})`);
+    const insert = db.prepare(`INSERT INTO ${table} VALUES (${cols.map(() => "?").join(", ")})`);
+    for (const r of rows) {
+      insert.run(
+        ...cols.map((c) => {
+          const v = r[c] ?? null;
+          return v !== null && typeof v === "object" ? JSON.stringify(v) : (v as string | number | null);
+        }),
+      );
+    }
+  }
+  db.run("CREATE VIEW account AS SELECT never_read_this() AS access_token");
+  db.run("CREATE VIEW credential AS SELECT never_read_this() AS refresh_token");
+  db.close();
+}
+
+async function importInto(home: string, path: string) {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    const report = await importSources({ agent: "opencode", paths: [path], adapter, home, fsync: false });
+    return { sessions: await sessionsIn(adapter), summary: report.sources[0]! };
+  } finally {
+    await adapter.close();
+  }
+}
+
+describe("opencode.db", () => {
+  test("imports as the row dump does, and never reads the credential tables", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "opencode.db");
+    buildDb(file);
+    // The trap works: reading a credential table fails.
+    const check = new Database(file, { readonly: true });
+    expect(() => check.query("SELECT * FROM credential").all()).toThrow(/never_read_this/);
+    check.close();
+
+    await using a = await tempHome();
+    await using b = await tempHome();
+    const fromDb = await importInto(a.path, file);
+    const fromRows = await importInto(b.path, ROWS);
+    expect(fromDb.summary.warnings).toEqual([]);
+    expect(fromDb.summary.sessions).toEqual({ created: 3, updated: 0, unchanged: 0 });
+    expect(fromDb.summary.entries).toEqual(fromRows.summary.entries);
+    expect(fromDb.sessions.map((s) => s.meta.id)).toEqual(fromRows.sessions.map((s) => s.meta.id));
+    for (let i = 0; i < fromRows.sessions.length; i++) {
+      const [x, y] = [fromDb.sessions[i]!, fromRows.sessions[i]!];
+      expect(x.messages).toEqual(y.messages);
+      expect(x.events).toEqual(y.events);
+      const { source: sx, ...mx } = x.meta;
+      const { source: sy, ...my } = y.meta;
+      expect(mx).toEqual(my);
+      expect(sx?.path).toBe(file);
+    }
+  });
+
+  test("a second import reads again only the session whose time_updated moved", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "opencode.db");
+    buildDb(file);
+    await using home = await tempHome();
+    const first = await importInto(home.path, file);
+    const again = await importInto(home.path, file);
+    expect(again.summary.files).toEqual({ found: 1, read: 0, unchanged: 1 });
+    expect(again.sessions).toEqual(first.sessions);
+
+    // The user goes on in one session: a new prompt, and the session's time_updated moves.
+    const [session] = rowsOf("session");
+    const sid = String(session!.id);
+    const at = Number(session!.time_updated) + 60_000;
+    const db = new Database(file);
+    db.run("UPDATE session SET time_updated = ? WHERE id = ?", [at, sid]);
+    db.run("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)", [
+      "msg_zzzzzzzzzzzzzzzzzzzzzzzzzz",
+      sid,
+      at,
+      at,
+      JSON.stringify({ role: "user", time: { created: at }, agent: "build" }),
+    ]);
+    db.run(
+      "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)",
+      [
+        "prt_zzzzzzzzzzzzzzzzzzzzzzzzzz",
+        "msg_zzzzzzzzzzzzzzzzzzzzzzzzzz",
+        sid,
+        at,
+        at,
+        JSON.stringify({ type: "text", text: "and one more thing" }),
+      ],
+    );
+    db.close();
+
+    const grown = await importInto(home.path, file);
+    expect(grown.summary.files).toEqual({ found: 1, read: 1, unchanged: 0 });
+    expect(grown.summary.sessions).toEqual({ created: 0, updated: 1, unchanged: 2 });
+    const changed = grown.sessions.filter((s, i) => JSON.stringify(s) !== JSON.stringify(first.sessions[i]));
+    expect(changed.map((s) => s.meta.source?.id)).toEqual([sid]);
+    const last = changed[0]!.messages.at(-1)!;
+    expect(last.role).toBe("user");
+    expect(last.parts).toEqual([{ type: "text", content: "and one more thing" }]);
+  });
+});
