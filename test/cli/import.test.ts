@@ -1,12 +1,14 @@
 /**
  * `freecode import` end to end: the compiled binary imports the whole corpus (`auto`), a second run
- * changes nothing, bad usage and missing paths exit 2 and 3, and `--watch` follows a live file
+ * changes nothing, bad usage and missing paths exit 2 and 3, each agent's own folder is found
+ * without a path (and where its environment variable moves it), and `--watch` follows a live file
  * (a torn last line waits) until SIGINT.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, CORPUS, parseJson, ROOT, runBinary, tempDir, tempHome } from "../_helpers.ts";
+import { buildOpencodeDb } from "../import/_opencode-db.ts";
 
 interface Report {
   sources: { sessions: { created: number; updated: number; unchanged: number }; warnings: unknown[] }[];
@@ -34,6 +36,78 @@ describe("freecode import (binary)", () => {
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain("nope");
   });
+});
+
+/**
+ * One session per agent where the agent keeps it, under `root`: Claude's projects folder, Codex's
+ * dated sessions folder, OpenCode's data folder with its database, Gemini's per-project chats.
+ */
+function agentFolders(dirs: { claude: string; codex: string; opencode: string; gemini: string }): void {
+  const put = (src: string, dest: string) => {
+    mkdirSync(join(dest, ".."), { recursive: true });
+    copyFileSync(src, dest);
+  };
+  put(
+    join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl"),
+    join(dirs.claude, "projects", "-tmp-tmpw6sk2trg", "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl"),
+  );
+  const rollout = "rollout-2026-04-19T22-10-31-019da915-31a8-74d0-ad7f-640110fae046.jsonl";
+  put(join(CORPUS, "codex", rollout), join(dirs.codex, "sessions", "2026", "04", "19", rollout));
+  mkdirSync(join(dirs.opencode, "opencode"), { recursive: true });
+  buildOpencodeDb(join(dirs.opencode, "opencode", "opencode.db"));
+  const chat = "session-2026-03-28T21-32-c4c43609.json";
+  put(join(CORPUS, "gemini", chat), join(dirs.gemini, "tmp", "f528f00f72f2", "chats", chat));
+}
+
+describe("freecode import without a path", () => {
+  test("finds each agent's own folder under HOME, and where its variable moves it", async () => {
+    await using fake = await tempDir();
+    const clean = {
+      CLAUDE_CONFIG_DIR: undefined,
+      CODEX_HOME: undefined,
+      XDG_DATA_HOME: undefined,
+      GEMINI_DIR: undefined,
+    };
+    const h = fake.path;
+    agentFolders({
+      claude: join(h, ".claude"),
+      codex: join(h, ".codex"),
+      opencode: join(h, ".local", "share"),
+      gemini: join(h, ".gemini"),
+    });
+    await using home = await tempHome();
+    const r = parseJson<Report>(
+      runBinary(["import", "auto", "--json"], { home: home.path, env: { ...clean, HOME: h } }),
+    );
+    // 1 Claude, 1 Codex, 3 OpenCode (the database), 1 Gemini.
+    expect(r.totals.created).toBe(6);
+
+    await using moved = await tempDir();
+    const m = moved.path;
+    agentFolders({
+      claude: join(m, "claude-config"),
+      codex: join(m, "codex-home"),
+      opencode: join(m, "xdg-data"),
+      gemini: join(m, "gemini-dir"),
+    });
+    await using home2 = await tempHome();
+    const env = {
+      HOME: join(m, "empty"),
+      CLAUDE_CONFIG_DIR: join(m, "claude-config"),
+      CODEX_HOME: join(m, "codex-home"),
+      XDG_DATA_HOME: join(m, "xdg-data"),
+      GEMINI_DIR: join(m, "gemini-dir"),
+    };
+    for (const [agent, n] of [
+      ["claude", 1],
+      ["codex", 1],
+      ["opencode", 3],
+      ["gemini", 1],
+    ] as const) {
+      const one = parseJson<Report>(runBinary(["import", agent, "--json"], { home: home2.path, env }));
+      expect([agent, one.totals.created]).toEqual([agent, n]);
+    }
+  }, 120_000);
 });
 
 describe("freecode import --watch", () => {

@@ -7,44 +7,12 @@
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { importSources } from "../../src/import/import.ts";
 import { openStore } from "../../src/storage/select.ts";
-import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
+import { buildOpencodeDb, OPENCODE_ROWS as ROWS, opencodeRows as rowsOf } from "./_opencode-db.ts";
 import { sessionsIn } from "./_store.ts";
-
-const ROWS = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "rows");
-const TABLES = ["project", "session", "message", "part", "todo", "session_message"];
-
-type Row = Record<string, unknown>;
-const rowsOf = (table: string): Row[] =>
-  readFileSync(join(ROWS, `${table}.jsonl`), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
-
-/** A database with the corpus rows, and credential tables that fail the import if it reads them. */
-function buildDb(path: string): void {
-  const db = new Database(path, { create: true });
-  for (const table of TABLES) {
-    const rows = rowsOf(table);
-    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    db.run(`CREATE TABLE ${table} (${cols.map((c) => `"${c}"`).join(", ")})`);
-    const insert = db.prepare(`INSERT INTO ${table} VALUES (${cols.map(() => "?").join(", ")})`);
-    for (const r of rows) {
-      insert.run(
-        ...cols.map((c) => {
-          const v = r[c] ?? null;
-          return v !== null && typeof v === "object" ? JSON.stringify(v) : (v as string | number | null);
-        }),
-      );
-    }
-  }
-  db.run("CREATE VIEW account AS SELECT never_read_this() AS access_token");
-  db.run("CREATE VIEW credential AS SELECT never_read_this() AS refresh_token");
-  db.close();
-}
 
 async function importInto(home: string, path: string) {
   const { adapter } = await openStore("files", { home, fsync: "never" });
@@ -60,7 +28,7 @@ describe("opencode.db", () => {
   test("imports as the row dump does, and never reads the credential tables", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "opencode.db");
-    buildDb(file);
+    buildOpencodeDb(file);
     // The trap works: reading a credential table fails.
     const check = new Database(file, { readonly: true });
     expect(() => check.query("SELECT * FROM credential").all()).toThrow(/never_read_this/);
@@ -88,7 +56,7 @@ describe("opencode.db", () => {
   test("a second import reads again only the session whose time_updated moved", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "opencode.db");
-    buildDb(file);
+    buildOpencodeDb(file);
     await using home = await tempHome();
     const first = await importInto(home.path, file);
     const again = await importInto(home.path, file);
