@@ -2,8 +2,8 @@
  * OpenCode's SQLite store (`opencode.db`). Given a real database built from the corpus's verbatim
  * rows (the tables and columns of OpenCode 1.17, plus `account` and `credential` as views that fail
  * when read), when it is imported, then it gives the same sessions, messages and events as the row
- * dump of the same data, without touching the credential tables; and a second import reads again
- * only the session whose `time_updated` moved.
+ * dump of the same data, without touching the credential tables; a second import reads again only
+ * the session whose `time_updated` moved; and a `parent_id` links a child session to its parent.
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
@@ -97,5 +97,20 @@ describe("opencode.db", () => {
     const last = changed[0]!.messages.at(-1)!;
     expect(last.role).toBe("user");
     expect(last.parts).toEqual([{ type: "text", content: "and one more thing" }]);
+  });
+
+  test("a session's parent_id (a task subagent) links the child to its parent", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "opencode.db");
+    buildOpencodeDb(file);
+    const [parent, child] = rowsOf("session").map((r) => String(r.id));
+    const db = new Database(file);
+    db.run("UPDATE session SET parent_id = ? WHERE id = ?", [parent!, child!]);
+    db.close();
+    await using home = await tempHome();
+    const { sessions } = await importInto(home.path, file);
+    const byOcId = new Map(sessions.map((s) => [s.meta.source?.id, s.meta]));
+    expect(byOcId.get(child)?.parentId).toBe(byOcId.get(parent)?.id);
+    expect(sessions.filter((s) => s.meta.parentId !== undefined).length).toBe(1);
   });
 });
