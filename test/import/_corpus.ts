@@ -20,9 +20,21 @@ export interface Tally {
   denied: number;
   compactions: number;
   tokens: number;
+  /** Provider errors (`model.error`). */
+  modelErrors: number;
+  /** Turns the user interrupted (`turn.aborted`). */
+  aborts: number;
 }
 
-export const zero = (): Tally => ({ toolCalls: 0, toolErrors: 0, denied: 0, compactions: 0, tokens: 0 });
+export const zero = (): Tally => ({
+  toolCalls: 0,
+  toolErrors: 0,
+  denied: 0,
+  compactions: 0,
+  tokens: 0,
+  modelErrors: 0,
+  aborts: 0,
+});
 
 /** Import `path` as `agent` into a new memory store under `home`. */
 export async function importOne(home: string, agent: Agent, path: string) {
@@ -31,7 +43,7 @@ export async function importOne(home: string, agent: Agent, path: string) {
   return { adapter, report };
 }
 
-/** Count tool calls, failures, denials, compactions and tokens in the stored rollouts of `ids`. */
+/** Count tool calls, failures, denials, compactions, tokens, provider errors and aborted turns in the stored rollouts of `ids`. */
 export async function tallyRollouts(adapter: StorageAdapter, ids: string[]): Promise<Tally> {
   const t = zero();
   for (const id of ids) {
@@ -46,6 +58,8 @@ export async function tallyRollouts(adapter: StorageAdapter, ids: string[]): Pro
       if (e.type === "function.output" && e.failed === true) t.toolErrors++;
       if (e.type === "function.denied") t.denied++;
       if (e.type === "compact.occurred") t.compactions++;
+      if (e.type === "model.error") t.modelErrors++;
+      if (e.type === "turn.aborted") t.aborts++;
       if (e.type === "model.response") {
         for (const k of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"])
           t.tokens += Number(e[k] ?? 0);

@@ -1,7 +1,7 @@
 /**
  * Claude Code conformance: every transcript in corpus/claude imports, and the rollout's tool calls,
- * tool errors, denied calls, compactions and total tokens equal an independent count over the raw
- * JSON — counted here from the lines, not through the importer's code.
+ * tool errors, denied calls, compactions, total tokens, API errors and interrupted turns equal an
+ * independent count over the raw JSON — counted here from the lines, not through the importer's code.
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import {
 
 const files = [...new Bun.Glob("**/*.jsonl").scanSync(join(CORPUS, "claude"))].sort();
 const DENIAL = /^The user doesn't want to (proceed with this tool use|take this action)/;
+const INTERRUPTED = /^\[Request interrupted by user/;
 
 /** The raw count: tool_use ids, error results, refusals, compact boundaries, usage per message.id. */
 async function rawTally(path: string): Promise<Tally> {
@@ -43,8 +44,25 @@ async function rawTally(path: string): Promise<Tally> {
         const refused = !!e.toolDenialKind || (b.is_error === true && DENIAL.test(text));
         if (refused) t.denied++;
         else if (b.is_error === true) t.toolErrors++;
+        // Esc during a tool: the result says so, and the turn ends there.
+        if (!refused && calls.has(b.tool_use_id) && INTERRUPTED.test(text)) t.aborts++;
       }
     }
+    if (e.type === "user") {
+      // Esc while the model streams: a user line of just that text.
+      const typed =
+        typeof content === "string"
+          ? content
+          : Array.isArray(content)
+            ? content
+                .filter((b: Raw) => b.type === "text")
+                .map((b: Raw) => b.text)
+                .join("\n")
+            : "";
+      if (INTERRUPTED.test(typed)) t.aborts++;
+    }
+    if (e.type === "assistant" && e.isApiErrorMessage === true) t.modelErrors++;
+    if (e.type === "system" && e.subtype === "api_error") t.modelErrors++;
     if (e.type === "system" && (e.subtype === "compact_boundary" || e.subtype === "microcompact_boundary"))
       t.compactions++;
   }
@@ -81,20 +99,16 @@ describe("claude corpus conformance", () => {
     });
   }
 
-  test("the real corpus exercises denials, errors, compaction and subagents", async () => {
-    let sum = zero();
+  test("the real corpus exercises denials, errors, compaction, API errors and subagents", async () => {
+    const sum = zero();
     for (const rel of files) {
       const r = await rawTally(join(CORPUS, "claude", rel));
-      sum = {
-        toolCalls: sum.toolCalls + r.toolCalls,
-        toolErrors: sum.toolErrors + r.toolErrors,
-        denied: sum.denied + r.denied,
-        compactions: sum.compactions + r.compactions,
-        tokens: sum.tokens + r.tokens,
-      };
+      for (const k of Object.keys(sum) as (keyof Tally)[]) sum[k] += r[k];
     }
     expect(sum.denied).toBe(7);
     expect(sum.compactions).toBe(2);
     expect(sum.toolErrors).toBeGreaterThan(20);
+    // Two API errors; no interrupt in this corpus (parts.test.ts adds one to a real transcript).
+    expect([sum.modelErrors, sum.aborts]).toEqual([2, 0]);
   });
 });

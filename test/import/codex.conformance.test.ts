@@ -54,6 +54,8 @@ async function rawTally(path: string): Promise<Tally> {
       else if (rawFailed(p.output, ends.get(p.call_id))) t.toolErrors++;
     }
     if (l.type === "compacted") t.compactions++;
+    if (l.type === "event_msg" && p.type === "error") t.modelErrors++;
+    if (l.type === "event_msg" && p.type === "turn_aborted") t.aborts++;
     if (l.type === "event_msg" && p.type === "token_count" && p.info)
       lastTotal = p.info.total_token_usage.total_tokens;
   }
@@ -63,6 +65,17 @@ async function rawTally(path: string): Promise<Tally> {
 
 describe("codex corpus conformance", () => {
   test("the corpus has the files this suite expects", () => expect(files.length).toBe(3));
+
+  test("the corpus exercises provider errors and interrupted turns", async () => {
+    let errors = 0;
+    let aborts = 0;
+    for (const rel of files) {
+      const t = await rawTally(join(CORPUS, "codex", rel));
+      errors += t.modelErrors;
+      aborts += t.aborts;
+    }
+    expect([errors, aborts]).toEqual([2, 2]);
+  });
 
   for (const rel of files) {
     test(rel, async () => {

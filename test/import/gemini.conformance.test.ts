@@ -24,6 +24,7 @@ describe("gemini corpus conformance", () => {
       const raw = zero();
       for (const m of doc.messages) {
         raw.tokens += m.tokens?.total ?? 0;
+        if (m.type === "error") raw.modelErrors++;
         for (const c of m.toolCalls ?? []) {
           raw.toolCalls++;
           if (c.status === "error") raw.toolErrors++;

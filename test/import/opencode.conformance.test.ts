@@ -34,11 +34,22 @@ function tallyParts(parts: Raw[]): Tally {
         t.toolErrors++;
     }
     if (p.type === "compaction") t.compactions++;
+    if (p.type === "retry") t.modelErrors++;
     if (p.type === "step-finish") {
       const k = p.tokens ?? {};
       t.tokens +=
         (k.input ?? 0) + (k.output ?? 0) + (k.reasoning ?? 0) + (k.cache?.read ?? 0) + (k.cache?.write ?? 0);
     }
+  }
+  return t;
+}
+
+/** A message's named error: an abort ends the turn, any other is a provider error. */
+function withMessageErrors(t: Tally, infos: Raw[]): Tally {
+  for (const info of infos) {
+    if (!info.error) continue;
+    if (info.error.name === "MessageAbortedError") t.aborts++;
+    else t.modelErrors++;
   }
   return t;
 }
@@ -53,7 +64,8 @@ describe("opencode corpus conformance", () => {
     expect(ids.length).toBe(3);
     const parts = (await rawLines(join(dir, "part.jsonl"))).map((r) => JSON.parse(r.data));
     const got = await tallyRollouts(adapter, ids);
-    expect(got).toEqual(tallyParts(parts));
+    const infos = (await rawLines(join(dir, "message.jsonl"))).map((r) => JSON.parse(r.data));
+    expect(got).toEqual(withMessageErrors(tallyParts(parts), infos));
     // The database's own per-session counters say the same.
     const sessions = await rawLines(join(dir, "session.jsonl"));
     const columns = sessions.reduce(
@@ -82,7 +94,13 @@ describe("opencode corpus conformance", () => {
       expect(ids.length).toBe(1);
       const doc = await Bun.file(path).json();
       const got = await tallyRollouts(adapter, ids);
-      expect(got).toEqual(tallyParts(doc.messages.flatMap((m: Raw) => m.parts)));
+      const want = tallyParts(doc.messages.flatMap((m: Raw) => m.parts));
+      expect(got).toEqual(
+        withMessageErrors(
+          want,
+          doc.messages.map((m: Raw) => m.info),
+        ),
+      );
       await checkTraces(adapter, ids, got);
       await checkEval(adapter, home.path, 1);
       await adapter.close();
