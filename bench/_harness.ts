@@ -1,7 +1,9 @@
 /**
  * The benchmark harness: a benchmark runs a subject and its baseline side by side, interleaved, for
- * several rounds, and prints the medians and their ratio against a target. These machines are noisy:
- * the ratio is what to read, never an absolute time, and nothing here fails a build.
+ * several rounds, and prints the medians and their ratio against a target, with the range of the
+ * single rounds' ratios (each round runs the baseline and then the subject, side by side). These
+ * machines are noisy: the ratio is what to read, never an absolute time, and nothing here fails a
+ * build.
  */
 
 export interface Pair {
@@ -39,6 +41,8 @@ export interface PairResult {
   subjectMs: number;
   baselineMs: number;
   ratio: number;
+  /** The lowest and highest ratio of a single round (subject over the baseline run beside it). */
+  spread: [number, number];
   target?: Pair["target"];
   met?: boolean;
   throughput?: string;
@@ -80,6 +84,8 @@ export async function runBenchmark(b: Benchmark, log = (s: string) => console.lo
       const subjectMs = median(s);
       const baselineMs = median(base);
       const ratio = subjectMs / baselineMs;
+      const perRound = s.map((x, i) => x / base[i]!);
+      const spread: [number, number] = [Math.min(...perRound), Math.max(...perRound)];
       const t = pair.target;
       const met = t
         ? (t.max === undefined || ratio <= t.max) && (t.atLeast === undefined || ratio >= t.atLeast)
@@ -87,12 +93,12 @@ export async function runBenchmark(b: Benchmark, log = (s: string) => console.lo
       const throughput = pair.units
         ? `${Math.round((pair.units / subjectMs) * 1000).toLocaleString("en")} ${pair.unitName ?? "ops"}/s`
         : undefined;
-      results.push({ label: pair.label, subjectMs, baselineMs, ratio, target: t, met, throughput });
+      results.push({ label: pair.label, subjectMs, baselineMs, ratio, spread, target: t, met, throughput });
       const targetText = t
         ? ` target ${t.max !== undefined ? `≤ ${t.max}` : `≥ ${t.atLeast}`} ${met ? "MET" : "MISSED"}`
         : "";
       log(
-        `${pair.label}: subject ${subjectMs.toFixed(2)} ms, baseline ${baselineMs.toFixed(2)} ms, ratio ${ratio.toFixed(2)}${targetText}${throughput ? `, ${throughput}` : ""}`,
+        `${pair.label}: subject ${subjectMs.toFixed(2)} ms, baseline ${baselineMs.toFixed(2)} ms, ratio ${ratio.toFixed(2)} (single rounds ${spread[0].toFixed(2)}–${spread[1].toFixed(2)})${targetText}${throughput ? `, ${throughput}` : ""}`,
       );
     }
     for (const [k, v] of Object.entries((await b.facts?.()) ?? {})) log(`${k}: ${v}`);
