@@ -91,6 +91,8 @@ export class SessionBuilder {
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
   private readonly eventIds = new Set<string>();
+  /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
+  private lateInterrupts: string[] = [];
   /** Held messages the last partial result met, with how many partial results met them. */
   private heldAtLastPart = new Map<string, number>();
 
@@ -154,8 +156,11 @@ export class SessionBuilder {
 
   turnAbort(key: string, at: number, reason = "interrupted"): void {
     this.ev("turn.aborted", key, at, { turnId: this.turn(at), reason });
-    const last = this.s.lastAssistantId && this.find(this.s.lastAssistantId);
+    const id = this.s.lastAssistantId;
+    const last = id === undefined ? undefined : this.find(id);
     if (last) last.interrupted = true;
+    // Let go after an earlier read: the writer marks the stored message.
+    else if (id !== undefined) this.lateInterrupts.push(id);
   }
 
   /** Add a new message (its tool parts are registered with `toolCall`). */
@@ -419,6 +424,8 @@ export class SessionBuilder {
     }
     const events = this.events;
     if (partial) this.events = [];
+    const interrupted = this.lateInterrupts;
+    this.lateInterrupts = [];
     const now = this.s.firstAt ?? 0;
     return {
       meta: {
@@ -434,6 +441,7 @@ export class SessionBuilder {
       events,
       mode: "delta",
       ...(partial ? { partial } : {}),
+      ...(interrupted.length > 0 ? { interrupted } : {}),
       tokens: { ...this.s.tokens },
     };
   }

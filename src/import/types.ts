@@ -54,6 +54,8 @@ export interface ImportedSession {
   mode: "delta" | "full";
   /** A part of a longer read (`SessionBuilder.result`): the meta is merged when the read ends. */
   partial?: boolean;
+  /** Stored messages (from an earlier read) that an interrupt in this one marks `interrupted`. */
+  interrupted?: string[];
   /** Token totals over everything derived so far (for summaries and tests). */
   tokens: TokenTotals;
 }

@@ -81,6 +81,10 @@ function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
   return next;
 }
 
+/** `m`, marked interrupted when its id is in `marks` (a new object; `m` itself when nothing changes). */
+const interrupted = (m: StoredMessage, marks: Set<string>): StoredMessage =>
+  marks.has(m.id) && m.interrupted !== true ? { ...m, interrupted: true } : m;
+
 type Totals = NonNullable<SessionMeta["tokens"]>;
 const usageTotals = (ms: StoredMessage[]): Totals => {
   const t: Totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
@@ -180,31 +184,35 @@ export async function writeSession(
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
     status = "created";
   } else {
-    if (patched.size > 0 || dropped) {
+    const marks = new Set(s.interrupted ?? []);
+    if (patched.size > 0 || dropped || marks.size > 0) {
       const { messages: stored } = await adapter.readMessages(id);
       const next = dropped
         ? derived.filter((m) => !fresh.includes(m))
-        : stored.map((m) => patched.get(m.id) ?? m);
-      await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
-      // A replace keeps the token totals as history: add the usage the patched messages gained.
-      const gained = usageGain(stored, next);
-      if (gained) {
-        // And the last response with usage is what the one-usage-per-response rule checks against.
-        const last = next.findLast((m) => m.usage && m.responseId !== undefined)?.responseId;
-        await adapter.updateMeta(id, (meta) => ({
-          ...addTokens(meta, gained),
-          ...(last !== undefined ? { usageResponseId: last } : {}),
-        }));
+        : stored.map((m) => interrupted(patched.get(m.id) ?? m, marks));
+      if (dropped || next.some((m, i) => m !== stored[i])) {
+        await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
+        // A replace keeps the token totals as history: add the usage the patched messages gained.
+        const gained = usageGain(stored, next);
+        if (gained) {
+          // And the last response with usage is what the one-usage-per-response rule checks against.
+          const last = next.findLast((m) => m.usage && m.responseId !== undefined)?.responseId;
+          await adapter.updateMeta(id, (meta) => ({
+            ...addTokens(meta, gained),
+            ...(last !== undefined ? { usageResponseId: last } : {}),
+          }));
+        }
+        if (record) {
+          known.messages.clear();
+          for (const m of next) known.messages.set(m.id, digest(m));
+          known.hashed = true;
+        } else if (cache) {
+          // What is stored now: a later part may change these messages again (or back).
+          for (const [i, m] of next.entries())
+            if (m !== stored[i]) known.messages.set(m.id, known.hashed ? digest(m) : null);
+        }
+        status = "updated";
       }
-      if (record) {
-        known.messages.clear();
-        for (const m of next) known.messages.set(m.id, digest(m));
-        known.hashed = true;
-      } else if (cache) {
-        // What is stored now: a later part may change these messages again (or back).
-        for (const m of patched.values()) known.messages.set(m.id, known.hashed ? digest(m) : null);
-      }
-      status = "updated";
     }
     if (fresh.length > 0) {
       await adapter.appendMessages(id, fresh);

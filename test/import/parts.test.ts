@@ -47,6 +47,54 @@ function expectSameSessions(got: Store, want: Store): void {
   }
 }
 
+const interruptedIds = (r: Store) =>
+  r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted).map((m) => m.id));
+
+/**
+ * A real transcript, then a complete answer (no tool calls), then the user types a prompt and
+ * interrupts: the prompt ends the answer's response, and the interrupt line after it marks it.
+ */
+function answeredThenInterrupted(): string[] {
+  const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+  const lines = readFileSync(src, "utf8").split("\n").filter(Boolean);
+  const last = JSON.parse(lines.at(-1)!);
+  const at = Date.parse(last.timestamp);
+  const entry = (uuid: string, parentUuid: string, ms: number, rest: object) =>
+    JSON.stringify({
+      parentUuid,
+      isSidechain: false,
+      sessionId: last.sessionId,
+      cwd: last.cwd,
+      uuid,
+      timestamp: new Date(at + ms).toISOString(),
+      ...rest,
+    });
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 8,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  };
+  const answer = {
+    type: "assistant",
+    message: {
+      id: "msg_synthetic",
+      type: "message",
+      role: "assistant",
+      model: "claude-opus-4-5-20251101",
+      content: [{ type: "text", text: "Done: multiply_numbers is tested." }],
+      usage,
+    },
+  };
+  const typed = (text: string) => ({ type: "user", message: { role: "user", content: text } });
+  return [
+    ...lines,
+    entry("synthetic-answer", last.uuid, 500, answer),
+    entry("synthetic-prompt", "synthetic-answer", 1000, typed("and divide_numbers too")),
+    entry("synthetic-interrupt", "synthetic-prompt", 2000, typed("[Request interrupted by user]")),
+  ];
+}
+
 const sources: [Agent, string][] = [
   ...readdirSync(join(CORPUS, "claude"))
     .filter((d) => !d.endsWith(".md"))
@@ -93,57 +141,15 @@ describe("import in parts", () => {
       writeFileSync(copy, `${lines.join("\n")}\n`);
       const passes = await imported(live.path, agent, copy);
       const whole = await imported(once.path, agent, copy);
-      const marked = (r: Store) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
-      if (marked(whole).length > 0) checked++;
-      expect(marked(passes)).toEqual(marked(whole));
+      if (interruptedIds(whole).length > 0) checked++;
+      expect(interruptedIds(passes)).toEqual(interruptedIds(whole));
       expect(passes.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
     }
     expect(checked).toBeGreaterThan(0);
   });
 
   test("an interrupt after a later prompt still marks the last answer when written line by line", async () => {
-    // A real transcript, then a complete answer (no tool calls), then the user types a prompt and
-    // interrupts: the prompt ends the answer's response, and the interrupt line after it marks it.
-    const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
-    const lines = readFileSync(src, "utf8").split("\n").filter(Boolean);
-    const last = JSON.parse(lines.at(-1)!);
-    const at = Date.parse(last.timestamp);
-    const user = (uuid: string, parentUuid: string, text: string, ms: number) =>
-      JSON.stringify({
-        parentUuid,
-        isSidechain: false,
-        type: "user",
-        sessionId: last.sessionId,
-        cwd: last.cwd,
-        uuid,
-        timestamp: new Date(at + ms).toISOString(),
-        message: { role: "user", content: text },
-      });
-    const answer = {
-      parentUuid: last.uuid,
-      isSidechain: false,
-      type: "assistant",
-      sessionId: last.sessionId,
-      cwd: last.cwd,
-      uuid: "synthetic-answer",
-      timestamp: new Date(at + 500).toISOString(),
-      message: {
-        id: "msg_synthetic",
-        type: "message",
-        role: "assistant",
-        model: "claude-opus-4-5-20251101",
-        content: [{ type: "text", text: "Done: multiply_numbers is tested." }],
-        usage: {
-          input_tokens: 10,
-          output_tokens: 8,
-          cache_read_input_tokens: 0,
-          cache_creation_input_tokens: 0,
-        },
-      },
-    };
-    lines.push(JSON.stringify(answer));
-    lines.push(user("synthetic-prompt", "synthetic-answer", "and divide_numbers too", 1000));
-    lines.push(user("synthetic-interrupt", "synthetic-prompt", "[Request interrupted by user]", 2000));
+    const lines = answeredThenInterrupted();
     await using dir = await tempDir();
     const file = join(dir.path, "interrupted.jsonl");
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -151,9 +157,26 @@ describe("import in parts", () => {
     await using parts = await tempHome();
     const whole = await imported(once.path, "claude", file);
     const split = await imported(parts.path, "claude", file, 1);
-    const marked = (r: Store) => r.sessions.flatMap((s) => s.messages.filter((m) => m.interrupted));
-    expect(marked(whole).map((m) => m.id)).toEqual(["synthetic-answer"]);
+    expect(interruptedIds(whole)).toEqual(["synthetic-answer"]);
     expect(split.sessions.map((s) => s.messages)).toEqual(whole.sessions.map((s) => s.messages));
+  });
+
+  test("an interrupt read by a later import (after a final one) marks the stored answer", async () => {
+    // A periodic `freecode import` ran after the prompt; the user pressed Esc after that.
+    const lines = answeredThenInterrupted();
+    await using dir = await tempDir();
+    const file = join(dir.path, "interrupted.jsonl");
+    writeFileSync(file, `${lines.slice(0, -1).join("\n")}\n`);
+    await using home = await tempHome();
+    const before = await imported(home.path, "claude", file);
+    expect(interruptedIds(before)).toEqual([]);
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const after = await imported(home.path, "claude", file);
+    expect(after.summary.sessions).toEqual({ created: 0, updated: 1, unchanged: 0 });
+    await using once = await tempHome();
+    const whole = await imported(once.path, "claude", file);
+    expect(interruptedIds(after)).toEqual(["synthetic-answer"]);
+    expectSameSessions(after, whole);
   });
 
   test("an import that fails between parts heals on the next run: the store ends as an all-at-once import", async () => {
