@@ -12,6 +12,7 @@ import factory from "../src/storage/adapters/files.ts";
 import type { StorageAdapter } from "../src/storage/contract.ts";
 import type { StoredMessage } from "../src/storage/records.ts";
 import { defineBench } from "./_harness.ts";
+import { benchMeta } from "./_meta.ts";
 
 const work = mkdtempSync(join(tmpdir(), "freecode-bench-append-"));
 const N = 20_000;
@@ -34,19 +35,7 @@ function adapterRun(fsync: "never" | "batch" | "always", count: number) {
   return async () => {
     round++;
     const store: StorageAdapter = factory({ home: join(work, `h-${fsync}-${round}`), fsync });
-    await store.createSession(
-      {
-        id: "bench",
-        title: "bench",
-        projectPath: "/bench",
-        status: "idle",
-        createdAt: 1,
-        updatedAt: 1,
-        turnCount: 0,
-        messageCount: 0,
-      },
-      [message(-1)],
-    );
+    await store.createSession(benchMeta("bench"), [message(-1)]);
     for (let i = 0; i < count; i++) await store.appendMessages("bench", [message(i)]);
     await store.close();
   };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import factory from "../src/storage/adapters/files.ts";
 import type { StoredMessage } from "../src/storage/records.ts";
 import { defineBench } from "./_harness.ts";
+import { benchMeta } from "./_meta.ts";
 
 const work = mkdtempSync(join(tmpdir(), "freecode-bench-history-"));
 const COUNT = 100_000;
@@ -41,19 +42,7 @@ export default defineBench({
   async setup() {
     const store = factory({ home: work, fsync: "never" });
     const all = Array.from({ length: COUNT }, (_, i) => message(i));
-    await store.createSession(
-      {
-        id: "big",
-        title: "big",
-        projectPath: "/bench",
-        status: "idle",
-        createdAt: 1,
-        updatedAt: 1,
-        turnCount: 0,
-        messageCount: 0,
-      },
-      all,
-    );
+    await store.createSession(benchMeta("big"), all);
     await store.close();
     file = join(work, "sessions", "bench", "big", "messages.jsonl");
   },

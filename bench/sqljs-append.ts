@@ -10,6 +10,7 @@ import sqlite from "../src/storage/adapters/sqlite.ts";
 import sqljs from "../src/storage/adapters/sqljs.ts";
 import type { AdapterFactory } from "../src/storage/contract.ts";
 import { defineBench } from "./_harness.ts";
+import { benchMeta } from "./_meta.ts";
 
 const work = mkdtempSync(join(tmpdir(), "freecode-bench-sqljs-append-"));
 const COUNT = 10_000;
@@ -19,19 +20,7 @@ let round = 0;
 const appendAll = (factory: AdapterFactory, name: string) => async () => {
   const home = join(work, `${name}-${round++}`);
   const store = factory({ home, fsync: "batch" });
-  await store.createSession(
-    {
-      id: "s",
-      title: "bench",
-      projectPath: "/p",
-      status: "idle",
-      createdAt: 1,
-      updatedAt: 1,
-      turnCount: 0,
-      messageCount: 0,
-    },
-    [],
-  );
+  await store.createSession(benchMeta("s"), []);
   for (let i = 0; i < COUNT; i++) {
     await store.appendMessages("s", [
       {
