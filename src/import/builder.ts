@@ -387,7 +387,7 @@ export class SessionBuilder {
     if (!final) return;
     for (const [callId, p] of Object.entries(this.s.pending)) if (!p.emitted) this.emitCall(callId, p);
     // The saved state would otherwise carry every session's last answer (imports.json is rewritten
-    // on every pass); an abort that comes after a final read is rare, and then not marked.
+    // on every pass); an abort read later marks the stored answer through the writer instead.
     if (this.s.lastAssistantId !== undefined) this.settle(this.s.lastAssistantId, false);
   }
 

@@ -162,7 +162,7 @@ export class ClaudeParser {
   /** End of this read: flush open responses (final) and return the derived sessions. */
   finish(): ParseResult {
     const final = this.opts.final !== false;
-    const ids = [...(this.st.main ? [this.st.main.id] : []), ...Object.keys(this.st.children)];
+    const ids = this.sessionIds();
     for (const id of ids) {
       const b = this.builderFor(id);
       if (final) flushGroup(this.ctx, b);
@@ -177,8 +177,13 @@ export class ClaudeParser {
    * a long transcript is written in parts. Sessions with nothing ready are left out.
    */
   drain(): ImportedSession[] {
-    const ids = [...(this.st.main ? [this.st.main.id] : []), ...Object.keys(this.st.children)];
+    const ids = this.sessionIds();
     return ids.flatMap((id) => this.sessionOf(id, true) ?? []);
+  }
+
+  /** The sessions this file feeds: its own, then its inline subagents. */
+  private sessionIds(): string[] {
+    return [...(this.st.main ? [this.st.main.id] : []), ...Object.keys(this.st.children)];
   }
 
   private sessionOf(id: string): ImportedSession;
