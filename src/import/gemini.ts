@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { splitLines } from "../util/lines.ts";
 import { newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import { bump, type EntryCounts, type ImportedSession, type ImportWarning } from "./types.ts";
@@ -41,17 +42,21 @@ export function readGemini(
   }
   let meta: Obj = {};
   const messages: GeminiMessage[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
+  for (const line of splitLines(text)) {
+    if (!line.text.trim()) continue;
     let rec: Obj;
     try {
-      rec = JSON.parse(line) as Obj;
+      rec = JSON.parse(line.text) as Obj;
     } catch (error) {
       // A torn last line is a live write; anything else is reported.
-      if (i < text.split("\n").length - 1 || text.endsWith("\n")) {
-        warnings.push({ file: path, line: i + 1, message: `malformed JSON: ${(error as Error).message}` });
+      if (!line.torn) {
+        warnings.push({
+          file: path,
+          line: line.lineNo,
+          message: `malformed JSON: ${(error as Error).message}`,
+        });
       }
-      return;
+      continue;
     }
     if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
     else if (typeof rec.$rewindTo === "string") {
@@ -60,7 +65,7 @@ export function readGemini(
     } else if (typeof rec.id === "string" && typeof rec.type === "string")
       messages.push(rec as GeminiMessage);
     else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
-  });
+  }
   return { meta, messages };
 }
 

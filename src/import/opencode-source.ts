@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { badInput } from "../errors.ts";
+import { splitLines } from "../util/lines.ts";
 import type { OcMessage, OcSession } from "./opencode.ts";
 import type { ImportWarning } from "./types.ts";
 
@@ -95,16 +96,18 @@ export function* readOpencodeDb(
 function readRows(path: string, warnings: ImportWarning[]): Row[] {
   if (!existsSync(path)) return [];
   const rows: Row[] = [];
-  readFileSync(path, "utf8")
-    .split("\n")
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      try {
-        rows.push(JSON.parse(line) as Row);
-      } catch (error) {
-        warnings.push({ file: path, line: i + 1, message: `malformed JSON: ${(error as Error).message}` });
-      }
-    });
+  for (const line of splitLines(readFileSync(path, "utf8"))) {
+    if (!line.text.trim()) continue;
+    try {
+      rows.push(JSON.parse(line.text) as Row);
+    } catch (error) {
+      warnings.push({
+        file: path,
+        line: line.lineNo,
+        message: `malformed JSON: ${(error as Error).message}`,
+      });
+    }
+  }
   return rows;
 }
 
