@@ -1,20 +1,26 @@
 /**
- * Folds: (1) the trace fold over a 1,000,000-event log (read, validate against the catalogue, fold,
+ * Folds: (1) the trace fold over two 1,000,000-event logs: a synthetic one of small events (~240 B a
+ * line: the envelope is most of each line, so the fold's work per event weighs most), and a
+ * real-shaped one built by importing the corpus's transcripts of all four agents and repeating
+ * their rollout events (~590 B a line: real tool arguments and outputs), (read, validate against the catalogue, fold,
  * hand out the Trace's lists) against a raw line split + `JSON.parse` of the same file with the
  * fastest reader we know (`_raw.ts`), interleaved. Target: fold throughput ≥ 0.7× raw, i.e. time
  * ratio ≤ 1/0.7. The same against the bun-engineering §8 stream split is reported. Each timed run
  * is alone in a fresh child process: in one process, a raw parse timed right after a
  * fold took 1.36 s instead of 0.85 s (memory the fold had freed is faulted in again), which made the
  * fold look 1.5x better than it is.
- * (2) Peak RSS of the trace and usage folds over a ~500 MB log, each measured in a child process
- * (`VmHWM`), against a child that only starts Bun. Target: ≤ 150 MB. Generated logs live in a temp
- * dir, deleted at the end. `FOLD_BENCH_EVENTS` / `FOLD_BENCH_MB` shrink the logs for a quick run.
+ * (2) Peak RSS of the trace and usage folds over a ~500 MB synthetic log and over the real-shaped
+ * log, each measured in a child process (`VmHWM`), against a child that only starts Bun. Target:
+ * ≤ 150 MB. Generated logs live in a temp dir, deleted at the end. `FOLD_BENCH_EVENTS` /
+ * `FOLD_BENCH_MB` shrink the logs for a quick run.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { importSources } from "../src/import/import.ts";
 import { createUsageFold } from "../src/rollout/folds/usage.ts";
 import { foldRollout, loadTrace } from "../src/rollout/load.ts";
+import { openStore } from "../src/storage/select.ts";
 import { childTime } from "./_child.ts";
 import { defineBench } from "./_harness.ts";
 import { rawBlocks, rawStream } from "./_raw.ts";
@@ -99,6 +105,59 @@ function writeLog(path: string, opts: { events?: number; bytes?: number; outputB
   return seq;
 }
 
+/**
+ * A log of `events` events shaped like real ones: the corpus (all four agents) imported into a
+ * store under `work`, and its sessions' rollout events repeated in turn, renumbered (`id`, `seq`,
+ * one session id, times moved on per copy, call ids suffixed per copy so calls still pair).
+ */
+async function writeRealLog(path: string, work: string, events: number): Promise<number> {
+  const home = join(work, "corpus-home");
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  const corpus = join(import.meta.dir, "..", "test", "corpus");
+  await importSources({ agent: "auto", paths: [corpus], adapter, home, fsync: false });
+  const sessions: Record<string, unknown>[][] = [];
+  for (const f of new Bun.Glob("**/events.jsonl").scanSync(home)) {
+    const text = readFileSync(join(home, f), "utf8");
+    sessions.push(
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
+  }
+  sessions.sort((a, b) => String(a[0]?.aggregateID).localeCompare(String(b[0]?.aggregateID)));
+  const fd = openSync(path, "w");
+  const t0 = 1_700_000_000_000;
+  let seq = 0;
+  let buf = "";
+  for (let copy = 1; seq < events; copy++) {
+    for (const session of sessions) {
+      const start = Number(session[0]?.timestamp ?? 0);
+      for (const e of session) {
+        if (seq >= events) break;
+        seq++;
+        const line: Record<string, unknown> = {
+          ...e,
+          id: `01HF${String(seq).padStart(22, "0")}`,
+          seq,
+          aggregateID: "bench",
+        };
+        line.timestamp = t0 + copy * 10_000_000 + (Number(e.timestamp) - start);
+        if (typeof e.callId === "string") line.callId = `${e.callId}.${copy}`;
+        buf += `${JSON.stringify(line)}\n`;
+        if (buf.length > 1 << 20) {
+          writeSync(fd, buf);
+          buf = "";
+        }
+      }
+    }
+  }
+  writeSync(fd, buf);
+  closeSync(fd);
+  rmSync(home, { recursive: true, force: true });
+  return seq;
+}
+
 const peakMb = () => {
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -154,8 +213,11 @@ if (process.env.FOLD_BENCH_CHILD) {
 
 const work = mkdtempSync(join(tmpdir(), "freecode-bench-fold-"));
 const small = join(work, "1m.jsonl");
+const real = join(work, "1m-real.jsonl");
 const big = join(work, "big.jsonl");
 const memory: Record<string, string> = {};
+
+const mb = (file: string) => (statSync(file).size / 1e6).toFixed(0);
 
 /** A timed run in a fresh child process: its milliseconds. */
 const timed = (mode: string, file: string) =>
@@ -171,49 +233,56 @@ function childPeak(mode: string, file: string): { peakMb: number; detail: string
   return JSON.parse(p.stdout.toString());
 }
 
+/** The trace fold against one raw way of reading the same log, each run in a fresh child. */
+function foldVs(raw: "blocks" | "stream", file: string, what: string, targeted: boolean) {
+  const how = raw === "blocks" ? "raw block split" : "the §8 stream split";
+  return {
+    label: `trace fold vs ${how} + JSON.parse (${EVENTS.toLocaleString("en")} ${what} events)`,
+    subject: () => timed("fold", file),
+    baseline: () => timed(raw, file),
+    selfTimed: true,
+    ...(targeted ? { target: { max: Number((1 / 0.7).toFixed(3)) } } : {}),
+    units: EVENTS,
+    unitName: "events",
+  };
+}
+
 export default defineBench({
   name: "fold",
-  description: `trace fold over a ${EVENTS.toLocaleString("en")}-event log vs raw split + JSON.parse; peak RSS on a ${BIG_MB} MB log`,
+  description: `trace fold over ${EVENTS.toLocaleString("en")}-event logs (small synthetic, real-shaped) vs raw split + JSON.parse; peak RSS on a ${BIG_MB} MB synthetic log and the real-shaped one`,
   rounds: 3,
-  setup() {
+  async setup() {
     writeLog(small, { events: EVENTS, outputBytes: 200 });
+    await writeRealLog(real, work, EVENTS);
     const bigEvents = writeLog(big, { bytes: BIG_MB * 1024 * 1024, outputBytes: 1500 });
     const idle = childPeak("idle", big).peakMb;
-    const size = `${(statSync(big).size / 1e6).toFixed(0)} MB log (${bigEvents.toLocaleString("en")} events)`;
-    for (const mode of ["trace", "usage", "trace-read"]) {
-      const r = childPeak(mode, big);
-      // The target is the fold's; reading every field afterwards is the consumer's memory, reported.
-      const target =
-        mode === "trace-read"
-          ? "reported"
-          : `target ≤ ${MEMORY_TARGET_MB} MB ${r.peakMb <= MEMORY_TARGET_MB ? "MET" : "MISSED"}`;
-      const what = mode === "trace-read" ? "trace fold, then every field of every span read" : `${mode} fold`;
-      memory[`peak RSS, ${what}, ${size}`] =
-        `${r.peakMb.toFixed(1)} MB (bun alone ${idle.toFixed(1)} MB; ${r.detail}) ${target}`;
+    const logs = [
+      { file: big, what: `${mb(big)} MB synthetic log (${bigEvents.toLocaleString("en")} events)` },
+      { file: real, what: `${mb(real)} MB real-shaped log (${EVENTS.toLocaleString("en")} events)` },
+    ];
+    for (const { file, what } of logs) {
+      for (const mode of ["trace", "usage", "trace-read"]) {
+        const r = childPeak(mode, file);
+        // The target is the fold's; reading every field afterwards is the consumer's memory, reported.
+        const target =
+          mode === "trace-read"
+            ? "reported"
+            : `target ≤ ${MEMORY_TARGET_MB} MB ${r.peakMb <= MEMORY_TARGET_MB ? "MET" : "MISSED"}`;
+        const how =
+          mode === "trace-read" ? "trace fold, then every field of every span read" : `${mode} fold`;
+        memory[`peak RSS, ${how}, ${what}`] =
+          `${r.peakMb.toFixed(1)} MB (bun alone ${idle.toFixed(1)} MB; ${r.detail}) ${target}`;
+      }
     }
   },
   teardown: () => rmSync(work, { recursive: true, force: true }),
   pairs: () => [
-    {
-      label: `trace fold vs raw block split + JSON.parse (${EVENTS.toLocaleString("en")} events)`,
-      subject: () => timed("fold", small),
-      baseline: () => timed("blocks", small),
-      selfTimed: true,
-      target: { max: Number((1 / 0.7).toFixed(3)) },
-      units: EVENTS,
-      unitName: "events",
-    },
-    {
-      label: `trace fold vs the §8 stream split + JSON.parse (${EVENTS.toLocaleString("en")} events)`,
-      subject: () => timed("fold", small),
-      baseline: () => timed("stream", small),
-      selfTimed: true,
-      units: EVENTS,
-      unitName: "events",
-    },
+    foldVs("blocks", small, "small synthetic", true),
+    foldVs("blocks", real, "real-shaped", true),
+    foldVs("stream", small, "small synthetic", false),
   ],
   facts: () => ({
-    "1M log size": `${(statSync(small).size / 1e6).toFixed(0)} MB`,
+    "1M log sizes": `${mb(small)} MB synthetic, ${mb(real)} MB real-shaped`,
     ...memory,
     "how to read": "ratio = fold time / raw time; ≤ 1.429 means throughput ≥ 0.7× raw",
   }),

@@ -21,7 +21,8 @@ const SLICE_BYTES = 1024 * 1024;
 
 /** Where the values go, in line order. */
 export interface JsonlSink {
-  value(value: unknown, line: number): void;
+  /** A parsed line: its value, its number and the byte offset where it starts. */
+  value(value: unknown, line: number, offset: number): void;
   issue(issue: ReadIssue): void;
 }
 
@@ -71,7 +72,7 @@ function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generato
           sink.issue({ file: path, line: line.lineNo, message, torn: false });
         }
       }
-      if (parsed) sink.value(value, line.lineNo);
+      if (parsed) sink.value(value, line.lineNo, line.start);
     }
     if (endOffset >= pause) {
       pause = endOffset + SLICE_BYTES;

@@ -24,7 +24,13 @@ export type RolloutSource =
 
 /** What a fold offers the reader. */
 export interface RolloutSink {
-  push(event: RolloutEvent): void;
+  /**
+   * One event. From a file source, `offset` is where its line starts in the file: a fold may keep
+   * that instead of a copy of a field, and read the line back later (see `util/line-at.ts`).
+   */
+  push(event: RolloutEvent, offset?: number): void;
+  /** A file source's path, told before its first event. */
+  file?(path: string): void;
   issue(issue: ReadIssue): void;
   skip?(type: string): void;
 }
@@ -53,11 +59,11 @@ export async function foldRollout(
   options: ReadOptions = {},
 ): Promise<ReadPosition> {
   let lastSeq = 0;
-  const take = (value: unknown, where: () => Pick<ReadIssue, "file" | "line">) => {
+  const take = (value: unknown, where: () => Pick<ReadIssue, "file" | "line">, offset?: number) => {
     const r = checkEvent(value);
     if (r.kind === "event") {
       if (r.event.seq > lastSeq) lastSeq = r.event.seq;
-      sink.push(r.event);
+      sink.push(r.event, offset);
     } else if (r.kind === "unknown") sink.skip?.(r.type);
     else {
       const field = r.field ? ` (field ${r.field})` : "";
@@ -68,6 +74,7 @@ export async function foldRollout(
     if (!existsSync(source.file) || !statSync(source.file).isFile()) {
       throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     }
+    sink.file?.(source.file);
     const guard = createMemoryGuard();
     let consumed = options.fromOffset ?? 0;
     const file = source.file;
@@ -75,12 +82,12 @@ export async function foldRollout(
       file,
       options,
       {
-        value(value, line) {
+        value(value, line, offset) {
           // The usual case first, without a closure or a result object per event.
           if (isValidEvent(value)) {
             if (value.seq > lastSeq) lastSeq = value.seq;
-            sink.push(value);
-          } else take(value, () => ({ file, line }));
+            sink.push(value, offset);
+          } else take(value, () => ({ file, line }), offset);
         },
         issue: (issue) => sink.issue(issue),
       },

@@ -5,6 +5,9 @@
  * call order (by the call's `seq`), not completion order. A call is an object only while it waits
  * for its output; a finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
+
+import { conflict } from "../../errors.ts";
+import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
@@ -20,6 +23,8 @@ interface Pending {
   seq: number;
   at: number;
   args?: unknown;
+  /** Where the call's line starts in the log, when its arguments are read back from there. */
+  line?: number;
   done: boolean;
 }
 
@@ -34,17 +39,23 @@ const CALL_ID = 3;
 const ARGS = 4;
 const CALL_SEQ = 5;
 const OUTPUT_SEQ = 6;
+const LINE = 7;
 const FAILED_KNOWN = 1;
 const FAILED = 2;
 const UNPAIRED = 4;
 
 /**
- * Finished tool spans, in completion order: numbers in rows, the tool name numbered, the call id
- * and the arguments (as JSON) in text columns. The views of `_views.ts` read them.
+ * Finished tool spans, in completion order: numbers in rows, the tool name numbered, the call id in
+ * a text column. The arguments are the largest part of a real log's calls (a written file's content,
+ * a patch): a call read from a log file keeps only where its line starts, and its arguments are read
+ * back from the line when asked for (`lines`); a call from elsewhere keeps them as JSON text. The
+ * views of `_views.ts` read them.
  */
 export class ToolColumns {
   readonly nums = new NumberRows(2, true);
-  readonly ints = new IntRows(7);
+  readonly ints = new IntRows(8);
+  /** The log the calls were read from (set when the source is a file). */
+  lines: LineAt | undefined;
   private readonly ids = new TextColumn();
   private readonly argTexts = new TextColumn();
 
@@ -60,7 +71,7 @@ export class ToolColumns {
 
   /** A finished span: its call (tool, id, args, seq) and output (seq, start, duration, turn, flags). */
   add(
-    call: { tool: string; callId?: string | undefined; args?: unknown; seq: number },
+    call: { tool: string; callId?: string | undefined; args?: unknown; line?: number; seq: number },
     outputSeq: number,
     start: number,
     duration: number,
@@ -77,7 +88,9 @@ export class ToolColumns {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
-    if (call.args !== undefined) this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(call.args)));
+    if (call.args === undefined) return;
+    if (call.line !== undefined && this.lines) this.ints.set(r, LINE, call.line);
+    else this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(call.args)));
   }
 
   tool(r: number): string {
@@ -108,8 +121,23 @@ export class ToolColumns {
     return Number.isNaN(i) ? undefined : this.ids.get(i);
   }
 
-  /** The call's arguments, parsed afresh. */
+  /** The call's arguments, parsed afresh (read back from the log's line when kept as its place). */
   args(r: number): unknown {
+    const line = this.ints.get(r, LINE);
+    if (!Number.isNaN(line) && this.lines) {
+      let call: { type?: unknown; seq?: unknown; args?: unknown } | undefined;
+      try {
+        call = JSON.parse(this.lines.at(line));
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+      }
+      if (call?.type !== "function.call" || call.seq !== this.callSeq(r)) {
+        throw conflict(
+          `${this.lines.path}: the line at byte ${line} is not the call of seq ${this.callSeq(r)} any more: the log changed since it was read`,
+        );
+      }
+      return call.args;
+    }
     const i = this.ints.get(r, ARGS);
     return Number.isNaN(i) ? undefined : JSON.parse(this.argTexts.get(i));
   }
@@ -183,10 +211,15 @@ export function createToolPairing(
   };
 
   return {
-    call(e: EventOf<"function.call">, turn: number) {
+    /** The log the events come from: calls read from it keep their line's place, not their arguments. */
+    readFrom(lines: LineAt) {
+      columns.lines = lines;
+    },
+    call(e: EventOf<"function.call">, turn: number, line?: number) {
       const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp, done: false };
       if (e.callId !== undefined) p.callId = e.callId;
       if (e.args !== undefined) p.args = e.args;
+      if (line !== undefined) p.line = line;
       pendingCount++;
       // Calls with an id are found by it; only id-less calls need the per-tool FIFO.
       if (e.callId !== undefined) {

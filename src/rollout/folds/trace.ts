@@ -12,6 +12,7 @@
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
+import { LineAt } from "../../util/line-at.ts";
 import type { RolloutEvent } from "../events.ts";
 import { ModelRows } from "./_model-rows.ts";
 import { StringTable } from "./_rows.ts";
@@ -36,7 +37,10 @@ export interface TraceOptions {
 }
 
 export interface TraceFold {
-  push(event: RolloutEvent): void;
+  /** One event; `offset`: where its line starts in the file told to `file` (see `RolloutSink`). */
+  push(event: RolloutEvent, offset?: number): void;
+  /** The log file the events come from: tool arguments are then read back from it when asked for. */
+  file(path: string): void;
   /** A line that could not be read: reported in `parseErrors`. */
   issue(issue: ReadIssue): void;
   /** An event of a type newer than the catalogue: counted in `skippedEvents`. */
@@ -71,7 +75,9 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   /** The turn row an event belongs to (opening an implicit turn for an unknown id). */
   const turnOf = (turnId: string | undefined, e: RolloutEvent) => turns.rowFor(turnId, e.timestamp, e.seq);
 
-  const push = (e: RolloutEvent): void => {
+  let lines: LineAt | undefined;
+
+  const push = (e: RolloutEvent, offset?: number): void => {
     eventCount++;
     if (e.seq > lastSeq) lastSeq = e.seq;
     if (startedAt === undefined || e.timestamp < startedAt) startedAt = e.timestamp;
@@ -103,7 +109,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
         models.error(e, turnOf(e.turnId, e));
         return;
       case "function.call":
-        tools.call(e, turnOf(e.turnId, e));
+        tools.call(e, turnOf(e.turnId, e), lines === undefined ? undefined : offset);
         return;
       case "function.output":
         tools.output(e, turnOf(e.turnId, e));
@@ -224,6 +230,10 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
 
   return {
     push,
+    file(path) {
+      lines = new LineAt(path);
+      tools.readFrom(lines);
+    },
     issue(issue) {
       const entry: Trace["parseErrors"][number] = { message: issue.message, torn: issue.torn };
       if (issue.line !== undefined) entry.line = issue.line;

@@ -21,6 +21,7 @@ export async function followTrace(
   const fold = createTraceFold(sessionIdOf(source), options);
   const sink = {
     push: fold.push,
+    file: fold.file,
     skip: fold.skip,
     issue: (i: Parameters<typeof fold.issue>[0]) => void (i.torn || fold.issue(i)),
   };

@@ -1,0 +1,102 @@
+/**
+ * Tool arguments of a trace read from a log file are read back from the call's line when asked for
+ * (the fold keeps the line's place, not a copy): they equal the arguments of the same events folded
+ * from memory, incremental reads keep them, and a log changed under a Trace is an error, never
+ * another call's arguments.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildTrace, createTraceFold } from "../../src/rollout/folds/trace.ts";
+import { foldRollout, loadTrace } from "../../src/rollout/load.ts";
+import { logBuilder } from "./_events.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "freecode-trace-args-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const BIG = { file_path: "src/é.ts", content: `${'line ✓ "quoted" \\ back\n'.repeat(12_000)}` };
+
+function calls(n: number, from = 0) {
+  const log = logBuilder("s");
+  for (let i = from; i < from + n; i++) {
+    const args =
+      i % 3 === 0
+        ? BIG
+        : i % 3 === 1
+          ? { command: `echo ${i}`, argv: ["a", i, null, { deep: [true] }] }
+          : "bare";
+    log.add({ type: "function.call", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, args });
+    log.add({ type: "function.output", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, output: "ok" });
+  }
+  return log.events;
+}
+
+function writeLog(name: string, events: object[]) {
+  const path = join(dir, name);
+  writeFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  return path;
+}
+
+test("arguments read back from the log equal the arguments folded from memory, read in any order", async () => {
+  const events = calls(30);
+  const file = writeLog("a.jsonl", events);
+  const fromFile = await loadTrace({ file, sessionId: "s" });
+  const fromMemory = buildTrace("s", events);
+  expect(fromFile.toolSpans.length).toBe(30);
+  expect(JSON.stringify(fromFile)).toBe(JSON.stringify(fromMemory));
+  for (const i of [29, 0, 15, 3]) expect(fromFile.toolSpans[i]!.args).toEqual(fromMemory.toolSpans[i]!.args);
+  // Fresh on every read: changing one read does not change the next.
+  (fromFile.toolSpans[1]!.args as { argv: unknown[] }).argv.push("changed");
+  expect(fromFile.toolSpans[1]!.args).toEqual(fromMemory.toolSpans[1]!.args);
+  expect(fromFile.changedFiles).toEqual(["src/é.ts"]);
+});
+
+test("a fold read in several passes (as trace --follow reads) keeps each call's place", async () => {
+  const file = writeLog("follow.jsonl", calls(4));
+  const fold = createTraceFold("s");
+  const first = await foldRollout({ file }, fold);
+  appendFileSync(
+    file,
+    calls(5, 4)
+      .map((e, i) => `${JSON.stringify({ ...e, seq: 9 + i })}\n`)
+      .join(""),
+  );
+  await foldRollout({ file }, fold, { fromOffset: first.offset, firstLineNo: first.nextLineNo });
+  const snapshot = fold.finish();
+  expect(snapshot.toolSpans.map((s) => s.callId)).toEqual([
+    "c0",
+    "c1",
+    "c2",
+    "c3",
+    "c4",
+    "c5",
+    "c6",
+    "c7",
+    "c8",
+  ]);
+  expect(snapshot.toolSpans[6]!.args).toEqual(BIG);
+  expect(snapshot.toolSpans[7]!.args).toEqual({ command: "echo 7", argv: ["a", 7, null, { deep: [true] }] });
+});
+
+test("a log replaced or rewritten under a Trace: its arguments fail with a clear error, the rest still reads", async () => {
+  const events = calls(3);
+  const file = writeLog("b.jsonl", events);
+  const replaced = await loadTrace({ file });
+  const rewritten = await loadTrace({ file });
+  // An atomic replace puts another file at the path.
+  writeFileSync(`${file}.tmp`, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  renameSync(`${file}.tmp`, file);
+  expect(() => replaced.toolSpans[0]!.args).toThrow(/another file is at its path now/);
+  expect(replaced.toolSpans.map((s) => s.tool)).toEqual(["Write", "Bash", "Bash"]);
+  const fresh = await loadTrace({ file });
+  expect(fresh.toolSpans[0]!.args).toEqual(BIG);
+  // Rewritten in place (same file, other lines): the line found is checked against the call. (A
+  // Trace that read a block before keeps it: those are the lines it folded.)
+  const inPlace = await loadTrace({ file });
+  const moved = calls(3, 1).map((e, i) => ({ ...e, seq: 1 + ((i + 2) % 6) })); // seq 3 at the start
+  writeFileSync(file, moved.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  expect(() => inPlace.toolSpans[0]!.args).toThrow(/the line at byte 0 is not the call of seq 1 any more/);
+  expect(() => inPlace.toolSpans[1]!.args).toThrow(/is not the call of seq 3 any more/);
+  expect(() => rewritten.toolSpans[0]!.args).toThrow(/another file is at its path now/);
+});
