@@ -28,6 +28,8 @@ function calls(n: number, from = 0) {
           : "bare";
     log.add({ type: "function.call", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, args });
     log.add({ type: "function.output", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, output: "ok" });
+    if (i % 10 === 9)
+      log.add({ type: "function.denied", tool: "Write", args: BIG, source: "user", reason: "no" });
   }
   return log.events;
 }
@@ -50,6 +52,10 @@ test("arguments read back from the log equal the arguments folded from memory, r
   (fromFile.toolSpans[1]!.args as { argv: unknown[] }).argv.push("changed");
   expect(fromFile.toolSpans[1]!.args).toEqual(fromMemory.toolSpans[1]!.args);
   expect(fromFile.changedFiles).toEqual(["src/é.ts"]);
+  // Denials' arguments are read back the same way.
+  expect(fromFile.deniedSpans.length).toBe(3);
+  expect(fromFile.deniedSpans[2]).toEqual(fromMemory.deniedSpans[2]!);
+  expect(fromFile.deniedSpans[2]!.args).toEqual(BIG);
 });
 
 test("a fold read in several passes (as trace --follow reads) keeps each call's place", async () => {
@@ -80,7 +86,7 @@ test("a fold read in several passes (as trace --follow reads) keeps each call's 
 });
 
 test("a log replaced or rewritten under a Trace: its arguments fail with a clear error, the rest still reads", async () => {
-  const events = calls(3);
+  const events = calls(10);
   const file = writeLog("b.jsonl", events);
   const replaced = await loadTrace({ file });
   const rewritten = await loadTrace({ file });
@@ -88,7 +94,9 @@ test("a log replaced or rewritten under a Trace: its arguments fail with a clear
   writeFileSync(`${file}.tmp`, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
   renameSync(`${file}.tmp`, file);
   expect(() => replaced.toolSpans[0]!.args).toThrow(/another file is at its path now/);
-  expect(replaced.toolSpans.map((s) => s.tool)).toEqual(["Write", "Bash", "Bash"]);
+  expect(() => JSON.stringify(replaced.deniedSpans)).toThrow(/another file is at its path now/);
+  expect(replaced.toolSpans.map((s) => s.tool).slice(0, 3)).toEqual(["Write", "Bash", "Bash"]);
+  expect(replaced.deniedSpans.map((s) => s.reason)).toEqual(["no"]);
   const fresh = await loadTrace({ file });
   expect(fresh.toolSpans[0]!.args).toEqual(BIG);
   // Rewritten in place (same file, other lines): the line found is checked against the call. (A

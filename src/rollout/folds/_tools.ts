@@ -124,20 +124,7 @@ export class ToolColumns {
   /** The call's arguments, parsed afresh (read back from the log's line when kept as its place). */
   args(r: number): unknown {
     const line = this.ints.get(r, LINE);
-    if (!Number.isNaN(line) && this.lines) {
-      let call: { type?: unknown; seq?: unknown; args?: unknown } | undefined;
-      try {
-        call = JSON.parse(this.lines.at(line));
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-      }
-      if (call?.type !== "function.call" || call.seq !== this.callSeq(r)) {
-        throw conflict(
-          `${this.lines.path}: the line at byte ${line} is not the call of seq ${this.callSeq(r)} any more: the log changed since it was read`,
-        );
-      }
-      return call.args;
-    }
+    if (!Number.isNaN(line) && this.lines) return argsAt(this.lines, line, "function.call", this.callSeq(r));
     const i = this.ints.get(r, ARGS);
     return Number.isNaN(i) ? undefined : JSON.parse(this.argTexts.get(i));
   }
@@ -147,6 +134,24 @@ export class ToolColumns {
     const flags = this.ints.get(r, FLAGS);
     return flags & FAILED_KNOWN ? (flags & FAILED) !== 0 : undefined;
   }
+}
+
+/** The `args` of the `type` event of `seq` whose line starts at `offset` (checked: a log changed
+ * since it was read is an error, never another event's arguments). */
+function argsAt(lines: LineAt, offset: number, type: string, seq: number): unknown {
+  let event: { type?: unknown; seq?: unknown; args?: unknown } | undefined;
+  try {
+    event = JSON.parse(lines.at(offset));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  if (event?.type !== type || event.seq !== seq) {
+    const what = type === "function.call" ? "call" : "denial";
+    throw conflict(
+      `${lines.path}: the line at byte ${offset} is not the ${what} of seq ${seq} any more: the log changed since it was read`,
+    );
+  }
+  return event.args;
 }
 
 /**
@@ -185,7 +190,8 @@ export function createToolPairing(
   const byCallId = new Map<string, Pending>();
   const byTool = new Map<string, Queue>();
   const columns = new ToolColumns(strings);
-  const denied: { span: Omit<DeniedSpan, "turnKey">; turn: number }[] = [];
+  /** Denials; `line`: where the denial's line starts, when its arguments are read back from there. */
+  const denied: { span: Omit<DeniedSpan, "turnKey">; turn: number; line?: number }[] = [];
   const changed = new Set<string>();
   let pendingCount = 0;
   let sorted = true;
@@ -255,7 +261,7 @@ export function createToolPairing(
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;
     },
-    denied(e: EventOf<"function.denied">, turn: number) {
+    denied(e: EventOf<"function.denied">, turn: number, line?: number) {
       const withdrawn = e.callId === undefined ? undefined : byCallId.get(e.callId);
       if (withdrawn) take(withdrawn);
       const span: Omit<DeniedSpan, "turnKey"> = {
@@ -265,9 +271,10 @@ export function createToolPairing(
         source: e.source,
       };
       if (e.callId !== undefined) span.callId = e.callId;
-      if (e.args !== undefined) span.args = e.args;
       if (e.reason !== undefined) span.reason = e.reason;
-      denied.push({ span, turn });
+      if (e.args === undefined) denied.push({ span, turn });
+      else if (line !== undefined && columns.lines) denied.push({ span, turn, line });
+      else denied.push({ span: { ...span, args: e.args }, turn });
     },
     /** Tool spans in call order, numbered, as views over the columns. */
     spans(turns: ToolContext["turns"]): ToolSpan[] {
@@ -276,14 +283,19 @@ export function createToolPairing(
       for (let index = 0; index < out.length; index++) out[index] = ToolSpanView.of(ctx, index);
       return out;
     },
-    /** Denied spans in log order (fresh objects on every call). */
+    /** Denied spans in log order (fresh objects on every call; arguments kept as their line's
+     * place are read back from it on each read of `args`). */
     denials(keyOf: (turn: number) => string): DeniedSpan[] {
-      return denied.map(({ span, turn }) => {
+      const lines = columns.lines;
+      return denied.map(({ span, turn, line }) => {
         const { tool, seq, at, source, callId, args: a, reason } = span;
         const out: DeniedSpan = { tool, seq, at, source };
         if (callId !== undefined) out.callId = callId;
         if (turn >= 0) out.turnKey = keyOf(turn);
-        if (a !== undefined) out.args = a;
+        if (line !== undefined && lines) {
+          const get = () => argsAt(lines, line, "function.denied", seq);
+          Object.defineProperty(out, "args", { get, enumerable: true, configurable: true });
+        } else if (a !== undefined) out.args = a;
         if (reason !== undefined) out.reason = reason;
         return out;
       });

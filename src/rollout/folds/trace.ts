@@ -115,7 +115,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
         tools.output(e, turnOf(e.turnId, e));
         return;
       case "function.denied":
-        tools.denied(e, turnOf(e.turnId, e));
+        tools.denied(e, turnOf(e.turnId, e), lines === undefined ? undefined : offset);
         return;
       case "compact.occurred":
         compactions.push({
