@@ -4,24 +4,31 @@
  * lines it has, so a line read back is the line that was folded, as long as the file is the same
  * file: the reader notes the file's identity (device and inode) when it is made and checks it on
  * every read, so a log replaced or removed since fails with a clear error instead of giving another
- * line. Reads go through a block kept from the last read (lines are usually asked for in file order),
- * and the file is opened per block read, not held open: a process folding thousands of logs keeps
- * no descriptors.
+ * line. Reads go through one block shared by the process's readers and kept from the last read
+ * (lines are usually asked for in file order), and the file is opened per block read, not held
+ * open: a process folding thousands of logs keeps no descriptors and one block.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { conflict, notFound } from "../errors.ts";
 
 const BLOCK = 256 * 1024;
 const NEWLINE = 10;
+/** The largest block kept for the next read (one for a longer line is dropped after it). */
+const KEEP = 8 * 1024 * 1024;
+
+// One block for every reader in the process, kept between reads: a fresh buffer costs a page fault
+// per 4 KiB on first touch, which on these VMs cost about 1 ms per 256 KiB: more than reading a
+// small log's line back. Reads are synchronous, so readers take turns; the block says whose it is.
+let block: Buffer | undefined;
+let owner: LineAt | undefined;
+/** File offset of `block[0]`, and how many bytes of it hold file data. */
+let blockAt = 0;
+let blockLength = 0;
 
 /** Lines of one file, read back by offset. */
 export class LineAt {
   private readonly dev: number;
   private readonly ino: number;
-  private block: Buffer | undefined;
-  /** File offset of `block[0]`, and how many bytes of it hold file data. */
-  private blockAt = 0;
-  private blockLength = 0;
 
   /** Note `path`'s identity now (the file the lines are folded from). */
   constructor(readonly path: string) {
@@ -39,16 +46,18 @@ export class LineAt {
       nl = this.newlineFrom(offset);
       if (nl < 0 && got < size) nl = got; // the file's last line, without a newline
     }
-    const start = offset - this.blockAt;
-    const bom =
-      this.block![start] === 0xef && this.block![start + 1] === 0xbb && this.block![start + 2] === 0xbf;
-    return this.block!.toString("utf8", bom ? start + 3 : start, nl);
+    const b = block!;
+    const start = offset - blockAt;
+    const bom = b[start] === 0xef && b[start + 1] === 0xbb && b[start + 2] === 0xbf;
+    const text = b.toString("utf8", bom ? start + 3 : start, nl);
+    if (b.length > KEEP) [block, owner] = [undefined, undefined];
+    return text;
   }
 
-  /** The index in `block` of the newline ending the line at `offset`; `-1` if not in the block. */
+  /** The index in the block of the newline ending the line at `offset`; `-1` if not in the block. */
   private newlineFrom(offset: number): number {
-    if (!this.block || offset < this.blockAt || offset >= this.blockAt + this.blockLength) return -1;
-    return this.block.subarray(0, this.blockLength).indexOf(NEWLINE, offset - this.blockAt);
+    if (owner !== this || !block || offset < blockAt || offset >= blockAt + blockLength) return -1;
+    return block.subarray(0, blockLength).indexOf(NEWLINE, offset - blockAt);
   }
 
   /** Read `size` bytes from `offset` into the block; returns how many there were. */
@@ -64,10 +73,12 @@ export class LineAt {
     try {
       const st = fstatSync(fd);
       if (st.dev !== this.dev || st.ino !== this.ino) throw this.changed("another file is at its path now");
-      if (!this.block || this.block.length < size) this.block = Buffer.allocUnsafe(size);
-      this.blockAt = offset;
-      this.blockLength = readSync(fd, this.block, 0, size, offset);
-      return this.blockLength;
+      if (!block || block.length < size) block = Buffer.allocUnsafe(size);
+      owner = undefined; // until the read is done: a failed read leaves no block behind
+      blockLength = readSync(fd, block, 0, size, offset);
+      blockAt = offset;
+      owner = this;
+      return blockLength;
     } finally {
       closeSync(fd);
     }

@@ -59,3 +59,11 @@ test("lines appended after are no matter; a file replaced or removed is an error
   unlinkSync(path);
   expect(() => replaced.at(0)).toThrow(/is gone now/);
 });
+
+test("readers of different files take turns with the one block", () => {
+  const a = fileOf("turn-a.jsonl", ["a0", "a1", "a2"]);
+  const b = fileOf("turn-b.jsonl", ["b0", "b1"]);
+  const [ra, rb] = [new LineAt(a.path), new LineAt(b.path)];
+  const got = [ra.at(a.offsets[1]!), rb.at(b.offsets[1]!), ra.at(a.offsets[2]!), rb.at(b.offsets[0]!)];
+  expect(got).toEqual(["a1", "b1", "a2", "b0"]);
+});
