@@ -9,7 +9,7 @@
  * is alone in a fresh child process: in one process, a raw parse timed right after a
  * fold took 1.36 s instead of 0.85 s (memory the fold had freed is faulted in again), which made the
  * fold look 1.5x better than it is.
- * (2) Peak RSS of the trace and usage folds over a ~500 MB synthetic log and over the real-shaped
+ * (2) Peak RSS of the trace, usage and replay folds over a ~500 MB synthetic log and over the real-shaped
  * log, each measured in a child process (`VmHWM`), against a child that only starts Bun. Target:
  * ≤ 150 MB. Generated logs live in a temp dir, deleted at the end. `FOLD_BENCH_EVENTS` /
  * `FOLD_BENCH_MB` shrink the logs for a quick run.
@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importSources } from "../src/import/import.ts";
 import { createUsageFold } from "../src/rollout/folds/usage.ts";
-import { foldRollout, loadTrace } from "../src/rollout/load.ts";
+import { foldRollout, loadReplay, loadTrace } from "../src/rollout/load.ts";
 import { openStore } from "../src/storage/select.ts";
 import { childTime } from "./_child.ts";
 import { defineBench } from "./_harness.ts";
@@ -206,6 +206,9 @@ if (process.env.FOLD_BENCH_CHILD) {
     const fold = createUsageFold("bench");
     await foldRollout({ file }, fold);
     detail = `${fold.finish().totals.responses} responses`;
+  } else if (mode === "replay") {
+    const r = await loadReplay({ file });
+    detail = `${r.totalTurns} turns, ${r.totalCalls} calls`;
   }
   console.log(JSON.stringify({ peakMb: peakMb(), detail }));
   process.exit(0);
@@ -261,7 +264,7 @@ export default defineBench({
       { file: real, what: `${mb(real)} MB real-shaped log (${EVENTS.toLocaleString("en")} events)` },
     ];
     for (const { file, what } of logs) {
-      for (const mode of ["trace", "usage", "trace-read"]) {
+      for (const mode of ["trace", "usage", "replay", "trace-read"]) {
         const r = childPeak(mode, file);
         // The target is the fold's; reading every field afterwards is the consumer's memory, reported.
         const target =

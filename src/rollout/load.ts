@@ -178,7 +178,7 @@ export async function loadTrace(source: RolloutSource, options?: TraceOptions): 
 export async function loadReplay(source: RolloutSource, options?: ReplayOptions): Promise<Replay> {
   const fold = createReplayFold(sessionIdOf(source), options);
   await foldRollout(source, fold);
-  return fold.finish();
+  return fold.seal();
 }
 
 /** Fold a rollout into its token usage and cost. */

@@ -118,3 +118,27 @@ describe("fixture: every fold reads the same session", () => {
     expect(u.unreadableLines).toBe(3);
   });
 });
+
+test("replay: events naming no turn before any turn all land in one implicit turn (two used to crash it)", async () => {
+  const { replaySession } = await import("../../src/rollout/folds/replay.ts");
+  const ev = (seq: number, e: object) => ({
+    id: `e${seq}`,
+    seq,
+    aggregateID: "s",
+    timestamp: 1000 + seq,
+    ...e,
+  });
+  const r = replaySession("s", [
+    ev(1, { type: "function.call", tool: "Bash", callId: "a" }),
+    ev(2, { type: "function.call", tool: "Read", callId: "b" }),
+    ev(3, { type: "function.output", tool: "Read", callId: "b", output: "x" }),
+    ev(4, { type: "turn.started", turnId: "turn-0" }),
+    ev(5, { type: "model.request", turnId: "turn-0", provider: "p", model: "m" }),
+  ] as Parameters<typeof replaySession>[1]);
+  expect(
+    r.turns.map((t) => [t.turnKey, t.implicit ?? false, t.calls.map((c) => `${c.tool}:${c.done}`)]),
+  ).toEqual([
+    ["(none)#0", true, ["Bash:false", "Read:true"]],
+    ["turn-0#1", false, []],
+  ]);
+});

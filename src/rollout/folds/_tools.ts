@@ -6,9 +6,9 @@
  * for its output; a finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
 
-import { conflict } from "../../errors.ts";
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
+import { fieldAt, fieldFromLog } from "./_line-fields.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 import { type ToolContext, ToolSpanView } from "./_views.ts";
@@ -124,7 +124,8 @@ export class ToolColumns {
   /** The call's arguments, parsed afresh (read back from the log's line when kept as its place). */
   args(r: number): unknown {
     const line = this.ints.get(r, LINE);
-    if (!Number.isNaN(line) && this.lines) return argsAt(this.lines, line, "function.call", this.callSeq(r));
+    if (!Number.isNaN(line) && this.lines)
+      return fieldAt(this.lines, line, "function.call", this.callSeq(r), "args");
     const i = this.ints.get(r, ARGS);
     return Number.isNaN(i) ? undefined : JSON.parse(this.argTexts.get(i));
   }
@@ -134,24 +135,6 @@ export class ToolColumns {
     const flags = this.ints.get(r, FLAGS);
     return flags & FAILED_KNOWN ? (flags & FAILED) !== 0 : undefined;
   }
-}
-
-/** The `args` of the `type` event of `seq` whose line starts at `offset` (checked: a log changed
- * since it was read is an error, never another event's arguments). */
-function argsAt(lines: LineAt, offset: number, type: string, seq: number): unknown {
-  let event: { type?: unknown; seq?: unknown; args?: unknown } | undefined;
-  try {
-    event = JSON.parse(lines.at(offset));
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-  }
-  if (event?.type !== type || event.seq !== seq) {
-    const what = type === "function.call" ? "call" : "denial";
-    throw conflict(
-      `${lines.path}: the line at byte ${offset} is not the ${what} of seq ${seq} any more: the log changed since it was read`,
-    );
-  }
-  return event.args;
 }
 
 /**
@@ -292,10 +275,9 @@ export function createToolPairing(
         const out: DeniedSpan = { tool, seq, at, source };
         if (callId !== undefined) out.callId = callId;
         if (turn >= 0) out.turnKey = keyOf(turn);
-        if (line !== undefined && lines) {
-          const get = () => argsAt(lines, line, "function.denied", seq);
-          Object.defineProperty(out, "args", { get, enumerable: true, configurable: true });
-        } else if (a !== undefined) out.args = a;
+        if (line !== undefined && lines)
+          fieldFromLog(out, "args", { lines, offset: line, type: "function.denied", seq });
+        else if (a !== undefined) out.args = a;
         if (reason !== undefined) out.reason = reason;
         return out;
       });

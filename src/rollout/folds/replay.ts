@@ -3,11 +3,16 @@
  * durations) and refusals, plus compaction totals and parse errors. Pure and streaming like the trace
  * fold. Turns are keyed with `turns.ts`, so a resumed session's restarted `turn-0` is a new turn.
  * An output finds its call by `callId`, else the oldest pending call of the same tool in the same
- * turn, else of that tool in any turn (freecode's rule, plus the callId it lacked).
+ * turn, else of that tool in any turn (freecode's rule, plus the callId it lacked). Read from a log
+ * file, a call's arguments and output (and a refusal's arguments) stay in the log: the replay keeps
+ * where their lines start and reads them back on each read (`_line-fields.ts`), so a replay of a
+ * big log holds its structure, not its content.
  */
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
+import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
+import { fieldFromLog } from "./_line-fields.ts";
 import { createTurnKeyer, type TurnInfo } from "./turns.ts";
 
 export interface ReplayCall {
@@ -73,6 +78,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     skippedEvents: 0,
   };
   const byKey = new Map<string, ReplayTurn>();
+  let lines: LineAt | undefined;
   const byCallId = new Map<string, ReplayCall>();
   const addTurn = (info: TurnInfo) => {
     const turn: ReplayTurn = { ...info, calls: [], denied: [], modelRequests: 0 };
@@ -82,7 +88,8 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
   const turnOf = (turnId: string | undefined, e: RolloutEvent): ReplayTurn => {
     const key = keyer.keyFor(turnId, e.timestamp, e.seq, addTurn);
     if (key !== undefined) return byKey.get(key)!;
-    // An event before any turn: an implicit first turn holds it.
+    // An event before any turn: an implicit first turn holds it, and the events after it that name
+    // no turn either (the keyer's current turn is then this one, under the keyer's own key).
     addTurn({
       turnKey: "(none)#0",
       turnId: "(none)",
@@ -91,8 +98,9 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       implicit: true,
       lastAt: e.timestamp,
     });
-    keyer.start("(none)", e.timestamp, e.seq);
-    return r.turns[r.turns.length - 1]!;
+    const turn = r.turns[r.turns.length - 1]!;
+    byKey.set(keyer.start("(none)", e.timestamp, e.seq).turnKey, turn);
+    return turn;
   };
   const clip = (output: unknown) =>
     typeof output === "string" &&
@@ -125,7 +133,23 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     remove(pendingTool, call.tool, call);
   };
 
-  function push(e: RolloutEvent): void {
+  /** Set `key` of `obj` to the event's `key` field: read back from its line when there is one. */
+  const keep = (
+    obj: object,
+    key: string,
+    e: RolloutEvent,
+    offset: number | undefined,
+    map?: (v: unknown) => unknown,
+  ) => {
+    if (lines && offset !== undefined)
+      fieldFromLog(obj, key, { lines, offset, type: e.type, seq: e.seq }, map);
+    else {
+      const value = (e as unknown as Record<string, unknown>)[key];
+      (obj as Record<string, unknown>)[key] = map ? map(value) : value;
+    }
+  };
+
+  function push(e: RolloutEvent, offset?: number): void {
     switch (e.type) {
       case "turn.started":
         addTurn(keyer.start(e.turnId, e.timestamp, e.seq));
@@ -142,7 +166,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "function.call": {
         const call: ReplayCall = { tool: e.tool, seq: e.seq, at: e.timestamp, done: false };
         if (e.callId !== undefined) call.callId = e.callId;
-        if (e.args !== undefined) call.args = e.args;
+        if (e.args !== undefined) keep(call, "args", e, offset);
         const turn = turnOf(e.turnId, e);
         turn.calls.push(call);
         callTurn.set(call, turn.turnKey);
@@ -165,7 +189,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         if (call.callId !== undefined) byCallId.delete(call.callId);
         settle(call);
         call.done = true;
-        if (e.output !== undefined) call.output = clip(e.output);
+        if (e.output !== undefined) keep(call, "output", e, offset, clip);
         if (e.failed !== undefined) call.failed = e.failed;
         call.duration_ms = e.duration_ms ?? e.timestamp - call.at;
         return;
@@ -173,7 +197,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "function.denied": {
         const entry: ReplayTurn["denied"][number] = { tool: e.tool, seq: e.seq, source: e.source };
         if (e.reason !== undefined) entry.reason = e.reason;
-        if (e.args !== undefined) entry.args = e.args;
+        if (e.args !== undefined) keep(entry, "args", e, offset);
         turnOf(e.turnId, e).denied.push(entry);
         r.totalDenied++;
         // A call announced and then refused never ran: it leaves the calls.
@@ -226,6 +250,10 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
 
   return {
     push,
+    /** The log file the events come from: arguments and outputs are then read back from it. */
+    file(path: string) {
+      lines = new LineAt(path);
+    },
     issue(issue: ReadIssue) {
       const entry: Replay["errors"][number] = { message: issue.message, torn: issue.torn };
       if (issue.line !== undefined) entry.line = issue.line;
@@ -234,9 +262,13 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     skip() {
       r.skippedEvents++;
     },
-    /** The replay so far (a deep-enough copy: the fold can keep going). */
+    /** The replay so far, copied whole (the fold can keep going; fields kept in the log are read). */
     finish(): Replay {
       return structuredClone({ ...r, totalTurns: r.turns.length });
+    },
+    /** The final replay, not copied: the fold is spent after it. */
+    seal(): Replay {
+      return { ...r, totalTurns: r.turns.length };
     },
   };
 }
@@ -249,5 +281,5 @@ export function replaySession(
 ): Replay {
   const fold = createReplayFold(sessionId, options);
   for (const e of events) fold.push(e);
-  return fold.finish();
+  return fold.seal();
 }

@@ -1,15 +1,16 @@
 /**
- * Tool arguments of a trace read from a log file are read back from the call's line when asked for
- * (the fold keeps the line's place, not a copy): they equal the arguments of the same events folded
- * from memory, incremental reads keep them, and a log changed under a Trace is an error, never
- * another call's arguments.
+ * Tool arguments (trace, replay) and outputs (replay) of a log file's events are read back from their
+ * lines when asked for (the folds keep the line's place, not a copy): they equal what the same events
+ * folded from memory give, incremental reads keep them, and a log changed under a Trace or Replay is
+ * an error, never another event's field.
  */
 import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { replaySession } from "../../src/rollout/folds/replay.ts";
 import { buildTrace, createTraceFold } from "../../src/rollout/folds/trace.ts";
-import { foldRollout, loadTrace } from "../../src/rollout/load.ts";
+import { foldRollout, loadReplay, loadTrace } from "../../src/rollout/load.ts";
 import { logBuilder } from "./_events.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "freecode-trace-args-"));
@@ -27,7 +28,8 @@ function calls(n: number, from = 0) {
           ? { command: `echo ${i}`, argv: ["a", i, null, { deep: [true] }] }
           : "bare";
     log.add({ type: "function.call", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, args });
-    log.add({ type: "function.output", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, output: "ok" });
+    const output = i % 3 === 0 ? "ok" : i % 3 === 1 ? { stdout: `${i} ✓`, exit: 0 } : `${i} ✓`.repeat(i);
+    log.add({ type: "function.output", tool: i % 3 === 0 ? "Write" : "Bash", callId: `c${i}`, output });
     if (i % 10 === 9)
       log.add({ type: "function.denied", tool: "Write", args: BIG, source: "user", reason: "no" });
   }
@@ -107,4 +109,24 @@ test("a log replaced or rewritten under a Trace: its arguments fail with a clear
   expect(() => inPlace.toolSpans[0]!.args).toThrow(/the line at byte 0 is not the call of seq 1 any more/);
   expect(() => inPlace.toolSpans[1]!.args).toThrow(/is not the call of seq 3 any more/);
   expect(() => rewritten.toolSpans[0]!.args).toThrow(/another file is at its path now/);
+});
+
+test("a replay read from a log equals the replay of the same events in memory, clipped the same way", async () => {
+  const events = calls(30);
+  const file = writeLog("replay.jsonl", events);
+  for (const options of [{}, { maxOutputChars: 5 }]) {
+    const fromFile = await loadReplay({ file, sessionId: "s" }, options);
+    const fromMemory = replaySession("s", events, options);
+    expect(JSON.stringify(fromFile)).toBe(JSON.stringify(fromMemory));
+    expect(fromFile).toEqual(fromMemory);
+    expect(fromFile.turns[0]!.calls[27]!.args).toEqual(BIG);
+    expect(fromFile.turns[0]!.denied[0]!.args).toEqual(BIG);
+  }
+  expect((await loadReplay({ file }, { maxOutputChars: 5 })).turns[0]!.calls[2]!.output).toBe("2 ✓2 …");
+  // Replaced under the replay: its fields fail clearly, its structure still reads.
+  const replay = await loadReplay({ file });
+  writeFileSync(`${file}.tmp`, "{}\n");
+  renameSync(`${file}.tmp`, file);
+  expect(() => replay.turns[0]!.calls[1]!.output).toThrow(/another file is at its path now/);
+  expect(replay.turns[0]!.calls.length).toBe(30);
 });
