@@ -8,7 +8,7 @@
 
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
-import { fieldAt, fieldFromLog } from "./_line-fields.ts";
+import { fieldAt, logFields } from "./_line-fields.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 import { type ToolContext, ToolSpanView } from "./_views.ts";
@@ -270,13 +270,13 @@ export function createToolPairing(
      * place are read back from it on each read of `args`). */
     denials(keyOf: (turn: number) => string): DeniedSpan[] {
       const lines = columns.lines;
+      const fromLog = lines && logFields(lines);
       return denied.map(({ span, turn, line }) => {
         const { tool, seq, at, source, callId, args: a, reason } = span;
         const out: DeniedSpan = { tool, seq, at, source };
         if (callId !== undefined) out.callId = callId;
         if (turn >= 0) out.turnKey = keyOf(turn);
-        if (line !== undefined && lines)
-          fieldFromLog(out, "args", { lines, offset: line, type: "function.denied", seq });
+        if (line !== undefined && fromLog) fromLog.define(out, "args", "function.denied", line, seq);
         else if (a !== undefined) out.args = a;
         if (reason !== undefined) out.reason = reason;
         return out;

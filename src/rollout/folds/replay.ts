@@ -12,7 +12,7 @@ import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
-import { fieldFromLog } from "./_line-fields.ts";
+import { type LogFields, logFields } from "./_line-fields.ts";
 import { createTurnKeyer, type TurnInfo } from "./turns.ts";
 
 export interface ReplayCall {
@@ -78,7 +78,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     skippedEvents: 0,
   };
   const byKey = new Map<string, ReplayTurn>();
-  let lines: LineAt | undefined;
+  let fromLog: LogFields | undefined;
   const byCallId = new Map<string, ReplayCall>();
   const addTurn = (info: TurnInfo) => {
     const turn: ReplayTurn = { ...info, calls: [], denied: [], modelRequests: 0 };
@@ -134,18 +134,11 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
   };
 
   /** Set `key` of `obj` to the event's `key` field: read back from its line when there is one. */
-  const keep = (
-    obj: object,
-    key: string,
-    e: RolloutEvent,
-    offset: number | undefined,
-    map?: (v: unknown) => unknown,
-  ) => {
-    if (lines && offset !== undefined)
-      fieldFromLog(obj, key, { lines, offset, type: e.type, seq: e.seq }, map);
+  const keep = (obj: object, key: "args" | "output", e: RolloutEvent, offset: number | undefined) => {
+    if (fromLog && offset !== undefined) fromLog.define(obj, key, e.type, offset, e.seq);
     else {
       const value = (e as unknown as Record<string, unknown>)[key];
-      (obj as Record<string, unknown>)[key] = map ? map(value) : value;
+      (obj as Record<string, unknown>)[key] = key === "output" ? clip(value) : value;
     }
   };
 
@@ -189,7 +182,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         if (call.callId !== undefined) byCallId.delete(call.callId);
         settle(call);
         call.done = true;
-        if (e.output !== undefined) keep(call, "output", e, offset, clip);
+        if (e.output !== undefined) keep(call, "output", e, offset);
         if (e.failed !== undefined) call.failed = e.failed;
         call.duration_ms = e.duration_ms ?? e.timestamp - call.at;
         return;
@@ -252,7 +245,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     push,
     /** The log file the events come from: arguments and outputs are then read back from it. */
     file(path: string) {
-      lines = new LineAt(path);
+      fromLog = logFields(new LineAt(path), { output: clip });
     },
     issue(issue: ReadIssue) {
       const entry: Replay["errors"][number] = { message: issue.message, torn: issue.torn };
