@@ -164,20 +164,27 @@ const SEAL_COLLECT_LOG_BYTES = 64 * 1024 * 1024;
 export async function loadTrace(source: RolloutSource, options?: TraceOptions): Promise<Trace> {
   const fold = createTraceFold(sessionIdOf(source), options);
   const read = await foldRollout(source, fold);
-  // The Trace's lists make a view object per turn and span. After a big log the memory the parser's
-  // garbage took is still resident, and the views would stack on top of it: `Bun.gc(true)` collects
-  // and also hands freed memory back (mimalloc), so the views reuse it (a plain full collection
-  // left the 525 MB bench log's peak at ~155 MB instead of ~137). It costs 20-130 ms, so only a
-  // big log (eval folds many small ones in one process) read by a process past SEAL_COLLECT_RSS.
+  // The Trace's lists make a view object per turn and span.
+  collectBeforeViews(read);
+  return fold.seal();
+}
+
+/**
+ * Before a sealed fold makes its views: after a big log, the memory the parser's garbage took is
+ * still resident and the views would stack on top of it. `Bun.gc(true)` collects and also hands
+ * freed memory back (mimalloc), so the views reuse it (a plain full collection left the 525 MB bench
+ * log's trace peak at ~155 MB instead of ~137). It costs 20-130 ms, so only after a big log (eval
+ * folds many small ones in one process) read by a process past SEAL_COLLECT_RSS.
+ */
+function collectBeforeViews(read: ReadPosition): void {
   const big = (read.offset ?? 0) >= SEAL_COLLECT_LOG_BYTES;
   if (big && process.memoryUsage.rss() > SEAL_COLLECT_RSS) Bun.gc(true);
-  return fold.seal();
 }
 
 /** Fold a rollout into its Replay. */
 export async function loadReplay(source: RolloutSource, options?: ReplayOptions): Promise<Replay> {
   const fold = createReplayFold(sessionIdOf(source), options);
-  await foldRollout(source, fold);
+  collectBeforeViews(await foldRollout(source, fold));
   return fold.seal();
 }
 

@@ -56,6 +56,16 @@ export class TurnRows {
     return row;
   }
 
+  /**
+   * The implicit turn the replay opens for events that come before any turn: id `(none)`, key
+   * `(none)#0`; later events naming no turn land in it too (it is the latest turn).
+   */
+  openNone(at: number, seq: number): number {
+    const row = this.open("(none)", at, seq, true);
+    this.ints.set(row, EPOCH, 0);
+    return row;
+  }
+
   private lookup(turnId: string): number {
     const row = this.seen.get(turnId) ?? -1;
     if (row >= 0) [this.hitId, this.hitRow] = [turnId, row];

@@ -30,50 +30,61 @@ function copyDefined<T extends object>(to: object, from: T, keys: readonly (keyo
 }
 
 /** A view of `proto`'s class over row `row` of `tables`. */
-function view<V>(proto: V, tables: unknown, row: number): V {
+export function view<V>(proto: V, tables: unknown, row: number): V {
   return { __proto__: proto, _t: tables, _r: row } as unknown as V;
 }
 
-const inspect = Symbol.for("nodejs.util.inspect.custom");
+export const inspect = Symbol.for("nodejs.util.inspect.custom");
 
-export class TurnView implements TraceTurn {
-  declare readonly _t: TurnRows;
+/**
+ * A turn's fields read from turn rows, for the trace's turns and the replay's (`turnRows` says
+ * where the rows are in the view's tables).
+ */
+export abstract class TurnFieldsView {
   declare readonly _r: number;
+  protected abstract get turnRows(): TurnRows;
+  get turnKey() {
+    return this.turnRows.key(this._r);
+  }
+  get turnId() {
+    return this.turnRows.turnId(this._r);
+  }
+  get startedAt() {
+    return this.turnRows.startedAt(this._r);
+  }
+  get seq() {
+    return this.turnRows.seq(this._r);
+  }
+  get lastAt() {
+    return this.turnRows.lastAt(this._r);
+  }
+  get implicit() {
+    return this.turnRows.implicit(this._r) || undefined;
+  }
+  get aborted() {
+    return this.turnRows.aborted(this._r) || undefined;
+  }
+  get abortReason() {
+    return this.turnRows.aborted(this._r) ? this.turnRows.abortReason(this._r) : undefined;
+  }
+  [inspect]() {
+    return (this as unknown as { toJSON(): unknown }).toJSON();
+  }
+}
+
+export class TurnView extends TurnFieldsView implements TraceTurn {
+  declare readonly _t: TurnRows;
   static of(turns: TurnRows, row: number): TurnView {
     return view(TurnView.prototype, turns, row);
   }
-  get turnKey() {
-    return this._t.key(this._r);
-  }
-  get turnId() {
-    return this._t.turnId(this._r);
-  }
-  get startedAt() {
-    return this._t.startedAt(this._r);
-  }
-  get seq() {
-    return this._t.seq(this._r);
-  }
-  get lastAt() {
-    return this._t.lastAt(this._r);
-  }
-  get implicit() {
-    return this._t.implicit(this._r) || undefined;
-  }
-  get aborted() {
-    return this._t.aborted(this._r) || undefined;
-  }
-  get abortReason() {
-    return this._t.aborted(this._r) ? this._t.abortReason(this._r) : undefined;
+  protected get turnRows() {
+    return this._t;
   }
   toJSON(): TraceTurn {
     const { turnKey, turnId, startedAt, seq, lastAt } = this;
     const out: TraceTurn = { turnKey, turnId, startedAt, seq, lastAt };
     copyDefined(out, this, ["implicit", "aborted", "abortReason"]);
     return out;
-  }
-  [inspect]() {
-    return this.toJSON();
   }
 }
 

@@ -5,15 +5,19 @@
  * An output finds its call by `callId`, else the oldest pending call of the same tool in the same
  * turn, else of that tool in any turn (freecode's rule, plus the callId it lacked). Read from a log
  * file, a call's arguments and output (and a refusal's arguments) stay in the log: the replay keeps
- * where their lines start and reads them back on each read (`_line-fields.ts`), so a replay of a
- * big log holds its structure, not its content.
+ * where their lines start and reads them back on each read (`_line-fields.ts`). Turns and calls are
+ * rows (`_turn-rows.ts`, `_replay-rows.ts`) and the Replay's turns and calls are views over them
+ * (`_replay-views.ts`), so a replay of a big log holds a few dozen bytes a call, not its content.
  */
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
-import { type LogFields, logFields } from "./_line-fields.ts";
-import { createTurnKeyer, type TurnInfo } from "./turns.ts";
+import { CallRows, type Kept } from "./_replay-rows.ts";
+import { callIndex, type DeniedEntry, type ReplayContext, ReplayTurnView } from "./_replay-views.ts";
+import { IntRows, StringTable } from "./_rows.ts";
+import { TurnRows } from "./_turn-rows.ts";
+import type { TurnInfo } from "./turns.ts";
 
 export interface ReplayCall {
   tool: string;
@@ -62,164 +66,136 @@ export interface ReplayOptions {
 
 /** Start a replay fold. */
 export function createReplayFold(sessionId: string, options: ReplayOptions = {}) {
-  const keyer = createTurnKeyer();
-  const r: Replay = {
-    sessionId,
-    totalTurns: 0,
-    totalCalls: 0,
-    totalDenied: 0,
-    turns: [],
-    compactCount: 0,
-    totalTokensBefore: 0,
-    totalTokensAfter: 0,
-    compactedTokens: 0,
-    agentParseErrors: [],
-    errors: [],
-    skippedEvents: 0,
-  };
-  const byKey = new Map<string, ReplayTurn>();
-  let fromLog: LogFields | undefined;
-  const byCallId = new Map<string, ReplayCall>();
-  const addTurn = (info: TurnInfo) => {
-    const turn: ReplayTurn = { ...info, calls: [], denied: [], modelRequests: 0 };
-    r.turns.push(turn);
-    byKey.set(turn.turnKey, turn);
-  };
-  const turnOf = (turnId: string | undefined, e: RolloutEvent): ReplayTurn => {
-    const key = keyer.keyFor(turnId, e.timestamp, e.seq, addTurn);
-    if (key !== undefined) return byKey.get(key)!;
-    // An event before any turn: an implicit first turn holds it, and the events after it that name
-    // no turn either (the keyer's current turn is then this one, under the keyer's own key).
-    addTurn({
-      turnKey: "(none)#0",
-      turnId: "(none)",
-      startedAt: e.timestamp,
-      seq: e.seq,
-      implicit: true,
-      lastAt: e.timestamp,
-    });
-    const turn = r.turns[r.turns.length - 1]!;
-    byKey.set(keyer.start("(none)", e.timestamp, e.seq).turnKey, turn);
-    return turn;
-  };
   const clip = (output: unknown) =>
     typeof output === "string" &&
     options.maxOutputChars !== undefined &&
     output.length > options.maxOutputChars
       ? `${output.slice(0, options.maxOutputChars)}…`
       : output;
-  // Pending calls per turn+tool and per tool (short lists; taken entries are removed on take).
-  const pendingTurnTool = new Map<string, ReplayCall[]>();
-  const pendingTool = new Map<string, ReplayCall[]>();
-  const enqueue = (map: Map<string, ReplayCall[]>, key: string, call: ReplayCall) => {
-    const list = map.get(key);
-    if (list) list.push(call);
-    else map.set(key, [call]);
+  const strings = new StringTable();
+  const turns = new TurnRows(strings);
+  const calls = new CallRows(strings, clip);
+  const modelRequests = new IntRows(1);
+  const denied = new Map<number, DeniedEntry[]>();
+  let totalCalls = 0;
+  let totalDenied = 0;
+  let compactCount = 0;
+  let totalTokensBefore = 0;
+  let totalTokensAfter = 0;
+  let compactedTokens = 0;
+  let skippedEvents = 0;
+  const agentParseErrors: Replay["agentParseErrors"] = [];
+  const errors: Replay["errors"] = [];
+  let spent = false;
+
+  /** The turn row an event belongs to; an event before any turn opens the implicit `(none)#0`. */
+  const turnOf = (turnId: string | undefined, e: RolloutEvent): number => {
+    const row = turns.rowFor(turnId, e.timestamp, e.seq);
+    return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
-  const remove = (map: Map<string, ReplayCall[]>, key: string, call: ReplayCall) => {
+  /** Where the event's `key` field is: its line, or the value (events not read from a file). */
+  const kept = (e: RolloutEvent, key: "args" | "output", offset: number | undefined): Kept =>
+    calls.lines && offset !== undefined
+      ? { line: offset }
+      : { value: (e as unknown as Record<string, unknown>)[key] };
+
+  // Pending calls (rows) by call id, per turn+tool and per tool (short lists: taken ones leave).
+  const byCallId = new Map<string, number>();
+  const pendingTurnTool = new Map<string, number[]>();
+  const pendingTool = new Map<string, number[]>();
+  const enqueue = (map: Map<string, number[]>, key: string, row: number) => {
     const list = map.get(key);
-    const i = list ? list.indexOf(call) : -1;
+    if (list) list.push(row);
+    else map.set(key, [row]);
+  };
+  const remove = (map: Map<string, number[]>, key: string, row: number) => {
+    const list = map.get(key);
+    const i = list ? list.indexOf(row) : -1;
     if (i !== -1) list!.splice(i, 1);
     if (list && list.length === 0) map.delete(key);
   };
-  const callTurn = new Map<ReplayCall, string>();
-  const findPending = (turn: ReplayTurn, tool: string): ReplayCall | undefined =>
-    pendingTurnTool.get(`${turn.turnKey}\u0000${tool}`)?.[0] ?? pendingTool.get(tool)?.[0];
-  const settle = (call: ReplayCall) => {
-    const turnKey = callTurn.get(call);
-    if (turnKey === undefined) return;
-    callTurn.delete(call);
-    remove(pendingTurnTool, `${turnKey}\u0000${call.tool}`, call);
-    remove(pendingTool, call.tool, call);
-  };
-
-  /** Set `key` of `obj` to the event's `key` field: read back from its line when there is one. */
-  const keep = (obj: object, key: "args" | "output", e: RolloutEvent, offset: number | undefined) => {
-    if (fromLog && offset !== undefined) fromLog.define(obj, key, e.type, offset, e.seq);
-    else {
-      const value = (e as unknown as Record<string, unknown>)[key];
-      (obj as Record<string, unknown>)[key] = key === "output" ? clip(value) : value;
-    }
+  const pendingKey = (turn: number, tool: string) => `${turn}\u0000${tool}`;
+  const findPending = (turn: number, tool: string): number | undefined =>
+    pendingTurnTool.get(pendingKey(turn, tool))?.[0] ?? pendingTool.get(tool)?.[0];
+  const settle = (row: number) => {
+    const tool = calls.tool(row);
+    remove(pendingTurnTool, pendingKey(calls.turn(row), tool), row);
+    remove(pendingTool, tool, row);
   };
 
   function push(e: RolloutEvent, offset?: number): void {
     switch (e.type) {
       case "turn.started":
-        addTurn(keyer.start(e.turnId, e.timestamp, e.seq));
+        turns.start(e.turnId, e.timestamp, e.seq);
         return;
       case "session.started":
-        keyer.sessionStarted();
+        turns.sessionStarted();
         return;
-      case "turn.aborted": {
-        const turn = turnOf(e.turnId, e);
-        turn.aborted = true;
-        if (e.reason !== undefined) turn.abortReason = e.reason;
+      case "turn.aborted":
+        turns.abort(turnOf(e.turnId, e), e.reason);
         return;
-      }
       case "function.call": {
-        const call: ReplayCall = { tool: e.tool, seq: e.seq, at: e.timestamp, done: false };
-        if (e.callId !== undefined) call.callId = e.callId;
-        if (e.args !== undefined) keep(call, "args", e, offset);
         const turn = turnOf(e.turnId, e);
-        turn.calls.push(call);
-        callTurn.set(call, turn.turnKey);
-        enqueue(pendingTurnTool, `${turn.turnKey}\u0000${e.tool}`, call);
-        enqueue(pendingTool, e.tool, call);
-        if (e.callId !== undefined) byCallId.set(e.callId, call);
-        r.totalCalls++;
+        const row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
+        if (e.args !== undefined) calls.setArgs(row, kept(e, "args", offset));
+        enqueue(pendingTurnTool, pendingKey(turn, e.tool), row);
+        enqueue(pendingTool, e.tool, row);
+        if (e.callId !== undefined) byCallId.set(e.callId, row);
+        totalCalls++;
         return;
       }
       case "function.output": {
         const turn = turnOf(e.turnId, e);
-        let call = e.callId === undefined ? undefined : byCallId.get(e.callId);
-        call ??= findPending(turn, e.tool);
-        if (!call) {
-          call = { tool: e.tool, seq: e.seq, at: e.timestamp, done: false };
-          if (e.callId !== undefined) call.callId = e.callId;
-          turn.calls.push(call);
-          r.totalCalls++;
-        }
-        if (call.callId !== undefined) byCallId.delete(call.callId);
-        settle(call);
-        call.done = true;
-        if (e.output !== undefined) keep(call, "output", e, offset);
-        if (e.failed !== undefined) call.failed = e.failed;
-        call.duration_ms = e.duration_ms ?? e.timestamp - call.at;
+        let row = e.callId === undefined ? undefined : byCallId.get(e.callId);
+        row ??= findPending(turn, e.tool);
+        if (row === undefined) {
+          row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
+          totalCalls++;
+        } else settle(row);
+        const callId = calls.callId(row);
+        if (callId !== undefined) byCallId.delete(callId);
+        const output = e.output === undefined ? undefined : kept(e, "output", offset);
+        calls.finish(row, output, e.seq, e.failed, e.duration_ms ?? e.timestamp - calls.at(row));
         return;
       }
       case "function.denied": {
-        const entry: ReplayTurn["denied"][number] = { tool: e.tool, seq: e.seq, source: e.source };
+        const turn = turnOf(e.turnId, e);
+        const entry: DeniedEntry = { tool: e.tool, seq: e.seq, source: e.source, turn };
         if (e.reason !== undefined) entry.reason = e.reason;
-        if (e.args !== undefined) keep(entry, "args", e, offset);
-        turnOf(e.turnId, e).denied.push(entry);
-        r.totalDenied++;
+        if (e.args !== undefined) entry.args = kept(e, "args", offset);
+        const list = denied.get(turn);
+        if (list) list.push(entry);
+        else denied.set(turn, [entry]);
+        totalDenied++;
         // A call announced and then refused never ran: it leaves the calls.
         const withdrawn = e.callId === undefined ? undefined : byCallId.get(e.callId);
-        if (withdrawn && !withdrawn.done) {
-          const owner = byKey.get(callTurn.get(withdrawn) ?? "");
-          owner?.calls.splice(owner.calls.indexOf(withdrawn), 1);
+        if (withdrawn !== undefined && !calls.done(withdrawn)) {
+          calls.withdraw(withdrawn);
           settle(withdrawn);
           byCallId.delete(e.callId!);
-          r.totalCalls--;
+          totalCalls--;
         }
         return;
       }
       case "compact.occurred":
-        r.compactCount++;
-        r.totalTokensBefore += e.beforeTokens;
-        r.totalTokensAfter += e.afterTokens;
-        r.compactedTokens += Math.max(0, e.beforeTokens - e.afterTokens);
+        compactCount++;
+        totalTokensBefore += e.beforeTokens;
+        totalTokensAfter += e.afterTokens;
+        compactedTokens += Math.max(0, e.beforeTokens - e.afterTokens);
         return;
       case "parse.error": {
         const entry: Replay["agentParseErrors"][number] = { seq: e.seq, error: e.error };
         if (e.parser !== undefined) entry.parser = e.parser;
-        if (e.turnId !== undefined) entry.turnKey = turnOf(e.turnId, e).turnKey;
-        r.agentParseErrors.push(entry);
+        if (e.turnId !== undefined) entry.turnKey = turns.key(turnOf(e.turnId, e));
+        agentParseErrors.push(entry);
         return;
       }
-      case "model.request":
-        turnOf(e.turnId, e).modelRequests++;
+      case "model.request": {
+        const turn = turnOf(e.turnId, e);
+        while (modelRequests.length <= turn) modelRequests.add();
+        modelRequests.set(turn, 0, (modelRequests.get(turn, 0) || 0) + 1);
         return;
+      }
       case "model.first_token":
       case "model.response":
       case "model.error":
@@ -241,27 +217,55 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     }
   }
 
+  /** The Replay, its turns as views over the rows (`plain`: copied into plain objects). */
+  const build = (plain: boolean): Replay => {
+    if (spent) throw new Error("replay fold: finish() after seal()");
+    const index = callIndex(turns.length, calls);
+    const context: ReplayContext = {
+      turns,
+      calls,
+      ...index,
+      denied,
+      modelRequests: (t) => (t < modelRequests.length ? modelRequests.get(t, 0) || 0 : 0),
+    };
+    const views = Array.from({ length: turns.length }, (_, t) => ReplayTurnView.of(context, t));
+    return {
+      sessionId,
+      totalTurns: turns.length,
+      totalCalls,
+      totalDenied,
+      turns: plain ? views.map((v) => v.toJSON()) : views,
+      compactCount,
+      totalTokensBefore,
+      totalTokensAfter,
+      compactedTokens,
+      agentParseErrors: agentParseErrors.map((p) => ({ ...p })),
+      errors: errors.map((x) => ({ ...x })),
+      skippedEvents,
+    };
+  };
+
   return {
     push,
     /** The log file the events come from: arguments and outputs are then read back from it. */
     file(path: string) {
-      fromLog = logFields(new LineAt(path), { output: clip });
+      calls.lines = new LineAt(path);
     },
     issue(issue: ReadIssue) {
       const entry: Replay["errors"][number] = { message: issue.message, torn: issue.torn };
       if (issue.line !== undefined) entry.line = issue.line;
-      r.errors.push(entry);
+      errors.push(entry);
     },
     skip() {
-      r.skippedEvents++;
+      skippedEvents++;
     },
-    /** The replay so far, copied whole (the fold can keep going; fields kept in the log are read). */
-    finish(): Replay {
-      return structuredClone({ ...r, totalTurns: r.turns.length });
-    },
-    /** The final replay, not copied: the fold is spent after it. */
+    /** The replay so far, as plain objects (the fold can keep going; fields kept in the log are read). */
+    finish: (): Replay => build(true),
+    /** The final replay, its turns and calls views over the fold's rows: the fold is spent after it. */
     seal(): Replay {
-      return { ...r, totalTurns: r.turns.length };
+      const replay = build(false);
+      spent = true;
+      return replay;
     },
   };
 }

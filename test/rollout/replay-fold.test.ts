@@ -1,0 +1,95 @@
+/** The replay fold's rows and views: what a turn and a call read as, snapshots, withdrawn calls. */
+import { expect, test } from "bun:test";
+import { createReplayFold, replaySession } from "../../src/rollout/folds/replay.ts";
+import { logBuilder } from "./_events.ts";
+
+function session() {
+  const log = logBuilder("s");
+  log.at(0).add({ type: "turn.started", turnId: "turn-0" });
+  log.at(10).add({ type: "model.request", turnId: "turn-0", provider: "p", model: "m" });
+  log
+    .at(20)
+    .add({ type: "function.call", turnId: "turn-0", tool: "Bash", callId: "a", args: { command: "ls" } });
+  log
+    .at(30)
+    .add({ type: "function.call", turnId: "turn-0", tool: "Write", callId: "w", args: { path: "x" } });
+  log
+    .at(35)
+    .add({
+      type: "function.denied",
+      turnId: "turn-0",
+      tool: "Write",
+      callId: "w",
+      args: { path: "x" },
+      source: "user",
+    });
+  log
+    .at(50)
+    .add({
+      type: "function.output",
+      turnId: "turn-0",
+      tool: "Bash",
+      callId: "a",
+      output: "a.txt",
+      failed: false,
+    });
+  log.at(60).add({ type: "function.call", turnId: "turn-0", tool: "Read" }); // never answered
+  log.at(70).add({ type: "turn.aborted", turnId: "turn-0", reason: "user" });
+  return log.events;
+}
+
+test("a turn reads its fields, its calls (the withdrawn one left out) and refusals; lastAt follows its events", () => {
+  const r = replaySession("s", session());
+  expect([r.totalTurns, r.totalCalls, r.totalDenied]).toEqual([1, 2, 1]);
+  const turn = r.turns[0]!;
+  expect(JSON.parse(JSON.stringify(turn))).toEqual({
+    turnKey: "turn-0#1",
+    turnId: "turn-0",
+    startedAt: 1_700_000_000_000,
+    seq: 1,
+    lastAt: 1_700_000_000_070,
+    calls: [
+      {
+        tool: "Bash",
+        seq: 3,
+        at: 1_700_000_000_020,
+        done: true,
+        callId: "a",
+        args: { command: "ls" },
+        output: "a.txt",
+        failed: false,
+        duration_ms: 30,
+      },
+      { tool: "Read", seq: 7, at: 1_700_000_000_060, done: false },
+    ],
+    denied: [{ tool: "Write", seq: 5, source: "user", args: { path: "x" } }],
+    modelRequests: 1,
+    aborted: true,
+    abortReason: "user",
+  });
+  // Fields read like plain ones; lists and arguments are fresh on every read.
+  expect([turn.aborted, turn.implicit, turn.calls[1]!.failed, turn.calls[1]!.args]).toEqual([
+    true,
+    undefined,
+    undefined,
+    undefined,
+  ]);
+  expect(turn.calls).not.toBe(turn.calls);
+  (turn.calls[0]!.args as { command: string }).command = "changed";
+  expect(turn.calls[0]!.args).toEqual({ command: "ls" });
+  expect(Bun.inspect(turn.calls[0])).toContain('command: "ls"');
+});
+
+test("finish() snapshots are plain objects, equal to the sealed views' plain form, and the fold goes on", () => {
+  const events = session();
+  const fold = createReplayFold("s", { maxOutputChars: 3 });
+  for (const e of events.slice(0, 6)) fold.push(e);
+  const early = fold.finish();
+  expect(early.turns[0]!.calls.map((c) => c.done)).toEqual([true]);
+  expect(early.turns[0]!.calls[0]!.output).toBe("a.t…");
+  for (const e of events.slice(6)) fold.push(e);
+  const snapshot = fold.finish();
+  const sealed = fold.seal();
+  expect(snapshot).toEqual(JSON.parse(JSON.stringify(sealed)));
+  expect(() => fold.finish()).toThrow(/after seal/);
+});
