@@ -5,36 +5,29 @@ import { logBuilder } from "./_events.ts";
 
 function session() {
   const log = logBuilder("s");
-  log.at(0).add({ type: "turn.started", turnId: "turn-0" });
-  log.at(10).add({ type: "model.request", turnId: "turn-0", provider: "p", model: "m" });
-  log
-    .at(20)
-    .add({ type: "function.call", turnId: "turn-0", tool: "Bash", callId: "a", args: { command: "ls" } });
-  log
-    .at(30)
-    .add({ type: "function.call", turnId: "turn-0", tool: "Write", callId: "w", args: { path: "x" } });
-  log
-    .at(35)
-    .add({
-      type: "function.denied",
-      turnId: "turn-0",
-      tool: "Write",
-      callId: "w",
-      args: { path: "x" },
-      source: "user",
-    });
-  log
-    .at(50)
-    .add({
-      type: "function.output",
-      turnId: "turn-0",
-      tool: "Bash",
-      callId: "a",
-      output: "a.txt",
-      failed: false,
-    });
-  log.at(60).add({ type: "function.call", turnId: "turn-0", tool: "Read" }); // never answered
-  log.at(70).add({ type: "turn.aborted", turnId: "turn-0", reason: "user" });
+  const add = (ms: number, e: Parameters<typeof log.add>[0]) => log.at(ms).add(e);
+  add(0, { type: "turn.started", turnId: "turn-0" });
+  add(10, { type: "model.request", turnId: "turn-0", provider: "p", model: "m" });
+  add(20, { type: "function.call", turnId: "turn-0", tool: "Bash", callId: "a", args: { command: "ls" } });
+  add(30, { type: "function.call", turnId: "turn-0", tool: "Write", callId: "w", args: { path: "x" } });
+  const denial = {
+    type: "function.denied",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "w",
+    source: "user",
+  } as const;
+  add(35, { ...denial, args: { path: "x" } });
+  add(50, {
+    type: "function.output",
+    turnId: "turn-0",
+    tool: "Bash",
+    callId: "a",
+    output: "a.txt",
+    failed: false,
+  });
+  add(60, { type: "function.call", turnId: "turn-0", tool: "Read" }); // never answered
+  add(70, { type: "turn.aborted", turnId: "turn-0", reason: "user" });
   return log.events;
 }
 
