@@ -36,6 +36,22 @@ describe("trace", () => {
       ["newer", "open"],
       ["fixture-session", "in_flight"],
     ]);
+    // --limit folds and shows only the newest; the rest are counted.
+    const one = parseJson<{ total: number; sessions: { sessionId: string }[] }>(
+      runCli(["trace", "--list", "--limit", "1", "--json"], { home: home.path }),
+    );
+    expect([one.total, one.sessions.map((s) => s.sessionId)]).toEqual([2, ["newer"]]);
+    const text = runCli(["trace", "--list", "--limit", "1"], { home: home.path }).stdout;
+    expect(text).toContain("newer");
+    expect(text).not.toContain("fixture-session");
+    expect(text).toContain("… 1 older session with a log (--limit 2 shows all)");
+    for (const bad of [
+      ["--list", "--limit", "0"],
+      ["--limit", "3"],
+    ]) {
+      const r = runCli(["trace", ...bad], { home: home.path });
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(/--limit/)]);
+    }
   });
 
   test("--hang-ms and config.json hangMs decide hung", async () => {

@@ -1,6 +1,7 @@
 /**
  * `freecode trace [id]`: a session's trace as a waterfall (default: the session whose log changed
- * last), `--json` for the Trace object, `--list` for every session with a log, `--follow` to redraw
+ * last), `--json` for the Trace object, `--list` for the sessions with a log (newest first, `--limit`
+ * of them, default 50), `--follow` to redraw
  * as the log grows (open requests aged against now), `--slow MS` to show only slow spans, `--otlp
  * FILE` to also write OpenTelemetry GenAI spans (OTLP/JSON).
  */
@@ -13,6 +14,9 @@ import { withRollouts } from "./rollout/_source.ts";
 import { followTrace } from "./trace/_follow.ts";
 import { listTraces } from "./trace/_list.ts";
 import { writeOtlp } from "./trace/_otlp.ts";
+
+/** `trace --list` folds each log it shows: the newest this many unless `--limit` says otherwise. */
+const DEFAULT_LIST_LIMIT = 50;
 
 const ms = (name: string, raw: string | undefined): number | undefined => {
   if (raw === undefined) return undefined;
@@ -31,7 +35,12 @@ export default command({
       description: "Redraw every second as the log grows (Ctrl+C stops)",
     },
     slow: { type: "string", description: "Show only spans at least this long (ms)", valueHint: "ms" },
-    list: { type: "boolean", description: "List sessions that have a rollout log" },
+    list: { type: "boolean", description: "List sessions that have a rollout log, newest first" },
+    limit: {
+      type: "string",
+      description: "With --list: at most this many sessions (default 50)",
+      valueHint: "n",
+    },
     "hang-ms": {
       type: "string",
       description: "An open request older than this is hung (default 300000)",
@@ -56,7 +65,11 @@ export default command({
       ...(config.changedFileTools && { changedFileTools: config.changedFileTools }),
     };
     const slowMs = ms("slow", args.slow);
-    if (args.list) return withRollouts(ctx, (r) => listTraces(ctx, r, options));
+    if (args.limit !== undefined && !args.list) throw usageError("--limit goes with --list");
+    const limit = args.limit === undefined ? DEFAULT_LIST_LIMIT : Number(args.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw usageError("--limit must be a whole number of at least 1");
+    if (args.list) return withRollouts(ctx, (r) => listTraces(ctx, r, options, limit));
     return withRollouts(ctx, async (r) => {
       const id = await r.resolve(args.id);
       const source = await r.source(id);

@@ -1,14 +1,23 @@
-/** `trace --list`: every session with a rollout log, newest first, with its state at a glance. */
+/**
+ * `trace --list`: the sessions with a rollout log, newest first (by the log's last change), each with
+ * its state at a glance. Each one shown is folded, so only the newest `limit` are; the rest are
+ * counted (`total` in `--json`, a last line otherwise).
+ */
 import type { TraceOptions } from "../../../rollout/folds/trace.ts";
 import { loadTrace } from "../../../rollout/load.ts";
 import { fmtMs } from "../../../rollout/waterfall.ts";
 import type { CommandContext } from "../../_command.ts";
 import type { Rollouts } from "../rollout/_source.ts";
 
-export async function listTraces(ctx: CommandContext, r: Rollouts, options: TraceOptions): Promise<number> {
+export async function listTraces(
+  ctx: CommandContext,
+  r: Rollouts,
+  options: TraceOptions,
+  limit: number,
+): Promise<number> {
   const logs = (await r.list()).sort((a, b) => b.lastAt - a.lastAt);
   const rows = [];
-  for (const { id } of logs) {
+  for (const { id } of logs.slice(0, limit)) {
     const t = await loadTrace(await r.source(id), options);
     rows.push({
       sessionId: id,
@@ -24,7 +33,8 @@ export async function listTraces(ctx: CommandContext, r: Rollouts, options: Trac
       unreadableLines: t.parseErrors.length,
     });
   }
-  if (ctx.json) ctx.out({ sessions: rows });
+  const more = logs.length - rows.length;
+  if (ctx.json) ctx.out({ total: logs.length, sessions: rows });
   else if (rows.length === 0) ctx.out("no rollout logs\n");
   else {
     const head = `${"SESSION".padEnd(28)} ${"STARTED".padEnd(20)} ${"STATE".padEnd(9)} ${"TURNS".padStart(5)} ${"EVENTS".padStart(7)} ${"WALL".padStart(9)}`;
@@ -32,6 +42,10 @@ export async function listTraces(ctx: CommandContext, r: Rollouts, options: Trac
       (x) =>
         `${x.sessionId.padEnd(28)} ${new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
     );
+    if (more > 0)
+      lines.push(
+        `… ${more} older session${more === 1 ? "" : "s"} with a log (--limit ${logs.length} shows all)`,
+      );
     ctx.out(`${[head, ...lines].join("\n")}\n`);
   }
   return 0;
