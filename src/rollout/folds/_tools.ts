@@ -1,6 +1,9 @@
 /**
- * Pairing tool calls with their outputs for the trace fold. A call is found by `callId`; an output
- * without one (older logs) takes the oldest pending call of the same tool (FIFO per tool name). A
+ * Pairing tool calls with their outputs for the trace fold. A call is found by `callId`. An output
+ * without a known one (older logs) takes a pending call of the same tool: one without a call id
+ * before one with (an output that lacks an id answers a call that lacked one), and within each, the
+ * oldest of the output's turn before the oldest of any turn (a call whose output was lost in an
+ * earlier turn does not take a later turn's output). The replay fold pairs by the same rule. A
  * denial with the `callId` of a pending call withdraws that call: it never ran. Spans come out in
  * call order (by the call's `seq`), not completion order. A call is an object only while it waits
  * for its output; a finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
@@ -138,8 +141,9 @@ export class ToolColumns {
 }
 
 /**
- * FIFO with O(1) shift, skipping entries already taken through their callId. Taken entries are
- * dropped whenever the array doubles, so memory follows the calls still open, not the log's length.
+ * The pending calls of one tool without a call id, oldest first, skipping entries already taken.
+ * Taken entries are dropped whenever the array doubles, so memory follows the calls still open, not
+ * the log's length.
  */
 class Queue {
   private items: Pending[] = [];
@@ -153,12 +157,19 @@ class Queue {
       this.limit = Math.max(1024, this.items.length * 2);
     }
   }
-  shift(): Pending | undefined {
-    while (this.head < this.items.length) {
-      const p = this.items[this.head++]!;
-      if (!p.done) return p;
+  /** The oldest open entry of `turn`, else the oldest open entry (not taken: the caller takes it). */
+  find(turn: number): Pending | undefined {
+    let oldest: Pending | undefined;
+    for (let i = this.head; i < this.items.length; i++) {
+      const p = this.items[i]!;
+      if (p.done) {
+        if (i === this.head) this.head++;
+        continue;
+      }
+      if (p.turn === turn) return p;
+      oldest ??= p;
     }
-    return undefined;
+    return oldest;
   }
   /** Entries not yet taken, oldest first. */
   open(): Pending[] {
@@ -180,10 +191,16 @@ export function createToolPairing(
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
-  /** An output with no usable id, when only calls with ids are pending: the oldest of that tool. */
-  const oldestWithId = (tool: string): Pending | undefined => {
-    for (const p of byCallId.values()) if (p.tool === tool) return p;
-    return undefined;
+  /** An output with no usable id, when only calls with ids are pending: the oldest of that tool in
+   * the output's turn, else of any turn. */
+  const oldestWithId = (tool: string, turn: number): Pending | undefined => {
+    let oldest: Pending | undefined;
+    for (const p of byCallId.values()) {
+      if (p.tool !== tool) continue;
+      if (p.turn === turn) return p;
+      oldest ??= p;
+    }
+    return oldest;
   };
   const take = (p: Pending) => {
     p.done = true;
@@ -221,7 +238,7 @@ export function createToolPairing(
     },
     output(e: EventOf<"function.output">, turn: number) {
       const byId = e.callId === undefined ? undefined : byCallId.get(e.callId);
-      const p = byId ?? byTool.get(e.tool)?.shift() ?? oldestWithId(e.tool);
+      const p = byId ?? byTool.get(e.tool)?.find(turn) ?? oldestWithId(e.tool, turn);
       const flags = e.failed === undefined ? 0 : e.failed ? FAILED_KNOWN | FAILED : FAILED_KNOWN;
       let callSeq = e.seq;
       if (p) {

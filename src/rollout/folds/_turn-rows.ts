@@ -58,10 +58,11 @@ export class TurnRows {
 
   /**
    * The implicit turn the replay opens for events that come before any turn: id `(none)`, key
-   * `(none)#0`; later events naming no turn land in it too (it is the latest turn).
+   * `(none)#0`; later events naming no turn land in it too (it is the latest turn). It is not a turn
+   * of the epoch (no event can name it), so the turns after it are keyed as the trace keys them.
    */
   openNone(at: number, seq: number): number {
-    const row = this.open("(none)", at, seq, true);
+    const row = this.open("(none)", at, seq, true, false);
     this.ints.set(row, EPOCH, 0);
     return row;
   }
@@ -110,7 +111,7 @@ export class TurnRows {
     return this.reasons.get(row);
   }
 
-  private open(turnId: string, at: number, seq: number, implicit: boolean): number {
+  private open(turnId: string, at: number, seq: number, implicit: boolean, named = true): number {
     const n = this.strings.id(turnId);
     const row = this.rows.add();
     this.ints.add();
@@ -120,7 +121,7 @@ export class TurnRows {
     this.ints.set(row, EPOCH, this.epoch);
     this.ints.set(row, FLAGS, implicit ? IMPLICIT : 0);
     this.ints.set(row, ID, n);
-    this.seen.set(this.strings.get(n), row);
+    if (named) this.seen.set(this.strings.get(n), row);
     this.hitId = undefined;
     this.last = row;
     return row;

@@ -2,8 +2,9 @@
  * The replay fold: the session's turns in order, each with its tool calls (outputs, failure flags,
  * durations) and refusals, plus compaction totals and parse errors. Pure and streaming like the trace
  * fold. Turns are keyed with `turns.ts`, so a resumed session's restarted `turn-0` is a new turn.
- * An output finds its call by `callId`, else the oldest pending call of the same tool in the same
- * turn, else of that tool in any turn (freecode's rule, plus the callId it lacked). Read from a log
+ * An output finds its call by `callId`, else by the trace fold's rule (`_tools.ts`): a pending call of
+ * the same tool, one without a call id before one with, the output's turn before any turn, oldest
+ * first. Read from a log
  * file, a call's arguments and output (and a refusal's arguments) stay in the log: the replay keeps
  * where their lines start and reads them back on each read (`_line-fields.ts`). Turns and calls are
  * rows (`_turn-rows.ts`, `_replay-rows.ts`) and the Replay's turns and calls are views over them
@@ -115,8 +116,15 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     if (list && list.length === 0) map.delete(key);
   };
   const pendingKey = (turn: number, tool: string) => `${turn}\u0000${tool}`;
-  const findPending = (turn: number, tool: string): number | undefined =>
-    pendingTurnTool.get(pendingKey(turn, tool))?.[0] ?? pendingTool.get(tool)?.[0];
+  const withoutId = (row: number) => !calls.hasCallId(row);
+  const withId = (row: number) => calls.hasCallId(row);
+  const findPending = (turn: number, tool: string): number | undefined => {
+    const inTurn = pendingTurnTool.get(pendingKey(turn, tool));
+    const anyTurn = pendingTool.get(tool);
+    return (
+      inTurn?.find(withoutId) ?? anyTurn?.find(withoutId) ?? inTurn?.find(withId) ?? anyTurn?.find(withId)
+    );
+  };
   const settle = (row: number) => {
     const tool = calls.tool(row);
     remove(pendingTurnTool, pendingKey(calls.turn(row), tool), row);
@@ -201,6 +209,10 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "model.error":
       case "redirect.triggered":
       case "redirect.skipped":
+        // Timing and model detail belong to the trace fold; the turn they name is a turn all the
+        // same (an unknown id opens one, as in the trace).
+        turnOf(e.turnId, e);
+        return;
       case "subagent.start":
       case "subagent.stop":
       case "skill.invoked":

@@ -1,0 +1,73 @@
+/**
+ * The folds agree with each other on random logs (seeded, so a failure repeats): resumed sessions,
+ * turn ids reused, events naming no turn or an unknown one, calls with and without ids, outputs with
+ * no call, refusals that withdraw a call, responses with no request, compactions. For every log:
+ * no fold throws; the trace's spans and pending calls are the replay's calls, paired the same way;
+ * refusals, turns and tokens agree; and folding the log from a file gives what folding its events in
+ * memory gives.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { replaySession } from "../../src/rollout/folds/replay.ts";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
+import { usageOf } from "../../src/rollout/folds/usage.ts";
+import { loadReplay, loadTrace, loadUsage } from "../../src/rollout/load.ts";
+import { randomLog } from "./_random-log.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "freecode-folds-agree-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("on 150 random logs the trace, replay and usage folds agree, from memory and from a file", async () => {
+  for (let seed = 1; seed <= 150; seed++) {
+    const events = randomLog(seed, 20 + (seed % 7) * 30);
+    const where = `seed ${seed}`;
+    const trace = buildTrace("s", events);
+    const replay = replaySession("s", events);
+    const usage = usageOf("s", events);
+    const ran = trace.toolSpans.length + trace.pendingCalls.length;
+    expect([where, ran, trace.deniedSpans.length]).toEqual([where, replay.totalCalls, replay.totalDenied]);
+    const replayCalls = replay.turns.flatMap((t) => t.calls);
+    expect([where, replayCalls.length]).toEqual([where, replay.totalCalls]);
+    // The same pairs: each call that ran took the same output (so the same duration) in both folds.
+    const ranPairs = (xs: [number, number | undefined][]) => xs.sort((a, b) => a[0] - b[0]);
+    expect([where, ranPairs(replayCalls.filter((c) => c.done).map((c) => [c.seq, c.duration_ms]))]).toEqual([
+      where,
+      ranPairs(trace.toolSpans.map((t) => [t.callSeq, t.duration_ms])),
+    ]);
+    expect([
+      where,
+      replayCalls
+        .filter((c) => !c.done)
+        .map((c) => c.seq)
+        .sort((a, b) => a - b),
+    ]).toEqual([where, trace.pendingCalls.map((c) => c.seq)]);
+    expect([where, replay.turns.reduce((sum, t) => sum + t.denied.length, 0)]).toEqual([
+      where,
+      replay.totalDenied,
+    ]);
+    // Same turns, but for the replay's implicit turn for events before any turn.
+    const keys = replay.turns.map((t) => t.turnKey).filter((k) => k !== "(none)#0");
+    expect([where, keys]).toEqual([where, trace.turns.map((t) => t.turnKey)]);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect([where, usage.totals.inputTokens, usage.totals.outputTokens]).toEqual([
+      where,
+      trace.inputTokens,
+      trace.outputTokens,
+    ]);
+    // Spans in call order, each output paired at most once.
+    const seqs = trace.toolSpans.map((s) => s.callSeq);
+    expect([where, seqs]).toEqual([where, [...seqs].sort((a, b) => a - b)]);
+    expect(new Set(trace.toolSpans.map((s) => s.outputSeq)).size).toBe(trace.toolSpans.length);
+    // From a file: the same folds, their fields read back from the lines.
+    if (seed % 5 === 0) {
+      const file = join(dir, `${seed}.jsonl`);
+      writeFileSync(file, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      const source = { file, sessionId: "s" };
+      expect([where, JSON.stringify(await loadTrace(source))]).toEqual([where, JSON.stringify(trace)]);
+      expect([where, JSON.stringify(await loadReplay(source))]).toEqual([where, JSON.stringify(replay)]);
+      expect([where, await loadUsage(source)]).toEqual([where, usage]);
+    }
+  }
+});
