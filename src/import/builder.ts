@@ -9,6 +9,8 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
+import { drop, has, own, put } from "../util/dict.ts";
+import { messageIdFor } from "./ids.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
 import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
@@ -51,6 +53,21 @@ export interface ResponseUsage {
   cacheRead: number;
   cacheWrite: number;
   reasoning?: number;
+}
+
+/** A token count as a source gave it: a finite number ≥ 0, else 0 (a mangled field is not a count). */
+const count = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
+
+/** Usage with every count made a count (`reasoning` kept absent when it was). */
+function countsOf(u: ResponseUsage): ResponseUsage {
+  const out: ResponseUsage = {
+    input: count(u.input),
+    output: count(u.output),
+    cacheRead: count(u.cacheRead),
+    cacheWrite: count(u.cacheWrite),
+  };
+  if (u.reasoning !== undefined) out.reasoning = count(u.reasoning);
+  return out;
 }
 
 const TITLE_RANK: Record<TitleSource, number> = { user: 4, generated: 3, import: 2, prompt: 1 };
@@ -137,8 +154,14 @@ export class SessionBuilder {
     let id = `${this.s.id}:${type}:${key}`;
     for (let n = 2; this.eventIds.has(id); n++) id = `${this.s.id}:${type}:${key}#${n}`;
     this.eventIds.add(id);
-    this.touch(at);
-    this.events.push({ type, id, timestamp: at, ...fields });
+    // A time or a count computed from a mangled field is not a number: the event keeps its place
+    // (the last time seen) and a 0, rather than failing the whole session's write.
+    const timestamp = Number.isFinite(at) ? at : (this.s.lastAt ?? 0);
+    for (const [k, value] of Object.entries(fields)) {
+      if (typeof value === "number" && !Number.isFinite(value)) fields[k] = 0;
+    }
+    this.touch(timestamp);
+    this.events.push({ type, id, timestamp, ...fields });
   }
 
   /** The current turn id, opening an implicit first turn when the source has none yet. */
@@ -147,7 +170,8 @@ export class SessionBuilder {
     return this.s.turnId!;
   }
 
-  turnStart(turnId: string, at: number): void {
+  turnStart(rawTurnId: string, at: number): void {
+    const turnId = String(rawTurnId);
     if (this.s.turnId === turnId) return;
     this.s.turnId = turnId;
     this.s.turnSeq++;
@@ -165,7 +189,10 @@ export class SessionBuilder {
 
   /** Add a new message (its tool parts are registered with `toolCall`). */
   addMessage(m: StoredMessage): StoredMessage {
-    const msg = this.r(m);
+    // A source's ids are used as they are when they are valid ids; an odd one (empty, spaces, a
+    // mangled value) gets a stable valid form here, and every lookup below maps it the same way.
+    const msg = { ...this.r(m), id: messageIdFor(String(m.id)) };
+    if (!Number.isFinite(msg.timestamp)) msg.timestamp = this.s.lastAt ?? 0;
     this.touch(msg.timestamp);
     this.out.set(msg.id, msg);
     this.fresh.add(msg.id);
@@ -173,55 +200,63 @@ export class SessionBuilder {
       // Held while it is the last one: an abort marks it interrupted, even in a later read.
       const prev = this.s.lastAssistantId;
       this.s.lastAssistantId = msg.id;
-      this.s.held[msg.id] = msg;
+      put(this.s.held, msg.id, msg);
       if (prev !== undefined) this.settle(prev);
     }
     return msg;
   }
 
   /** A message of this session by id: from this run, or held over from an earlier one. */
-  find(id: string): StoredMessage | undefined {
+  find(raw: string): StoredMessage | undefined {
+    const id = messageIdFor(raw);
     const m = this.out.get(id);
     if (m) return m;
-    const held = this.s.held[id];
+    const held = own(this.s.held, id);
     if (held) this.out.set(id, held); // changed after it was stored: the writer patches it
     return held;
   }
 
   /** Keep a message open, across runs too, while its response streams in (until `release`). */
   hold(m: StoredMessage): void {
-    this.s.held[m.id] = m;
-    (this.s.responding ??= {})[m.id] = true;
+    put(this.s.held, m.id, m);
+    put((this.s.responding ??= {}), m.id, true);
   }
 
   /** The message's response is complete; it stays held while a tool call of it is unanswered. */
-  release(id: string): void {
-    if (this.s.responding) delete this.s.responding[id];
+  release(raw: string): void {
+    const id = messageIdFor(raw);
+    if (this.s.responding) drop(this.s.responding, id);
     this.settle(id);
   }
 
   /** Let go of a held message nothing can change any more: its response is complete (usage is
    * set when it is), every tool call in it answered, and it is not the last assistant message. */
   private settle(id: string, keepLast = true): void {
-    const m = this.s.held[id];
-    if (!m || this.s.responding?.[id] || (keepLast && id === this.s.lastAssistantId)) return;
-    if (!m.parts.some((p) => p.type === "tool" && p.callId && this.s.pending[p.callId]))
-      delete this.s.held[id];
+    const m = own(this.s.held, id);
+    if (
+      !m ||
+      (this.s.responding && own(this.s.responding, id)) ||
+      (keepLast && id === this.s.lastAssistantId)
+    )
+      return;
+    if (!m.parts.some((p) => p.type === "tool" && p.callId && has(this.s.pending, p.callId)))
+      drop(this.s.held, id);
   }
 
   /** A tool call the model asked for; its events are written when its result arrives. */
-  toolCall(callId: string, tool: string, args: unknown, at: number, messageId?: string): void {
-    this.s.pending[callId] = { tool, args: this.r(args), at, turnId: this.turn(at), messageId };
-    if (messageId && this.out.has(messageId)) this.s.held[messageId] = this.out.get(messageId)!;
+  toolCall(callId: string, tool: string, args: unknown, at: number, rawMessageId?: string): void {
+    const messageId = rawMessageId === undefined ? undefined : messageIdFor(rawMessageId);
+    put(this.s.pending, callId, { tool, args: this.r(args), at, turnId: this.turn(at), messageId });
+    if (messageId && this.out.has(messageId)) put(this.s.held, messageId, this.out.get(messageId)!);
   }
 
   /** Whether `callId` is a call waiting for its result. */
   isPending(callId: string): boolean {
-    return callId in this.s.pending;
+    return has(this.s.pending, callId);
   }
 
   pendingCall(callId: string): PendingCall | undefined {
-    return this.s.pending[callId];
+    return own(this.s.pending, callId);
   }
 
   /**
@@ -238,7 +273,7 @@ export class SessionBuilder {
       durationMs?: number;
     },
   ): boolean {
-    const p = this.s.pending[callId];
+    const p = own(this.s.pending, callId);
     if (!p) return false;
     const output = this.r(r.output);
     const turnId = p.turnId ?? this.turn(r.at);
@@ -264,7 +299,7 @@ export class SessionBuilder {
         callId,
       });
     }
-    delete this.s.pending[callId];
+    drop(this.s.pending, callId);
     const m = p.messageId ? this.find(p.messageId) : undefined;
     const part = m?.parts.find((x: Part) => x.type === "tool" && x.callId === callId);
     if (part) {
@@ -304,7 +339,7 @@ export class SessionBuilder {
     const turnId = this.turn(r.startAt);
     const startAt = Math.min(r.startAt, r.at);
     this.ev("model.request", key, startAt, { turnId, provider: r.provider, model: r.model });
-    const u = r.usage;
+    const u = r.usage && countsOf(r.usage);
     this.ev("model.response", key, r.at, {
       turnId,
       provider: r.provider,
@@ -409,7 +444,7 @@ export class SessionBuilder {
     const changed: StoredMessage[] = [];
     const heldNow = new Map<string, number>();
     for (const [id, m] of this.out) {
-      if (partial && this.s.held[id] !== undefined) {
+      if (partial && has(this.s.held, id)) {
         const parts = (this.heldAtLastPart.get(id) ?? 0) + 1;
         heldNow.set(id, parts);
         if (parts <= HELD_PARTS) break;

@@ -5,6 +5,7 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
+import { put } from "../util/dict.ts";
 import type { SessionBuilder } from "./builder.ts";
 import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor } from "./ids.ts";
@@ -219,7 +220,7 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
       const prompt = SUBAGENT_TOOLS.has(name)
         ? promptKey((block.input as { prompt?: string })?.prompt)
         : undefined;
-      if (prompt) ctx.st.taskPrompts[prompt] = callId;
+      if (prompt) put(ctx.st.taskPrompts, prompt, callId);
     } else bump(ctx.counts.skipped, `assistant/${block.type ?? "?"}`);
   }
   if (msg.usage) g.usage = msg.usage;

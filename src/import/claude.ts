@@ -10,6 +10,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { own, put } from "../util/dict.ts";
 import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
@@ -126,11 +127,11 @@ export class ClaudeParser {
   private route(e: ClaudeEntry, main: SessionBuilder): SessionBuilder {
     if (e.isSidechain !== true || this.agentFile) return main;
     const uuid = String(e.uuid ?? "");
-    const parent = typeof e.parentUuid === "string" ? this.st.sidechainOf[e.parentUuid] : undefined;
+    const parent = typeof e.parentUuid === "string" ? own(this.st.sidechainOf, e.parentUuid) : undefined;
     let childId = parent;
     if (!childId) {
       const prompt = promptKey(e.message?.content);
-      const callId = prompt ? this.st.taskPrompts[prompt] : undefined;
+      const callId = prompt ? own(this.st.taskPrompts, prompt) : undefined;
       childId = childIdFor(main.id, "task", callId ?? uuid);
       if (!this.st.children[childId]) {
         const state = newBuilderState(childId);
@@ -143,7 +144,7 @@ export class ClaudeParser {
         if (task?.description) this.builderFor(childId).title(task.description, "generated");
       }
     }
-    if (uuid) this.st.sidechainOf[uuid] = childId;
+    if (uuid) put(this.st.sidechainOf, uuid, childId);
     return this.builderFor(childId);
   }
 

@@ -6,6 +6,9 @@
  * (clean), not the `response_item` copy that also carries injected context. Tool success comes from
  * `exec_command_end` / `mcp_tool_call_end` when present, else from the output text.
  */
+
+import { basename } from "node:path";
+import { drop, own, put } from "../util/dict.ts";
 import { type BuilderState, newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { codexFailure, parseArgs, textOfItems } from "./codex-output.ts";
 import { sessionIdFor } from "./ids.ts";
@@ -31,6 +34,10 @@ export interface CodexState {
   compactedAt?: number;
   threadName?: string;
 }
+
+/** The session id at the end of a Codex transcript's name: `rollout-<time>-<uuid>.jsonl`. */
+const FILE_SESSION_ID =
+  /^rollout-.*?-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
 const SKIP_EVENTS = new Set(["agent_message", "agent_reasoning", "agent_reasoning_raw_content"]);
 const CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "web_search_call"]);
@@ -59,12 +66,15 @@ export class CodexParser {
     const p = (line.payload ?? {}) as Payload;
     const at = Date.parse(String(line.timestamp)) || this.st.prevAt || 0;
     let mapped = false;
-    if (type === "session_meta") mapped = this.sessionMeta(p, at);
-    else if (!this.b) {
-      // Lines before any session_meta: nothing to attach them to.
+    if (type !== "session_meta" && !this.b && !this.fromFileName(lineNo, at)) {
+      // Lines before any session_meta (in a file not named by its session): nothing to attach them to.
       bump(this.counts.skipped, `${type}(before session_meta)`);
       return;
-    } else if (type === "turn_context") {
+    }
+    if (type === "session_meta") mapped = this.sessionMeta(p, at);
+    else if (!this.b)
+      return; // (started just above)
+    else if (type === "turn_context") {
       if (typeof p.model === "string") this.st.model = p.model;
       if (typeof p.cwd === "string") this.st.cwd ??= p.cwd;
       mapped = true;
@@ -93,6 +103,23 @@ export class CodexParser {
         type === "event_msg" || type === "response_item" ? `${type}/${p.type}` : type,
       );
     this.st.prevAt = at;
+  }
+
+  /**
+   * A transcript whose session_meta is missing or damaged (its first line cut short, say): Codex
+   * names its files `rollout-<time>-<session id>.jsonl`, so the session is still known. Returns
+   * whether it could start the session that way.
+   */
+  private fromFileName(lineNo: number, at: number): boolean {
+    const id = FILE_SESSION_ID.exec(basename(this.opts.path))?.[1];
+    if (!id) return false;
+    this.sessionMeta({ id }, at);
+    this.warnings.push({
+      file: this.opts.path,
+      line: lineNo,
+      message: `no session_meta before this line: session id ${id} taken from the file name`,
+    });
+    return true;
   }
 
   private sessionMeta(p: Payload, at: number): boolean {
@@ -153,7 +180,7 @@ export class CodexParser {
               : !!p.result && typeof p.result === "object" && "Err" in p.result;
         const d = p.duration as { secs?: number; nanos?: number } | undefined;
         const durationMs = d ? Math.round((d.secs ?? 0) * 1000 + (d.nanos ?? 0) / 1e6) : undefined;
-        this.st.outcome[String(p.call_id)] = { failed, durationMs };
+        put(this.st.outcome, String(p.call_id), { failed, durationMs });
         return true;
       }
       case "error":
@@ -300,8 +327,8 @@ export class CodexParser {
         bump(this.counts.skipped, `${t}(no matching call)`);
         return true;
       }
-      const outcome = this.st.outcome[callId];
-      delete this.st.outcome[callId];
+      const outcome = own(this.st.outcome, callId);
+      drop(this.st.outcome, callId);
       const verdict = codexFailure(p.output, outcome?.failed);
       b.toolResult(callId, {
         at,

@@ -104,13 +104,32 @@ export function detectFile(path: string): Candidate | undefined {
     }
     return undefined;
   }
-  let head: Record<string, unknown> | undefined;
-  try {
-    head = JSON.parse(firstLine(path).trim()) as Record<string, unknown>;
-  } catch {
-    head = undefined;
+  const found = identify(firstLine(path), path);
+  if (found) return found;
+  // A first line that tells nothing (damaged, or of a kind the others are not): the next few.
+  const lines = readHead(path, LOOK_AHEAD_BYTES, false)
+    .split("\n")
+    .slice(1, 1 + LOOK_AHEAD_LINES);
+  for (const line of lines) {
+    const next = identify(line, path);
+    if (next) return next;
   }
-  if (!head) return name.startsWith("rollout-") ? { agent: "codex", kind: "jsonl", path } : undefined;
+  return name.startsWith("rollout-") ? { agent: "codex", kind: "jsonl", path } : undefined;
+}
+
+/** How far past an unhelpful first line format detection looks. */
+const LOOK_AHEAD_LINES = 8;
+const LOOK_AHEAD_BYTES = 1024 * 1024;
+
+/** The agent one JSONL line says wrote its file; undefined when it does not say. */
+function identify(line: string, path: string): Candidate | undefined {
+  let head: Record<string, unknown>;
+  try {
+    head = JSON.parse(line.trim()) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (!head || typeof head !== "object") return undefined;
   if ("payload" in head && typeof head.type === "string") return { agent: "codex", kind: "jsonl", path };
   if (typeof head.sessionId === "string" && "projectHash" in head)
     return { agent: "gemini", kind: "document", path };

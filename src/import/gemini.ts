@@ -12,7 +12,13 @@ import { basename, dirname, join } from "node:path";
 import { splitLines } from "../util/lines.ts";
 import { newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
-import { bump, type EntryCounts, type ImportedSession, type ImportWarning } from "./types.ts";
+import {
+  bump,
+  type EntryCounts,
+  type ImportedSession,
+  type ImportWarning,
+  unreadableEntry,
+} from "./types.ts";
 
 type Obj = Record<string, unknown>;
 interface GeminiMessage extends Obj {
@@ -108,22 +114,27 @@ export function mapGemini(
   let prevAt = started || 0;
   for (const m of messages) {
     const at = Date.parse(String(m.timestamp)) || prevAt;
-    const content = textOf(m.content);
-    if (m.type === "user") {
-      b.turnStart(m.id, at);
-      b.title(textOf(m.displayContent) || content, "prompt");
-      b.addMessage({ id: m.id, role: "user", parts: [{ type: "text", content }], timestamp: at });
-    } else if (m.type === "gemini") {
-      if (typeof m.model === "string") model = m.model;
-      geminiTurn(b, m, at, prevAt, model, content);
-    } else if (m.type === "error") {
-      b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
-    } else {
-      bump(opts.counts.skipped, `message/${m.type}`);
-      prevAt = at;
-      continue;
+    try {
+      const content = textOf(m.content);
+      if (m.type === "user") {
+        b.turnStart(m.id, at);
+        b.title(textOf(m.displayContent) || content, "prompt");
+        b.addMessage({ id: m.id, role: "user", parts: [{ type: "text", content }], timestamp: at });
+      } else if (m.type === "gemini") {
+        if (typeof m.model === "string") model = m.model;
+        geminiTurn(b, m, at, prevAt, model, content);
+      } else if (m.type === "error") {
+        b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
+      } else {
+        bump(opts.counts.skipped, `message/${m.type}`);
+        prevAt = at;
+        continue;
+      }
+      opts.counts.imported++;
+    } catch (error) {
+      // A message of a shape we did not expect must not cost the session the others.
+      unreadableEntry(opts, { file: path, entry: m.id }, error);
     }
-    opts.counts.imported++;
     prevAt = at;
   }
   if (b.s.firstAt === undefined) return undefined;
@@ -183,7 +194,7 @@ function geminiTurn(
       : undefined,
     toolCalls: names,
     textChars: content.length,
-    thinkingChars: thoughts.reduce((s, x) => s + String(x.description ?? "").length, 0),
+    thinkingChars: thoughts.reduce((s, x) => s + String(x?.description ?? "").length, 0),
     messageId: msg.id,
   });
   calls.forEach((c, i) => {

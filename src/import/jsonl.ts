@@ -4,7 +4,7 @@
  * not consumed, so the next read starts at it once it is complete.
  */
 import { lines } from "../util/lines.ts";
-import { bump, type EntryCounts, type ImportWarning } from "./types.ts";
+import { bump, type EntryCounts, type ImportWarning, unreadableEntry } from "./types.ts";
 
 /** A parser fed one JSON object per line. */
 export interface LineSink {
@@ -65,12 +65,7 @@ export async function feedJsonl(
       sink.feed(value as Record<string, unknown>, line.lineNo);
     } catch (error) {
       // A shape we did not expect in one entry must not stop the import of the rest.
-      io.warnings.push({
-        file: path,
-        line: line.lineNo,
-        message: `entry not imported: ${(error as Error).message}`,
-      });
-      bump(io.counts.skipped, "(unreadable entry)");
+      unreadableEntry(io, { file: path, line: line.lineNo }, error);
     }
   }
   return { offset, lineNo, torn: false };

@@ -9,7 +9,8 @@ import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
 import { newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
-import { bump, type EntryCounts, type ImportedSession } from "./types.ts";
+import type { EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
+import { bump, unreadableEntry } from "./types.ts";
 
 export interface OcSession {
   id: string;
@@ -55,7 +56,7 @@ function usageOf(tokens: unknown): ResponseUsage | undefined {
 export function mapOpencodeSession(
   s: OcSession,
   messages: OcMessage[],
-  opts: { path: string; redact?: boolean; counts: EntryCounts },
+  opts: { path: string; redact?: boolean; counts: EntryCounts; warnings?: ImportWarning[] },
 ): ImportedSession {
   const state = newBuilderState(sessionIdFor("opencode", s.id));
   if (s.parentId) state.parentId = sessionIdFor("opencode", s.parentId);
@@ -66,100 +67,105 @@ export function mapOpencodeSession(
   let lastContext = 0;
   const all: StoredMessage[] = [];
   for (const { info, parts } of messages) {
-    const time = (info.time ?? {}) as { created?: number; completed?: number };
-    const at = num(time.created) || b.s.lastAt || 0;
-    const end = num(time.completed) || at;
-    const role = info.role === "assistant" ? "assistant" : "user";
-    const out: Part[] = [];
-    const m: StoredMessage = { id: info.id, role, parts: out, timestamp: at };
-    if (role === "user") {
-      const texts = parts.filter((p) => p.type === "text" && !p.ignored);
-      if (texts.length > 0 && texts.every((p) => p.synthetic === true)) m.synthetic = "injected";
-      else if (texts.length > 0) {
-        b.turnStart(info.id, at);
-        b.title(String(texts.find((p) => !p.synthetic)?.text ?? ""), "prompt");
+    try {
+      const time = (info.time ?? {}) as { created?: number; completed?: number };
+      const at = num(time.created) || b.s.lastAt || 0;
+      const end = num(time.completed) || at;
+      const role = info.role === "assistant" ? "assistant" : "user";
+      const out: Part[] = [];
+      const m: StoredMessage = { id: info.id, role, parts: out, timestamp: at };
+      if (role === "user") {
+        const texts = parts.filter((p) => p.type === "text" && !p.ignored);
+        if (texts.length > 0 && texts.every((p) => p.synthetic === true)) m.synthetic = "injected";
+        else if (texts.length > 0) {
+          b.turnStart(info.id, at);
+          b.title(String(texts.find((p) => !p.synthetic)?.text ?? ""), "prompt");
+        }
+      } else {
+        if (typeof info.providerID === "string") provider = info.providerID;
+        if (typeof info.modelID === "string") model = info.modelID;
+        if (info.summary === true) m.synthetic = "compact-summary";
       }
-    } else {
-      if (typeof info.providerID === "string") provider = info.providerID;
-      if (typeof info.modelID === "string") model = info.modelID;
-      if (info.summary === true) m.synthetic = "compact-summary";
-    }
-    const stored = b.addMessage(m);
-    all.push(stored);
-    let text = 0;
-    let thinking = 0;
-    const tools: string[] = [];
-    const steps: ResponseUsage[] = [];
-    for (const part of parts) {
-      const t = String(part.type);
-      opts.counts.imported++;
-      if (t === "text") {
-        if (part.ignored === true) continue;
-        stored.parts.push(b.r({ type: "text", content: String(part.text ?? "") }));
-        text += String(part.text ?? "").length;
-      } else if (t === "reasoning") thinking += String(part.text ?? "").length;
-      else if (t === "tool") tools.push(tool(b, stored, part, at));
-      else if (t === "step-finish") {
-        const u = usageOf(part.tokens);
-        if (u) steps.push(u);
-        lastContext = u ? u.input + u.cacheRead + u.cacheWrite + u.output : lastContext;
-        b.modelResponse(part.id, {
+      const stored = b.addMessage(m);
+      all.push(stored);
+      let text = 0;
+      let thinking = 0;
+      const tools: string[] = [];
+      const steps: ResponseUsage[] = [];
+      for (const part of parts) {
+        const t = String(part.type);
+        opts.counts.imported++;
+        if (t === "text") {
+          if (part.ignored === true) continue;
+          stored.parts.push(b.r({ type: "text", content: String(part.text ?? "") }));
+          text += String(part.text ?? "").length;
+        } else if (t === "reasoning") thinking += String(part.text ?? "").length;
+        else if (t === "tool") tools.push(tool(b, stored, part, at));
+        else if (t === "step-finish") {
+          const u = usageOf(part.tokens);
+          if (u) steps.push(u);
+          lastContext = u ? u.input + u.cacheRead + u.cacheWrite + u.output : lastContext;
+          b.modelResponse(part.id, {
+            provider: provider ?? "opencode",
+            model: model ?? "unknown",
+            startAt: at,
+            at: end,
+            usage: u,
+            toolCalls: tools.splice(0),
+            textChars: text,
+            thinkingChars: thinking,
+          });
+          text = thinking = 0;
+        } else if (t === "compaction") {
+          b.compaction(part.id, at, lastContext, 0, { trigger: part.auto === true ? "auto" : "manual" });
+        } else if (t === "retry") {
+          const err = (part.error ?? {}) as { data?: { message?: string }; name?: string };
+          b.modelError(part.id, {
+            provider: provider ?? "opencode",
+            model: model ?? "unknown",
+            startAt: at,
+            at,
+            error: String(err.data?.message ?? err.name ?? "retry"),
+          });
+        } else if (t === "step-start") continue;
+        else {
+          opts.counts.imported--;
+          bump(opts.counts.skipped, `part/${t}`);
+        }
+      }
+      if (steps.length > 0) {
+        // One usage per message: the sum of its steps (each step is its own model.response).
+        const sum = steps.reduce((a, u) => ({
+          input: a.input + u.input,
+          output: a.output + u.output,
+          reasoning: (a.reasoning ?? 0) + (u.reasoning ?? 0),
+          cacheRead: a.cacheRead + u.cacheRead,
+          cacheWrite: a.cacheWrite + u.cacheWrite,
+        }));
+        stored.responseId = info.id;
+        stored.usage = {
+          inputTokens: sum.input,
+          outputTokens: sum.output,
+          cacheReadInputTokens: sum.cacheRead,
+          cacheCreationInputTokens: sum.cacheWrite,
+          reasoningTokens: sum.reasoning,
+        };
+      }
+      const error = info.error as { name?: string; data?: { message?: string } } | undefined;
+      if (error?.name === "MessageAbortedError") b.turnAbort(info.id, end, "aborted");
+      else if (error)
+        b.modelError(info.id, {
           provider: provider ?? "opencode",
           model: model ?? "unknown",
           startAt: at,
           at: end,
-          usage: u,
-          toolCalls: tools.splice(0),
-          textChars: text,
-          thinkingChars: thinking,
+          error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
         });
-        text = thinking = 0;
-      } else if (t === "compaction") {
-        b.compaction(part.id, at, lastContext, 0, { trigger: part.auto === true ? "auto" : "manual" });
-      } else if (t === "retry") {
-        const err = (part.error ?? {}) as { data?: { message?: string }; name?: string };
-        b.modelError(part.id, {
-          provider: provider ?? "opencode",
-          model: model ?? "unknown",
-          startAt: at,
-          at,
-          error: String(err.data?.message ?? err.name ?? "retry"),
-        });
-      } else if (t === "step-start") continue;
-      else {
-        opts.counts.imported--;
-        bump(opts.counts.skipped, `part/${t}`);
-      }
+      opts.counts.imported++;
+    } catch (error) {
+      // A message of a shape we did not expect must not cost the session the others.
+      unreadableEntry(opts, { file: opts.path, entry: String(info?.id) }, error);
     }
-    if (steps.length > 0) {
-      // One usage per message: the sum of its steps (each step is its own model.response).
-      const sum = steps.reduce((a, u) => ({
-        input: a.input + u.input,
-        output: a.output + u.output,
-        reasoning: (a.reasoning ?? 0) + (u.reasoning ?? 0),
-        cacheRead: a.cacheRead + u.cacheRead,
-        cacheWrite: a.cacheWrite + u.cacheWrite,
-      }));
-      stored.responseId = info.id;
-      stored.usage = {
-        inputTokens: sum.input,
-        outputTokens: sum.output,
-        cacheReadInputTokens: sum.cacheRead,
-        cacheCreationInputTokens: sum.cacheWrite,
-        reasoningTokens: sum.reasoning,
-      };
-    }
-    const error = info.error as { name?: string; data?: { message?: string } } | undefined;
-    if (error?.name === "MessageAbortedError") b.turnAbort(info.id, end, "aborted");
-    else if (error)
-      b.modelError(info.id, {
-        provider: provider ?? "opencode",
-        model: model ?? "unknown",
-        startAt: at,
-        at: end,
-        error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
-      });
-    opts.counts.imported++;
   }
   b.finish(true);
   if (s.title && !PLACEHOLDER_TITLE.test(s.title)) b.title(s.title, "generated");

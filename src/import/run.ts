@@ -119,6 +119,10 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   const write = async (sessions: ImportedSession[]) => {
     for (const s of sessions) {
       const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids");
+      for (const r of out.rejected) {
+        sum.warnings.push({ file: c.path, message: `${r.what} not imported: ${r.message}` });
+        sum.entries.skipped["(invalid record)"] = (sum.entries.skipped["(invalid record)"] ?? 0) + 1;
+      }
       const was = outcomes.get(s.meta.id);
       if (was === undefined || STATUS_RANK[out.status] > STATUS_RANK[was])
         outcomes.set(s.meta.id, out.status);
@@ -194,7 +198,7 @@ async function readDocument(
 ): Promise<void> {
   const counts: EntryCounts = { imported: 0, skipped: {} };
   const warnings: ImportWarning[] = [];
-  const base = { path: c.path, redact: opts.redact, counts };
+  const base = { path: c.path, redact: opts.redact, counts, warnings };
   if (c.kind === "opencode-db") {
     const stamps: Record<string, number> = {};
     let read = 0;
@@ -217,7 +221,7 @@ async function readDocument(
       return;
     }
     if (c.agent === "gemini") {
-      const s = mapGemini(c.path, text, { ...base, warnings });
+      const s = mapGemini(c.path, text, base);
       await write(s ? [s] : []);
     } else {
       const b = readOpencodeExport(c.path, text);

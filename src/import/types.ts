@@ -5,6 +5,7 @@
  * be saved between runs (incremental import).
  */
 import type { EventDraft, StoredMessage, TokenTotals } from "../storage/records.ts";
+import { own, put } from "../util/dict.ts";
 
 /** The agents we import from. */
 export const AGENTS = ["claude", "codex", "opencode", "gemini"] as const;
@@ -82,7 +83,26 @@ export interface ParseOptions {
 
 /** Add one to a counter map. */
 export function bump(map: Record<string, number>, key: string, by = 1): void {
-  map[key] = (map[key] ?? 0) + by;
+  put(map, key, (own(map, key) ?? 0) + by);
+}
+
+/**
+ * An entry of a shape the importer did not expect (it threw): counted as `(unreadable entry)` and
+ * reported with where it is; the rest of the source imports.
+ */
+export function unreadableEntry(
+  io: { counts: EntryCounts; warnings?: ImportWarning[] },
+  where: { file: string; line?: number; entry?: string },
+  error: unknown,
+): void {
+  const what = where.entry === undefined ? "entry" : `entry ${where.entry}`;
+  const warning: ImportWarning = {
+    file: where.file,
+    message: `${what} not imported: ${(error as Error).message}`,
+  };
+  if (where.line !== undefined) warning.line = where.line;
+  io.warnings?.push(warning);
+  bump(io.counts.skipped, "(unreadable entry)");
 }
 
 /** An empty counter set. */

@@ -6,9 +6,13 @@
  * never a duplicate.
  */
 
+import * as v from "valibot";
+import { RolloutEventSchema } from "../rollout/events.ts";
+import { isValidEvent } from "../rollout/validate.ts";
+import { isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
-import type { SessionMeta, StoredMessage } from "../storage/records.ts";
+import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import type { ImportedSession } from "./types.ts";
 
 /**
@@ -27,6 +31,25 @@ export interface WriteOutcome {
   status: WriteStatus;
   messages: number;
   events: number;
+  /** Records derived from entries of a shape the importer did not foresee that are not valid
+   * records: left out (the rest of the session is written), with what is wrong with each. */
+  rejected: { what: string; message: string }[];
+}
+
+/** Keep `x` if `valid`; else note what is wrong with it (the schema's first issue) and drop it. */
+function keepValid(
+  x: unknown,
+  valid: (x: unknown) => boolean,
+  schema: v.GenericSchema,
+  what: string,
+  rejected: WriteOutcome["rejected"],
+): boolean {
+  if (valid(x)) return true;
+  const r = v.safeParse(schema, x);
+  if (r.success) return true;
+  const field = v.getDotPath(r.issues[0]);
+  rejected.push({ what, message: `${r.issues[0].message}${field ? ` (field ${field})` : ""}` });
+  return false;
 }
 
 const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
@@ -157,7 +180,10 @@ export async function writeSession(
     known = await loadKnown(adapter, id, cur !== undefined);
     cache?.set(id, known);
   }
-  const derived = [...s.changed, ...s.messages];
+  const rejected: WriteOutcome["rejected"] = [];
+  const derived = [...s.changed, ...s.messages].filter((m) =>
+    keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected),
+  );
   // A message derived again (a full document, or a re-read after a lost state) is compared by
   // content; that needs the stored messages' hashes, loaded once.
   if (!known.hashed && s.messages.some((m) => known!.messages.has(m.id)))
@@ -172,14 +198,25 @@ export async function writeSession(
   // A full document that dropped messages (a rewind) replaces the log; the rollout keeps history.
   const derivedIds = new Set(derived.map((m) => m.id));
   const dropped = s.mode === "full" && [...known.messages.keys()].some((k) => !derivedIds.has(k));
-  const events = s.events.filter((e) => e.id === undefined || !known.events.has(e.id));
+  const events = s.events.filter(
+    (e) =>
+      (e.id === undefined || !known.events.has(e.id)) &&
+      // Checked as it will be stored (the store stamps `seq` and the session id).
+      keepValid(
+        { ...e, seq: 1, aggregateID: id },
+        isValidEvent,
+        RolloutEventSchema,
+        `event ${e.id}`,
+        rejected,
+      ),
+  );
   let status: WriteStatus = "unchanged";
 
   if (!cur) {
     if (fresh.length === 0) {
       if (events.length > 0) await adapter.appendEvents(id, events);
       if (record) for (const e of events) if (e.id) known.events.add(e.id);
-      return { status: "empty", messages: 0, events: events.length };
+      return { status: "empty", messages: 0, events: events.length, rejected };
     }
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
     status = "created";
@@ -233,5 +270,5 @@ export async function writeSession(
     if (record) for (const e of events) if (e.id) known.events.add(e.id);
     status = status === "created" ? "created" : "updated";
   }
-  return { status, messages: fresh.length + patched.size, events: events.length };
+  return { status, messages: fresh.length + patched.size, events: events.length, rejected };
 }

@@ -20,6 +20,15 @@ describe("arg matchers", () => {
     expect(argsMatch(args, { missing: { $exists: false } })).toBe(true);
     expect(argsMatch(args, { path: { $exists: false } })).toBe(false);
   });
+  test("keys are the arguments' own: constructor, toString and __proto__ are never inherited", () => {
+    expect(argsMatch(args, { constructor: { $exists: false }, toString: { $exists: false } })).toBe(true);
+    expect(argsMatch(args, { "options.constructor": { $exists: false } })).toBe(true);
+    const odd = JSON.parse('{"constructor":"x","__proto__":{"a":1}}') as Record<string, unknown>;
+    const spec = JSON.parse('{"constructor":"x","__proto__":{"$eq":{"a":1}}}') as ArgSpec;
+    expect(argsMatch(odd, spec)).toBe(true);
+    expect(argsMatch({ constructor: "x" }, spec)).toBe(false);
+    expect(argsMatch({ n: 1 }, { n: { $eq: JSON.parse('{"constructor":1}') } })).toBe(false);
+  });
   test("nested objects are partial; dotted paths reach inside", () => {
     expect(argsMatch(args, { options: { mode: "fast" } })).toBe(true);
     expect(argsMatch(args, { "options.n": 3 })).toBe(true);

@@ -1,30 +1,13 @@
 /** Random but valid rollout logs for tests that compare folds (seeded: a failure repeats). */
 import type { EventInput, RolloutEvent } from "../../src/rollout/events.ts";
+import { seeded } from "../_random.ts";
 import { logBuilder } from "./_events.ts";
-
-/** A small seeded generator (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!,
-    chance: (p: number) => next() < p,
-  };
-}
 
 const TOOLS = ["Bash", "Edit", "Read", "write"] as const;
 
 /** A random but valid log of about `n` events. */
 export function randomLog(seed: number, n: number): RolloutEvent[] {
-  const r = random(seed);
+  const r = seeded(seed);
   const log = logBuilder("s");
   let ms = 0;
   let turn = 0;

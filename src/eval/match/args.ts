@@ -43,19 +43,22 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && deepEqual(a[k], b[k]));
+    return (
+      ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]))
+    );
   }
   return false;
 }
 
 /** A value by key: the literal key first, then the key as a dotted path. */
 function lookup(obj: Record<string, unknown>, key: string): unknown {
-  if (key in obj) return obj[key];
+  // Own keys only: `constructor` or `toString` are argument names like any other, never inherited.
+  if (Object.hasOwn(obj, key)) return obj[key];
   if (!key.includes(".")) return undefined;
   let cur: unknown = obj;
   for (const part of key.split(".")) {
     if (Array.isArray(cur) && /^\d+$/.test(part)) cur = cur[Number(part)];
-    else if (isPlainObject(cur)) cur = cur[part];
+    else if (isPlainObject(cur) && Object.hasOwn(cur, part)) cur = cur[part];
     else return undefined;
   }
   return cur;
@@ -105,7 +108,7 @@ function matchValue(actual: unknown, m: ArgMatcher, path: string, mode: ArgsMode
     matchValue(lookup(actual, key), sub, join(path, key), mode, out);
   if (mode === "exact") {
     for (const key of Object.keys(actual)) {
-      if (!(key in spec))
+      if (!Object.hasOwn(spec, key))
         out.push({ path: join(path, key), expected: "absent (exact args)", actual: show(actual[key]) });
     }
   }
@@ -140,8 +143,8 @@ function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
   if ("$exists" in m && typeof m.$exists === "boolean") return (actual !== undefined) === m.$exists;
   if (!isPlainObject(actual)) return false;
   const spec = m as ArgSpec;
-  for (const key in spec) if (!fits(lookup(actual, key), spec[key]!, mode)) return false;
-  if (mode === "exact") for (const key in actual) if (!(key in spec)) return false;
+  for (const key of Object.keys(spec)) if (!fits(lookup(actual, key), spec[key]!, mode)) return false;
+  if (mode === "exact") for (const key of Object.keys(actual)) if (!Object.hasOwn(spec, key)) return false;
   return true;
 }
 

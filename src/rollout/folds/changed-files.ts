@@ -54,8 +54,9 @@ export function changedPaths(
   args: unknown,
   map: Readonly<Record<string, readonly string[]>>,
 ): string[] {
-  const names = map[tool];
-  if (!names) return [];
+  // Own entries only: a tool may be called anything, `constructor` and `__proto__` included.
+  const names = Object.hasOwn(map, tool) ? map[tool] : undefined;
+  if (!Array.isArray(names)) return [];
   const out: string[] = [];
   for (const spec of names) {
     const patchOnly = spec.endsWith(":patch");

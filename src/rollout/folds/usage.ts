@@ -6,6 +6,7 @@
  * reads and writes (Anthropic's accounting, which freecode's events follow); cache tokens are priced at
  * their own rates, or at the input rate when none is configured.
  */
+import { own } from "../../util/dict.ts";
 import type { RolloutEvent } from "../events.ts";
 
 export interface Price {
@@ -58,7 +59,7 @@ const globToRegex = (glob: string) =>
 
 /** The price for a model: exact id, then `provider/model`, then the first matching glob. */
 export function priceFor(prices: Record<string, Price>, provider: string, model: string): Price | undefined {
-  const exact = prices[model] ?? prices[`${provider}/${model}`];
+  const exact = own(prices, model) ?? own(prices, `${provider}/${model}`);
   if (exact) return exact;
   for (const [pattern, price] of Object.entries(prices)) {
     if (!pattern.includes("*") && !pattern.includes("?")) continue;
