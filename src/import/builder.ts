@@ -157,7 +157,8 @@ export class SessionBuilder {
     // A time or a count computed from a mangled field is not a number: the event keeps its place
     // (the last time seen) and a 0, rather than failing the whole session's write.
     const timestamp = Number.isFinite(at) ? at : (this.s.lastAt ?? 0);
-    for (const [k, value] of Object.entries(fields)) {
+    for (const k in fields) {
+      const value = fields[k];
       if (typeof value === "number" && !Number.isFinite(value)) fields[k] = 0;
     }
     this.touch(timestamp);

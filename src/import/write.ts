@@ -7,8 +7,7 @@
  */
 
 import * as v from "valibot";
-import { RolloutEventSchema } from "../rollout/events.ts";
-import { isValidEvent } from "../rollout/validate.ts";
+import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
 import { isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
@@ -201,14 +200,8 @@ export async function writeSession(
   const events = s.events.filter(
     (e) =>
       (e.id === undefined || !known.events.has(e.id)) &&
-      // Checked as it will be stored (the store stamps `seq` and the session id).
-      keepValid(
-        { ...e, seq: 1, aggregateID: id },
-        isValidEvent,
-        RolloutEventSchema,
-        `event ${e.id}`,
-        rejected,
-      ),
+      // Checked as a draft: the store stamps `seq` and the session id.
+      keepValid(e, isValidDraft, EventDraftSchema, `event ${e.id}`, rejected),
   );
   let status: WriteStatus = "unchanged";
 

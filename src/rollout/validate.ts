@@ -103,12 +103,19 @@ function compilePipe(pipe: Node[], fallback: Check): Check {
 export const isValidEvent = compileCheck(RolloutEventSchema) as (x: unknown) => x is RolloutEvent;
 
 /**
- * The same catalogue with `seq` optional: what a writer hands over before the store numbers it.
- * Derived from the catalogue's own entries, so the two can never disagree on anything else.
+ * The same catalogue with `seq` and `aggregateID` optional: what a writer hands over before the
+ * store numbers it and stamps its session. Derived from the catalogue's own entries, so the two can
+ * never disagree on anything else.
  */
 export const EventDraftSchema = v.variant(
   "type",
-  RolloutEventSchema.options.map((o) => v.looseObject({ ...o.entries, seq: v.optional(o.entries.seq) })),
+  RolloutEventSchema.options.map((o) =>
+    v.looseObject({
+      ...o.entries,
+      seq: v.optional(o.entries.seq),
+      aggregateID: v.optional(o.entries.aggregateID),
+    }),
+  ),
 );
 /** Whether a value is a valid event draft (envelope without `seq`). */
 export const isValidDraft = compileCheck(EventDraftSchema);
