@@ -127,14 +127,14 @@ export function loadCaseFile(path: string): LoadedCase[] {
     const v0 = doc.value;
     const isCases =
       typeof v0 === "object" && v0 !== null && !Array.isArray(v0) && "cases" in v0 && !("id" in v0);
-    const items: [unknown, PathSegment[]][] = Array.isArray(v0)
-      ? v0.map((c, i) => [c, [i]])
-      : isCases
-        ? ((v0 as { cases: unknown }).cases as unknown[]).map((c, i) => [c, ["cases", i]])
-        : [[v0, []]];
     if (isCases && !Array.isArray((v0 as { cases: unknown }).cases)) {
       throw badInput("cases must be a list", { file, line: doc.lineOf(["cases"]), field: "cases" });
     }
+    const items: [unknown, PathSegment[]][] = Array.isArray(v0)
+      ? v0.map((c, i) => [c, [i]])
+      : isCases
+        ? (v0 as { cases: unknown[] }).cases.map((c, i) => [c, ["cases", i]])
+        : [[v0, []]];
     for (const [raw, at] of items) out.push(toCase(raw, at, file, doc));
   }
   return out;

@@ -76,6 +76,15 @@ describe("case files", () => {
     const l = await errorOf("bad.jsonl", '{"id":"a"}\n{"id":"b","expectMaxTurns":"3"}\n');
     expect(l.source).toMatchObject({ line: 2, field: "expectMaxTurns" });
   });
+  test("a {cases} document whose cases are not a list is bad input, not a crash", async () => {
+    for (const [name, text] of [
+      ["a.json", '{"cases": {"id": "x"}}'],
+      ["b.yaml", "cases: 3\n"],
+    ]) {
+      const e = await errorOf(name!, text!);
+      expect([e.code, e.message, e.source?.field]).toEqual(["bad_input", "cases must be a list", "cases"]);
+    }
+  });
   test("syntax errors carry the line", async () => {
     expect((await errorOf("s.json", '{\n "id": "a",\n "expect": [,]\n}')).source?.line).toBe(3);
     expect(
