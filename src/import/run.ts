@@ -106,7 +106,10 @@ const STATUS_RANK: Record<WriteStatus, number> = { empty: 0, unchanged: 1, updat
 async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptions): Promise<void> {
   const sig = signature(c);
   const prev = opts.imports.files[c.path];
-  if (prev && prev.agent === c.agent && prev.size === sig.size && prev.mtimeMs === sig.mtimeMs) {
+  // Unchanged files are skipped, but for a final read after a watch pass of a JSONL transcript: what
+  // that pass left open is closed now (read from where it stopped: nothing new to parse).
+  const closing = prev?.open === true && opts.final !== false;
+  if (prev && !closing && prev.agent === c.agent && prev.size === sig.size && prev.mtimeMs === sig.mtimeMs) {
     sum.files.unchanged++;
     sum.sessions.unchanged += prev.sessions.length;
     return;
@@ -180,6 +183,7 @@ async function readJsonl(
   next.lineNo = pos.lineNo;
   next.prefixHash = await prefixHash(c.path, pos.offset);
   next.parser = parser.state;
+  if (opts.final === false) next.open = true;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;
 }

@@ -25,6 +25,9 @@ const FileStateSchema = v.looseObject({
   /** OpenCode databases: session id → time_updated when imported. */
   stamps: v.optional(v.record(v.string(), v.number())),
   parser: v.optional(v.unknown()),
+  /** The last read was a `--watch` pass: what it left open (a response still streaming, calls
+   * unanswered) waits for a final read, even if the file does not change again. */
+  open: v.optional(v.boolean()),
   sessions: v.array(v.string()),
 });
 export type FileState = v.InferOutput<typeof FileStateSchema>;

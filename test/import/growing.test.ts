@@ -1,0 +1,81 @@
+/**
+ * A transcript that grows while it is imported, cut anywhere. Every Claude and Codex source of the
+ * corpus is written out in chunks that end at random bytes (mid-line, mid-character), and imported
+ * after each chunk the way `--watch` does (not final: open responses and a torn last line wait);
+ * then a final pass. The store must end exactly as one import of the whole file leaves it: the same
+ * meta, messages and events. Seeded (GROW_SEEDS runs more).
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { importSources } from "../../src/import/import.ts";
+import type { Agent } from "../../src/import/types.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { CORPUS, tempDir } from "../_helpers.ts";
+import { seeded } from "../_random.ts";
+import { sessionsIn } from "./_store.ts";
+
+function jsonlSources(): { agent: Agent; path: string }[] {
+  const out: { agent: Agent; path: string }[] = [];
+  const walk = (agent: Agent, dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(agent, p);
+      else if (name.endsWith(".jsonl")) out.push({ agent, path: p });
+    }
+  };
+  walk("claude", join(CORPUS, "claude"));
+  walk("codex", join(CORPUS, "codex"));
+  return out;
+}
+
+async function importInto(home: string, agent: Agent, path: string, final: boolean) {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    const report = await importSources({ agent, paths: [path], adapter, home, fsync: false, final });
+    return { report, sessions: final ? await sessionsIn(adapter) : [] };
+  } finally {
+    await adapter.close();
+  }
+}
+
+describe("a growing transcript", () => {
+  const seeds = Number(process.env.GROW_SEEDS ?? 1);
+  for (const { agent, path } of jsonlSources()) {
+    // Subagent files of the 2.1 layout need their folder; the others are imported on their own.
+    if (path.includes("/subagents/")) continue;
+    test(`${agent} ${basename(path)}: imported as it grows, cut anywhere = imported at once`, async () => {
+      const bytes = readFileSync(path);
+      for (let seed = 1; seed <= seeds; seed++) {
+        await using dir = await tempDir();
+        const r = seeded(seed * 7919 + bytes.length);
+        const live = join(dir.path, "live", basename(path));
+        mkdirSync(join(dir.path, "live"));
+        writeFileSync(live, "");
+        const cuts = Array.from({ length: 5 }, () => r.int(bytes.length)).sort((a, b) => a - b);
+        let at = 0;
+        for (const cut of [...cuts, bytes.length]) {
+          appendFileSync(live, bytes.subarray(at, cut));
+          at = cut;
+          await importInto(join(dir.path, "grown"), agent, live, false);
+        }
+        const grown = await importInto(join(dir.path, "grown"), agent, live, true);
+        const once = await importInto(join(dir.path, "once"), agent, live, true);
+        const where = `seed ${seed}, cuts ${cuts.join(",")}`;
+        expect([where, grown.sessions.map((s) => s.meta.id)]).toEqual([
+          where,
+          once.sessions.map((s) => s.meta.id),
+        ]);
+        for (let i = 0; i < once.sessions.length; i++) {
+          const [a, b] = [grown.sessions[i]!, once.sessions[i]!];
+          expect([where, a.meta.id, a.messages]).toEqual([where, b.meta.id, b.messages]);
+          expect([where, a.meta.id, a.events]).toEqual([where, b.meta.id, b.events]);
+          expect([where, a.meta]).toEqual([where, b.meta]);
+        }
+        expect(grown.report.sources[0]!.warnings.filter((w) => !/torn|rewritten/.test(w.message))).toEqual(
+          [],
+        );
+      }
+    }, 60_000);
+  }
+});
