@@ -1,8 +1,8 @@
 /**
  * A transcript that grows while it is imported, cut anywhere. Every Claude and Codex source of the
  * corpus is written out in chunks that end at random bytes (mid-line, mid-character), and imported
- * after each chunk the way `--watch` does (not final: open responses and a torn last line wait);
- * then a final pass. The store must end exactly as one import of the whole file leaves it: the same
+ * after each chunk the way `--watch` does (not final: open responses and a torn last line wait),
+ * written in parts every few KiB; then a final pass. The store must end exactly as one import of the whole file leaves it: the same
  * meta, messages and events. Seeded (GROW_SEEDS runs more).
  */
 import { describe, expect, test } from "bun:test";
@@ -29,10 +29,24 @@ function jsonlSources(): { agent: Agent; path: string }[] {
   return out;
 }
 
-async function importInto(home: string, agent: Agent, path: string, final: boolean) {
+async function importInto(
+  home: string,
+  agent: Agent,
+  path: string,
+  final: boolean,
+  writeEveryBytes?: number,
+) {
   const { adapter } = await openStore("files", { home, fsync: "never" });
   try {
-    const report = await importSources({ agent, paths: [path], adapter, home, fsync: false, final });
+    const report = await importSources({
+      agent,
+      paths: [path],
+      adapter,
+      home,
+      fsync: false,
+      final,
+      writeEveryBytes,
+    });
     return { report, sessions: final ? await sessionsIn(adapter) : [] };
   } finally {
     await adapter.close();
@@ -53,15 +67,17 @@ describe("a growing transcript", () => {
         mkdirSync(join(dir.path, "live"));
         writeFileSync(live, "");
         const cuts = Array.from({ length: 5 }, () => r.int(bytes.length)).sort((a, b) => a - b);
+        // Small parts too (a write every few KiB read), so messages are held across parts and passes.
+        const every = 1024 + r.int(32 * 1024);
         let at = 0;
         for (const cut of [...cuts, bytes.length]) {
           appendFileSync(live, bytes.subarray(at, cut));
           at = cut;
-          await importInto(join(dir.path, "grown"), agent, live, false);
+          await importInto(join(dir.path, "grown"), agent, live, false, every);
         }
-        const grown = await importInto(join(dir.path, "grown"), agent, live, true);
+        const grown = await importInto(join(dir.path, "grown"), agent, live, true, every);
         const once = await importInto(join(dir.path, "once"), agent, live, true);
-        const where = `seed ${seed}, cuts ${cuts.join(",")}`;
+        const where = `seed ${seed}, cuts ${cuts.join(",")}, parts every ${every} bytes`;
         expect([where, grown.sessions.map((s) => s.meta.id)]).toEqual([
           where,
           once.sessions.map((s) => s.meta.id),
