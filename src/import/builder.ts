@@ -58,6 +58,9 @@ export interface ResponseUsage {
 /** A token count as a source gave it: a finite number ≥ 0, else 0 (a mangled field is not a count). */
 const count = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
 
+/** A duration or time difference as a number (0 when a mangled time made it NaN). */
+const finite = (x: number): number => (Number.isFinite(x) ? x : 0);
+
 /** Usage with every count made a count (`reasoning` kept absent when it was). */
 function countsOf(u: ResponseUsage): ResponseUsage {
   const out: ResponseUsage = {
@@ -154,13 +157,9 @@ export class SessionBuilder {
     let id = `${this.s.id}:${type}:${key}`;
     for (let n = 2; this.eventIds.has(id); n++) id = `${this.s.id}:${type}:${key}#${n}`;
     this.eventIds.add(id);
-    // A time or a count computed from a mangled field is not a number: the event keeps its place
-    // (the last time seen) and a 0, rather than failing the whole session's write.
+    // A time from a mangled field is not a number: the event keeps its place (the last time seen)
+    // rather than failing the write. (Durations and counts are made numbers where they are made.)
     const timestamp = Number.isFinite(at) ? at : (this.s.lastAt ?? 0);
-    for (const k in fields) {
-      const value = fields[k];
-      if (typeof value === "number" && !Number.isFinite(value)) fields[k] = 0;
-    }
     this.touch(timestamp);
     this.events.push({ type, id, timestamp, ...fields });
   }
@@ -296,7 +295,7 @@ export class SessionBuilder {
         tool: p.tool,
         output: outputSummary(output),
         failed: r.failed === true,
-        duration_ms: duration,
+        duration_ms: finite(duration),
         callId,
       });
     }
@@ -345,7 +344,7 @@ export class SessionBuilder {
       turnId,
       provider: r.provider,
       model: r.model,
-      duration_ms: r.at - startAt,
+      duration_ms: finite(r.at - startAt),
       ...(u
         ? {
             inputTokens: u.input,
@@ -356,8 +355,8 @@ export class SessionBuilder {
           }
         : {}),
       toolCalls: r.toolCalls ?? [],
-      textChars: r.textChars ?? 0,
-      thinkingChars: r.thinkingChars ?? 0,
+      textChars: count(r.textChars),
+      thinkingChars: count(r.thinkingChars),
     });
     if (!u) return;
     const t = this.s.tokens;
@@ -391,14 +390,18 @@ export class SessionBuilder {
       turnId,
       provider: r.provider,
       model: r.model,
-      duration_ms: r.at - startAt,
+      duration_ms: finite(r.at - startAt),
       kind: "provider",
       error: this.r(r.error).slice(0, 500),
     });
   }
 
   compaction(key: string, at: number, beforeTokens: number, afterTokens: number, extra = {}): void {
-    this.ev("compact.occurred", key, at, { beforeTokens, afterTokens, ...extra });
+    this.ev("compact.occurred", key, at, {
+      beforeTokens: count(beforeTokens),
+      afterTokens: count(afterTokens),
+      ...extra,
+    });
   }
 
   subagent(kind: "start" | "stop", key: string, at: number, subagentId: string, detail?: string): void {
