@@ -35,6 +35,34 @@ export interface WriteOutcome {
   rejected: { what: string; message: string }[];
 }
 
+/**
+ * The store's rule, kept rather than failing the session: a provider response carries usage on one
+ * message. A transcript that names one response twice (a damaged id) would break it; the later
+ * message keeps its content and loses the usage, and the note says so.
+ */
+function oneUsagePerResponse(
+  messages: StoredMessage[],
+  stored: string | undefined,
+  rejected: WriteOutcome["rejected"],
+): void {
+  let last = stored;
+  const seen = new Set<string>();
+  for (const [i, m] of messages.entries()) {
+    if (!m.usage || m.responseId === undefined) continue;
+    if (m.responseId === last || seen.has(m.responseId)) {
+      const { usage: _, ...rest } = m;
+      messages[i] = rest;
+      rejected.push({
+        what: `usage of message ${m.id}`,
+        message: `provider response ${m.responseId} already has usage (usage goes on one message per response)`,
+      });
+      continue;
+    }
+    seen.add(m.responseId);
+    last = m.responseId;
+  }
+}
+
 /** Keep `x` if `valid`; else note what is wrong with it (the schema's first issue) and drop it. */
 function keepValid(
   x: unknown,
@@ -194,6 +222,7 @@ export async function writeSession(
     if (d === undefined) fresh.push(m);
     else if (d === null || d !== digest(m)) patched.set(m.id, m);
   }
+  oneUsagePerResponse(fresh, cur?.usageResponseId, rejected);
   // A full document that dropped messages (a rewind) replaces the log; the rollout keeps history.
   const derivedIds = new Set(derived.map((m) => m.id));
   const dropped = s.mode === "full" && [...known.messages.keys()].some((k) => !derivedIds.has(k));

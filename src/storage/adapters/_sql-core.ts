@@ -154,9 +154,10 @@ export function sqlAdapter(
 
     async appendMessages(id, messagesIn) {
       checkId(id);
-      const messages = checkMessages(messagesIn);
       await host.write((d) => {
+        // A missing session first, then the messages: the order every adapter reports them in.
         const meta = requireMeta(d, id);
+        const messages = checkMessages(messagesIn);
         checkUsageRule(meta, messages);
         const next = d.get<{ n: number }>(
           "SELECT coalesce(max(pos) + 1, 0) AS n FROM messages WHERE session_id = ?",
@@ -195,10 +196,10 @@ export function sqlAdapter(
 
     async replaceMessages(id, messagesIn, options = {}) {
       checkId(id);
-      const messages = checkMessages(messagesIn);
       await host.write((d) => {
         const meta = requireMeta(d, id);
         checkCount(meta, options.ifMessageCount);
+        const messages = checkMessages(messagesIn);
         d.run("DELETE FROM messages WHERE session_id = ?", [id]);
         insertMessages(d, id, 0, messages);
         putMeta(d, { ...meta, messageCount: messages.length }, false);

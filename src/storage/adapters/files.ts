@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
+import { checkUsageRule } from "../_meta-fold.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
@@ -105,6 +106,7 @@ const factory: AdapterFactory = (options) => {
       const m = checkMeta(meta);
       checkProjectPath(m.projectPath);
       const msgs = checkMessages(messages);
+      checkUsageRule({}, msgs);
       const dir = locator.dirFor(m.projectPath, m.id);
       readyLocks();
       const tmp = join(dirname(dir), `.tmp-${m.id}-${process.pid}-${++tmpCounter}`);

@@ -175,9 +175,10 @@ const factory: AdapterFactory = (options) => {
 
     async appendMessages(id, messagesIn) {
       checkId(id);
-      const messages = checkMessages(messagesIn);
       await write((s) => {
+        // A missing session first, then the messages: the order every adapter reports them in.
         const meta = metaOf(s, id);
+        const messages = checkMessages(messagesIn);
         checkUsageRule(meta, messages);
         const ops: Op[] = [
           ["append", id, messages],
@@ -210,10 +211,10 @@ const factory: AdapterFactory = (options) => {
 
     async replaceMessages(id, messagesIn, options = {}) {
       checkId(id);
-      const messages = checkMessages(messagesIn);
       await write((s) => {
         const meta = metaOf(s, id);
         checkCount(meta, options.ifMessageCount);
+        const messages = checkMessages(messagesIn);
         const ops: Op[] = [
           ["replace", id, messages],
           ["meta", id, { ...meta, messageCount: messages.length }],

@@ -36,6 +36,7 @@ const factory: AdapterFactory = () => {
     async createSession(meta, messages) {
       const m = checkMeta(meta);
       const msgs = checkMessages(messages);
+      checkUsageRule({}, msgs);
       if (sessions.has(m.id)) throw conflict(`session ${m.id} already exists`);
       sessions.set(m.id, { meta: clone({ ...m, messageCount: msgs.length }), messages: clone(msgs) });
     },
