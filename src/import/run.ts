@@ -122,6 +122,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   const write = async (sessions: ImportedSession[]) => {
     for (const s of sessions) {
       const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids");
+      for (const note of out.notes) sum.warnings.push({ file: c.path, message: note });
       for (const r of out.rejected) {
         sum.warnings.push({ file: c.path, message: `${r.what} not imported: ${r.message}` });
         sum.entries.skipped["(invalid record)"] = (sum.entries.skipped["(invalid record)"] ?? 0) + 1;

@@ -12,6 +12,7 @@ import { isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
+import { messageIdFor } from "./ids.ts";
 import type { ImportedSession } from "./types.ts";
 
 /**
@@ -33,6 +34,31 @@ export interface WriteOutcome {
   /** Records derived from entries of a shape the importer did not foresee that are not valid
    * records: left out (the rest of the session is written), with what is wrong with each. */
   rejected: { what: string; message: string }[];
+  /** What was written other than as derived (a repeated message id renamed), said once each. */
+  notes: string[];
+}
+
+/**
+ * Two messages of one derivation with one id (a transcript that names two entries alike, or ids
+ * damaged into the same value) would make the store refuse the batch: the later one is stored under
+ * `<id>+2` (then `+3`, …), the same way on every run, and a note says so.
+ */
+function distinctIds(messages: StoredMessage[]): string[] {
+  const notes: string[] = [];
+  const ids = new Set<string>();
+  for (const [i, m] of messages.entries()) {
+    if (!ids.has(m.id)) {
+      ids.add(m.id);
+      continue;
+    }
+    let n = 2;
+    while (ids.has(messageIdFor(`${m.id}+${n}`))) n++;
+    const id = messageIdFor(`${m.id}+${n}`);
+    ids.add(id);
+    messages[i] = { ...m, id };
+    notes.push(`message id ${m.id} repeats: the later message is stored as ${id}`);
+  }
+  return notes;
 }
 
 /**
@@ -211,6 +237,7 @@ export async function writeSession(
   const derived = [...s.changed, ...s.messages].filter((m) =>
     keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected),
   );
+  const renamed = distinctIds(derived);
   // A message derived again (a full document, or a re-read after a lost state) is compared by
   // content; that needs the stored messages' hashes, loaded once.
   if (!known.hashed && s.messages.some((m) => known!.messages.has(m.id)))
@@ -238,7 +265,7 @@ export async function writeSession(
     if (fresh.length === 0) {
       if (events.length > 0) await adapter.appendEvents(id, events);
       if (record) for (const e of events) if (e.id) known.events.add(e.id);
-      return { status: "empty", messages: 0, events: events.length, rejected };
+      return { status: "empty", messages: 0, events: events.length, rejected, notes: renamed };
     }
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
     status = "created";
@@ -292,5 +319,11 @@ export async function writeSession(
     if (record) for (const e of events) if (e.id) known.events.add(e.id);
     status = status === "created" ? "created" : "updated";
   }
-  return { status, messages: fresh.length + patched.size, events: events.length, rejected };
+  return {
+    status,
+    messages: fresh.length + patched.size,
+    events: events.length,
+    rejected,
+    notes: renamed,
+  };
 }

@@ -5,7 +5,16 @@
  * valid against the catalogue, and the trace and replay folds run on every session it made.
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import * as v from "valibot";
@@ -75,6 +84,9 @@ function corpusFiles(): { agent: Agent; file: string }[] {
       if (!f.endsWith(".meta.json")) out.push({ agent, file: join(CORPUS, agent, f) });
     }
   }
+  // OpenCode's row dump: a folder of JSONL tables, imported as one source.
+  for (const f of new Bun.Glob("**/rows/session.jsonl").scanSync(join(CORPUS, "opencode")))
+    out.push({ agent: "opencode", file: dirname(join(CORPUS, "opencode", f)) });
   return out.sort((a, b) => a.file.localeCompare(b.file));
 }
 
@@ -82,6 +94,17 @@ function corpusFiles(): { agent: Agent; file: string }[] {
 function mangledCopy(agent: Agent, file: string, dir: string, seed: number): string {
   const r = seeded(seed);
   const out = join(dir, agent, relative(join(CORPUS, agent), file));
+  if (statSync(file).isDirectory()) {
+    // A row dump: every table mangled line by line, the folder imported as one source.
+    for (const name of readdirSync(file)) mangleFile(join(file, name), join(out, name), r);
+    return out;
+  }
+  mangleFile(file, out, r);
+  return out;
+}
+
+/** Write a mangled copy of one transcript or document (a `.meta.json` beside it copied as it is). */
+function mangleFile(file: string, out: string, r: ReturnType<typeof seeded>): void {
   mkdirSync(dirname(out), { recursive: true });
   const meta = file.replace(/\.jsonl$/, ".meta.json");
   if (meta !== file) {
@@ -106,7 +129,6 @@ function mangledCopy(agent: Agent, file: string, dir: string, seed: number): str
     mangle(value, r, 3 + r.int(12));
     writeFileSync(out, JSON.stringify(value));
   }
-  return out;
 }
 
 test("mangled transcripts of every agent import without throwing, and what they store is sound", async () => {
