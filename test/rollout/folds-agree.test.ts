@@ -3,17 +3,19 @@
  * turn ids reused, events naming no turn or an unknown one, calls with and without ids, outputs with
  * no call, refusals that withdraw a call, responses with no request, compactions. For every log:
  * no fold throws; the trace's spans and pending calls are the replay's calls, paired the same way;
- * refusals, turns and tokens agree; and folding the log from a file gives what folding its events in
- * memory gives.
+ * refusals, turns and tokens agree; folding the log from a file gives what folding its events in
+ * memory gives; and following the file as it grows (cut at random bytes) ends at the same trace.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { replaySession } from "../../src/rollout/folds/replay.ts";
-import { buildTrace } from "../../src/rollout/folds/trace.ts";
+import { buildTrace, createTraceFold } from "../../src/rollout/folds/trace.ts";
 import { usageOf } from "../../src/rollout/folds/usage.ts";
-import { loadReplay, loadTrace, loadUsage } from "../../src/rollout/load.ts";
+import { foldRollout, loadReplay, loadTrace, loadUsage, type ReadOptions } from "../../src/rollout/load.ts";
+import type { ReadIssue } from "../../src/storage/contract.ts";
+import { seeded } from "../_random.ts";
 import { randomLog } from "./_random-log.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "freecode-folds-agree-"));
@@ -68,6 +70,32 @@ test("on 150 random logs the trace, replay and usage folds agree, from memory an
       expect([where, JSON.stringify(await loadTrace(source))]).toEqual([where, JSON.stringify(trace)]);
       expect([where, JSON.stringify(await loadReplay(source))]).toEqual([where, JSON.stringify(replay)]);
       expect([where, await loadUsage(source)]).toEqual([where, usage]);
+      // Followed as it grows (`trace --follow`): written in chunks cut at random bytes, read from
+      // where each read stopped; the last snapshot is the one-shot trace.
+      const text = Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      const grown = join(dir, `${seed}-grown.jsonl`);
+      writeFileSync(grown, "");
+      const fold = createTraceFold("s");
+      const sink = {
+        push: fold.push,
+        file: fold.file,
+        skip: fold.skip,
+        issue: (i: ReadIssue) => i.torn || fold.issue(i),
+      };
+      const r = seeded(seed);
+      const cuts = [
+        ...Array.from({ length: 4 }, () => r.int(text.length)).sort((a, b) => a - b),
+        text.length,
+      ];
+      let position: ReadOptions = {};
+      let at = 0;
+      for (const cut of cuts) {
+        appendFileSync(grown, text.subarray(at, cut));
+        at = cut;
+        const read = await foldRollout({ file: grown, sessionId: "s" }, sink, position);
+        position = { fromOffset: read.offset, firstLineNo: read.nextLineNo };
+      }
+      expect([where, JSON.stringify(fold.finish())]).toEqual([where, JSON.stringify(trace)]);
     }
   }
 }, 120_000);
