@@ -4,10 +4,12 @@
  * `credential`, which hold tokens), an `opencode export` JSON document, or a dump of the same rows
  * as JSONL files (`session.jsonl`, `message.jsonl`, `part.jsonl`).
  */
+
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { badInput } from "../errors.ts";
+import { own, put } from "../util/dict.ts";
 import { splitLines } from "../util/lines.ts";
 import type { OcMessage, OcSession } from "./opencode.ts";
 import type { ImportWarning } from "./types.ts";
@@ -81,8 +83,9 @@ export function* readOpencodeDb(
     );
     for (const row of sessions) {
       const session = sessionFromRow(row);
-      stamps[session.id] = session.updated ?? 0;
-      if (known[session.id] !== undefined && known[session.id] === session.updated) continue;
+      put(stamps, session.id, session.updated ?? 0);
+      const was = own(known, session.id);
+      if (was !== undefined && was === session.updated) continue;
       yield {
         session,
         messages: hydrate(msgQuery.all(session.id) as Row[], partQuery.all(session.id) as Row[]),
