@@ -9,7 +9,7 @@
 import * as v from "valibot";
 import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
 import { isValidMessage } from "../storage/_message-check.ts";
-import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
+import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { messageIdFor } from "./ids.ts";
@@ -71,21 +71,10 @@ function oneUsagePerResponse(
   stored: string | undefined,
   rejected: WriteOutcome["rejected"],
 ): void {
-  let last = stored;
-  const seen = new Set<string>();
-  for (const [i, m] of messages.entries()) {
-    if (!m.usage || m.responseId === undefined) continue;
-    if (m.responseId === last || seen.has(m.responseId)) {
-      const { usage: _, ...rest } = m;
-      messages[i] = rest;
-      rejected.push({
-        what: `usage of message ${m.id}`,
-        message: `provider response ${m.responseId} already has usage (usage goes on one message per response)`,
-      });
-      continue;
-    }
-    seen.add(m.responseId);
-    last = m.responseId;
+  for (const i of usageRepeats({ usageResponseId: stored }, messages)) {
+    const { usage: _, ...rest } = messages[i]!;
+    rejected.push({ what: `usage of message ${rest.id}`, message: usageRepeatMessage(rest.responseId!) });
+    messages[i] = rest;
   }
 }
 

@@ -12,24 +12,40 @@ const ZERO: TokenTotals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 export const isTurnStart = (m: StoredMessage) => m.role === "user" && !m.synthetic;
 
 /**
- * Check that `messages` puts at most one `usage` on each provider response, given the meta's last
- * response that carried usage. Throws `bad_input` naming the offending message.
+ * The messages of `messages` (by index) that would put a second `usage` on a provider response,
+ * given the meta's last response that carried usage; each is judged as if the ones before it had
+ * none. The store refuses them (`checkUsageRule`); the importer keeps them without their usage.
  */
-export function checkUsageRule(meta: Pick<SessionMeta, "usageResponseId">, messages: StoredMessage[]): void {
+export function usageRepeats(
+  meta: Pick<SessionMeta, "usageResponseId">,
+  messages: StoredMessage[],
+): number[] {
+  const out: number[] = [];
   let last = meta.usageResponseId;
   const seen = new Set<string>();
   for (const [i, m] of messages.entries()) {
     if (!m.usage || m.responseId === undefined) continue;
     if (m.responseId === last || seen.has(m.responseId)) {
-      throw badInput(
-        `message ${m.id}: provider response ${m.responseId} already has usage (usage goes on one message per response)`,
-        { field: `[${i}].usage` },
-      );
+      out.push(i);
+      continue;
     }
     seen.add(m.responseId);
     last = m.responseId;
   }
+  return out;
 }
+
+/** The store's rule: at most one `usage` per provider response. Throws `bad_input` naming the message. */
+export function checkUsageRule(meta: Pick<SessionMeta, "usageResponseId">, messages: StoredMessage[]): void {
+  const [i] = usageRepeats(meta, messages);
+  if (i === undefined) return;
+  const m = messages[i]!;
+  throw badInput(`message ${m.id}: ${usageRepeatMessage(m.responseId!)}`, { field: `[${i}].usage` });
+}
+
+/** What is wrong with a repeated usage. */
+export const usageRepeatMessage = (responseId: string) =>
+  `provider response ${responseId} already has usage (usage goes on one message per response)`;
 
 /**
  * The meta after appending `messages` (pure; does not check the usage rule — call
