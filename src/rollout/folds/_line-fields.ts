@@ -8,6 +8,7 @@
 import { conflict } from "../../errors.ts";
 import type { LineAt } from "../../util/line-at.ts";
 import type { RolloutEvent } from "../events.ts";
+import { TextColumn } from "./_text-column.ts";
 
 const NAMES: Partial<Record<RolloutEvent["type"], string>> = {
   "function.call": "call",
@@ -38,46 +39,39 @@ export function fieldAt(
 }
 
 /**
- * Fields of one log read back on demand. `define(obj, key, …)` makes `key` of `obj` an enumerable
- * property read back from the event's line on every read (then passed through `map`): it reads,
- * spreads, serialises and compares like a plain field, fresh each time. Where the line is lives on
- * the object under two hidden (symbol, non-enumerable) keys, and every object shares one getter per
- * key: a closure per field cost ~250 bytes (the function, its scope and the captured record), which
- * on a replay of 322,000 calls was most of its memory.
+ * Make `key` of `obj` an enumerable property read afresh on every read (`read`): it reads, spreads,
+ * serialises and compares like a plain field. For the plain objects the folds hand out (refusals),
+ * whose arguments are `KeptValues`.
  */
-export function logFields(lines: LineAt, map: Partial<Record<string, (value: unknown) => unknown>> = {}) {
-  const keys = new Map<string, { get: () => unknown; offset: symbol; seq: symbol; type: symbol }>();
-  const keyFor = (key: string) => {
-    let k = keys.get(key);
-    if (k) return k;
-    const offset = Symbol(`${key} line`);
-    const seq = Symbol(`${key} seq`);
-    const type = Symbol(`${key} type`);
-    const f = map[key];
-    const get = function (this: Record<symbol, unknown>) {
-      const value = fieldAt(
-        lines,
-        this[offset] as number,
-        this[type] as RolloutEvent["type"],
-        this[seq] as number,
-        key,
-      );
-      return f ? f(value) : value;
-    };
-    k = { get, offset, seq, type };
-    keys.set(key, k);
-    return k;
-  };
-  return {
-    lines,
-    define(obj: object, key: string, type: RolloutEvent["type"], offset: number, seq: number): void {
-      const k = keyFor(key);
-      Object.defineProperty(obj, k.offset, { value: offset });
-      Object.defineProperty(obj, k.seq, { value: seq });
-      Object.defineProperty(obj, k.type, { value: type });
-      Object.defineProperty(obj, key, { get: k.get, enumerable: true, configurable: true });
-    },
-  };
+export function keptField(obj: object, key: string, read: () => unknown): void {
+  Object.defineProperty(obj, key, { get: read, enumerable: true, configurable: true });
 }
 
-export type LogFields = ReturnType<typeof logFields>;
+/**
+ * Fields of events kept for rows (a call's arguments, an output): each as where its event's line
+ * starts when the events come from a log file (`lines` set), else as JSON text. `add` returns a
+ * code the caller keeps in its own row (an even number for a line's place, odd for a text, so a
+ * row needs no second field); `get` gives a fresh value on every read.
+ */
+export class KeptValues {
+  /** The log the events come from (set when the source is a file). */
+  lines: LineAt | undefined;
+  private readonly texts = new TextColumn();
+
+  /** Keep `value`, the field of an event whose line starts at `line` (when known); its code. */
+  add(line: number | undefined, value: unknown): number {
+    if (line !== undefined && this.lines) return line * 2;
+    return this.texts.add(JSON.stringify(value)) * 2 + 1;
+  }
+
+  /** Whether the value of `code` is read back from the log (rather than kept as text). */
+  inLog(code: number): boolean {
+    return code % 2 === 0;
+  }
+
+  /** The value of `code`: field `key` of the `type` event of `seq`. */
+  get(code: number, type: RolloutEvent["type"], seq: number, key: string): unknown {
+    if (code % 2 === 0) return fieldAt(this.lines!, code / 2, type, seq, key);
+    return JSON.parse(this.texts.get((code - 1) / 2));
+  }
+}

@@ -1,19 +1,18 @@
 /**
  * The replay fold's calls as rows (see `_rows.ts` for why rows): a call is a row of numbers, its tool
- * numbered in a string table, its call id in a text column. Its arguments and output are either left
- * in the log (the offset of the line that holds them, read back when asked for: `_line-fields.ts`)
- * or, for events that did not come from a file, kept as JSON text. Turns are `TurnRows`; a turn's
+ * numbered in a string table, its call id in a text column. Its arguments and output are
+ * `KeptValues` (`_line-fields.ts`): left in the log (the place of the line that holds them, read
+ * back when asked for) or, for events that did not come from a file, kept as JSON text. Turns are `TurnRows`; a turn's
  * calls are found through each call's turn row, in the order the calls came.
  */
-import type { LineAt } from "../../util/line-at.ts";
-import { fieldAt } from "./_line-fields.ts";
+import { KeptValues } from "./_line-fields.ts";
 import { IntRows, NumberRows, type StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 
 // Doubles.
 const AT = 0;
 const DURATION = 1;
-// Integers. TURN is the turn row + 1.
+// Integers. TURN is the turn row + 1; ARGS and OUTPUT index the `KeptValues`.
 const TURN = 0;
 const TOOL = 1;
 const SEQ = 2;
@@ -28,20 +27,15 @@ const FAILED_KNOWN = 2;
 const FAILED = 4;
 /** Refused after it was announced: it never ran, and leaves its turn's calls. */
 const WITHDRAWN = 8;
-const ARGS_IN_LOG = 16;
-const OUTPUT_IN_LOG = 32;
-
-/** Where a field of an event is: its line in the log, or the value itself. */
-export type Kept = { line: number } | { value: unknown };
 
 /** The calls of one replay. */
 export class CallRows {
   private readonly nums = new NumberRows(2);
   private readonly ints = new IntRows(8);
   private readonly ids = new TextColumn();
-  private readonly texts = new TextColumn();
+  /** Arguments and outputs (their lines' places when the source is a file). */
+  readonly kept = new KeptValues();
   private readonly toolId: (s: string) => number;
-  lines: LineAt | undefined;
 
   constructor(
     private readonly strings: StringTable,
@@ -68,14 +62,15 @@ export class CallRows {
     return r;
   }
 
-  setArgs(r: number, args: Kept): void {
-    this.keep(r, ARGS, ARGS_IN_LOG, args);
+  /** The call's arguments; `line`: where the call's line starts, when the source is a file. */
+  setArgs(r: number, line: number | undefined, args: unknown): void {
+    this.ints.set(r, ARGS, this.kept.add(line, args));
   }
 
-  /** The output arrived: the call is done. */
+  /** The output arrived: the call is done (`line`: where the output's line starts, if known). */
   finish(
     r: number,
-    output: Kept | undefined,
+    output: { line: number | undefined; value: unknown } | undefined,
     outputSeq: number,
     failed: boolean | undefined,
     duration: number,
@@ -85,7 +80,8 @@ export class CallRows {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, OUTPUT_SEQ, outputSeq);
     this.nums.set(r, DURATION, duration);
-    if (output) this.keep(r, OUTPUT, OUTPUT_IN_LOG, output);
+    // Kept as text, an output is kept clipped; read back from the log, it is clipped when read.
+    if (output) this.ints.set(r, OUTPUT, this.kept.add(output.line, this.clip(output.value)));
   }
 
   withdraw(r: number): void {
@@ -135,44 +131,14 @@ export class CallRows {
   }
   /** The call's arguments, fresh on every read. */
   args(r: number): unknown {
-    return this.read(r, ARGS, ARGS_IN_LOG, "function.call", this.seq(r), "args");
+    const i = this.ints.get(r, ARGS);
+    return Number.isNaN(i) ? undefined : this.kept.get(i, "function.call", this.seq(r), "args");
   }
   /** The call's output (clipped), fresh on every read. */
   output(r: number): unknown {
-    const value = this.read(
-      r,
-      OUTPUT,
-      OUTPUT_IN_LOG,
-      "function.output",
-      this.ints.get(r, OUTPUT_SEQ),
-      "output",
-    );
-    return this.ints.get(r, FLAGS) & OUTPUT_IN_LOG ? this.clip(value) : value;
-  }
-
-  private keep(r: number, field: number, inLog: number, kept: Kept): void {
-    if ("line" in kept && this.lines) {
-      this.ints.set(r, field, kept.line);
-      this.ints.set(r, FLAGS, this.ints.get(r, FLAGS) | inLog);
-    } else {
-      const value = "value" in kept ? kept.value : undefined;
-      // An output from memory is clipped as it is kept (there is nothing to read back).
-      const stored = field === OUTPUT ? this.clip(value) : value;
-      this.ints.set(r, field, this.texts.add(JSON.stringify(stored)));
-    }
-  }
-
-  private read(
-    r: number,
-    field: number,
-    inLog: number,
-    type: "function.call" | "function.output",
-    seq: number,
-    key: string,
-  ): unknown {
-    const at = this.ints.get(r, field);
-    if (Number.isNaN(at)) return undefined;
-    if (this.ints.get(r, FLAGS) & inLog) return fieldAt(this.lines!, at, type, seq, key);
-    return JSON.parse(this.texts.get(at));
+    const i = this.ints.get(r, OUTPUT);
+    if (Number.isNaN(i)) return undefined;
+    const value = this.kept.get(i, "function.output", this.ints.get(r, OUTPUT_SEQ), "output");
+    return this.kept.inLog(i) ? this.clip(value) : value;
   }
 }

@@ -6,8 +6,8 @@
  * log, or parsed from text) on each read. For a plain copy, take `toJSON()` or `JSON.stringify`.
  */
 import type { DenySource } from "../events.ts";
-import { logFields } from "./_line-fields.ts";
-import type { CallRows, Kept } from "./_replay-rows.ts";
+import { keptField } from "./_line-fields.ts";
+import type { CallRows } from "./_replay-rows.ts";
 import type { TurnRows } from "./_turn-rows.ts";
 import { inspect, TurnFieldsView, view } from "./_views.ts";
 import type { ReplayCall, ReplayTurn } from "./replay.ts";
@@ -18,7 +18,8 @@ export interface DeniedEntry {
   seq: number;
   source: DenySource;
   reason?: string;
-  args?: Kept;
+  /** The arguments' index in `calls.kept`. */
+  args?: number;
   turn: number;
 }
 
@@ -123,14 +124,12 @@ export class ReplayTurnView extends TurnFieldsView implements ReplayTurn {
   }
   /** The turn's refusals (fresh objects on each read; arguments left in the log are read per read). */
   get denied(): ReplayTurn["denied"] {
-    const lines = this._t.calls.lines;
-    const fromLog = lines && logFields(lines);
+    const kept = this._t.calls.kept;
     return (this._t.denied.get(this._r) ?? []).map((d) => {
       const out: ReplayTurn["denied"][number] = { tool: d.tool, seq: d.seq, source: d.source };
       if (d.reason !== undefined) out.reason = d.reason;
-      if (d.args && "line" in d.args && fromLog)
-        fromLog.define(out, "args", "function.denied", d.args.line, d.seq);
-      else if (d.args && "value" in d.args) out.args = structuredClone(d.args.value);
+      const args = d.args;
+      if (args !== undefined) keptField(out, "args", () => kept.get(args, "function.denied", d.seq, "args"));
       return out;
     });
   }

@@ -11,7 +11,7 @@
 
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
-import { fieldAt, logFields } from "./_line-fields.ts";
+import { KeptValues, keptField } from "./_line-fields.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 import { type ToolContext, ToolSpanView } from "./_views.ts";
@@ -34,7 +34,7 @@ interface Pending {
 // Doubles: times and durations.
 const START = 0;
 const DURATION = 1;
-// Integers: TURN is the turn row + 1 (0: none); CALL_ID and ARGS index text columns.
+// Integers: TURN is the turn row + 1 (0: none); CALL_ID indexes a text column, ARGS `KeptValues`.
 const TURN = 0;
 const FLAGS = 1;
 const TOOL = 2;
@@ -42,7 +42,6 @@ const CALL_ID = 3;
 const ARGS = 4;
 const CALL_SEQ = 5;
 const OUTPUT_SEQ = 6;
-const LINE = 7;
 const FAILED_KNOWN = 1;
 const FAILED = 2;
 const UNPAIRED = 4;
@@ -51,16 +50,15 @@ const UNPAIRED = 4;
  * Finished tool spans, in completion order: numbers in rows, the tool name numbered, the call id in
  * a text column. The arguments are the largest part of a real log's calls (a written file's content,
  * a patch): a call read from a log file keeps only where its line starts, and its arguments are read
- * back from the line when asked for (`lines`); a call from elsewhere keeps them as JSON text. The
- * views of `_views.ts` read them.
+ * back from the line when asked for (`KeptValues`); a call from elsewhere keeps them as JSON text.
+ * The views of `_views.ts` read them.
  */
 export class ToolColumns {
   readonly nums = new NumberRows(2, true);
-  readonly ints = new IntRows(8);
-  /** The log the calls were read from (set when the source is a file). */
-  lines: LineAt | undefined;
+  readonly ints = new IntRows(7);
+  /** The calls' arguments (their lines' places when the source is a file). */
+  readonly kept = new KeptValues();
   private readonly ids = new TextColumn();
-  private readonly argTexts = new TextColumn();
 
   private readonly toolId: (s: string) => number;
 
@@ -91,9 +89,7 @@ export class ToolColumns {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
-    if (call.args === undefined) return;
-    if (call.line !== undefined && this.lines) this.ints.set(r, LINE, call.line);
-    else this.ints.set(r, ARGS, this.argTexts.add(JSON.stringify(call.args)));
+    if (call.args !== undefined) this.ints.set(r, ARGS, this.kept.add(call.line, call.args));
   }
 
   tool(r: number): string {
@@ -126,11 +122,8 @@ export class ToolColumns {
 
   /** The call's arguments, parsed afresh (read back from the log's line when kept as its place). */
   args(r: number): unknown {
-    const line = this.ints.get(r, LINE);
-    if (!Number.isNaN(line) && this.lines)
-      return fieldAt(this.lines, line, "function.call", this.callSeq(r), "args");
     const i = this.ints.get(r, ARGS);
-    return Number.isNaN(i) ? undefined : JSON.parse(this.argTexts.get(i));
+    return Number.isNaN(i) ? undefined : this.kept.get(i, "function.call", this.callSeq(r), "args");
   }
 
   /** True failed, false succeeded, `undefined` unknown. */
@@ -184,8 +177,8 @@ export function createToolPairing(
   const byCallId = new Map<string, Pending>();
   const byTool = new Map<string, Queue>();
   const columns = new ToolColumns(strings);
-  /** Denials; `line`: where the denial's line starts, when its arguments are read back from there. */
-  const denied: { span: Omit<DeniedSpan, "turnKey">; turn: number; line?: number }[] = [];
+  /** Denials; `args`: their arguments' index in `columns.kept`. */
+  const denied: { span: Omit<DeniedSpan, "turnKey" | "args">; turn: number; args?: number }[] = [];
   const changed = new Set<string>();
   let pendingCount = 0;
   let sorted = true;
@@ -219,7 +212,7 @@ export function createToolPairing(
   return {
     /** The log the events come from: calls read from it keep their line's place, not their arguments. */
     readFrom(lines: LineAt) {
-      columns.lines = lines;
+      columns.kept.lines = lines;
     },
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp, done: false };
@@ -264,7 +257,7 @@ export function createToolPairing(
     denied(e: EventOf<"function.denied">, turn: number, line?: number) {
       const withdrawn = e.callId === undefined ? undefined : byCallId.get(e.callId);
       if (withdrawn) take(withdrawn);
-      const span: Omit<DeniedSpan, "turnKey"> = {
+      const span: Omit<DeniedSpan, "turnKey" | "args"> = {
         tool: e.tool,
         seq: e.seq,
         at: e.timestamp,
@@ -272,9 +265,9 @@ export function createToolPairing(
       };
       if (e.callId !== undefined) span.callId = e.callId;
       if (e.reason !== undefined) span.reason = e.reason;
-      if (e.args === undefined) denied.push({ span, turn });
-      else if (line !== undefined && columns.lines) denied.push({ span, turn, line });
-      else denied.push({ span: { ...span, args: e.args }, turn });
+      denied.push(
+        e.args === undefined ? { span, turn } : { span, turn, args: columns.kept.add(line, e.args) },
+      );
     },
     /** Tool spans in call order, numbered, as views over the columns. */
     spans(turns: ToolContext["turns"]): ToolSpan[] {
@@ -283,18 +276,15 @@ export function createToolPairing(
       for (let index = 0; index < out.length; index++) out[index] = ToolSpanView.of(ctx, index);
       return out;
     },
-    /** Denied spans in log order (fresh objects on every call; arguments kept as their line's
-     * place are read back from it on each read of `args`). */
+    /** Denied spans in log order (fresh objects on every call; `args` read afresh on each read). */
     denials(keyOf: (turn: number) => string): DeniedSpan[] {
-      const lines = columns.lines;
-      const fromLog = lines && logFields(lines);
-      return denied.map(({ span, turn, line }) => {
-        const { tool, seq, at, source, callId, args: a, reason } = span;
+      return denied.map(({ span, turn, args }) => {
+        const { tool, seq, at, source, callId, reason } = span;
         const out: DeniedSpan = { tool, seq, at, source };
         if (callId !== undefined) out.callId = callId;
         if (turn >= 0) out.turnKey = keyOf(turn);
-        if (line !== undefined && fromLog) fromLog.define(out, "args", "function.denied", line, seq);
-        else if (a !== undefined) out.args = a;
+        if (args !== undefined)
+          keptField(out, "args", () => columns.kept.get(args, "function.denied", seq, "args"));
         if (reason !== undefined) out.reason = reason;
         return out;
       });

@@ -14,7 +14,7 @@ import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
-import { CallRows, type Kept } from "./_replay-rows.ts";
+import { CallRows } from "./_replay-rows.ts";
 import { callIndex, type DeniedEntry, type ReplayContext, ReplayTurnView } from "./_replay-views.ts";
 import { IntRows, StringTable } from "./_rows.ts";
 import { TurnRows } from "./_turn-rows.ts";
@@ -94,12 +94,6 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     const row = turns.rowFor(turnId, e.timestamp, e.seq);
     return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
-  /** Where the event's `key` field is: its line, or the value (events not read from a file). */
-  const kept = (e: RolloutEvent, key: "args" | "output", offset: number | undefined): Kept =>
-    calls.lines && offset !== undefined
-      ? { line: offset }
-      : { value: (e as unknown as Record<string, unknown>)[key] };
-
   // Pending calls (rows) by call id, per turn+tool and per tool (short lists: taken ones leave).
   const byCallId = new Map<string, number>();
   const pendingTurnTool = new Map<string, number[]>();
@@ -145,7 +139,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "function.call": {
         const turn = turnOf(e.turnId, e);
         const row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
-        if (e.args !== undefined) calls.setArgs(row, kept(e, "args", offset));
+        if (e.args !== undefined) calls.setArgs(row, offset, e.args);
         enqueue(pendingTurnTool, pendingKey(turn, e.tool), row);
         enqueue(pendingTool, e.tool, row);
         if (e.callId !== undefined) byCallId.set(e.callId, row);
@@ -162,7 +156,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         } else settle(row);
         const callId = calls.callId(row);
         if (callId !== undefined) byCallId.delete(callId);
-        const output = e.output === undefined ? undefined : kept(e, "output", offset);
+        const output = e.output === undefined ? undefined : { line: offset, value: e.output };
         calls.finish(row, output, e.seq, e.failed, e.duration_ms ?? e.timestamp - calls.at(row));
         return;
       }
@@ -170,7 +164,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         const turn = turnOf(e.turnId, e);
         const entry: DeniedEntry = { tool: e.tool, seq: e.seq, source: e.source, turn };
         if (e.reason !== undefined) entry.reason = e.reason;
-        if (e.args !== undefined) entry.args = kept(e, "args", offset);
+        if (e.args !== undefined) entry.args = calls.kept.add(offset, e.args);
         const list = denied.get(turn);
         if (list) list.push(entry);
         else denied.set(turn, [entry]);
@@ -261,7 +255,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     push,
     /** The log file the events come from: arguments and outputs are then read back from it. */
     file(path: string) {
-      calls.lines = new LineAt(path);
+      calls.kept.lines = new LineAt(path);
     },
     issue(issue: ReadIssue) {
       const entry: Replay["errors"][number] = { message: issue.message, torn: issue.torn };
