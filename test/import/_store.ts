@@ -1,5 +1,8 @@
-/** What a store holds, for tests that compare two imports: every session, sorted by id. */
+/** What a store holds, for tests that compare two imports: the import itself, every session sorted by id. */
+import { importSources } from "../../src/import/import.ts";
+import type { Agent } from "../../src/import/types.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
+import { openStore } from "../../src/storage/select.ts";
 
 /** Each session's meta, messages and events (or unreadable lines), in storage order. */
 export async function sessionsIn(adapter: StorageAdapter) {
@@ -11,4 +14,30 @@ export async function sessionsIn(adapter: StorageAdapter) {
     sessions.push({ meta, messages: (await adapter.readMessages(meta.id)).messages, events });
   }
   return sessions;
+}
+
+/** Everything a store holds after importing `path`, sessions sorted by id. */
+export async function imported(
+  home: string,
+  agent: Agent,
+  path: string,
+  writeEveryBytes?: number,
+  final?: boolean,
+) {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    const report = await importSources({
+      agent,
+      paths: [path],
+      adapter,
+      home,
+      fsync: false,
+      writeEveryBytes,
+      final,
+    });
+    const { path: _, ...summary } = report.sources[0]!;
+    return { sessions: await sessionsIn(adapter), summary };
+  } finally {
+    await adapter.close();
+  }
 }

@@ -13,7 +13,7 @@ import type { Agent } from "../../src/import/types.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { CORPUS, tempDir } from "../_helpers.ts";
 import { seeded } from "../_random.ts";
-import { sessionsIn } from "./_store.ts";
+import { imported } from "./_store.ts";
 
 function jsonlSources(): { agent: Agent; path: string }[] {
   const out: { agent: Agent; path: string }[] = [];
@@ -27,30 +27,6 @@ function jsonlSources(): { agent: Agent; path: string }[] {
   walk("claude", join(CORPUS, "claude"));
   walk("codex", join(CORPUS, "codex"));
   return out;
-}
-
-async function importInto(
-  home: string,
-  agent: Agent,
-  path: string,
-  final: boolean,
-  writeEveryBytes?: number,
-) {
-  const { adapter } = await openStore("files", { home, fsync: "never" });
-  try {
-    const report = await importSources({
-      agent,
-      paths: [path],
-      adapter,
-      home,
-      fsync: false,
-      final,
-      writeEveryBytes,
-    });
-    return { report, sessions: final ? await sessionsIn(adapter) : [] };
-  } finally {
-    await adapter.close();
-  }
 }
 
 describe("a growing transcript", () => {
@@ -73,10 +49,10 @@ describe("a growing transcript", () => {
         for (const cut of [...cuts, bytes.length]) {
           appendFileSync(live, bytes.subarray(at, cut));
           at = cut;
-          await importInto(join(dir.path, "grown"), agent, live, false, every);
+          await imported(join(dir.path, "grown"), agent, live, every, false);
         }
-        const grown = await importInto(join(dir.path, "grown"), agent, live, true, every);
-        const once = await importInto(join(dir.path, "once"), agent, live, true);
+        const grown = await imported(join(dir.path, "grown"), agent, live, every);
+        const once = await imported(join(dir.path, "once"), agent, live);
         const where = `seed ${seed}, cuts ${cuts.join(",")}, parts every ${every} bytes`;
         expect([where, grown.sessions.map((s) => s.meta.id)]).toEqual([
           where,
@@ -88,9 +64,7 @@ describe("a growing transcript", () => {
           expect([where, a.meta.id, a.events]).toEqual([where, b.meta.id, b.events]);
           expect([where, a.meta]).toEqual([where, b.meta]);
         }
-        expect(grown.report.sources[0]!.warnings.filter((w) => !/torn|rewritten/.test(w.message))).toEqual(
-          [],
-        );
+        expect(grown.summary.warnings.filter((w) => !/torn|rewritten/.test(w.message))).toEqual([]);
       }
     }, 60_000);
   }

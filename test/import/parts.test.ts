@@ -12,27 +12,7 @@ import { importSources } from "../../src/import/import.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
-import { sessionsIn } from "./_store.ts";
-
-/** Everything a store holds after importing `path`, sessions sorted by id. */
-async function imported(home: string, agent: Agent, path: string, writeEveryBytes?: number, final?: boolean) {
-  const { adapter } = await openStore("files", { home, fsync: "never" });
-  try {
-    const report = await importSources({
-      agent,
-      paths: [path],
-      adapter,
-      home,
-      fsync: false,
-      writeEveryBytes,
-      final,
-    });
-    const { path: _, ...summary } = report.sources[0]!;
-    return { sessions: await sessionsIn(adapter), summary };
-  } finally {
-    await adapter.close();
-  }
-}
+import { imported } from "./_store.ts";
 
 type Store = Awaited<ReturnType<typeof imported>>;
 
