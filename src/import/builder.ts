@@ -191,7 +191,9 @@ export class SessionBuilder {
   addMessage(m: StoredMessage): StoredMessage {
     // A source's ids are used as they are when they are valid ids; an odd one (empty, spaces, a
     // mangled value) gets a stable valid form here, and every lookup below maps it the same way.
-    const msg = { ...this.r(m), id: messageIdFor(String(m.id)) };
+    const id = messageIdFor(String(m.id));
+    const given = this.r(m);
+    const msg = given.id === id ? given : { ...given, id };
     if (!Number.isFinite(msg.timestamp)) msg.timestamp = this.s.lastAt ?? 0;
     this.touch(msg.timestamp);
     this.out.set(msg.id, msg);
