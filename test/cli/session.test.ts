@@ -131,6 +131,8 @@ describe("freecode session (CLI)", () => {
     expect(show.stdout).toContain("── user");
     expect(show.stdout).toContain('▸ bash({"cmd":"ls"}) ✓ a b c');
     expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("h1");
+    // An empty page of a list that is not empty says so, rather than "no sessions".
+    expect(runCli(["session", "list", "--offset", "5"], { home: home.path }).stdout).toBe("0 of 1\n");
   });
 
   test("bad input: one-line error, exit 2, nothing written", async () => {
