@@ -23,13 +23,20 @@ export interface SessionRef {
 
 const GLOB_CHARS = /[*?[{]/;
 
-/** The optional `meta.json` beside a rollout (one read; a missing file is the common case). */
-function metaBeside(file: string): SessionMeta | undefined {
+/**
+ * The optional `meta.json` beside a rollout. A missing one is the common case, so it is not read to
+ * find out: `withMeta` (the folders a scan saw a `meta.json` in) answers without a system call, else
+ * one `existsSync` does (a failed read throws, and an exception cost ~3× the check).
+ */
+function metaBeside(file: string, withMeta?: ReadonlySet<string>): SessionMeta | undefined {
+  const dir = dirname(file);
+  const path = join(dir, "meta.json");
+  if (withMeta ? !withMeta.has(dir) : !existsSync(path)) return undefined;
   let text: string;
   try {
-    text = readFileSync(join(dirname(file), "meta.json"), "utf8");
+    text = readFileSync(path, "utf8");
   } catch {
-    return undefined; // absent or unreadable: "no meta", so selectors on meta will not match
+    return undefined; // unreadable: "no meta", so selectors on meta will not match
   }
   try {
     const r = v.safeParse(SessionMetaSchema, JSON.parse(text));
@@ -45,6 +52,7 @@ const idOf = (file: string) =>
 /** Rollout files under a file, folder or glob (relative paths against `cwd`). */
 export function sessionsFromPath(path: string, cwd = process.cwd()): SessionRef[] {
   let files: string[];
+  let withMeta: Set<string> | undefined;
   if (GLOB_CHARS.test(path)) {
     const absolute = path.startsWith("/");
     const glob = new Bun.Glob(absolute ? path.slice(1) : path);
@@ -52,9 +60,19 @@ export function sessionsFromPath(path: string, cwd = process.cwd()): SessionRef[
   } else {
     const p = resolve(cwd, path);
     if (!existsSync(p)) throw badInput("no such sessions file or folder", { file: path });
-    files = statSync(p).isDirectory()
-      ? [...new Bun.Glob("**/*.jsonl").scanSync({ cwd: p, onlyFiles: true, absolute: true })]
-      : [p];
+    if (statSync(p).isDirectory()) {
+      // One scan finds the logs and the folders with a meta.json.
+      files = [];
+      withMeta = new Set();
+      for (const f of new Bun.Glob("**/{*.jsonl,meta.json}").scanSync({
+        cwd: p,
+        onlyFiles: true,
+        absolute: true,
+      })) {
+        if (basename(f) === "meta.json") withMeta.add(dirname(f));
+        else files.push(f);
+      }
+    } else files = [p];
   }
   const byId = new Map<string, SessionRef>();
   for (const file of files.sort()) {
@@ -62,7 +80,7 @@ export function sessionsFromPath(path: string, cwd = process.cwd()): SessionRef[
     const prior = byId.get(sessionId);
     if (prior)
       throw badInput(`two rollout files for session "${sessionId}" (${prior.file} and ${file})`, { file });
-    const meta = metaBeside(file);
+    const meta = metaBeside(file, withMeta);
     byId.set(sessionId, meta ? { sessionId, file, meta } : { sessionId, file });
   }
   return [...byId.values()];

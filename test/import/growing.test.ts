@@ -8,9 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { importSources } from "../../src/import/import.ts";
 import type { Agent } from "../../src/import/types.ts";
-import { openStore } from "../../src/storage/select.ts";
 import { CORPUS, tempDir } from "../_helpers.ts";
 import { seeded } from "../_random.ts";
 import { imported } from "./_store.ts";

@@ -73,6 +73,20 @@ describe("TextColumn", () => {
     expect(col.length).toBe(given.length);
     for (const [i, s] of given.entries()) expect(col.get(i)).toBe(s);
   });
+
+  test("the first chunk starts small and grows: every string reads back between doublings", () => {
+    const col = new TextColumn();
+    const given: string[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      // ~500 bytes each: the 4 KiB first chunk doubles to 1 MiB, then a second chunk starts.
+      const s = `${i}:${"ü".repeat(i % 300)}`;
+      given.push(s);
+      col.add(s);
+      if ((i & (i - 1)) === 0 || i % 997 === 0)
+        for (const [j, t] of given.entries()) expect(col.get(j)).toBe(t);
+    }
+    for (const [j, t] of given.entries()) expect(col.get(j)).toBe(t);
+  });
 });
 
 describe("StringTable", () => {
