@@ -75,6 +75,11 @@ describe("TextColumn", () => {
   });
 
   test("the first chunk starts small and grows: every string reads back between doublings", () => {
+    // A first string larger than the first chunk's 4 KiB, then one larger than its next size.
+    const big = new TextColumn();
+    const firsts = ["é".repeat(20_000), "x", "🚀".repeat(9_000)];
+    for (const s of firsts) big.add(s);
+    for (const [i, s] of firsts.entries()) expect(big.get(i)).toBe(s);
     const col = new TextColumn();
     const given: string[] = [];
     for (let i = 0; i < 3_000; i++) {

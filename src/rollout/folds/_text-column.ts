@@ -18,6 +18,12 @@ const POS = 0;
 type Utf8Writable = Buffer & { utf8Write(s: string, offset: number): number };
 const LEN = 1;
 
+/** `size` doubled until it holds `need` bytes (at most `CHUNK`: a kept string is below `LONG`). */
+function sizeFor(size: number, need: number): number {
+  while (size < need) size *= 2;
+  return size;
+}
+
 /** An append-only list of strings; `add` returns the index `get` takes. */
 export class TextColumn {
   private readonly chunks: Buffer[] = [];
@@ -37,18 +43,18 @@ export class TextColumn {
       this.long.set(i, s);
       return i;
     }
-    const room = this.used + s.length * 3;
     const last = this.chunks[this.chunks.length - 1];
-    if (last === undefined || room > last.length) {
-      if (last !== undefined && last.length < CHUNK) {
+    if (last === undefined) {
+      this.chunks.push(Buffer.allocUnsafe(sizeFor(FIRST_CHUNK, s.length * 3)));
+      this.used = 0;
+    } else if (this.used + s.length * 3 > last.length) {
+      if (last.length < CHUNK) {
         // The first chunk, still growing: double it (offsets into it stay valid).
-        let size = last.length * 2;
-        while (size < room) size *= 2;
-        const grown = Buffer.allocUnsafe(size);
+        const grown = Buffer.allocUnsafe(sizeFor(last.length * 2, this.used + s.length * 3));
         last.copy(grown, 0, 0, this.used);
         this.chunks[0] = grown;
       } else {
-        this.chunks.push(Buffer.allocUnsafe(last === undefined ? FIRST_CHUNK : CHUNK));
+        this.chunks.push(Buffer.allocUnsafe(CHUNK));
         this.used = 0;
       }
     }
