@@ -8,7 +8,8 @@ import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "c
 import { type Config, loadConfig } from "../config.ts";
 import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
-import { colorEnabled, log } from "./_log.ts";
+import { colorAllowed, log } from "./_log.ts";
+import { stdoutIsTerminal, writeStdout } from "./_stdout.ts";
 
 /** The exit code the leaf command returned (citty drops nested commands' results). */
 export const commandExit = { code: 0 };
@@ -82,9 +83,9 @@ export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string
     home,
     config: () => (config ??= loadConfig(home)),
     storeName: () => storeFlag || process.env.FREECODE_STORE || (config ??= loadConfig(home)).store,
-    color: colorEnabled(process.stdout),
+    color: stdoutIsTerminal() && colorAllowed(),
     out(data) {
-      process.stdout.write(typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`);
+      writeStdout(typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`);
     },
     log,
   };

@@ -7,7 +7,8 @@ import { type CommandDef, defineCommand, renderUsage, runCommand, type SubComman
 import { exitCodeFor, FreecodeError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { commandExit } from "./_command.ts";
-import { colorEnabled, log } from "./_log.ts";
+import { colorAllowed, colorEnabled, log } from "./_log.ts";
+import { flushStdout, STDOUT_CLOSED_EXIT, StdoutClosed, stdoutIsTerminal, writeStdout } from "./_stdout.ts";
 
 export const COMMANDS = {
   session: () => import("./commands/session.ts").then((m) => m.default),
@@ -53,42 +54,62 @@ async function resolve<T>(value: T | (() => T | Promise<T>) | Promise<T>): Promi
   return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
 }
 
-async function usage(argv: string[], stream: NodeJS.WriteStream): Promise<void> {
+/** Print the usage of the command `argv` names, on standard output or (for a usage error) stderr. */
+async function usage(argv: string[], to: "stdout" | "stderr"): Promise<void> {
   const [cmd, parent] = await resolveChain(argv);
   const text = await renderUsage(cmd, parent);
-  stream.write(`${colorEnabled(stream) ? text : stripAnsi(text)}\n`);
+  if (to === "stderr") process.stderr.write(`${colorEnabled(process.stderr) ? text : stripAnsi(text)}\n`);
+  else writeStdout(`${stdoutIsTerminal() && colorAllowed() ? text : stripAnsi(text)}\n`);
 }
 
-/** Run the CLI with `argv` (without the program name); resolves to the exit code. */
+/**
+ * Run the CLI with `argv` (without the program name); resolves to the exit code once standard
+ * output has taken everything the command wrote.
+ */
 export async function runCli(argv: string[]): Promise<number> {
   const dashdash = argv.indexOf("--");
   const flagsPart = dashdash === -1 ? argv : argv.slice(0, dashdash);
+  let code: number;
   try {
-    if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-      process.stdout.write(`${VERSION}\n`);
-      return 0;
-    }
-    if (flagsPart.some((a) => HELP_FLAGS.has(a))) {
-      await usage(flagsPart, process.stdout);
-      return 0;
-    }
-    // A deliberate internal error, to check that stack traces of the binary name our sources.
-    if (process.env.FREECODE_DEBUG_CRASH) throw new Error("deliberate crash (FREECODE_DEBUG_CRASH is set)");
-    if (argv.length === 0) {
-      await usage(argv, process.stderr);
-      return 2;
-    }
-    await runCommand(main, { rawArgs: argv });
-    return commandExit.code;
+    code = await dispatch(argv, flagsPart);
   } catch (error) {
-    return report(error, flagsPart);
+    code = await report(error, flagsPart);
   }
+  try {
+    await flushStdout();
+  } catch (error) {
+    if (error instanceof StdoutClosed) return STDOUT_CLOSED_EXIT;
+    throw error;
+  }
+  return code;
+}
+
+/** Run the command `argv` names (or print the version or help); its exit code. */
+async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    writeStdout(`${VERSION}\n`);
+    return 0;
+  }
+  if (flagsPart.some((a) => HELP_FLAGS.has(a))) {
+    await usage(flagsPart, "stdout");
+    return 0;
+  }
+  // A deliberate internal error, to check that stack traces of the binary name our sources.
+  if (process.env.FREECODE_DEBUG_CRASH) throw new Error("deliberate crash (FREECODE_DEBUG_CRASH is set)");
+  if (argv.length === 0) {
+    await usage(argv, "stderr");
+    return 2;
+  }
+  await runCommand(main, { rawArgs: argv });
+  return commandExit.code;
 }
 
 async function report(error: unknown, argv: string[]): Promise<number> {
+  // The reader of our output went away (`| head`): stop quietly, as a process killed by SIGPIPE.
+  if (error instanceof StdoutClosed) return STDOUT_CLOSED_EXIT;
   if (error instanceof Error && error.name === "CLIError") {
     // citty's own argument errors: bad usage.
-    await usage(argv, process.stderr);
+    await usage(argv, "stderr");
     log.error(error.message);
     return 2;
   }

@@ -6,7 +6,6 @@
  * only stored as a SHA-256 hash: we take it from `directories`, a `.project_root` file, or a
  * candidate path whose hash matches, and otherwise use Gemini's per-project folder, with a warning.
  */
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { splitLines } from "../util/lines.ts";
@@ -84,7 +83,7 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   const marker = join(dirname(dir), ".project_root");
   if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
   const cwd = process.cwd();
-  if (hash && createHash("sha256").update(cwd).digest("hex") === hash) return cwd;
+  if (hash && new Bun.CryptoHasher("sha256").update(cwd).digest("hex") === hash) return cwd;
   // Gemini keeps only the path's hash: its per-project folder is the one real, stable stand-in.
   warnings.push({
     file: path,

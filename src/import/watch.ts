@@ -11,8 +11,8 @@ import type { Known } from "./write.ts";
 export interface WatchOptions extends Omit<ImportOptions, "final" | "cache"> {
   intervalMs: number;
   signal: AbortSignal;
-  /** Called after each pass (with what changed). */
-  onPass(report: ImportReport, pass: number): void;
+  /** Called after each pass (with what changed); the next pass waits for it. */
+  onPass(report: ImportReport, pass: number): void | Promise<void>;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -31,7 +31,7 @@ export async function watchSources(opts: WatchOptions): Promise<number> {
   while (!opts.signal.aborted) {
     pass++;
     const report = await importSources({ ...opts, final: false, cache });
-    opts.onPass(report, pass);
+    await opts.onPass(report, pass);
     await sleep(opts.intervalMs, opts.signal);
   }
   return pass;

@@ -1,5 +1,4 @@
 /** Turning event drafts into stored records: `seq` continues from the last one stored. */
-import { randomUUID } from "node:crypto";
 import { badInput } from "../errors.ts";
 import type { EventDraft, EventRecord } from "./records.ts";
 
@@ -13,7 +12,7 @@ export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDra
     return {
       ...d,
       type: d.type,
-      id: d.id ?? randomUUID(),
+      id: d.id ?? crypto.randomUUID(),
       seq: lastSeq + i + 1,
       aggregateID: sessionId,
       timestamp: d.timestamp ?? now,

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
+import { binaryPath, parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
 
 const logOf = (home: string, id: string) => join(home, "rollout", "sessions", id, "events.jsonl");
 const GOOD = [
@@ -107,6 +107,31 @@ describe("rollout cat and verify", () => {
     expect(runCli(["rollout", "cat", "nope"], { home: home.path }).code).toBe(3);
     expect(runCli(["rollout", "verify", "nope"], { home: home.path }).code).toBe(3);
   });
+
+  test("cat through a pipe: every line arrives; a reader that stops early ends it quietly (exit 141)", async () => {
+    await using home = await tempHome();
+    // ~1.2 MB of JSONL: far more than a pipe holds, so the writer meets a closed pipe.
+    const pad = "x".repeat(300);
+    const events = [{ type: "session.started", provider: "p", model: "m" }];
+    for (let i = 0; i < 4000; i++) events.push({ type: "turn.started", turnId: `turn-${i}-${pad}` } as never);
+    const stdin = events.map((e) => JSON.stringify(e)).join("\n");
+    expect(runBinary(["rollout", "append", "big"], { home: home.path, stdin }).code).toBe(0);
+    const all = runBinary(["rollout", "cat", "big"], { home: home.path });
+    expect(all.code).toBe(0);
+    expect(all.stdout.split("\n").filter(Boolean)).toHaveLength(4001);
+
+    const proc = Bun.spawn([binaryPath(), "rollout", "cat", "big"], {
+      env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = proc.stdout.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value).startsWith('{"type":"session.started"')).toBe(true);
+    await reader.cancel(); // like `| head -1`: the read end closes
+    expect(await proc.exited).toBe(141);
+    expect(await new Response(proc.stderr).text()).toBe("");
+  }, 120_000);
 
   test("end to end with the compiled binary: append, then verify", async () => {
     await using home = await tempHome();

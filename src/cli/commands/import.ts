@@ -10,6 +10,7 @@ import { AGENTS } from "../../import/types.ts";
 import { watchSources } from "../../import/watch.ts";
 import { openStore } from "../../storage/select.ts";
 import { command } from "../_command.ts";
+import { flushStdout, writeStdout } from "../_stdout.ts";
 import { formatReport, totals, warningLine } from "./import/format.ts";
 
 const CHOICES = [...AGENTS, "auto"] as const;
@@ -59,13 +60,14 @@ export default command({
         ...base,
         intervalMs: interval,
         signal: stop.signal,
-        onPass(report, pass) {
+        async onPass(report, pass) {
           for (const s of report.sources) for (const w of s.warnings) ctx.log.warn(warningLine(w));
           const t = totals(report);
           if (pass > 1 && t.created + t.updated === 0) return;
           // Streams are JSONL: one compact line per pass that changed something.
-          if (ctx.json) process.stdout.write(`${JSON.stringify({ pass, ...report, totals: t })}\n`);
+          if (ctx.json) writeStdout(`${JSON.stringify({ pass, ...report, totals: t })}\n`);
           else ctx.out(`pass ${pass}: ${t.created} created, ${t.updated} updated, ${t.imported} entries\n`);
+          await flushStdout();
         },
       });
       process.off("SIGINT", onSignal);

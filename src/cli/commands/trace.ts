@@ -10,6 +10,7 @@ import type { TraceOptions } from "../../rollout/folds/trace.ts";
 import { loadTrace } from "../../rollout/load.ts";
 import { renderWaterfall } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
+import { stdoutColumns } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 import { followTrace } from "./trace/_follow.ts";
 import { listTraces } from "./trace/_list.ts";
@@ -77,8 +78,7 @@ export default command({
       const trace = await loadTrace(source, options);
       if (args.otlp) await writeOtlp(ctx, trace, args.otlp);
       if (ctx.json) ctx.out(trace);
-      else
-        ctx.out(renderWaterfall(trace, { width: process.stdout.columns || 100, color: ctx.color, slowMs }));
+      else ctx.out(renderWaterfall(trace, { width: stdoutColumns() ?? 100, color: ctx.color, slowMs }));
       return 0;
     });
   },

@@ -5,6 +5,7 @@
 import { readRollout } from "../../../rollout/load.ts";
 import type { ReadIssue } from "../../../storage/contract.ts";
 import { command } from "../../_command.ts";
+import { writeStdout } from "../../_stdout.ts";
 import { withRollouts } from "./_source.ts";
 
 export default command({
@@ -26,7 +27,7 @@ export default command({
       for await (const e of stream) {
         if (!keep(e.type)) continue;
         if (ctx.json) events.push(e);
-        else process.stdout.write(`${JSON.stringify(e)}\n`);
+        else writeStdout(`${JSON.stringify(e)}\n`);
       }
     });
     if (ctx.json) ctx.out({ sessionId: args.id, events, issues, skippedUnknownTypes: skipped.length });

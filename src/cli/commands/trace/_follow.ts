@@ -8,6 +8,7 @@ import { createTraceFold, type TraceOptions } from "../../../rollout/folds/trace
 import { foldRollout, type ReadOptions, type RolloutSource, sessionIdOf } from "../../../rollout/load.ts";
 import { renderWaterfall } from "../../../rollout/waterfall.ts";
 import type { CommandContext } from "../../_command.ts";
+import { flushStdout, stdoutColumns, stdoutIsTerminal, writeStdout } from "../../_stdout.ts";
 
 const CLEAR = "\x1b[H\x1b[2J";
 
@@ -38,12 +39,13 @@ export async function followTrace(
       position =
         "file" in source ? { fromOffset: at.offset, firstLineNo: at.nextLineNo } : { fromSeq: lastSeq + 1 };
       const trace = fold.finish(Date.now());
-      if (ctx.json) process.stdout.write(`${JSON.stringify(trace)}\n`);
+      if (ctx.json) writeStdout(`${JSON.stringify(trace)}\n`);
       else {
-        const width = process.stdout.columns || 100;
+        const width = stdoutColumns() ?? 100;
         const body = renderWaterfall(trace, { width, color: ctx.color, slowMs });
-        process.stdout.write(`${process.stdout.isTTY ? CLEAR : ""}${body}following… (Ctrl+C to stop)\n`);
+        writeStdout(`${stdoutIsTerminal() ? CLEAR : ""}${body}following… (Ctrl+C to stop)\n`);
       }
+      await flushStdout();
       await Bun.sleep(intervalMs);
     }
   } finally {

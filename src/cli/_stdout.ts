@@ -1,0 +1,95 @@
+/**
+ * The CLI's standard output, written with `fs.writeSync` on descriptor 1 rather than through
+ * `process.stdout`. Touching `process.stdout` (even `.isTTY`) builds Node's stream machinery, and
+ * `node:tty` loads it too: a compiled hello-world started in ~30 ms without it and ~52 ms with
+ * `process.stdout.write` on these machines, a cost every command paid before doing anything.
+ * (Bun's native `Bun.stdout.writer()` starts as fast, but a reader that goes away made each later
+ * write print an unhandled EPIPE error of its own.)
+ *
+ * Text is gathered up to 64 KiB and written synchronously: when `writeStdout` returns or
+ * `flushStdout()` resolves, the pipe or file has every byte, so nothing is lost when the process
+ * ends. A pipe left non-blocking by whoever made it is waited on (EAGAIN). A reader that goes
+ * away (`freecode rollout cat … | head`) makes the write throw `StdoutClosed`, which the CLI turns
+ * into a quiet exit with status 141, as a process killed by SIGPIPE has, not an EPIPE stack trace.
+ */
+import { fstatSync, statSync, writeSync } from "node:fs";
+
+/** The reader of standard output went away (EPIPE). */
+export class StdoutClosed extends Error {
+  constructor() {
+    super("standard output was closed by its reader");
+    this.name = "StdoutClosed";
+  }
+}
+
+/** The exit status of a command whose output was cut off by its reader (128 + SIGPIPE). */
+export const STDOUT_CLOSED_EXIT = 141;
+
+const GATHER = 64 * 1024;
+let pending: string[] = [];
+let pendingChars = 0;
+let closed = false;
+
+/** Write all of `bytes` to descriptor 1. */
+function writeAll(bytes: Buffer): void {
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(1, bytes, done, bytes.length - done);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "EAGAIN") Bun.sleepSync(1);
+      else if (code === "EPIPE") {
+        closed = true;
+        throw new StdoutClosed();
+      } else throw error;
+    }
+  }
+}
+
+/** Write what is gathered. */
+function drain(): void {
+  if (pendingChars === 0) return;
+  const text = pending.length === 1 ? pending[0]! : pending.join("");
+  pending = [];
+  pendingChars = 0;
+  writeAll(Buffer.from(text));
+}
+
+/** Queue `text` for standard output (written once 64 KiB are gathered, or at `flushStdout`). */
+export function writeStdout(text: string): void {
+  if (closed) throw new StdoutClosed();
+  pending.push(text);
+  pendingChars += text.length;
+  if (pendingChars >= GATHER) drain();
+}
+
+/** Write everything queued; resolves once the pipe or file has taken it. */
+export async function flushStdout(): Promise<void> {
+  if (closed) return;
+  drain();
+}
+
+let terminal: boolean | undefined;
+
+/**
+ * Whether standard output is a terminal, without `node:tty`: a character device other than
+ * `/dev/null` (the one character device output is commonly sent to that is not a terminal).
+ */
+export function stdoutIsTerminal(): boolean {
+  if (terminal === undefined) {
+    try {
+      const st = fstatSync(1);
+      terminal = st.isCharacterDevice() && st.rdev !== statSync("/dev/null").rdev;
+    } catch {
+      terminal = false;
+    }
+  }
+  return terminal;
+}
+
+/** The terminal's width in columns (`undefined` when standard output is not a terminal). */
+export function stdoutColumns(): number | undefined {
+  // Only a terminal pays for the stream `process.stdout` builds.
+  return stdoutIsTerminal() ? process.stdout.columns || undefined : undefined;
+}
