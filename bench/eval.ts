@@ -255,7 +255,7 @@ export default defineBench({
       "load average (1, 5, 15 min) before / after": loads
         .map((l) => l.map((x) => x.toFixed(2)).join(" "))
         .join(" / "),
-      "eval default": `${defaultProcesses} process(es) at setup; ${defaultLoads.filter((l) => l >= availableParallelism()).length} of ${defaultLoads.length} default runs started with the load average ≥ the cores (below 96 MiB, or 192 MiB when busy, eval folds in one process)`,
+      "eval default": `${defaultProcesses} process(es) at setup; ${defaultLoads.filter((l) => l >= availableParallelism()).length} of ${defaultLoads.length} default runs started with the load average ≥ the cores (below 256 MiB, or 512 MiB when busy, eval folds in one process)`,
     };
     for (const [label, runs] of usage) {
       const wall = median(runs.map((r) => r.wall));

@@ -76,9 +76,9 @@ export interface PlanOptions {
   forced?: boolean;
   /** Fewer sessions than this are folded here (default 16). */
   threshold?: number;
-  /** Fewer bytes of rollouts than this are folded here (default 96 MiB)… */
+  /** Fewer bytes of rollouts than this are folded here (default 256 MiB)… */
   minBytes?: number;
-  /** …or than this while the machine is busy: load ≥ cores (default 192 MiB). */
+  /** …or than this while the machine is busy: load ≥ cores (default 512 MiB). */
   busyMinBytes?: number;
   /** The 1-minute load average (default: the system's). */
   load?: number;
@@ -90,9 +90,13 @@ export interface PlanOptions {
  * other cores, but only cores that are free. Measured on the 2-core VM (README, Speed): at 52 MiB
  * two children won by 10–15% at load ~2 and lost by a third at load 2–3.5; at 206 MiB they won
  * even under load. Once the fold stopped allocating a full row chunk per session, one process at
- * 52 MiB took 1.30× a plain fold against 1.37–1.59× for two children: so the split starts at
- * `minBytes` (96 MiB), or at `busyMinBytes` when the load average already fills the cores (the
- * rule `make -l` follows).
+ * 52 MiB took 1.30× a plain fold against 1.37–1.59× for two children. Once a fold stopped
+ * zero-filling a 1 MiB text chunk per session, one process got a third faster and already keeps
+ * ~1.7 cores busy (the JIT and the collector run on helper threads): at 103 MiB it beat two
+ * children (1.06 s against 1.15 s), at 207 MiB they tied (1.75 s each), at 415 MiB the children won
+ * (2.96 s against 3.40 s idle; 3.94 against 4.23 s with the other core taken). So the split starts
+ * at `minBytes` (256 MiB), or at `busyMinBytes` (512 MiB) when the load average already fills the
+ * cores (the rule `make -l` follows).
  */
 export function planFor(jobs: SessionJob[], options: PlanOptions = {}): Plan {
   const cores = options.workers ?? availableParallelism();
@@ -102,7 +106,7 @@ export function planFor(jobs: SessionJob[], options: PlanOptions = {}): Plan {
   let bytes = 0;
   for (const j of jobs) bytes += sizeOf(j);
   const busy = (options.load ?? loadavg()[0] ?? 0) >= availableParallelism();
-  const min = busy ? (options.busyMinBytes ?? 192 * 1024 * 1024) : (options.minBytes ?? 96 * 1024 * 1024);
+  const min = busy ? (options.busyMinBytes ?? 512 * 1024 * 1024) : (options.minBytes ?? 256 * 1024 * 1024);
   return bytes < min ? { processes: 1, children: false } : { processes: max, children: true };
 }
 

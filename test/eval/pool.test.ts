@@ -21,7 +21,7 @@ describe("planFor: where a selection is folded", () => {
     await using dir = await tempDir();
     const jobs = jobsOfSizes(join(dir.path, "r"), Array(20).fill(1000));
     expect(planFor(jobs.slice(0, 5), { workers: 2, load: 0 })).toEqual({ processes: 1, children: false });
-    // 20 × (1 KB + 16 KiB per session) is far below 96 MiB
+    // 20 × (1 KB + 16 KiB per session) is far below 256 MiB
     expect(planFor(jobs, { workers: 2, load: 0 })).toEqual({ processes: 1, children: false });
   });
 
