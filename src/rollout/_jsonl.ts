@@ -35,6 +35,8 @@ export interface JsonlPosition {
 export interface JsonlOptions {
   fromOffset?: number;
   firstLineNo?: number;
+  /** Each block of the file as read (see `util/lines.ts`). */
+  onBlock?: (bytes: Buffer, offset: number) => void;
 }
 
 const BLANK = /^\s*$/;

@@ -31,6 +31,12 @@ export interface RolloutSink {
   push(event: RolloutEvent, offset?: number): void;
   /** A file source's path, told before its first event. */
   file?(path: string): void;
+  /**
+   * A file source's bytes from `offset`, as the reader read them, before the events they hold
+   * (the buffer is reused after the call: copy what is kept). A fold that reads lines back later
+   * can keep a small log's bytes rather than read the file again.
+   */
+  block?(bytes: Uint8Array, offset: number): void;
   issue(issue: ReadIssue): void;
   skip?(type: string): void;
 }
@@ -78,9 +84,10 @@ export async function foldRollout(
     const guard = createMemoryGuard();
     let consumed = options.fromOffset ?? 0;
     const file = source.file;
+    const onBlock = sink.block && ((bytes: Buffer, offset: number) => sink.block!(bytes, offset));
     const read = await readJsonl(
       file,
-      options,
+      onBlock ? { ...options, onBlock } : options,
       {
         value(value, line, offset) {
           // The usual case first, without a closure or a result object per event.

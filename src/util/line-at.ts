@@ -37,6 +37,20 @@ export class LineAt {
     this.ino = st.ino;
   }
 
+  /**
+   * Bytes of this file from `offset`, as a reader just read them (copied): lines in them are read
+   * back without reading the file again. A fold of a small log (eval folds thousands) is given its
+   * whole file this way; a block larger than `BLOCK` is not kept.
+   */
+  seed(bytes: Uint8Array, offset: number): void {
+    if (bytes.length > BLOCK) return;
+    if (!block || block.length < bytes.length) block = Buffer.allocUnsafe(BLOCK);
+    block.set(bytes);
+    blockAt = offset;
+    blockLength = bytes.length;
+    owner = this;
+  }
+
   /** The text of the line that starts at `offset` (without its newline). */
   at(offset: number): string {
     let nl = this.newlineFrom(offset);

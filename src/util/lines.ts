@@ -34,6 +34,11 @@ export interface LineOptions {
   firstLineNo?: number;
   /** Lines longer than this are yielded as `tooLong`, without their text, not buffered whole. */
   maxLineBytes?: number;
+  /**
+   * Each block as it is read, before its lines are yielded: the file's bytes from `offset` (the
+   * buffer is reused afterwards: copy what is kept).
+   */
+  onBlock?: (bytes: Buffer, offset: number) => void;
 }
 
 import { closeSync, openSync, readSync } from "node:fs";
@@ -88,6 +93,7 @@ export function* lines(path: string, options: LineOptions = {}): Generator<Line>
       if (got === 0) break;
       const end = filled + got;
       const data = buf.subarray(0, end);
+      options.onBlock?.(data, base);
       let start = 0;
       if (skipFrom >= 0) {
         const nl = data.indexOf(NEWLINE);

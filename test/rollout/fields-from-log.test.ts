@@ -5,7 +5,7 @@
  * an error, never another event's field.
  */
 import { afterAll, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { replaySession } from "../../src/rollout/folds/replay.ts";
@@ -135,4 +135,18 @@ test("a replay read from a log equals the replay of the same events in memory, c
   renameSync(`${file}.tmp`, file);
   expect(() => replay.turns[0]!.calls[1]!.output).toThrow(/another file is at its path now/);
   expect(replay.turns[0]!.calls.length).toBe(30);
+});
+
+test("a small log's bytes are kept from the fold's own read: its arguments read back without the file", async () => {
+  const events = calls(4).map((e) => (e.type === "function.call" ? { ...e, args: { n: e.seq } } : e));
+  const file = writeLog("small.jsonl", events);
+  const trace = await loadTrace({ file });
+  const replay = await loadReplay({ file, sessionId: "s" });
+  unlinkSync(file);
+  // The replay read last: its block holds the log.
+  expect(replay.turns[0]!.calls.map((c) => c.args)).toEqual(
+    events.filter((e) => e.type === "function.call").map((e) => ({ n: e.seq })),
+  );
+  // The trace's block was taken by the replay's read, so its arguments need the file.
+  expect(() => trace.toolSpans[0]!.args).toThrow(/is gone now/);
 });

@@ -67,3 +67,20 @@ test("readers of different files take turns with the one block", () => {
   const got = [ra.at(a.offsets[1]!), rb.at(b.offsets[1]!), ra.at(a.offsets[2]!), rb.at(b.offsets[0]!)];
   expect(got).toEqual(["a1", "b1", "a2", "b0"]);
 });
+
+test("bytes a reader just read seed the block: their lines read back without the file; a large block is not kept", () => {
+  const texts = Array.from({ length: 50 }, (_, i) => `{"n":${i},"s":"${"ü".repeat(i)}"}`);
+  const { path, offsets } = fileOf("seeded.jsonl", texts);
+  const at = new LineAt(path);
+  const seen: [Buffer, number][] = [];
+  for (const _ of lines(path, { onBlock: (bytes, offset) => seen.push([Buffer.from(bytes), offset]) }));
+  expect(seen.map(([, offset]) => offset)).toEqual([0]);
+  at.seed(seen[0]![0], 0);
+  unlinkSync(path); // the block holds what was read: no read of the file is needed
+  for (const i of [49, 0, 17]) expect(at.at(offsets[i]!)).toBe(texts[i]!);
+
+  const big = fileOf("unseeded.jsonl", [`{"x":"${"y".repeat(300 * 1024)}"}`, '{"n":1}']);
+  const other = new LineAt(big.path);
+  other.seed(Buffer.alloc(300 * 1024, 32), 0); // larger than a block: ignored, read from the file
+  expect(other.at(big.offsets[1]!)).toBe('{"n":1}');
+});

@@ -41,6 +41,8 @@ export interface TraceFold {
   push(event: RolloutEvent, offset?: number): void;
   /** The log file the events come from: tool arguments are then read back from it when asked for. */
   file(path: string): void;
+  /** The log's bytes from `offset` as read (see `RolloutSink.block`): a small log's are kept. */
+  block(bytes: Uint8Array, offset: number): void;
   /** A line that could not be read: reported in `parseErrors`. */
   issue(issue: ReadIssue): void;
   /** An event of a type newer than the catalogue: counted in `skippedEvents`. */
@@ -233,6 +235,9 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     file(path) {
       lines = new LineAt(path);
       tools.readFrom(lines);
+    },
+    block(bytes, offset) {
+      lines?.seed(bytes, offset);
     },
     issue(issue) {
       const entry: Trace["parseErrors"][number] = { message: issue.message, torn: issue.torn };
