@@ -1,6 +1,7 @@
 /** The replay fold's rows and views: what a turn and a call read as, snapshots, withdrawn calls. */
 import { expect, test } from "bun:test";
 import { createReplayFold, replaySession } from "../../src/rollout/folds/replay.ts";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { logBuilder } from "./_events.ts";
 
 function session() {
@@ -85,4 +86,55 @@ test("finish() snapshots are plain objects, equal to the sealed views' plain for
   const sealed = fold.seal();
   expect(snapshot).toEqual(JSON.parse(JSON.stringify(sealed)));
   expect(() => fold.finish()).toThrow(/after seal/);
+});
+
+test("calls that reuse one id are answered in order, in the replay and the trace alike; none is lost", () => {
+  const log = logBuilder("s");
+  const call = (tool: string, callId: string | undefined, n: number) =>
+    log.add({ type: "function.call", turnId: "turn-0", tool, ...(callId ? { callId } : {}), args: { n } });
+  const output = (tool: string, callId: string | undefined, out: string) =>
+    log.add({ type: "function.output", turnId: "turn-0", tool, ...(callId ? { callId } : {}), output: out });
+  log.add({ type: "turn.started", turnId: "turn-0" });
+  call("Bash", "x", 1);
+  call("Bash", "x", 2);
+  call("Bash", "x", 3);
+  call("Read", undefined, 4);
+  output("Bash", "x", "first");
+  output("Bash", undefined, "no id"); // no known id: an id-less Bash call first (none), then the oldest with one
+  output("Read", "unknown", "read"); // an unknown id: the id-less Read call
+  const events = log.events;
+  const r = replaySession("s", events);
+  const calls = r.turns[0]!.calls.map((c) => [(c.args as { n: number }).n, c.output ?? null]);
+  expect(calls).toEqual([
+    [1, "first"],
+    [2, "no id"],
+    [3, null],
+    [4, "read"],
+  ]);
+  const t = buildTrace("s", events);
+  expect(t.toolSpans.map((s) => [(s.args as { n: number }).n, s.outputSeq])).toEqual([
+    [1, events[5]!.seq],
+    [2, events[6]!.seq],
+    [4, events[7]!.seq],
+  ]);
+  // The third call with the id is still open: the trace lists it as pending rather than losing it.
+  expect(t.pendingCalls.map((p) => [p.callId, (p.args as { n: number }).n])).toEqual([["x", 3]]);
+});
+
+test("call ids like __proto__, constructor and 1 pair like any other", () => {
+  const log = logBuilder("s");
+  const ids = ["__proto__", "constructor", "toString", "1", "hasOwnProperty"];
+  log.add({ type: "turn.started", turnId: "turn-0" });
+  for (const [n, callId] of ids.entries())
+    log.add({ type: "function.call", turnId: "turn-0", tool: "Bash", callId, args: { n } });
+  for (const callId of [...ids].reverse())
+    log.add({ type: "function.output", turnId: "turn-0", tool: "Bash", callId, output: callId });
+  const r = replaySession("s", log.events);
+  expect(r.turns[0]!.calls.map((c) => [c.callId, c.output])).toEqual(ids.map((id) => [id, id]));
+  const t = buildTrace("s", log.events);
+  expect(t.toolSpans.map((s) => [s.callId, (s.args as { n: number }).n])).toEqual(
+    ids.map((id, n) => [id, n]),
+  );
+  expect(t.pendingCalls).toEqual([]);
+  expect(({} as { n?: number }).n).toBeUndefined(); // the shared prototype is untouched
 });

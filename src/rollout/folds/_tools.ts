@@ -1,17 +1,16 @@
 /**
- * Pairing tool calls with their outputs for the trace fold. A call is found by `callId`. An output
- * without a known one (older logs) takes a pending call of the same tool: one without a call id
- * before one with (an output that lacks an id answers a call that lacked one), and within each, the
- * oldest of the output's turn before the oldest of any turn (a call whose output was lost in an
- * earlier turn does not take a later turn's output). The replay fold pairs by the same rule. A
- * denial with the `callId` of a pending call withdraws that call: it never ran. Spans come out in
- * call order (by the call's `seq`), not completion order. A call is an object only while it waits
- * for its output; a finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
+ * Pairing tool calls with their outputs for the trace fold, by the rule the replay fold shares
+ * (`_pending.ts`: by `callId`, the oldest of calls that used one id; else a pending call of the same
+ * tool, id-less ones first, the output's turn first, oldest first). A denial with the `callId` of a
+ * pending call withdraws that call: it never ran. Spans come out in call order (by the call's
+ * `seq`), not completion order. A call is an object only while it waits for its output; a
+ * finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
 
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
 import { KeptValues, keptField } from "./_line-fields.ts";
+import { PendingCalls } from "./_pending.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 import { type ToolContext, ToolSpanView } from "./_views.ts";
@@ -28,7 +27,6 @@ interface Pending {
   args?: unknown;
   /** Where the call's line starts in the log, when its arguments are read back from there. */
   line?: number;
-  done: boolean;
 }
 
 // Doubles: times and durations.
@@ -133,73 +131,22 @@ export class ToolColumns {
   }
 }
 
-/**
- * The pending calls of one tool without a call id, oldest first, skipping entries already taken.
- * Taken entries are dropped whenever the array doubles, so memory follows the calls still open, not
- * the log's length.
- */
-class Queue {
-  private items: Pending[] = [];
-  private head = 0;
-  private limit = 1024;
-  push(p: Pending) {
-    this.items.push(p);
-    if (this.items.length >= this.limit) {
-      this.items = this.open();
-      this.head = 0;
-      this.limit = Math.max(1024, this.items.length * 2);
-    }
-  }
-  /** The oldest open entry of `turn`, else the oldest open entry (not taken: the caller takes it). */
-  find(turn: number): Pending | undefined {
-    let oldest: Pending | undefined;
-    for (let i = this.head; i < this.items.length; i++) {
-      const p = this.items[i]!;
-      if (p.done) {
-        if (i === this.head) this.head++;
-        continue;
-      }
-      if (p.turn === turn) return p;
-      oldest ??= p;
-    }
-    return oldest;
-  }
-  /** Entries not yet taken, oldest first. */
-  open(): Pending[] {
-    return this.items.slice(this.head).filter((p) => !p.done);
-  }
-}
-
 export function createToolPairing(
   fileTools: Readonly<Record<string, readonly string[]>>,
   strings: StringTable = new StringTable(),
 ) {
-  const byCallId = new Map<string, Pending>();
-  const byTool = new Map<string, Queue>();
+  const pending = new PendingCalls<Pending>({
+    tool: (p) => p.tool,
+    turn: (p) => p.turn,
+    order: (p) => p.seq,
+  });
   const columns = new ToolColumns(strings);
   /** Denials; `args`: their arguments' index in `columns.kept`. */
   const denied: { span: Omit<DeniedSpan, "turnKey" | "args">; turn: number; args?: number }[] = [];
   const changed = new Set<string>();
-  let pendingCount = 0;
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
-  /** An output with no usable id, when only calls with ids are pending: the oldest of that tool in
-   * the output's turn, else of any turn. */
-  const oldestWithId = (tool: string, turn: number): Pending | undefined => {
-    let oldest: Pending | undefined;
-    for (const p of byCallId.values()) {
-      if (p.tool !== tool) continue;
-      if (p.turn === turn) return p;
-      oldest ??= p;
-    }
-    return oldest;
-  };
-  const take = (p: Pending) => {
-    p.done = true;
-    pendingCount--;
-    if (p.callId !== undefined && byCallId.get(p.callId) === p) byCallId.delete(p.callId);
-  };
   /** Row indices in call order (ties keep completion order, as a stable sort does); `undefined`
    * when the rows are in call order already (the usual case: outputs come in call order). */
   const order = (): Int32Array | undefined => {
@@ -215,28 +162,19 @@ export function createToolPairing(
       columns.kept.lines = lines;
     },
     call(e: EventOf<"function.call">, turn: number, line?: number) {
-      const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp, done: false };
+      const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp };
       if (e.callId !== undefined) p.callId = e.callId;
       if (e.args !== undefined) p.args = e.args;
       if (line !== undefined) p.line = line;
-      pendingCount++;
-      // Calls with an id are found by it; only id-less calls need the per-tool FIFO.
-      if (e.callId !== undefined) {
-        byCallId.set(e.callId, p);
-        return;
-      }
-      let q = byTool.get(e.tool);
-      if (!q) byTool.set(e.tool, (q = new Queue()));
-      q.push(p);
+      pending.add(p, e.callId);
     },
     output(e: EventOf<"function.output">, turn: number) {
-      const byId = e.callId === undefined ? undefined : byCallId.get(e.callId);
-      const p = byId ?? byTool.get(e.tool)?.find(turn) ?? oldestWithId(e.tool, turn);
+      const byId = e.callId === undefined ? undefined : pending.takeId(e.callId);
+      const p = byId ?? pending.takeFor(e.tool, turn);
       const flags = e.failed === undefined ? 0 : e.failed ? FAILED_KNOWN | FAILED : FAILED_KNOWN;
       let callSeq = e.seq;
       if (p) {
         callSeq = p.seq;
-        take(p);
         if (p.callId === undefined && e.callId !== undefined) p.callId = e.callId;
         columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true) for (const path of changedPaths(p.tool, p.args, fileTools)) changed.add(path);
@@ -255,8 +193,7 @@ export function createToolPairing(
       lastCallSeq = callSeq;
     },
     denied(e: EventOf<"function.denied">, turn: number, line?: number) {
-      const withdrawn = e.callId === undefined ? undefined : byCallId.get(e.callId);
-      if (withdrawn) take(withdrawn);
+      if (e.callId !== undefined) pending.takeId(e.callId);
       const span: Omit<DeniedSpan, "turnKey" | "args"> = {
         tool: e.tool,
         seq: e.seq,
@@ -290,17 +227,13 @@ export function createToolPairing(
       });
     },
     pending(): Trace["pendingCalls"] {
-      if (pendingCount === 0) return [];
-      const out: Trace["pendingCalls"] = [];
-      const open = [...byCallId.values()];
-      for (const q of byTool.values()) open.push(...q.open());
-      for (const p of open) {
+      if (pending.size === 0) return [];
+      return pending.open().map((p) => {
         const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
         if (p.callId !== undefined) entry.callId = p.callId;
         if (p.args !== undefined) entry.args = p.args;
-        out.push(entry);
-      }
-      return out.sort((a, b) => a.seq - b.seq);
+        return entry;
+      });
     },
     changedFiles: (): string[] => [...changed].sort(),
     /** The sum of the finished spans' durations. */

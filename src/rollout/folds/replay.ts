@@ -10,10 +10,12 @@
  * rows (`_turn-rows.ts`, `_replay-rows.ts`) and the Replay's turns and calls are views over them
  * (`_replay-views.ts`), so a replay of a big log holds a few dozen bytes a call, not its content.
  */
+
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
+import { PendingCalls } from "./_pending.ts";
 import { CallRows } from "./_replay-rows.ts";
 import { callIndex, type DeniedEntry, type ReplayContext, ReplayTurnView } from "./_replay-views.ts";
 import { IntRows, StringTable } from "./_rows.ts";
@@ -94,36 +96,12 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     const row = turns.rowFor(turnId, e.timestamp, e.seq);
     return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
-  // Pending calls (rows) by call id, per turn+tool and per tool (short lists: taken ones leave).
-  const byCallId = new Map<string, number>();
-  const pendingTurnTool = new Map<string, number[]>();
-  const pendingTool = new Map<string, number[]>();
-  const enqueue = (map: Map<string, number[]>, key: string, row: number) => {
-    const list = map.get(key);
-    if (list) list.push(row);
-    else map.set(key, [row]);
-  };
-  const remove = (map: Map<string, number[]>, key: string, row: number) => {
-    const list = map.get(key);
-    const i = list ? list.indexOf(row) : -1;
-    if (i !== -1) list!.splice(i, 1);
-    if (list && list.length === 0) map.delete(key);
-  };
-  const pendingKey = (turn: number, tool: string) => `${turn}\u0000${tool}`;
-  const withoutId = (row: number) => !calls.hasCallId(row);
-  const withId = (row: number) => calls.hasCallId(row);
-  const findPending = (turn: number, tool: string): number | undefined => {
-    const inTurn = pendingTurnTool.get(pendingKey(turn, tool));
-    const anyTurn = pendingTool.get(tool);
-    return (
-      inTurn?.find(withoutId) ?? anyTurn?.find(withoutId) ?? inTurn?.find(withId) ?? anyTurn?.find(withId)
-    );
-  };
-  const settle = (row: number) => {
-    const tool = calls.tool(row);
-    remove(pendingTurnTool, pendingKey(calls.turn(row), tool), row);
-    remove(pendingTool, tool, row);
-  };
+  // Open calls (rows), paired by the rule the trace fold uses (`_pending.ts`).
+  const pending = new PendingCalls<number>({
+    tool: (row) => calls.tool(row),
+    turn: (row) => calls.turn(row),
+    order: (row) => row,
+  });
 
   function push(e: RolloutEvent, offset?: number): void {
     switch (e.type) {
@@ -140,22 +118,18 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         const turn = turnOf(e.turnId, e);
         const row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
         if (e.args !== undefined) calls.setArgs(row, offset, e.args);
-        enqueue(pendingTurnTool, pendingKey(turn, e.tool), row);
-        enqueue(pendingTool, e.tool, row);
-        if (e.callId !== undefined) byCallId.set(e.callId, row);
+        pending.add(row, e.callId);
         totalCalls++;
         return;
       }
       case "function.output": {
         const turn = turnOf(e.turnId, e);
-        let row = e.callId === undefined ? undefined : byCallId.get(e.callId);
-        row ??= findPending(turn, e.tool);
+        let row = e.callId === undefined ? undefined : pending.takeId(e.callId);
+        row ??= pending.takeFor(e.tool, turn);
         if (row === undefined) {
           row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
           totalCalls++;
-        } else settle(row);
-        const callId = calls.callId(row);
-        if (callId !== undefined) byCallId.delete(callId);
+        }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
         calls.finish(row, output, e.seq, e.failed, e.duration_ms ?? e.timestamp - calls.at(row));
         return;
@@ -170,11 +144,9 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         else denied.set(turn, [entry]);
         totalDenied++;
         // A call announced and then refused never ran: it leaves the calls.
-        const withdrawn = e.callId === undefined ? undefined : byCallId.get(e.callId);
-        if (withdrawn !== undefined && !calls.done(withdrawn)) {
+        const withdrawn = e.callId === undefined ? undefined : pending.takeId(e.callId);
+        if (withdrawn !== undefined) {
           calls.withdraw(withdrawn);
-          settle(withdrawn);
-          byCallId.delete(e.callId!);
           totalCalls--;
         }
         return;
