@@ -23,52 +23,57 @@ export interface PendingAccess<T> {
   order(item: T): number;
 }
 
+/** A taken entry's place in a queue (an index would shift as the queue is compacted). */
+const TAKEN: unique symbol = Symbol("taken");
+
 /**
- * The id-less calls of one tool, oldest first. A call taken from the middle stays in the list,
- * marked in `taken`, until the head passes it or the list is compacted, so memory follows the
- * calls still open, not the log's length.
+ * The id-less calls of one tool, oldest first. A call taken from the middle leaves a `TAKEN` mark in
+ * its place until the head passes it or the list is compacted, so memory follows the calls still
+ * open, not the log's length (and no set of taken entries churns: see the note above).
  */
 class Queue<T> {
-  private items: T[] = [];
+  private items: (T | typeof TAKEN)[] = [];
   private head = 0;
   private limit = 64;
-  constructor(private readonly taken: Set<T>) {}
 
   push(item: T): void {
     this.items.push(item);
     if (this.items.length >= this.limit) {
-      const open: T[] = [];
-      for (let i = this.head; i < this.items.length; i++) {
-        const it = this.items[i]!;
-        if (!this.taken.delete(it)) open.push(it);
-      }
-      this.items = open;
+      this.items = this.open();
       this.head = 0;
-      this.limit = Math.max(64, open.length * 2);
+      this.limit = Math.max(64, this.items.length * 2);
     }
   }
 
-  /** The oldest open entry of `turn`, else the oldest open entry. */
-  find(turn: number, turnOf: (item: T) => number): T | undefined {
-    let oldest: T | undefined;
+  /** Take the oldest open entry of `turn`, else the oldest open entry. */
+  take(turn: number, turnOf: (item: T) => number): T | undefined {
+    let oldest = -1;
+    let pick = -1;
     for (let i = this.head; i < this.items.length; i++) {
       const item = this.items[i]!;
-      if (this.taken.has(item)) continue;
-      if (turnOf(item) === turn) return item;
-      oldest ??= item;
+      if (item === TAKEN) continue;
+      if (turnOf(item) === turn) {
+        pick = i;
+        break;
+      }
+      if (oldest < 0) oldest = i;
     }
-    return oldest;
-  }
-
-  /** Mark `item` taken, and move the head past the taken entries before it. */
-  take(item: T): void {
-    this.taken.add(item);
-    while (this.head < this.items.length && this.taken.delete(this.items[this.head]!)) this.head++;
+    if (pick < 0) pick = oldest;
+    if (pick < 0) return undefined;
+    const item = this.items[pick] as T;
+    this.items[pick] = TAKEN;
+    while (this.head < this.items.length && this.items[this.head] === TAKEN) this.head++;
+    return item;
   }
 
   /** Open entries, oldest first. */
   open(): T[] {
-    return this.items.slice(this.head).filter((item) => !this.taken.has(item));
+    const out: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i]!;
+      if (item !== TAKEN) out.push(item);
+    }
+    return out;
   }
 
   get empty(): boolean {
@@ -82,10 +87,9 @@ export class PendingCalls<T> {
    * Calls with an id: the call, or the calls (oldest first) when an id was used again. No prototype,
    * so any id (`__proto__`, `constructor`) is an ordinary key.
    */
-  private byId: Record<string, T | T[]> = Object.create(null);
-  private readonly idless = new Map<string, Queue<T>>();
-  /** Id-less calls taken but still in a queue (dropped from here as the queue passes them). */
-  private readonly taken = new Set<T>();
+  private readonly byId: Record<string, T | T[]> = Object.create(null);
+  /** Id-less calls by tool (also prototype-less: a queue is dropped when it empties). */
+  private readonly idless: Record<string, Queue<T>> = Object.create(null);
   private count = 0;
 
   constructor(private readonly access: PendingAccess<T>) {}
@@ -98,8 +102,8 @@ export class PendingCalls<T> {
     this.count++;
     if (callId === undefined) {
       const tool = this.access.tool(item);
-      let q = this.idless.get(tool);
-      if (!q) this.idless.set(tool, (q = new Queue(this.taken)));
+      let q = this.idless[tool];
+      if (!q) this.idless[tool] = q = new Queue();
       q.push(item);
       return;
     }
@@ -127,12 +131,11 @@ export class PendingCalls<T> {
 
   /** Take the call an output of `tool` in `turn` without a known id answers (see the rule above). */
   takeFor(tool: string, turn: number): T | undefined {
-    const q = this.idless.get(tool);
-    const free = q?.find(turn, this.access.turn);
+    const q = this.idless[tool];
+    const free = q?.take(turn, this.access.turn);
     if (free !== undefined) {
-      q!.take(free);
       this.count--;
-      if (q!.empty) this.idless.delete(tool);
+      if (q!.empty) delete this.idless[tool];
       return free;
     }
     let inTurn: [string, T] | undefined;
@@ -161,7 +164,7 @@ export class PendingCalls<T> {
       if (Array.isArray(known)) out.push(...known);
       else out.push(known);
     }
-    for (const q of this.idless.values()) out.push(...q.open());
+    for (const tool in this.idless) out.push(...this.idless[tool]!.open());
     return out.sort((a, b) => this.access.order(a) - this.access.order(b));
   }
 
