@@ -11,6 +11,7 @@
  * ends. A pipe left non-blocking by whoever made it is waited on (EAGAIN). A reader that goes
  * away (`freecode rollout cat … | head`) makes the write throw `StdoutClosed`, which the CLI turns
  * into a quiet exit with status 141, as a process killed by SIGPIPE has, not an EPIPE stack trace.
+ * Any other write error (a full disk) is `StdoutFailed`: one line on stderr and exit 74.
  */
 import { fstatSync, statSync, writeSync } from "node:fs";
 
@@ -24,6 +25,17 @@ export class StdoutClosed extends Error {
 
 /** The exit status of a command whose output was cut off by its reader (128 + SIGPIPE). */
 export const STDOUT_CLOSED_EXIT = 141;
+
+/** Standard output could not be written (a full disk, an I/O error): not a bug, not bad input. */
+export class StdoutFailed extends Error {
+  constructor(cause: unknown) {
+    super(`cannot write to standard output: ${(cause as Error).message}`);
+    this.name = "StdoutFailed";
+  }
+}
+
+/** The exit status of a command whose output could not be written (`EX_IOERR`). */
+export const STDOUT_FAILED_EXIT = 74;
 
 const GATHER = 64 * 1024;
 let pending: string[] = [];
@@ -42,7 +54,10 @@ function writeAll(bytes: Buffer): void {
       else if (code === "EPIPE") {
         closed = true;
         throw new StdoutClosed();
-      } else throw error;
+      } else {
+        closed = true; // what was gathered is dropped: the next write would fail the same way
+        throw new StdoutFailed(error);
+      }
     }
   }
 }

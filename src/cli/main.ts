@@ -8,7 +8,15 @@ import { exitCodeFor, FreecodeError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { commandExit } from "./_command.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
-import { flushStdout, STDOUT_CLOSED_EXIT, StdoutClosed, stdoutIsTerminal, writeStdout } from "./_stdout.ts";
+import {
+  flushStdout,
+  STDOUT_CLOSED_EXIT,
+  STDOUT_FAILED_EXIT,
+  StdoutClosed,
+  StdoutFailed,
+  stdoutIsTerminal,
+  writeStdout,
+} from "./_stdout.ts";
 
 export const COMMANDS = {
   session: () => import("./commands/session.ts").then((m) => m.default),
@@ -78,8 +86,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     await flushStdout();
   } catch (error) {
-    if (error instanceof StdoutClosed) return STDOUT_CLOSED_EXIT;
-    throw error;
+    return report(error, flagsPart);
   }
   return code;
 }
@@ -107,6 +114,10 @@ async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
 async function report(error: unknown, argv: string[]): Promise<number> {
   // The reader of our output went away (`| head`): stop quietly, as a process killed by SIGPIPE.
   if (error instanceof StdoutClosed) return STDOUT_CLOSED_EXIT;
+  if (error instanceof StdoutFailed) {
+    log.error(error.message);
+    return STDOUT_FAILED_EXIT;
+  }
   if (error instanceof Error && error.name === "CLIError") {
     // citty's own argument errors: bad usage.
     await usage(argv, "stderr");

@@ -1,6 +1,6 @@
 /** `freecode rollout append|cat|verify`: stdin validation (all or nothing, line numbers), exit codes. */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { binaryPath, parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
 
@@ -132,6 +132,29 @@ describe("rollout cat and verify", () => {
     expect(await proc.exited).toBe(141);
     expect(await new Response(proc.stderr).text()).toBe("");
   }, 120_000);
+
+  test.skipIf(!existsSync("/dev/full"))(
+    "stdout that cannot be written (a full disk): one line on stderr, exit 74",
+    async () => {
+      await using home = await tempHome();
+      expect(runBinary(["rollout", "append", "s"], { home: home.path, stdin: GOOD }).code).toBe(0);
+      const full = openSync("/dev/full", "w");
+      try {
+        const p = Bun.spawnSync([binaryPath(), "rollout", "cat", "s"], {
+          env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+          stdout: full,
+          stderr: "pipe",
+        });
+        expect(p.exitCode).toBe(74);
+        expect(p.stderr.toString()).toBe(
+          "[error] cannot write to standard output: ENOSPC: no space left on device, write\n",
+        );
+      } finally {
+        closeSync(full);
+      }
+    },
+    120_000,
+  );
 
   test("end to end with the compiled binary: append, then verify", async () => {
     await using home = await tempHome();
