@@ -29,7 +29,7 @@ export const STDOUT_CLOSED_EXIT = 141;
 /** Standard output could not be written (a full disk, an I/O error): not a bug, not bad input. */
 export class StdoutFailed extends Error {
   constructor(cause: unknown) {
-    super(`cannot write to standard output: ${(cause as Error).message}`);
+    super(`cannot write to standard output: ${(cause as Error).message}`, { cause });
     this.name = "StdoutFailed";
   }
 }
