@@ -6,6 +6,7 @@
  */
 
 import { type ConsolaReporter, createConsola, type LogObject } from "consola/core";
+import { drainBeforeStderr } from "./_stdout.ts";
 
 /** Colour is not turned off by the environment (`NO_COLOR`, `TERM=dumb`). */
 export const colorAllowed = () => !process.env.NO_COLOR && process.env.TERM !== "dumb";
@@ -31,6 +32,7 @@ const stderrReporter: ConsolaReporter = {
     const tag = entry.type === "log" ? "" : `[${entry.type}] `;
     const color = colorEnabled(process.stderr) ? COLORS[entry.type] : undefined;
     const line = color && tag ? `\x1b[${color}m${tag}\x1b[0m${text}` : `${tag}${text}`;
+    drainBeforeStderr();
     process.stderr.write(`${line}\n`);
   },
 };

@@ -40,7 +40,8 @@ export const STDOUT_FAILED_EXIT = 74;
 const GATHER = 64 * 1024;
 let pending: string[] = [];
 let pendingChars = 0;
-let closed = false;
+/** The error that ended writing (`StdoutClosed` or `StdoutFailed`): every later write throws it. */
+let failure: Error | undefined;
 
 /** Write all of `bytes` to descriptor 1. */
 function writeAll(bytes: Buffer): void {
@@ -51,19 +52,15 @@ function writeAll(bytes: Buffer): void {
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "EAGAIN") Bun.sleepSync(1);
-      else if (code === "EPIPE") {
-        closed = true;
-        throw new StdoutClosed();
-      } else {
-        closed = true; // what was gathered is dropped: the next write would fail the same way
-        throw new StdoutFailed(error);
-      }
+      // What was gathered is dropped: the next write would fail the same way.
+      else throw (failure = code === "EPIPE" ? new StdoutClosed() : new StdoutFailed(error));
     }
   }
 }
 
-/** Write what is gathered. */
+/** Write what is gathered now. */
 function drain(): void {
+  if (failure) throw failure;
   if (pendingChars === 0) return;
   const text = pending.length === 1 ? pending[0]! : pending.join("");
   pending = [];
@@ -73,7 +70,7 @@ function drain(): void {
 
 /** Queue `text` for standard output (written once 64 KiB are gathered, or at `flushStdout`). */
 export function writeStdout(text: string): void {
-  if (closed) throw new StdoutClosed();
+  if (failure) throw failure;
   pending.push(text);
   pendingChars += text.length;
   if (pendingChars >= GATHER) drain();
@@ -81,8 +78,21 @@ export function writeStdout(text: string): void {
 
 /** Write everything queued; resolves once the pipe or file has taken it. */
 export async function flushStdout(): Promise<void> {
-  if (closed) return;
   drain();
+}
+
+/**
+ * Write what is queued before something goes to stderr, so that the two stay in the order they
+ * were written (in a terminal, or in one file with `2>&1`). A failure is not thrown here, to the
+ * writer of the stderr line: it is kept and thrown by the next write or flush of stdout.
+ */
+export function drainBeforeStderr(): void {
+  if (failure || pendingChars === 0) return;
+  try {
+    drain();
+  } catch {
+    // Kept in `failure`; the command's next write or its final flush reports it.
+  }
 }
 
 let terminal: boolean | undefined;

@@ -9,6 +9,7 @@ import { VERSION } from "../version.ts";
 import { commandExit } from "./_command.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
 import {
+  drainBeforeStderr,
   flushStdout,
   STDOUT_CLOSED_EXIT,
   STDOUT_FAILED_EXIT,
@@ -66,8 +67,10 @@ async function resolve<T>(value: T | (() => T | Promise<T>) | Promise<T>): Promi
 async function usage(argv: string[], to: "stdout" | "stderr"): Promise<void> {
   const [cmd, parent] = await resolveChain(argv);
   const text = await renderUsage(cmd, parent);
-  if (to === "stderr") process.stderr.write(`${colorEnabled(process.stderr) ? text : stripAnsi(text)}\n`);
-  else writeStdout(`${stdoutIsTerminal() && colorAllowed() ? text : stripAnsi(text)}\n`);
+  if (to === "stderr") {
+    drainBeforeStderr();
+    process.stderr.write(`${colorEnabled(process.stderr) ? text : stripAnsi(text)}\n`);
+  } else writeStdout(`${stdoutIsTerminal() && colorAllowed() ? text : stripAnsi(text)}\n`);
 }
 
 /**

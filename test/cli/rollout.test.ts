@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { binaryPath, parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
+import { BUN, binaryPath, parseJson, ROOT, runBinary, runCli, tempHome } from "../_helpers.ts";
 
 const logOf = (home: string, id: string) => join(home, "rollout", "sessions", id, "events.jsonl");
 const GOOD = [
@@ -74,6 +74,20 @@ describe("rollout cat and verify", () => {
     const ok = runCli(["rollout", "verify", "s1", "--json"], { home: home.path });
     expect(ok.code).toBe(0);
     expect(parseJson(ok)).toMatchObject({ ok: true, events: 3, lastSeq: 3 });
+  });
+
+  test("stdout and stderr sent to one place stay in the order they were written (2>&1)", async () => {
+    await using home = await tempHome();
+    runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });
+    appendFileSync(logOf(home.path, "s1"), "not json\n");
+    const p = Bun.spawnSync(["sh", "-c", `"${BUN}" src/cli/main.ts rollout cat s1 2>&1`], {
+      cwd: ROOT,
+      env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+    });
+    const lines = p.stdout.toString().trim().split("\n");
+    // The three events, then the warning about line 4: not the warning first.
+    expect(lines.slice(0, 3).map((l) => JSON.parse(l).seq)).toEqual([1, 2, 3]);
+    expect(lines[3]).toMatch(/^\[warn\] .*:4: not valid JSON/);
   });
 
   test("verify finds a seq gap, a repeat, a schema error and a torn last line (exit 1)", async () => {
