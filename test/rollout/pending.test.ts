@@ -1,6 +1,7 @@
 /** The open-calls index both folds pair with: the rule, reused ids, and queues that turn over. */
 import { expect, test } from "bun:test";
 import { PendingCalls } from "../../src/rollout/folds/_pending.ts";
+import { seeded } from "../_random.ts";
 
 interface Call {
   n: number;
@@ -55,4 +56,63 @@ test("a long queue of id-less calls taken out of order keeps every open call, ol
   // Each take is the oldest open call of the asked turn when there is one.
   const oldestOfTurn = [...open].filter((n) => n % 7 === 3).sort((a, b) => a - b)[0];
   expect(p.takeFor("Bash", 3)?.n).toBe(oldestOfTurn);
+});
+
+/** The rule written the obvious way: a list of open calls in call order, searched in full. */
+function model() {
+  const open: (Call & { id?: string })[] = [];
+  const take = (i: number) => (i < 0 ? undefined : open.splice(i, 1)[0]);
+  return {
+    add: (c: Call, id: string | undefined) => open.push(id === undefined ? { ...c } : { ...c, id }),
+    takeId: (id: string) => take(open.findIndex((c) => c.id === id)),
+    takeFor(tool: string, turn: number) {
+      const mine = (c: Call & { id?: string }, withId: boolean, sameTurn: boolean) =>
+        c.tool === tool && (c.id !== undefined) === withId && (!sameTurn || c.turn === turn);
+      for (const [withId, sameTurn] of [
+        [false, true],
+        [false, false],
+        [true, true],
+        [true, false],
+      ] as const) {
+        const i = open.findIndex((c) => mine(c, withId, sameTurn));
+        if (i >= 0) return take(i);
+      }
+      return undefined;
+    },
+    open: () => open.map((c) => c.n),
+  };
+}
+
+test("random adds and takes give what the rule written the obvious way gives (PENDING_SEEDS, default 200)", () => {
+  const seeds = Number(process.env.PENDING_SEEDS) || 200;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = seeded(seed);
+    const p = index();
+    const m = model();
+    const ids = ["a", "b", "c", "__proto__", "1"];
+    for (let n = 0; n < 300; n++) {
+      const tool = r.pick(["Bash", "Read", "Edit"]);
+      const turn = r.int(4);
+      const roll = r.next();
+      let got: number | undefined;
+      let want: number | undefined;
+      if (roll < 0.45) {
+        const id = r.chance(0.3) ? undefined : r.chance(0.5) ? `u${n}` : r.pick(ids);
+        p.add(call(n, tool, turn), id);
+        m.add(call(n, tool, turn), id);
+        continue;
+      }
+      if (roll < 0.7) {
+        const id = r.chance(0.5) ? r.pick(ids) : `u${r.int(n + 1)}`;
+        got = p.takeId(id)?.n;
+        want = m.takeId(id)?.n;
+      } else {
+        got = p.takeFor(tool, turn)?.n;
+        want = m.takeFor(tool, turn)?.n;
+      }
+      expect([seed, n, got]).toEqual([seed, n, want]);
+    }
+    expect([seed, p.open().map((c) => c.n)]).toEqual([seed, m.open()]);
+    expect(p.size).toBe(m.open().length);
+  }
 });
