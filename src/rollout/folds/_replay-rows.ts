@@ -120,9 +120,6 @@ export class CallRows {
     const i = this.ints.get(r, CALL_ID);
     return Number.isNaN(i) ? undefined : this.ids.get(i);
   }
-  hasCallId(r: number): boolean {
-    return !Number.isNaN(this.ints.get(r, CALL_ID));
-  }
   hasArgs(r: number): boolean {
     return !Number.isNaN(this.ints.get(r, ARGS));
   }
