@@ -8,6 +8,8 @@ import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "c
 import { type Config, loadConfig } from "../config.ts";
 import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
+import { writeJson } from "../util/json-write.ts";
+import { createMemoryGuard } from "../util/memory-guard.ts";
 import { colorAllowed, log } from "./_log.ts";
 import { stdoutIsTerminal, writeStdout } from "./_stdout.ts";
 
@@ -85,7 +87,18 @@ export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string
     storeName: () => storeFlag || process.env.FREECODE_STORE || (config ??= loadConfig(home)).store,
     color: stdoutIsTerminal() && colorAllowed(),
     out(data) {
-      writeStdout(typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`);
+      if (typeof data === "string") {
+        writeStdout(data);
+        return;
+      }
+      // In pieces: a Trace of a large log would otherwise be one string of hundreds of MB. Each
+      // piece is garbage once written: the guard collects it young (see util/memory-guard.ts).
+      const guard = createMemoryGuard();
+      writeJson(data, (text) => {
+        writeStdout(text);
+        guard.advance(text.length);
+      });
+      writeStdout("\n");
     },
     log,
   };

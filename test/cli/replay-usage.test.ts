@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadReplay } from "../../src/rollout/load.ts";
 import { parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
 
 function setup(home: string) {
@@ -14,9 +15,12 @@ describe("replay", () => {
   test("--json: turns keyed across the resume, calls with outputs; human output lists them", async () => {
     await using home = await tempHome();
     setup(home.path);
-    const r = parseJson<{ turns: { turnKey: string }[]; totalCalls: number }>(
-      runCli(["replay", "fixture-session", "--json", "--max-output", "4"], { home: home.path }),
-    );
+    const printed = runCli(["replay", "fixture-session", "--json", "--max-output", "4"], { home: home.path });
+    const r = parseJson<{ turns: { turnKey: string }[]; totalCalls: number }>(printed);
+    // Written in pieces, byte for byte what JSON.stringify gives for the library's Replay.
+    const file = join(home.path, "rollout", "sessions", "fixture-session", "events.jsonl");
+    const replay = await loadReplay({ file, sessionId: "fixture-session" }, { maxOutputChars: 4 });
+    expect(printed.stdout).toBe(`${JSON.stringify(replay, null, 2)}\n`);
     expect(r.turns.map((t) => t.turnKey)).toEqual(["turn-0#1", "turn-1#1", "turn-0#2"]);
     expect(r.totalCalls).toBe(6);
     const text = runCli(["replay", "fixture-session"], { home: home.path }).stdout;

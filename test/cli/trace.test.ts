@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Trace } from "../../src/rollout/folds/trace-types.ts";
+import { loadTrace } from "../../src/rollout/load.ts";
 import { BUN, parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
 
 const FIXTURE = join(ROOT, "test/rollout/fixtures/session.jsonl");
@@ -26,8 +27,13 @@ describe("trace", () => {
       home: home.path,
       stdin: '{"type":"turn.started","turnId":"turn-0"}\n',
     });
-    const fixture = parseJson<Trace>(runCli(["trace", "fixture-session", "--json"], { home: home.path }));
+    const printed = runCli(["trace", "fixture-session", "--json"], { home: home.path });
+    const fixture = parseJson<Trace>(printed);
     expect(fixture).toMatchObject({ sessionId: "fixture-session", inFlight: true, eventCount: 31 });
+    // Written in pieces, byte for byte what JSON.stringify gives for the library's Trace.
+    const file = join(home.path, "rollout", "sessions", "fixture-session", "events.jsonl");
+    const trace = await loadTrace({ file, sessionId: "fixture-session" });
+    expect(printed.stdout).toBe(`${JSON.stringify(trace, null, 2)}\n`);
     expect(parseJson<Trace>(runCli(["trace", "--json"], { home: home.path })).sessionId).toBe("newer");
     const list = parseJson<{ sessions: { sessionId: string; state: string }[] }>(
       runCli(["trace", "--list", "--json"], { home: home.path }),
