@@ -35,6 +35,8 @@ export interface JsonlPosition {
 export interface JsonlOptions {
   fromOffset?: number;
   firstLineNo?: number;
+  /** Let others run every this many bytes (default 1 MiB). */
+  sliceBytes?: number;
   /** Each block of the file as read (see `util/lines.ts`). */
   onBlock?: (bytes: Buffer, offset: number) => void;
 }
@@ -48,7 +50,8 @@ const BLANK = /^\s*$/;
 function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generator<number, JsonlPosition> {
   let endOffset = options.fromOffset ?? 0;
   let nextLineNo = options.firstLineNo ?? 1;
-  let pause = endOffset + SLICE_BYTES;
+  const slice = options.sliceBytes ?? SLICE_BYTES;
+  let pause = endOffset + slice;
   for (const line of lines(path, { ...options, maxLineBytes: MAX_LINE_BYTES })) {
     if (line.torn) {
       if (!BLANK.test(line.text) || line.tooLong) {
@@ -77,25 +80,27 @@ function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generato
       if (parsed) sink.value(value, line.lineNo, line.start);
     }
     if (endOffset >= pause) {
-      pause = endOffset + SLICE_BYTES;
+      pause = endOffset + slice;
       yield endOffset;
     }
   }
   return { endOffset, nextLineNo };
 }
 
-/** Read `path` to its end into `sink`, letting the event loop run every ~1 MiB (`onSlice` then). */
+/**
+ * Read `path` to its end into `sink`, letting the event loop run every ~1 MiB (`onSlice` then; a
+ * promise it returns is waited for: a consumer slower than the reader holds it back).
+ */
 export async function readJsonl(
   path: string,
   options: JsonlOptions,
   sink: JsonlSink,
-  onSlice?: (offset: number) => void,
+  onSlice?: (offset: number) => Promise<void> | undefined,
 ): Promise<JsonlPosition> {
   const feed = slices(path, options, sink);
   for (;;) {
     const step = feed.next();
     if (step.done) return step.value;
-    onSlice?.(step.value);
-    await null;
+    await (onSlice?.(step.value) ?? null);
   }
 }

@@ -5,6 +5,7 @@
  * `foldRollout` drives a sink synchronously per batch (the fast path the folds use); `readRollout`
  * is the same stream as an async iterator, for callers that want `for await`.
  */
+
 import { existsSync, statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
@@ -47,6 +48,11 @@ export interface ReadOptions {
   /** File sources: start at this byte offset (with `firstLineNo` for line numbers). */
   fromOffset?: number;
   firstLineNo?: number;
+  /**
+   * Asked every ~1 MiB of a file (every 1,024 events of an adapter): a promise it returns holds the
+   * read until it settles, so a consumer slower than the reader is not buried in events.
+   */
+  pause?: () => Promise<void> | undefined;
 }
 
 /** Where a read stopped, so a follower can continue from there. */
@@ -59,10 +65,29 @@ export interface ReadPosition {
 }
 
 /** Stream a rollout into `sink`; resolves to where the read stopped. */
-export async function foldRollout(
+export function foldRollout(
   source: RolloutSource,
   sink: RolloutSink,
   options: ReadOptions = {},
+): Promise<ReadPosition> {
+  return readInto(source, sink, options, FOLD_SLICE_BYTES);
+}
+
+/** How much of a file a fold reads between letting others run. */
+const FOLD_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * `foldRollout`, letting others run (and asking `pause`) every `sliceBytes` of a file. A fold drops
+ * each event as it takes it; a reader whose events wait in a batch (`readRollout`) reads in small
+ * slices, because a young collection (JSC's own, or the memory guard's) while events wait promotes
+ * them to the old generation, which then grows with the log until a full collection: with 1 MiB
+ * slices `rollout cat` of a 525 MB log peaked at ~920 MB.
+ */
+async function readInto(
+  source: RolloutSource,
+  sink: RolloutSink,
+  options: ReadOptions,
+  sliceBytes: number,
 ): Promise<ReadPosition> {
   let lastSeq = 0;
   const take = (value: unknown, where: () => Pick<ReadIssue, "file" | "line">, offset?: number) => {
@@ -87,7 +112,7 @@ export async function foldRollout(
     const onBlock = sink.block && ((bytes: Buffer, offset: number) => sink.block!(bytes, offset));
     const read = await readJsonl(
       file,
-      onBlock ? { ...options, onBlock } : options,
+      { ...options, sliceBytes, ...(onBlock ? { onBlock } : {}) },
       {
         value(value, line, offset) {
           // The usual case first, without a closure or a result object per event.
@@ -101,32 +126,54 @@ export async function foldRollout(
       (offset) => {
         guard.advance(offset - consumed);
         consumed = offset;
+        return options.pause?.();
       },
     );
     return { offset: read.endOffset, nextLineNo: read.nextLineNo, lastSeq };
   }
   const readOpts = options.fromSeq === undefined ? undefined : { fromSeq: options.fromSeq };
+  let count = 0;
   for await (const item of source.adapter.readEvents(source.sessionId, readOpts)) {
     if (item.issue) sink.issue(item.issue);
     else {
       const seq = item.event.seq;
       take(item.event, () => ({ file: `${source.sessionId} seq ${seq}` }));
     }
+    if (++count % 1024 === 0) await options.pause?.();
   }
   return { lastSeq };
 }
+
+/** Events a `readRollout` reader gathers before it waits for its consumer, and how much of a file
+ * it reads between asking (see `readInto`). */
+const READ_BATCH = 64;
+const READ_SLICE_BYTES = 16 * 1024;
+/** How a `readRollout` read ends when its consumer leaves early (never seen by the consumer). */
+const READ_STOPPED = new Error("the read was stopped: its consumer left");
 
 /** The validated events of a rollout, in order; bad lines go to `onIssue`, newer types to `onSkip`. */
 export async function* readRollout(
   source: RolloutSource,
   options: ReadOptions & { onIssue?: (issue: ReadIssue) => void; onSkip?: (type: string) => void } = {},
 ): AsyncGenerator<RolloutEvent> {
-  // Batch the sink's events so the async iteration costs one await per batch, not per event.
+  // Batch the sink's events so the async iteration costs one await per batch, not per event. The
+  // reader waits while a batch is full: a consumer takes an event per turn of the event loop and the
+  // reader a MiB, so without the wait a 525 MB log piled up whole (2.5 GB for `rollout cat`).
   let buffer: RolloutEvent[] = [];
   let wake: (() => void) | undefined;
+  /** Lets a waiting reader go on (`true`) or stop (`false`: the consumer left the loop). */
+  let release: ((goOn: boolean) => void) | undefined;
+  let stopped = false;
   let done = false;
   let failure: unknown;
-  const running = foldRollout(
+  const pause = (): Promise<void> | undefined => {
+    if (stopped) return Promise.reject(READ_STOPPED);
+    if (buffer.length < READ_BATCH) return undefined;
+    return new Promise<void>((resolve, reject) => {
+      release = (goOn) => (goOn ? resolve() : reject(READ_STOPPED));
+    });
+  };
+  const running = readInto(
     source,
     {
       push: (e) => {
@@ -136,7 +183,8 @@ export async function* readRollout(
       issue: (i) => options.onIssue?.(i),
       skip: (t) => options.onSkip?.(t),
     },
-    options,
+    { ...options, pause },
+    READ_SLICE_BYTES,
   ).then(
     () => {
       done = true;
@@ -148,16 +196,28 @@ export async function* readRollout(
       wake?.();
     },
   );
-  while (true) {
-    if (buffer.length > 0) {
-      const out = buffer;
-      buffer = [];
-      yield* out;
-      continue;
+  try {
+    while (true) {
+      if (buffer.length > 0) {
+        const out = buffer;
+        buffer = [];
+        release?.(true);
+        release = undefined;
+        yield* out;
+        continue;
+      }
+      if (done) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
     }
-    if (done) break;
-    await new Promise<void>((resolve) => (wake = resolve));
-    wake = undefined;
+  } finally {
+    // A consumer that leaves early (`break`) stops the reader: it would read the rest for nobody,
+    // or wait forever with its file open.
+    if (!done) {
+      stopped = true;
+      release?.(false);
+      release = undefined;
+    }
   }
   await running;
   if (failure !== undefined) throw failure;

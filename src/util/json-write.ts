@@ -19,10 +19,14 @@ type Write = (text: string) => void;
 /** A value ready to write: its whole text, or a container to walk; `undefined` when left out. */
 type Piece = { text: string } | { container: object } | undefined;
 
-/** Write `value` as `JSON.stringify(value, null, 2)` would, in pieces; nothing for `undefined`. */
-export function writeJson(value: unknown, write: Write): void {
-  const p = prepare(value, "", 0);
-  if (p) emit(p, 0, "", write);
+/**
+ * Write `value` as `JSON.stringify(value, null, 2)` would, in pieces; nothing for `undefined`. With
+ * `depth`, as that text would read nested that deep in a larger document (its lines indented so),
+ * for a writer that writes the document around it itself.
+ */
+export function writeJson(value: unknown, write: Write, depth = 0): void {
+  const p = prepare(value, "", depth);
+  if (p) emit(p, depth, INDENT.repeat(depth), write);
 }
 
 /**

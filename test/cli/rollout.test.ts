@@ -76,6 +76,24 @@ describe("rollout cat and verify", () => {
     expect(parseJson(ok)).toMatchObject({ ok: true, events: 3, lastSeq: 3 });
   });
 
+  test("cat --json is written as the events come, byte for byte JSON.stringify's document", async () => {
+    await using home = await tempHome();
+    runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });
+    appendFileSync(logOf(home.path, "s1"), "not json\n");
+    const events = readFileSync(logOf(home.path, "s1"), "utf8")
+      .split("\n")
+      .slice(0, 3)
+      .map((l) => JSON.parse(l));
+    const doc = (evs: unknown[], issues: unknown[]) =>
+      `${JSON.stringify({ sessionId: "s1", events: evs, issues, skippedUnknownTypes: 0 }, null, 2)}\n`;
+    const all = runCli(["rollout", "cat", "s1", "--json"], { home: home.path });
+    const issues = parseJson<{ issues: unknown[] }>(all).issues;
+    expect(issues).toHaveLength(1);
+    expect(all.stdout).toBe(doc(events, issues));
+    const none = runCli(["rollout", "cat", "s1", "--json", "--type", "nothing."], { home: home.path });
+    expect(none.stdout).toBe(doc([], issues));
+  });
+
   test("stdout and stderr sent to one place stay in the order they were written (2>&1)", async () => {
     await using home = await tempHome();
     runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });

@@ -4,6 +4,7 @@
  */
 import { readRollout } from "../../../rollout/load.ts";
 import type { ReadIssue } from "../../../storage/contract.ts";
+import { writeJson } from "../../../util/json-write.ts";
 import { command } from "../../_command.ts";
 import { writeStdout } from "../../_stdout.ts";
 import { withRollouts } from "./_source.ts";
@@ -20,18 +21,29 @@ export default command({
     const wanted = args.type;
     const keep = (type: string) =>
       wanted === undefined || type === wanted || (wanted.endsWith(".") && type.startsWith(wanted));
-    const events: unknown[] = [];
     await withRollouts(ctx, async (r) => {
       const source = await r.source(args.id);
       const stream = readRollout(source, { onIssue: (i) => issues.push(i), onSkip: (t) => skipped.push(t) });
+      // `--json`: the document `{sessionId, events, issues, skippedUnknownTypes}` as JSON.stringify
+      // indents it, written as the events come rather than gathered (a big log's would not fit).
+      if (ctx.json) writeStdout(`{\n  "sessionId": ${JSON.stringify(args.id)},\n  "events": `);
+      let count = 0;
       for await (const e of stream) {
         if (!keep(e.type)) continue;
-        if (ctx.json) events.push(e);
-        else writeStdout(`${JSON.stringify(e)}\n`);
+        if (!ctx.json) writeStdout(`${JSON.stringify(e)}\n`);
+        else {
+          writeStdout(count === 0 ? "[\n    " : ",\n    ");
+          writeJson(e, writeStdout, 2);
+        }
+        count++;
       }
+      if (!ctx.json) return;
+      writeStdout(count === 0 ? "[]" : "\n  ]");
+      writeStdout(',\n  "issues": ');
+      writeJson(issues, writeStdout, 1);
+      writeStdout(`,\n  "skippedUnknownTypes": ${skipped.length}\n}\n`);
     });
-    if (ctx.json) ctx.out({ sessionId: args.id, events, issues, skippedUnknownTypes: skipped.length });
-    else {
+    if (!ctx.json) {
       for (const i of issues) ctx.log.warn(`${i.file ?? args.id}${i.line ? `:${i.line}` : ""}: ${i.message}`);
       if (skipped.length)
         ctx.log.info(`skipped ${skipped.length} event(s) of types this version does not know`);
