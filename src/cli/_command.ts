@@ -9,9 +9,8 @@ import { type Config, loadConfig } from "../config.ts";
 import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { writeJson } from "../util/json-write.ts";
-import { createMemoryGuard } from "../util/memory-guard.ts";
 import { colorAllowed, log } from "./_log.ts";
-import { stdoutIsTerminal, writeStdout } from "./_stdout.ts";
+import { stdoutIsTerminal, stdoutPieces, writeStdout } from "./_stdout.ts";
 
 /** The exit code the leaf command returned (citty drops nested commands' results). */
 export const commandExit = { code: 0 };
@@ -91,14 +90,10 @@ export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string
         writeStdout(data);
         return;
       }
-      // In pieces: a Trace of a large log would otherwise be one string of hundreds of MB. Each
-      // piece is garbage once written: the guard collects it young (see util/memory-guard.ts).
-      const guard = createMemoryGuard();
-      writeJson(data, (text) => {
-        writeStdout(text);
-        guard.advance(text.length);
-      });
-      writeStdout("\n");
+      // In pieces: a Trace of a large log would otherwise be one string of hundreds of MB.
+      const write = stdoutPieces();
+      writeJson(data, write);
+      write("\n");
     },
     log,
   };

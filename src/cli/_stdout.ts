@@ -6,14 +6,15 @@
  * (Bun's native `Bun.stdout.writer()` starts as fast, but a reader that goes away made each later
  * write print an unhandled EPIPE error of its own.)
  *
- * Text is gathered up to 64 KiB and written synchronously: when `writeStdout` returns or
- * `flushStdout()` resolves, the pipe or file has every byte, so nothing is lost when the process
- * ends. A pipe left non-blocking by whoever made it is waited on (EAGAIN). A reader that goes
+ * Text is gathered up to 64 KiB (encoded into one buffer kept for the process) and written
+ * synchronously: once `flushStdout()` resolves, the pipe or file has every byte, so nothing is lost
+ * when the process ends. A pipe left non-blocking by whoever made it is waited on (EAGAIN). A reader that goes
  * away (`freecode rollout cat … | head`) makes the write throw `StdoutClosed`, which the CLI turns
  * into a quiet exit with status 141, as a process killed by SIGPIPE has, not an EPIPE stack trace.
  * Any other write error (a full disk) is `StdoutFailed`: one line on stderr and exit 74.
  */
 import { fstatSync, statSync, writeSync } from "node:fs";
+import { createMemoryGuard } from "../util/memory-guard.ts";
 
 /** The reader of standard output went away (EPIPE). */
 export class StdoutClosed extends Error {
@@ -38,13 +39,17 @@ export class StdoutFailed extends Error {
 export const STDOUT_FAILED_EXIT = 74;
 
 const GATHER = 64 * 1024;
-let pending: string[] = [];
-let pendingChars = 0;
+/**
+ * Text waiting to be written, encoded into one buffer kept for the process (a fresh buffer per
+ * write is only freed when collected: a long output then held hundreds of MB of them).
+ */
+let gather: Buffer | undefined;
+let used = 0;
 /** The error that ended writing (`StdoutClosed` or `StdoutFailed`): every later write throws it. */
 let failure: Error | undefined;
 
 /** Write all of `bytes` to descriptor 1. */
-function writeAll(bytes: Buffer): void {
+function writeAll(bytes: Uint8Array): void {
   let done = 0;
   while (done < bytes.length) {
     try {
@@ -61,19 +66,36 @@ function writeAll(bytes: Buffer): void {
 /** Write what is gathered now. */
 function drain(): void {
   if (failure) throw failure;
-  if (pendingChars === 0) return;
-  const text = pending.length === 1 ? pending[0]! : pending.join("");
-  pending = [];
-  pendingChars = 0;
-  writeAll(Buffer.from(text));
+  if (used === 0) return;
+  const n = used;
+  used = 0;
+  writeAll(gather!.subarray(0, n));
 }
 
 /** Queue `text` for standard output (written once 64 KiB are gathered, or at `flushStdout`). */
 export function writeStdout(text: string): void {
   if (failure) throw failure;
-  pending.push(text);
-  pendingChars += text.length;
-  if (pendingChars >= GATHER) drain();
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  if (used + text.length * 3 > GATHER) drain();
+  if (text.length * 3 > GATHER) {
+    writeAll(Buffer.from(text));
+    return;
+  }
+  gather ??= Buffer.allocUnsafe(GATHER);
+  used += gather.write(text, used);
+}
+
+/**
+ * A writer of many pieces of text (a waterfall's lines, a JSON document's parts): each is queued
+ * as `writeStdout` queues it, and the memory guard collects the garbage of the pieces young, so a
+ * long output does not pile up the memory it took to make it.
+ */
+export function stdoutPieces(): (text: string) => void {
+  const guard = createMemoryGuard();
+  return (text) => {
+    writeStdout(text);
+    guard.advance(text.length);
+  };
 }
 
 /** Write everything queued; resolves once the pipe or file has taken it. */
@@ -87,7 +109,7 @@ export async function flushStdout(): Promise<void> {
  * writer of the stderr line: it is kept and thrown by the next write or flush of stdout.
  */
 export function drainBeforeStderr(): void {
-  if (failure || pendingChars === 0) return;
+  if (failure || used === 0) return;
   try {
     drain();
   } catch {

@@ -83,7 +83,7 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   const marker = join(dirname(dir), ".project_root");
   if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
   const cwd = process.cwd();
-  if (hash && new Bun.CryptoHasher("sha256").update(cwd).digest("hex") === hash) return cwd;
+  if (hash && Bun.SHA256.hash(cwd, "hex") === hash) return cwd;
   // Gemini keeps only the path's hash: its per-project folder is the one real, stable stand-in.
   warnings.push({
     file: path,

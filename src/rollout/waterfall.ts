@@ -102,6 +102,22 @@ function deniedRow(d: DeniedSpan): Row {
 
 /** Render `trace` as lines of text (joined with `\n`, with a trailing newline). */
 export function renderWaterfall(trace: Trace, options: WaterfallOptions = {}): string {
+  const lines: string[] = [];
+  writeWaterfall(trace, (line) => lines.push(line), options);
+  return `${lines.join("\n")}\n`;
+}
+
+// A span, as a number: its index in its list and which list (the low two bits).
+const MODEL = 0;
+const TOOL = 1;
+const DENIED = 2;
+
+/**
+ * Write `trace` as a waterfall, a line at a time (without newlines). A turn's rows are made when the
+ * turn is written; until then a span is a number in its turn's list, so a Trace of hundreds of
+ * thousands of spans never has a row object, or a line, per span at once.
+ */
+export function writeWaterfall(trace: Trace, write: (line: string) => void, options: WaterfallOptions = {}) {
   const width = Math.max(60, options.width ?? 100);
   const paint = (tone: Tone, s: string) => (options.color ? `\x1b[${TONES[tone]}m${s}\x1b[0m` : s);
   const labelW = Math.min(26, Math.floor(width * 0.25));
@@ -109,7 +125,7 @@ export function renderWaterfall(trace: Trace, options: WaterfallOptions = {}): s
   const detailW = width - 9 - labelW - barW - 3;
   const t0 = trace.startedAt;
   const span = Math.max(1, (trace.asOf ?? trace.endedAt) - t0);
-  const lines = summary(trace, paint);
+  for (const line of summary(trace, paint)) write(line);
 
   const bar = (r: Row) => {
     const start = Math.min(barW - 1, Math.floor(((r.at - t0) / span) * barW));
@@ -122,36 +138,48 @@ export function renderWaterfall(trace: Trace, options: WaterfallOptions = {}): s
     return `${paint("dim", offset)} ${cut(r.label, labelW).padEnd(labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
   };
 
-  const groups = new Map<string, Row[]>();
-  const add = (key: string | undefined, row: Row) => {
-    if (options.slowMs !== undefined && row.dur < options.slowMs && row.tone !== "hung") return;
+  const groups = new Map<string, number[]>();
+  const add = (key: string | undefined, ref: number) => {
     const k = key ?? "";
-    groups.set(k, [...(groups.get(k) ?? []), row]);
+    const list = groups.get(k);
+    if (list) list.push(ref);
+    else groups.set(k, [ref]);
   };
-  for (const m of trace.modelSpans) add(m.turnKey, modelRow(m));
-  for (const t of trace.toolSpans) add(t.turnKey, toolRow(t));
-  for (const d of trace.deniedSpans) add(d.turnKey, deniedRow(d));
+  for (const [i, m] of trace.modelSpans.entries()) add(m.turnKey, i * 4 + MODEL);
+  for (const [i, t] of trace.toolSpans.entries()) add(t.turnKey, i * 4 + TOOL);
+  for (const [i, d] of trace.deniedSpans.entries()) add(d.turnKey, i * 4 + DENIED);
+  const rowOf = (ref: number): Row => {
+    const i = Math.floor(ref / 4);
+    const kind = ref % 4;
+    if (kind === MODEL) return modelRow(trace.modelSpans[i]!);
+    if (kind === TOOL) return toolRow(trace.toolSpans[i]!);
+    return deniedRow(trace.deniedSpans[i]!);
+  };
+  const emit = (refs: number[] | undefined) => {
+    const rows = (refs ?? [])
+      .map(rowOf)
+      .filter((r) => options.slowMs === undefined || r.dur >= options.slowMs || r.tone === "hung");
+    for (const r of rows.sort((a, b) => a.at - b.at)) write(line(r));
+  };
 
   const turnKeys = new Set(trace.turns.map((t) => t.turnKey));
-  const emit = (rows: Row[] | undefined) => {
-    for (const r of (rows ?? []).sort((a, b) => a.at - b.at)) lines.push(line(r));
-  };
-  const loose = [...groups.entries()].filter(([k]) => !turnKeys.has(k)).flatMap(([, rows]) => rows);
+  const loose = [...groups.entries()].filter(([k]) => !turnKeys.has(k)).flatMap(([, refs]) => refs);
   if (loose.length) {
-    lines.push(paint("dim", "── outside any turn"));
-    emit(loose);
+    const rows = loose
+      .map(rowOf)
+      .filter((r) => options.slowMs === undefined || r.dur >= options.slowMs || r.tone === "hung");
+    if (rows.length) {
+      write(paint("dim", "── outside any turn"));
+      for (const r of rows.sort((a, b) => a.at - b.at)) write(line(r));
+    }
   }
   for (const turn of trace.turns) {
-    const rows = groups.get(turn.turnKey);
     const flags = turn.aborted
       ? paint("fail", `  ABORTED${turn.abortReason ? ` (${turn.abortReason})` : ""}`)
       : "";
-    lines.push(
-      `${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${turn.turnKey}${flags}`,
-    );
-    emit(rows);
+    write(`${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${turn.turnKey}${flags}`);
+    emit(groups.get(turn.turnKey));
   }
-  return `${lines.join("\n")}\n`;
 }
 
 function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {

@@ -4,7 +4,7 @@
  * encoding rules (hex ids, integer enums, 64-bit integers as decimal strings, parents that exist).
  */
 import { describe, expect, test } from "bun:test";
-import { traceToOtlp } from "../../src/rollout/otlp.ts";
+import { traceToOtlp, writeOtlpJson } from "../../src/rollout/otlp.ts";
 import { renderWaterfall } from "../../src/rollout/waterfall.ts";
 import { FIXTURE_SOURCE, loadTrace } from "./_events.ts";
 
@@ -19,7 +19,14 @@ describe("golden", () => {
   });
 
   test("OTLP/JSON: snapshot, and valid when loaded back", async () => {
-    const text = JSON.stringify(traceToOtlp(await loadTrace(FIXTURE_SOURCE), { version: "test" }));
+    const trace = await loadTrace(FIXTURE_SOURCE);
+    const text = JSON.stringify(traceToOtlp(trace, { version: "test" }));
+    // What `trace --otlp` writes a span at a time is the same text.
+    const pieces: string[] = [];
+    expect(writeOtlpJson(trace, (t) => pieces.push(t), { version: "test" })).toBe(
+      JSON.parse(text).resourceSpans[0].scopeSpans[0].spans.length,
+    );
+    expect(pieces.join("")).toBe(text);
     const doc = JSON.parse(text);
     expect(doc).toMatchSnapshot();
     const spans: Record<string, unknown>[] = doc.resourceSpans[0].scopeSpans[0].spans;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../src/util/atomic.ts";
+import { writeFileAtomic, writeFileAtomicWith } from "../../src/util/atomic.ts";
 import { type Line, readLines, splitLines } from "../../src/util/lines.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -21,6 +21,33 @@ describe("writeFileAtomic", () => {
     expect(readdirSync(join(dir.path, "sub"))).toEqual(["f.json"]);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir.path, "sub")).mode & 0o777).toBe(0o700);
+  });
+
+  test("a file written in pieces: text of any size and bytes, as one string would be", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "big.txt");
+    const pieces: (string | Uint8Array)[] = [];
+    for (let i = 0; i < 5000; i++) pieces.push(i % 97 === 0 ? "é✓🚀".repeat(i) : `${i},`);
+    pieces.push("x".repeat(700_000), new Uint8Array([104, 105]), "z".repeat(2_000_000), "end");
+    writeFileAtomicWith(path, (write) => {
+      for (const p of pieces) write(p);
+    });
+    const expected = Buffer.concat(pieces.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+    expect(readFileSync(path).equals(expected)).toBe(true);
+  });
+
+  test("a producer that throws leaves the old file as it was, and no temp file", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "f.json");
+    writeFileAtomic(path, "old");
+    expect(() =>
+      writeFileAtomicWith(path, (write) => {
+        write("x".repeat(3_000_000)); // past a gathered MiB: some of it reached the temp file
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(readFileSync(path, "utf8")).toBe("old");
+    expect(readdirSync(dir.path)).toEqual(["f.json"]);
   });
 });
 

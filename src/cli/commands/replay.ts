@@ -2,6 +2,7 @@
 import { loadReplay } from "../../rollout/load.ts";
 import { fmtMs } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
+import { stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 
 const oneLine = (x: unknown, n = 80) => {
@@ -35,9 +36,12 @@ export default command({
       ctx.out(replay);
       return 0;
     }
-    const lines = [
+    // A line at a time: a big log's replay is hundreds of thousands of lines.
+    const write = stdoutPieces();
+    const lines = { push: (line: string) => write(`${line}\n`) };
+    lines.push(
       `session ${replay.sessionId}: ${replay.totalTurns} turns, ${replay.totalCalls} tool calls, ${replay.totalDenied} denied, ${replay.compactCount} compactions (${replay.compactedTokens} tokens)`,
-    ];
+    );
     for (const turn of replay.turns) {
       const flags = [
         turn.aborted ? `aborted${turn.abortReason ? ` (${turn.abortReason})` : ""}` : "",
@@ -57,7 +61,6 @@ export default command({
         lines.push(`  ⊘ ${d.tool} denied by ${d.source}${d.reason ? `: ${d.reason}` : ""}`);
     }
     for (const e of replay.errors) lines.push(`unreadable line${e.line ? ` ${e.line}` : ""}: ${e.message}`);
-    ctx.out(`${lines.join("\n")}\n`);
     return 0;
   },
 });

@@ -8,9 +8,9 @@
 import { usageError } from "../../errors.ts";
 import type { TraceOptions } from "../../rollout/folds/trace.ts";
 import { loadTrace } from "../../rollout/load.ts";
-import { renderWaterfall } from "../../rollout/waterfall.ts";
+import { writeWaterfall } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
-import { stdoutColumns } from "../_stdout.ts";
+import { stdoutColumns, stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 import { followTrace } from "./trace/_follow.ts";
 import { listTraces } from "./trace/_list.ts";
@@ -78,7 +78,15 @@ export default command({
       const trace = await loadTrace(source, options);
       if (args.otlp) await writeOtlp(ctx, trace, args.otlp);
       if (ctx.json) ctx.out(trace);
-      else ctx.out(renderWaterfall(trace, { width: stdoutColumns() ?? 100, color: ctx.color, slowMs }));
+      else {
+        // A line at a time: a big log's waterfall is hundreds of thousands of lines.
+        const write = stdoutPieces();
+        writeWaterfall(trace, (line) => write(`${line}\n`), {
+          width: stdoutColumns() ?? 100,
+          color: ctx.color,
+          slowMs,
+        });
+      }
       return 0;
     });
   },
