@@ -117,12 +117,14 @@ export { costOf, createUsageFold, priceFor, usageOf } from "./rollout/folds/usag
 export { createIdGenerator, newEventId, timeOfId } from "./rollout/ids.ts";
 export type { ReadOptions, RolloutSink, RolloutSource } from "./rollout/load.ts";
 export { foldRollout, loadReplay, loadTrace, loadUsage, readRollout } from "./rollout/load.ts";
-export { traceToOtlp } from "./rollout/otlp.ts";
+export type { OtlpOptions, OtlpSpan } from "./rollout/otlp.ts";
+export { otlpSpans, traceToOtlp, writeOtlpJson } from "./rollout/otlp.ts";
 export type { DeniedCall, Recorder, RecorderOptions } from "./rollout/recorder.ts";
 export { createRecorder, rolloutEnabled, URGENT_TYPES } from "./rollout/recorder.ts";
 export { checkEvent, EventDraftSchema, isValidEvent } from "./rollout/validate.ts";
 export { verifyRollout } from "./rollout/verify.ts";
-export { renderWaterfall } from "./rollout/waterfall.ts";
+export type { WaterfallOptions } from "./rollout/waterfall.ts";
+export { renderWaterfall, writeWaterfall } from "./rollout/waterfall.ts";
 export {
   type CompactOptions,
   type CompactResult,
@@ -203,4 +205,5 @@ export type { SearchHit, SearchQuery, SearchResult } from "./threads/search-text
 export type { ThreadStore } from "./threads/store.ts";
 export { openThreadStore } from "./threads/store.ts";
 export type { GoalStatus, Thread, ThreadFilter, ToolCall, Turn, TurnItem } from "./threads/types.ts";
+export { writeJson } from "./util/json-write.ts";
 export { VERSION } from "./version.ts";

@@ -65,6 +65,20 @@ describe("freecode as a library", () => {
     expect(trace).toHaveCalledTool("edit");
     expect(trace).toHaveDenied({ tool: "bash" });
 
+    // Big outputs in pieces: the same text as the one-string forms.
+    const collect = (run: (write: (text: string) => void) => unknown) => {
+      const parts: string[] = [];
+      run((text) => parts.push(text));
+      return parts.join("");
+    };
+    expect(collect((w) => freecode.writeJson(trace, w))).toBe(JSON.stringify(trace, null, 2));
+    expect(collect((w) => freecode.writeOtlpJson(trace, w))).toBe(
+      JSON.stringify(freecode.traceToOtlp(trace)),
+    );
+    expect(collect((w) => freecode.writeWaterfall(trace, (line) => w(`${line}\n`)))).toBe(
+      freecode.renderWaterfall(trace),
+    );
+
     const events: string[] = [];
     for await (const item of adapter.readEvents(meta.id))
       if (item.event) events.push(`${item.event.seq}:${item.event.type}`);
