@@ -28,14 +28,15 @@ interface EventFacts {
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
 const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
-function factsOf(events: EventRecord[], knownCalls: Set<string>): EventFacts {
+/** Gather what the rollout says, an event at a time: a log is never held whole to derive a thread. */
+function factsCollector(knownCalls: Set<string>) {
   const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [] };
   const entry = (callId: string) => {
     let e = facts.byCall.get(callId);
     if (!e) facts.byCall.set(callId, (e = { seen: false }));
     return e;
   };
-  for (const e of events) {
+  const add = (e: EventRecord) => {
     const callId = str(e.callId);
     switch (e.type) {
       case "turn.started":
@@ -66,8 +67,8 @@ function factsOf(events: EventRecord[], knownCalls: Set<string>): EventFacts {
         break;
       }
     }
-  }
-  return facts;
+  };
+  return { facts, add };
 }
 
 function turnsFromMessages(messages: StoredMessage[]): Turn[] {
@@ -109,11 +110,30 @@ function turnsFromMessages(messages: StoredMessage[]): Turn[] {
   return turns;
 }
 
-/** The turn a rollout timestamp falls in (the last one that started at or before it). */
-function turnAt(turns: Turn[], at: number): Turn | undefined {
-  let found: Turn | undefined;
-  for (const t of turns) if (t.startedAt <= at) found = t;
-  return found ?? turns[0];
+/**
+ * The turn a rollout timestamp falls in: the last one (in order) that started at or before it, else
+ * the first. Turns are nearly always in time order, and then it is a binary search: a scan per call
+ * made a rollout-only session of 160,000 events take 3 s and one of 1.3 M time out.
+ */
+function turnFinder(turns: Turn[]): (at: number) => Turn | undefined {
+  const sorted = turns.every((t, i) => i === 0 || turns[i - 1]!.startedAt <= t.startedAt);
+  if (!sorted)
+    return (at) => {
+      let found: Turn | undefined;
+      for (const t of turns) if (t.startedAt <= at) found = t;
+      return found ?? turns[0];
+    };
+  return (at) => {
+    // The number of turns that started at or before `at`.
+    let lo = 0;
+    let hi = turns.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (turns[mid]!.startedAt <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    return turns[lo - 1] ?? turns[0];
+  };
 }
 
 /** Derive the thread of one session. `meta` may be missing for a rollout-only session. */
@@ -121,14 +141,53 @@ export function deriveThread(
   id: string,
   meta: SessionMeta | undefined,
   messages: StoredMessage[],
-  events: EventRecord[],
+  events: Iterable<EventRecord>,
 ): DerivedThread {
+  const deriver = threadDeriver(id, meta, messages);
+  for (const e of events) deriver.add(e);
+  return deriver.finish();
+}
+
+/**
+ * `deriveThread`, with the rollout's events given one at a time (`add`), for a reader that streams
+ * them: the facts a thread needs are kept, the events are not.
+ */
+export function threadDeriver(id: string, meta: SessionMeta | undefined, messages: StoredMessage[]) {
   const turns = turnsFromMessages(messages);
   const known = new Set(turns.flatMap((t) => t.toolCalls.flatMap((c) => (c.callId ? [c.callId] : []))));
-  const facts = factsOf(events, known);
+  const { facts, add } = factsCollector(known);
+  let count = 0;
+  let firstAt: number | undefined;
+  let lastAt = 0;
+  let lastSeq = 0;
+  return {
+    add(e: EventRecord): void {
+      add(e);
+      if (count++ === 0) firstAt = e.timestamp;
+      lastAt = e.timestamp;
+      lastSeq = e.seq;
+    },
+    /** The `seq` of the last event added (0 for none). */
+    get lastSeq(): number {
+      return lastSeq;
+    },
+    finish(): DerivedThread {
+      return finishThread(id, meta, messages, turns, facts, { count, firstAt, lastAt });
+    },
+  };
+}
+
+function finishThread(
+  id: string,
+  meta: SessionMeta | undefined,
+  messages: StoredMessage[],
+  turns: Turn[],
+  facts: EventFacts,
+  events: { count: number; firstAt: number | undefined; lastAt: number },
+): DerivedThread {
   if (turns.length === 0) {
     // Rollout only: one turn per turn.started (or a single one if the log never started a turn).
-    const starts = facts.turnStarts.length ? facts.turnStarts : events.length ? [events[0]!.timestamp] : [];
+    const starts = facts.turnStarts.length ? facts.turnStarts : events.count ? [events.firstAt!] : [];
     for (const at of starts) {
       turns.push({
         number: turns.length + 1,
@@ -149,8 +208,9 @@ export function deriveThread(
       if (f?.deniedBy) c.deniedBy = f.deniedBy;
     }
   }
+  const turnAt = turnFinder(turns);
   for (const call of facts.orphans) {
-    const t = turnAt(turns, call.timestamp);
+    const t = turnAt(call.timestamp);
     if (!t) continue;
     const f = call.callId ? facts.byCall.get(call.callId) : undefined;
     if (f?.durationMs !== undefined) call.durationMs = f.durationMs;
@@ -159,16 +219,13 @@ export function deriveThread(
     t.endedAt = Math.max(t.endedAt, call.timestamp);
   }
   for (const at of facts.aborted) {
-    const t = turnAt(turns, at);
+    const t = turnAt(at);
     if (t) t.outcome = "interrupted";
   }
   for (const t of turns) if (t.outcome === "no_response" && t.response) t.outcome = "answered";
 
-  const first = messages[0]?.timestamp ?? events[0]?.timestamp ?? 0;
-  const last = Math.max(
-    messages[messages.length - 1]?.timestamp ?? 0,
-    events[events.length - 1]?.timestamp ?? 0,
-  );
+  const first = messages[0]?.timestamp ?? events.firstAt ?? 0;
+  const last = Math.max(messages[messages.length - 1]?.timestamp ?? 0, events.lastAt);
   const thread = {
     id,
     title: meta?.title ?? `(rollout only) ${id}`,

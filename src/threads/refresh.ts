@@ -5,8 +5,8 @@
  * session written by another process therefore shows up at the next refresh, with no manual step.
  */
 import type { StorageAdapter } from "../storage/contract.ts";
-import type { EventRecord, SessionMeta } from "../storage/records.ts";
-import { deriveThread } from "./derive.ts";
+import type { SessionMeta } from "../storage/records.ts";
+import { threadDeriver } from "./derive.ts";
 import { searchRows } from "./search-text.ts";
 import type { ThreadStore } from "./store.ts";
 import type { DerivedThread, ThreadSource } from "./types.ts";
@@ -23,23 +23,20 @@ const CHUNK = 200;
 
 const hashMeta = (meta: SessionMeta | undefined) => (meta ? Bun.hash(JSON.stringify(meta)).toString(36) : "");
 
-/** Everything a thread is derived from, read from the adapter. */
-export async function loadThreadInputs(adapter: StorageAdapter, id: string, meta?: SessionMeta) {
+/**
+ * Derive one thread and its search rows, with the source it came from. The rollout's events are
+ * streamed into the derivation, not gathered: a session of 1.3 M events held them all (GBs).
+ */
+export async function deriveFromAdapter(adapter: StorageAdapter, id: string, meta?: SessionMeta) {
   const m = meta ?? (await adapter.getMeta(id));
   const { messages } = m ? await adapter.readMessages(id) : { messages: [] };
-  const events: EventRecord[] = [];
-  for await (const r of adapter.readEvents(id)) if (r.event) events.push(r.event);
-  return { meta: m, messages, events };
-}
-
-/** Derive one thread and its search rows, with the source it came from. */
-export async function deriveFromAdapter(adapter: StorageAdapter, id: string, meta?: SessionMeta) {
-  const { meta: m, messages, events } = await loadThreadInputs(adapter, id, meta);
-  const derived: DerivedThread = deriveThread(id, m, messages, events);
+  const deriver = threadDeriver(id, m, messages);
+  for await (const r of adapter.readEvents(id)) if (r.event) deriver.add(r.event);
+  const derived: DerivedThread = deriver.finish();
   const source: ThreadSource = {
     updatedAt: m?.updatedAt ?? 0,
     messageCount: m?.messageCount ?? 0,
-    lastSeq: events[events.length - 1]?.seq ?? 0,
+    lastSeq: deriver.lastSeq,
     metaHash: hashMeta(m),
   };
   return { derived, rows: searchRows(derived, messages), source };

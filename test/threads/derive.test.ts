@@ -1,0 +1,76 @@
+/**
+ * Deriving a rollout-only thread: each call the rollout alone holds lands in the turn it happened in
+ * (the last turn that started at or before it, in order), whether the turns are in time order (a
+ * binary search) or not; and a long log derives in time (a scan per call once took minutes).
+ */
+import { expect, test } from "bun:test";
+import type { EventRecord } from "../../src/storage/records.ts";
+import { deriveThread } from "../../src/threads/derive.ts";
+import { seeded } from "../_random.ts";
+
+function log(entries: { type: string; at: number; fields?: Record<string, unknown> }[]): EventRecord[] {
+  return entries.map((e, i) => ({
+    type: e.type,
+    id: `e${i}`,
+    seq: i + 1,
+    aggregateID: "s",
+    timestamp: e.at,
+    ...e.fields,
+  })) as EventRecord[];
+}
+
+/** The rule written the obvious way: the last turn in order that started at or before `at`. */
+function expectedTurn(starts: number[], at: number): number {
+  let found = -1;
+  starts.forEach((s, i) => {
+    if (s <= at) found = i;
+  });
+  return found === -1 ? 0 : found;
+}
+
+test("calls land in the turn they happened in, with turns in time order or not (THREAD_SEEDS)", () => {
+  const seeds = Number(process.env.THREAD_SEEDS) || 60;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = seeded(seed);
+    const sorted = r.chance(0.5);
+    const starts: number[] = [];
+    const entries: { type: string; at: number; fields?: Record<string, unknown> }[] = [];
+    let t = 1000;
+    for (let i = 0; i < 1 + r.int(30); i++) {
+      t += r.int(50);
+      const at = sorted ? t : 1000 + r.int(2000);
+      starts.push(at);
+      entries.push({ type: "turn.started", at, fields: { turnId: `turn-${i}` } });
+      for (let c = r.int(4); c > 0; c--)
+        entries.push({
+          type: "function.call",
+          at: 900 + r.int(2500),
+          fields: { tool: "Bash", callId: `c${entries.length}`, args: { n: entries.length } },
+        });
+    }
+    const { turns } = deriveThread("s", undefined, [], log(entries));
+    expect(turns).toHaveLength(starts.length);
+    const landed = new Map<number, number>();
+    turns.forEach((turn, i) => {
+      for (const c of turn.toolCalls) landed.set((c.args as { n: number }).n, i);
+    });
+    for (const [i, e] of entries.entries()) {
+      if (e.type !== "function.call") continue;
+      expect([seed, i, landed.get(i)]).toEqual([seed, i, expectedTurn(starts, e.at)]);
+    }
+  }
+});
+
+// A scan of every turn per call took minutes here (150,000 calls × 50,000 turns): the test's
+// generous timeout catches that without timing anything finer (it takes ~0.4 s).
+test("a rollout-only session of 200,000 events derives, each call in its turn", () => {
+  const entries: { type: string; at: number; fields?: Record<string, unknown> }[] = [];
+  for (let i = 0; i < 50_000; i++) {
+    entries.push({ type: "turn.started", at: i * 10, fields: { turnId: `turn-${i}` } });
+    for (let c = 0; c < 3; c++)
+      entries.push({ type: "function.call", at: i * 10 + c, fields: { tool: "Read", callId: `c${i}-${c}` } });
+  }
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(turns).toHaveLength(50_000);
+  expect(turns.every((t, i) => t.toolCalls.length === 3 && t.toolCalls[0]!.callId === `c${i}-0`)).toBe(true);
+}, 30_000);
