@@ -116,9 +116,10 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   const pk = loaded.input.passK;
   if (pk) {
     const byTask = new Map<string, { n: number; c: number }>();
-    for (const s of sessions) {
+    // `sessions` has one entry per ref, in the refs' order.
+    for (const [i, s] of sessions.entries()) {
       if (s.verdict === "error") continue;
-      const ref = refs.find((r) => r.sessionId === s.sessionId);
+      const ref = refs[i];
       const task = ref ? taskIdOf(ref) : s.sessionId;
       const t = byTask.get(task) ?? { n: 0, c: 0 };
       t.n++;
