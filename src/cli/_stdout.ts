@@ -6,15 +6,16 @@
  * (Bun's native `Bun.stdout.writer()` starts as fast, but a reader that goes away made each later
  * write print an unhandled EPIPE error of its own.)
  *
- * Text is gathered up to 64 KiB (encoded into one buffer kept for the process) and written
- * synchronously: once `flushStdout()` resolves, the pipe or file has every byte, so nothing is lost
- * when the process ends. A pipe left non-blocking by whoever made it is waited on (EAGAIN). A reader that goes
- * away (`freecode rollout cat … | head`) makes the write throw `StdoutClosed`, which the CLI turns
- * into a quiet exit with status 141, as a process killed by SIGPIPE has, not an EPIPE stack trace.
+ * Text is gathered up to 64 KiB (`util/gather.ts`) and written synchronously: once `flushStdout()`
+ * resolves, the pipe or file has every byte, so nothing is lost when the process ends. A pipe left
+ * non-blocking by whoever made it is waited on (EAGAIN). A reader that goes away (`freecode rollout
+ * cat … | head`) makes the write throw `StdoutClosed`, which the CLI turns into a quiet exit with
+ * status 141, as a process killed by SIGPIPE has, not an EPIPE stack trace.
  * Any other write error (a full disk) is `StdoutFailed`: one line on stderr and exit 74.
  */
 import { fstatSync, statSync, writeSync } from "node:fs";
-import { createMemoryGuard } from "../util/memory-guard.ts";
+import { gatherText } from "../util/gather.ts";
+import { guardedWriter } from "../util/memory-guard.ts";
 
 /** The reader of standard output went away (EPIPE). */
 export class StdoutClosed extends Error {
@@ -38,13 +39,6 @@ export class StdoutFailed extends Error {
 /** The exit status of a command whose output could not be written (`EX_IOERR`). */
 export const STDOUT_FAILED_EXIT = 74;
 
-const GATHER = 64 * 1024;
-/**
- * Text waiting to be written, encoded into one buffer kept for the process (a fresh buffer per
- * write is only freed when collected: a long output then held hundreds of MB of them).
- */
-let gather: Buffer | undefined;
-let used = 0;
 /** The error that ended writing (`StdoutClosed` or `StdoutFailed`): every later write throws it. */
 let failure: Error | undefined;
 
@@ -63,40 +57,22 @@ function writeAll(bytes: Uint8Array): void {
   }
 }
 
+const out = gatherText(64 * 1024, writeAll);
+
 /** Write what is gathered now. */
 function drain(): void {
   if (failure) throw failure;
-  if (used === 0) return;
-  const n = used;
-  used = 0;
-  writeAll(gather!.subarray(0, n));
+  out.drain();
 }
 
 /** Queue `text` for standard output (written once 64 KiB are gathered, or at `flushStdout`). */
 export function writeStdout(text: string): void {
   if (failure) throw failure;
-  // UTF-8 takes at most 3 bytes per UTF-16 unit.
-  if (used + text.length * 3 > GATHER) drain();
-  if (text.length * 3 > GATHER) {
-    writeAll(Buffer.from(text));
-    return;
-  }
-  gather ??= Buffer.allocUnsafe(GATHER);
-  used += gather.write(text, used);
+  out.write(text);
 }
 
-/**
- * A writer of many pieces of text (a waterfall's lines, a JSON document's parts): each is queued
- * as `writeStdout` queues it, and the memory guard collects the garbage of the pieces young, so a
- * long output does not pile up the memory it took to make it.
- */
-export function stdoutPieces(): (text: string) => void {
-  const guard = createMemoryGuard();
-  return (text) => {
-    writeStdout(text);
-    guard.advance(text.length);
-  };
-}
+/** A writer of many pieces to stdout, their garbage collected young (see `guardedWriter`). */
+export const stdoutPieces = (): ((text: string) => void) => guardedWriter(writeStdout);
 
 /** Write everything queued; resolves once the pipe or file has taken it. */
 export async function flushStdout(): Promise<void> {
@@ -109,7 +85,7 @@ export async function flushStdout(): Promise<void> {
  * writer of the stderr line: it is kept and thrown by the next write or flush of stdout.
  */
 export function drainBeforeStderr(): void {
-  if (failure || used === 0) return;
+  if (failure || out.pending === 0) return;
   try {
     drain();
   } catch {

@@ -155,30 +155,28 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
     if (kind === TOOL) return toolRow(trace.toolSpans[i]!);
     return deniedRow(trace.deniedSpans[i]!);
   };
-  const emit = (refs: number[] | undefined) => {
-    const rows = (refs ?? [])
+  /** The rows of `refs` that `--slow` keeps, in time order. */
+  const rowsOf = (refs: number[] | undefined) =>
+    (refs ?? [])
       .map(rowOf)
-      .filter((r) => options.slowMs === undefined || r.dur >= options.slowMs || r.tone === "hung");
-    for (const r of rows.sort((a, b) => a.at - b.at)) write(line(r));
+      .filter((r) => options.slowMs === undefined || r.dur >= options.slowMs || r.tone === "hung")
+      .sort((a, b) => a.at - b.at);
+  const emit = (rows: Row[]) => {
+    for (const r of rows) write(line(r));
   };
 
   const turnKeys = new Set(trace.turns.map((t) => t.turnKey));
-  const loose = [...groups.entries()].filter(([k]) => !turnKeys.has(k)).flatMap(([, refs]) => refs);
+  const loose = rowsOf([...groups.entries()].filter(([k]) => !turnKeys.has(k)).flatMap(([, refs]) => refs));
   if (loose.length) {
-    const rows = loose
-      .map(rowOf)
-      .filter((r) => options.slowMs === undefined || r.dur >= options.slowMs || r.tone === "hung");
-    if (rows.length) {
-      write(paint("dim", "── outside any turn"));
-      for (const r of rows.sort((a, b) => a.at - b.at)) write(line(r));
-    }
+    write(paint("dim", "── outside any turn"));
+    emit(loose);
   }
   for (const turn of trace.turns) {
     const flags = turn.aborted
       ? paint("fail", `  ABORTED${turn.abortReason ? ` (${turn.abortReason})` : ""}`)
       : "";
     write(`${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${turn.turnKey}${flags}`);
-    emit(groups.get(turn.turnKey));
+    emit(rowsOf(groups.get(turn.turnKey)));
   }
 }
 

@@ -45,3 +45,16 @@ export function createMemoryGuard(options: MemoryGuardOptions = {}) {
     },
   };
 }
+
+/**
+ * `write` for a long output made of many pieces (a waterfall's lines, a JSON document's parts), with
+ * a guard advanced by each piece's length: each piece is garbage once written, and is collected
+ * young rather than piling up the memory it took to make it.
+ */
+export function guardedWriter(write: (text: string) => void): (text: string) => void {
+  const guard = createMemoryGuard();
+  return (text) => {
+    write(text);
+    guard.advance(text.length);
+  };
+}

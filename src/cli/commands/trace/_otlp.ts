@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Trace } from "../../../rollout/folds/trace-types.ts";
 import { writeOtlpJson } from "../../../rollout/otlp.ts";
 import { writeFileAtomicWith } from "../../../util/atomic.ts";
-import { createMemoryGuard } from "../../../util/memory-guard.ts";
+import { guardedWriter } from "../../../util/memory-guard.ts";
 import { VERSION } from "../../../version.ts";
 import type { CommandContext } from "../../_command.ts";
 
@@ -12,16 +12,8 @@ export async function writeOtlp(ctx: CommandContext, trace: Trace, file: string)
   let count = 0;
   // A span at a time into the temp file, its garbage collected young: a big log's export is
   // hundreds of MB (see `writeOtlpJson`).
-  const guard = createMemoryGuard();
   writeFileAtomicWith(path, (write) => {
-    count = writeOtlpJson(
-      trace,
-      (text) => {
-        write(text);
-        guard.advance(text.length);
-      },
-      { version: VERSION },
-    );
+    count = writeOtlpJson(trace, guardedWriter(write), { version: VERSION });
     write("\n");
   });
   ctx.log.info(`wrote ${count} OTLP spans to ${path}`);
