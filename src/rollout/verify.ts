@@ -77,7 +77,7 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
     }
   };
   if ("file" in source) {
-    await readJsonl(source.file, {}, { value, issue });
+    await readJsonl(source.file, { exact: true }, { value, issue });
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {
       if (item.issue) issue(item.issue);
