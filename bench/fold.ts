@@ -5,7 +5,9 @@
  * their rollout events (~590 B a line: real tool arguments and outputs), (read, validate against the catalogue, fold,
  * hand out the Trace's lists) against a raw line split + `JSON.parse` of the same file with the
  * fastest reader we know (`_raw.ts`), interleaved. Target: fold throughput ≥ 0.7× raw, i.e. time
- * ratio ≤ 1/0.7. The same against the bun-engineering §8 stream split is reported. Each timed run
+ * ratio ≤ 1/0.7. The same against the bun-engineering §8 stream split is reported, and against a
+ * parse of runs of lines in one call each (`rawRuns`: how the folds read, faster than a line split
+ * where lines are short). Each timed run
  * is alone in a fresh child process: in one process, a raw parse timed right after a
  * fold took 1.36 s instead of 0.85 s (memory the fold had freed is faulted in again), which made the
  * fold look 1.5x better than it is.
@@ -23,7 +25,7 @@ import { foldRollout, loadReplay, loadTrace } from "../src/rollout/load.ts";
 import { openStore } from "../src/storage/select.ts";
 import { childTime } from "./_child.ts";
 import { defineBench } from "./_harness.ts";
-import { rawBlocks, rawStream } from "./_raw.ts";
+import { rawBlocks, rawRuns, rawStream } from "./_raw.ts";
 
 const EVENTS = Number(process.env.FOLD_BENCH_EVENTS) || 1_000_000;
 const BIG_MB = Number(process.env.FOLD_BENCH_MB) || 500;
@@ -175,6 +177,7 @@ if (process.env.FOLD_BENCH_TIME) {
     },
     blocks: () => rawBlocks(file),
     stream: () => rawStream(file),
+    runs: () => rawRuns(file),
   };
   // One cold run: a warm-up run first would leave its memory behind (a second fold started at 234 MB
   // RSS instead of 35), and both sides start equally cold.
@@ -237,8 +240,12 @@ function childPeak(mode: string, file: string): { peakMb: number; detail: string
 }
 
 /** The trace fold against one raw way of reading the same log, each run in a fresh child. */
-function foldVs(raw: "blocks" | "stream", file: string, what: string, targeted: boolean) {
-  const how = raw === "blocks" ? "raw block split" : "the §8 stream split";
+function foldVs(raw: "blocks" | "stream" | "runs", file: string, what: string, targeted: boolean) {
+  const how = {
+    blocks: "raw block split",
+    stream: "the §8 stream split",
+    runs: "a parse of runs of lines in one call each, not a line split",
+  }[raw];
   return {
     label: `trace fold vs ${how} + JSON.parse (${EVENTS.toLocaleString("en")} ${what} events)`,
     subject: () => timed("fold", file),
@@ -283,6 +290,8 @@ export default defineBench({
     foldVs("blocks", small, "small synthetic", true),
     foldVs("blocks", real, "real-shaped", true),
     foldVs("stream", small, "small synthetic", false),
+    foldVs("runs", small, "small synthetic", false),
+    foldVs("runs", real, "real-shaped", false),
   ],
   facts: () => ({
     "1M log sizes": `${mb(small)} MB synthetic, ${mb(real)} MB real-shaped`,

@@ -1,11 +1,11 @@
 /**
  * Feeding a JSONL transcript to a parser from a byte offset. Lines are parsed a run at a time
- * (`util/json-lines.ts`: one `JSON.parse` per 32 KiB of lines where it can, each line on its own
+ * (`util/json-lines.ts`: one `JSON.parse` per run of lines where it can, each line on its own
  * where it cannot). A malformed line is reported with its file and line number and skipped; a torn
  * last line (no newline yet: the agent is mid-write) is not consumed, so the next read starts at it
  * once it is complete.
  */
-import { type JsonLineSink, parseRun } from "../util/json-lines.ts";
+import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
 import { lineRuns } from "../util/lines.ts";
 import { bump, type EntryCounts, type ImportWarning, unreadableEntry } from "./types.ts";
 
@@ -27,9 +27,6 @@ export interface Checkpoint {
   everyBytes: number;
   run(): Promise<void>;
 }
-
-/** The most bytes of lines parsed in one call. */
-const RUN_BYTES = 32 * 1024;
 
 /** Feed the lines of `path` from `fromOffset` to `sink`; returns where the read stopped. */
 export async function feedJsonl(

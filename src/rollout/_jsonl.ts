@@ -1,15 +1,15 @@
 /**
  * JSONL reading for folds: the runs of `util/lines.ts` (blocks read into a kept buffer), each parsed
  * in one `JSON.parse` call where it can (`util/json-lines.ts`), and the values handed to a sink at
- * once. Runs are small (32 KiB): the values of a run wait until it is handed out, and with 1,024
- * parsed events alive at a time each young-generation collection had them to trace (a cold fold
- * of the 244 MB bench log took 2.1-2.7 s instead of ~1.8 s; 1 MiB runs were as slow). Blank lines
+ * once. Runs are small (`RUN_BYTES`): the values of a run wait until it is handed out, and with
+ * 1,024 parsed events alive at a time each young-generation collection had them to trace (a cold
+ * fold of the 244 MB bench log took 2.1-2.7 s instead of ~1.8 s; 1 MiB runs were as slow). Blank lines
  * are skipped, a final line without its newline is torn (reported, not parsed, not consumed), a
  * bad line is reported with its number and the rest loads, and a line longer than
  * `MAX_LINE_BYTES` is reported and skipped rather than buffered without bound.
  */
 import type { ReadIssue } from "../storage/contract.ts";
-import { type JsonLineSink, parseRun } from "../util/json-lines.ts";
+import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
 import { lineRuns } from "../util/lines.ts";
 
 /** Lines longer than this are reported and skipped rather than buffered without bound. */
@@ -43,9 +43,6 @@ export interface JsonlOptions {
 }
 
 const BLANK = /^\s*$/;
-
-/** The most bytes of lines parsed in one call (see above). */
-const RUN_BYTES = 32 * 1024;
 
 /**
  * Feed the lines of `path` from `fromOffset` to `sink`. A generator that pauses every ~1 MiB,

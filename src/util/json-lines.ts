@@ -4,9 +4,8 @@
  * newline a `,` and the last one `]`; the run is decoded once and parsed once, and the bytes are put
  * back. Per line this saves a decode call, a string and a parse call: on the fold bench's 1M-event
  * log (~240 B a line) split + parse took 0.51 s this way against 0.76 s line by line (1 MiB runs),
- * and the trace fold ~1.1 s against ~1.6 s (32 KiB runs: the values of a run live until it is
- * handed out, and a young collection while many wait promotes them; 1 MiB runs made the fold slower
- * than line by line).
+ * and the trace fold ~1.2 s against ~1.55 s (small runs: see `RUN_BYTES`; 1 MiB runs made the
+ * fold slower than line by line). With lines of ~590 B the parse itself gains little.
  *
  * The array is used only if it parses and holds exactly one value per line. Otherwise (a blank or
  * malformed line, a byte-order mark, a torn line followed by more) the run is parsed line by line,
@@ -26,6 +25,14 @@ export interface JsonLineSink {
   /** A line that is not valid JSON, with its text and `JSON.parse`'s error. */
   invalid(error: Error, text: string, lineNo: number, start: number, end: number): void;
 }
+
+/**
+ * The run size readers use: the values of a run wait until it is handed out, and the longer they
+ * wait the more a young collection promotes. On the fold bench's real-shaped log (~590 B a line) the
+ * trace fold peaked at 109-114 MB with 8-16 KiB runs, 124 MB with 32 KiB, 108 MB line by line; the
+ * time is the same within this machine's noise.
+ */
+export const RUN_BYTES = 16 * 1024;
 
 const OPEN = 0x5b; // [
 const COMMA = 0x2c;
