@@ -1,8 +1,9 @@
 /**
  * Tool arguments (trace, replay) and outputs (replay) of a log file's events are read back from their
- * lines when asked for (the folds keep the line's place, not a copy): they equal what the same events
- * folded from memory give, incremental reads keep them, and a log changed under a Trace or Replay is
- * an error, never another event's field.
+ * lines when asked for (the folds keep the line's place, not a copy), or held when the log was read
+ * whole in one small block: they equal what the same events folded from memory give, incremental
+ * reads keep them, and a log changed under a Trace or Replay is an error, never another event's
+ * field.
  */
 import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
@@ -137,16 +138,37 @@ test("a replay read from a log equals the replay of the same events in memory, c
   expect(replay.turns[0]!.calls.length).toBe(30);
 });
 
-test("a small log's bytes are kept from the fold's own read: its arguments read back without the file", async () => {
-  const events = calls(4).map((e) => (e.type === "function.call" ? { ...e, args: { n: e.seq } } : e));
+test("a small log read whole holds its fields: read without the file, a fresh copy each time", async () => {
+  const args = (seq: number) => JSON.parse(`{"n":${seq},"list":[1,{"x":"é"}],"__proto__":{"p":1}}`);
+  const events = calls(4).map((e) => (e.type === "function.call" ? { ...e, args: args(e.seq) } : e));
   const file = writeLog("small.jsonl", events);
   const trace = await loadTrace({ file });
   const replay = await loadReplay({ file, sessionId: "s" });
   unlinkSync(file);
-  // The replay read last: its block holds the log.
-  expect(replay.turns[0]!.calls.map((c) => c.args)).toEqual(
-    events.filter((e) => e.type === "function.call").map((e) => ({ n: e.seq })),
-  );
-  // The trace's block was taken by the replay's read, so its arguments need the file.
-  expect(() => trace.toolSpans[0]!.args).toThrow(/is gone now/);
+  const want = events.filter((e) => e.type === "function.call").map((e) => args(e.seq));
+  expect(replay.turns[0]!.calls.map((c) => c.args)).toEqual(want);
+  expect(trace.toolSpans.map((s) => s.args)).toEqual(want);
+  // Each read is a copy: changing one changes neither the trace nor the next read.
+  const first = trace.toolSpans[0]!.args as { list: unknown[] };
+  first.list.push("changed");
+  expect(trace.toolSpans[0]!.args).toEqual(want[0]);
+  expect(Object.hasOwn(first, "__proto__")).toBe(true);
+  expect(Object.getPrototypeOf(first)).toBe(Object.prototype);
+});
+
+test("a log grown after a small first read holds the first read's fields, and reads the rest back", async () => {
+  const first = calls(2).map((e) => (e.type === "function.call" ? { ...e, args: { n: e.seq } } : e));
+  const file = writeLog("grows.jsonl", first);
+  const fold = createTraceFold("s");
+  const pos = await foldRollout({ file }, fold);
+  const more = calls(2, 2).map((e) => ({ ...e, seq: e.seq + first.length, args: { m: e.seq } }));
+  appendFileSync(file, more.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  await foldRollout({ file }, fold, { fromOffset: pos.offset!, firstLineNo: pos.nextLineNo! });
+  const trace = fold.seal();
+  // A read of another log takes the line reader's block (read back, not held); then the file goes.
+  const other = writeLog("other.jsonl", calls(2));
+  expect((await loadTrace({ file: other })).toolSpans[1]!.args).toMatchObject({ command: "echo 1" });
+  unlinkSync(file);
+  expect(trace.toolSpans.slice(0, 2).map((s) => s.args)).toEqual([{ n: 1 }, { n: 3 }]);
+  expect(() => trace.toolSpans[2]!.args).toThrow(/is gone now/);
 });

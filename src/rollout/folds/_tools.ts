@@ -161,6 +161,10 @@ export function createToolPairing(
     readFrom(lines: LineAt) {
       columns.kept.lines = lines;
     },
+    /** The log's bytes from `offset` as read (see `KeptValues.block`). */
+    block(bytes: Uint8Array, offset: number) {
+      columns.kept.block(bytes, offset);
+    },
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp };
       if (e.callId !== undefined) p.callId = e.callId;

@@ -229,9 +229,9 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     file(path: string) {
       calls.kept.lines = new LineAt(path);
     },
-    /** The log's bytes from `offset` as read: a small log's are kept for reading fields back. */
+    /** The log's bytes from `offset` as read: a small log's fields are held (see `KeptValues`). */
     block(bytes: Uint8Array, offset: number) {
-      calls.kept.lines?.seed(bytes, offset);
+      calls.kept.block(bytes, offset);
     },
     issue(issue: ReadIssue) {
       const entry: Replay["errors"][number] = { message: issue.message, torn: issue.torn };

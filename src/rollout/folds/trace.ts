@@ -41,7 +41,7 @@ export interface TraceFold {
   push(event: RolloutEvent, offset?: number): void;
   /** The log file the events come from: tool arguments are then read back from it when asked for. */
   file(path: string): void;
-  /** The log's bytes from `offset` as read (see `RolloutSink.block`): a small log's are kept. */
+  /** The log's bytes from `offset` as read (see `RolloutSink.block`): a small log's fields are held. */
   block(bytes: Uint8Array, offset: number): void;
   /** A line that could not be read: reported in `parseErrors`. */
   issue(issue: ReadIssue): void;
@@ -237,7 +237,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       tools.readFrom(lines);
     },
     block(bytes, offset) {
-      lines?.seed(bytes, offset);
+      tools.block(bytes, offset);
     },
     issue(issue) {
       const entry: Trace["parseErrors"][number] = { message: issue.message, torn: issue.torn };
