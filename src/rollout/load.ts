@@ -6,7 +6,7 @@
  * is the same stream as an async iterator, for callers that want `for await`.
  */
 
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { createMemoryGuard } from "../util/memory-guard.ts";
@@ -102,7 +102,7 @@ async function readInto(
     }
   };
   if ("file" in source) {
-    if (!existsSync(source.file) || !statSync(source.file).isFile()) {
+    if (!statSync(source.file, { throwIfNoEntry: false })?.isFile()) {
       throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     }
     sink.file?.(source.file);
