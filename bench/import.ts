@@ -15,7 +15,9 @@
  *   6. the peak RSS of importing a ~128 MiB transcript (same entries) in a child process, reported:
  *      a long transcript is written in parts as it is read, so memory follows the open part;
  *   7. importing 300 copies of a small real session (under new ids) in a child process, reported:
- *      the per-file cost a first import over a projects folder pays.
+ *      the per-file cost a first import over a projects folder pays;
+ *   8. 100 new sessions into a store holding 1 project directory, then one holding 300, reported:
+ *      a new session's lookup by id must not grow with the projects.
  * Pairs 1-4 time each side alone in a fresh child process (`_child.ts`): measured in one process,
  * the raw parse ran slower after an import (what the import left in memory), which flattered the
  * ratio (2.8 there against ~3-4 apart). Everything lives under one temp dir, deleted at the end.
@@ -131,6 +133,36 @@ async function importInto(
 
 const freshHome = () => join(work, `home-${++homes}`);
 
+/**
+ * Milliseconds to import `SMALL`'s transcript as 100 new sessions (one project) into a store that
+ * already holds one session in each of `projects` project directories: a new session is looked up
+ * by id, and looking in every project directory made each cost grow with the projects.
+ */
+async function newSessionsBeside(projects: number): Promise<number> {
+  const root = join(work, `beside-${projects}`);
+  const small = readFileSync(join(CORPUS, SMALL.file), "utf8");
+  const cwd = /"cwd":("[^"]*")/.exec(small)![1]!;
+  const write = (dir: string, n: number, from: number, project: (i: number) => string) => {
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < n; i++) {
+      const id = `${SMALL.id.slice(0, 24)}${String(from + i).padStart(12, "0")}`;
+      const text = small.replaceAll(SMALL.id, id).replaceAll(`"cwd":${cwd}`, `"cwd":"${project(i)}"`);
+      writeFileSync(join(dir, `${id}.jsonl`), text);
+    }
+  };
+  write(join(root, "old"), projects, 0, (i) => `/work/project-${i}`);
+  write(join(root, "new"), 100, projects, () => "/work/new-project");
+  const home = join(root, "home");
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  await importSources({ agent: "claude", paths: [join(root, "old")], adapter, home, fsync: false });
+  const t0 = performance.now();
+  await importSources({ agent: "claude", paths: [join(root, "new")], adapter, home, fsync: false });
+  const ms = performance.now() - t0;
+  await adapter.close();
+  rmSync(root, { recursive: true, force: true });
+  return ms;
+}
+
 async function parseOnly(): Promise<void> {
   const parser = new ClaudeParser({ path: file });
   await feedJsonl(file, parser, { counts: { imported: 0, skipped: {} }, warnings: [] });
@@ -221,6 +253,9 @@ export default defineBench({
     memory[`importing ${SMALL.copies} small transcripts (${(small.length / 1024).toFixed(0)} KiB each)`] =
       `${many.ms.toFixed(0)} ms, ${(many.ms / SMALL.copies).toFixed(2)} ms per session (peak ${many.peakMb.toFixed(0)} MB)`;
     rmSync(dir, { recursive: true, force: true });
+    const [one, many300] = [await newSessionsBeside(1), await newSessionsBeside(300)];
+    memory["100 new sessions into a store of 1 project directory vs 300"] =
+      `${one.toFixed(0)} vs ${many300.toFixed(0)} ms (${(many300 / one).toFixed(2)}×; 561 vs 273 ms, 2.05×, when each new id was looked for in every project directory)`;
     reimportHome = freshHome();
     await importInto(reimportHome);
     // The re-import pair runs here: warm it up (JIT tiers, allocator pools).

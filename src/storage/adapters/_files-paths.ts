@@ -1,9 +1,12 @@
 /**
  * Where the files adapter keeps things (SPEC.md "Three shapes on disk"), and finding a session's
  * directory from its id. A session lives under its project key; finding it by id alone looks in each
- * project directory (there are few projects, many sessions), remembering what it found.
+ * project directory, remembering what it found. A process that looks up many ids (an import creating
+ * sessions: each new one is looked up twice and found nowhere) keeps a map of every session instead,
+ * kept current from the sessions journal (every session a freecode process creates, moves or
+ * deletes is written there, under the session's lock) and from new project directories.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../../home.ts";
 import { formatSessionDirName } from "../project-key.ts";
@@ -43,9 +46,43 @@ export function sessionFiles(dir: string) {
 }
 export type SessionFiles = ReturnType<typeof sessionFiles>;
 
-/** Finds session directories by id, caching hits (a cached path is re-checked before use). */
+/**
+ * After this many lookups that looked in every project directory, a locator keeps its map of all
+ * sessions. With 300 project directories, each new session cost ~3 ms of such looking (two
+ * lookups of ~300 stats), and a first import's cost grew with the sessions already imported.
+ */
+const SCANS_BEFORE_MAP = 2;
+
+interface SessionMap {
+  /** Session id → its directory, as last seen. */
+  where: Map<string, string>;
+  projects: Set<string>;
+  sessionsMtime: number;
+  journalIno: number;
+  /** Journal bytes applied. */
+  journalAt: number;
+}
+
+const statOf = (path: string) => statSync(path, { throwIfNoEntry: false });
+const listDir = (path: string): string[] => {
+  try {
+    return readdirSync(path).filter((name) => !name.startsWith("."));
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Finds session directories by id, caching hits (a cached path is re-checked before use). Once it
+ * keeps a map (see `SCANS_BEFORE_MAP`), an id is not looked for in every project directory: a
+ * session written by another freecode process is known from the journal, and one copied in by hand
+ * is found if its project directory is new; one copied by hand into a project directory the map
+ * already knows is not found by this locator (the listing index still sees it).
+ */
 export class SessionLocator {
   private readonly known = new Map<string, string>();
+  private scans = 0;
+  private map: SessionMap | undefined;
   constructor(private readonly layout: FilesLayout) {}
 
   /** The directory a new session of `projectPath` goes to. */
@@ -58,31 +95,109 @@ export class SessionLocator {
     const cached = this.known.get(id);
     if (cached && existsSync(join(cached, "meta.json"))) return cached;
     this.known.delete(id);
-    let projects: string[];
-    try {
-      projects = readdirSync(this.layout.sessions);
-    } catch {
-      return undefined;
-    }
-    for (const project of projects) {
-      const dir = join(this.layout.sessions, project, id);
-      if (existsSync(join(dir, "meta.json"))) {
-        this.known.set(id, dir);
-        return dir;
-      }
-    }
-    return undefined;
+    const dir = this.map || this.scans >= SCANS_BEFORE_MAP ? this.fromMap(id) : this.scan(id);
+    if (dir) this.known.set(id, dir);
+    return dir;
   }
 
   remember(id: string, dir: string): void {
     this.known.set(id, dir);
+    this.map?.where.set(id, dir);
   }
 
   forget(id: string): void {
     this.known.delete(id);
+    this.map?.where.delete(id);
   }
 
   lockPath(kind: "s" | "e", id: string): string {
     return join(this.layout.locks, `${kind}-${id}.lock`);
+  }
+
+  /** Look for `id` in every project directory. */
+  private scan(id: string): string | undefined {
+    this.scans++;
+    for (const project of listDir(this.layout.sessions)) {
+      const dir = join(this.layout.sessions, project, id);
+      if (existsSync(join(dir, "meta.json"))) return dir;
+    }
+    return undefined;
+  }
+
+  private fromMap(id: string): string | undefined {
+    const dir = this.current().where.get(id);
+    return dir !== undefined && existsSync(join(dir, "meta.json")) ? dir : undefined;
+  }
+
+  /** The map, brought up to date: the journal's new lines, and project directories added since. */
+  private current(): SessionMap {
+    const journal = statOf(this.layout.journal);
+    const map = this.map;
+    // A journal rotated, replaced or gone since: its lines may be lost, so look at the directories.
+    // (A new journal is told by its inode or by being shorter than what was read of the old one:
+    // the listing index rotates it past 8 MiB.)
+    if (!map || (journal?.ino ?? 0) !== map.journalIno || (journal?.size ?? 0) < map.journalAt)
+      return this.build();
+    const sessions = statOf(this.layout.sessions);
+    if (sessions && sessions.mtimeMs !== map.sessionsMtime) {
+      map.sessionsMtime = sessions.mtimeMs;
+      const projects = new Set(listDir(this.layout.sessions));
+      for (const project of projects) if (!map.projects.has(project)) this.addProject(map, project);
+      map.projects = projects;
+    }
+    if (journal && journal.size > map.journalAt) this.replay(map, journal.size);
+    return map;
+  }
+
+  /** Every session, from the directories; the journal is read from its present end on. */
+  private build(): SessionMap {
+    // The journal's place is taken first: what is written during the scan is replayed next time.
+    const journal = statOf(this.layout.journal);
+    const map: SessionMap = {
+      where: new Map(),
+      projects: new Set(),
+      sessionsMtime: statOf(this.layout.sessions)?.mtimeMs ?? 0,
+      journalIno: journal?.ino ?? 0,
+      journalAt: journal?.size ?? 0,
+    };
+    for (const project of listDir(this.layout.sessions)) {
+      map.projects.add(project);
+      this.addProject(map, project);
+    }
+    this.map = map;
+    return map;
+  }
+
+  private addProject(map: SessionMap, project: string): void {
+    const dir = join(this.layout.sessions, project);
+    for (const id of listDir(dir)) map.where.set(id, join(dir, id));
+  }
+
+  /** Apply the journal's whole lines up to `size` (`{id, key}`: the session's project directory). */
+  private replay(map: SessionMap, size: number): void {
+    const buf = Buffer.allocUnsafe(size - map.journalAt);
+    const fd = openSync(this.layout.journal, "r");
+    let got = 0;
+    try {
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, map.journalAt + got);
+        if (n === 0) break;
+        got += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const end = buf.subarray(0, got).lastIndexOf(10) + 1; // a line being written waits
+    for (const line of buf.toString("utf8", 0, end).split("\n")) {
+      if (!line) continue;
+      try {
+        const { id, key } = JSON.parse(line) as { id: unknown; key: unknown };
+        if (typeof id === "string" && typeof key === "string")
+          map.where.set(id, join(this.layout.sessions, key, id));
+      } catch {
+        // A garbled line: the session is still found by its directory when the map is rebuilt.
+      }
+    }
+    map.journalAt += end;
   }
 }

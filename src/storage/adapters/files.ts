@@ -35,8 +35,14 @@ const factory: AdapterFactory = (options) => {
   const jsonIndex = process.env.FREECODE_FILES_INDEX === "json";
 
   const journal = (id: string, dir: string) => {
-    ensureDir(layout.state);
-    appendJournal(layout.journal, id, basename(dirname(dir)));
+    try {
+      appendJournal(layout.journal, id, basename(dirname(dir)));
+    } catch (error) {
+      // The state directory is made on first need, not looked for before every line.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      ensureDir(layout.state);
+      appendJournal(layout.journal, id, basename(dirname(dir)));
+    }
   };
 
   /** The handle of an existing session (`not_found` otherwise). */
@@ -133,9 +139,10 @@ const factory: AdapterFactory = (options) => {
             if (code === "ENOTEMPTY" || code === "EEXIST") throw conflict(`session ${m.id} already exists`);
             throw error;
           }
+          // Journaled before the lock is let go: a process that takes it next finds the session.
+          journal(m.id, dir);
         });
         locator.remember(m.id, dir);
-        journal(m.id, dir);
       } finally {
         rmSync(tmp, { recursive: true, force: true });
       }
