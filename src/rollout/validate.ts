@@ -62,13 +62,11 @@ export function compileCheck(schema: unknown): Check {
     case "object":
     case "loose_object":
       return objectCheck(Object.entries(node.entries ?? {}).map(([k, s]) => [k, compileCheck(s)] as const));
-    case "variant": {
-      const key = node.key!;
-      const byTag = new Map<unknown, Check>();
-      for (const option of node.options as Node[])
-        byTag.set(option.entries![key]!.literal, compileCheck(option));
-      return (x) => isObject(x) && (byTag.get(x[key])?.(x) ?? false);
-    }
+    case "variant":
+      return variantCheck(
+        node.key!,
+        (node.options as Node[]).map((option) => [option.entries![node.key!]!.literal, compileCheck(option)]),
+      );
     default:
       return fallback;
   }
@@ -85,18 +83,36 @@ function objectCheck(checks: readonly (readonly [string, Check])[]): Check {
   return new Function("c", body)(checks.map(([, check]) => check)) as Check;
 }
 
+/**
+ * A variant's check, generated as a `switch` on the tag with one call per case: a lookup of the tag
+ * in a `Map` hashed every event's fresh tag string, and its one call site saw every variant's check
+ * (a call the JIT cannot inline). Tags are embedded with `JSON.stringify`; only string tags are
+ * switched on (any other tag falls back to the map).
+ */
+function variantCheck(key: string, options: [unknown, Check][]): Check {
+  if (!options.every(([tag]) => typeof tag === "string")) {
+    const byTag = new Map(options);
+    return (x) => isObject(x) && (byTag.get(x[key])?.(x) ?? false);
+  }
+  const cases = options.map(([tag], i) => `case ${JSON.stringify(tag)}: return c[${i}](x);`);
+  const body = `return (x) => { if (typeof x !== "object" || x === null || Array.isArray(x)) return false; switch (x[${JSON.stringify(key)}]) { ${cases.join(" ")} default: return false; } };`;
+  return new Function("c", body)(options.map(([, check]) => check)) as Check;
+}
+
 function compilePipe(pipe: Node[], fallback: Check): Check {
   const [head, ...actions] = pipe;
-  const checks: Check[] = [compileCheck({ ...head, pipe: undefined })];
+  let check: Check = compileCheck({ ...head, pipe: undefined });
   for (const action of actions) {
     const r = action.requirement as number;
-    if (action.type === "integer") checks.push((x) => Number.isInteger(x));
-    else if (action.type === "min_value") checks.push((x) => (x as number) >= r);
-    else if (action.type === "max_value") checks.push((x) => (x as number) <= r);
-    else if (action.type === "min_length") checks.push((x) => (x as string).length >= r);
+    const before = check;
+    // Chained closures rather than a list walked with `every` on every value.
+    if (action.type === "integer") check = (x) => before(x) && Number.isInteger(x);
+    else if (action.type === "min_value") check = (x) => before(x) && (x as number) >= r;
+    else if (action.type === "max_value") check = (x) => before(x) && (x as number) <= r;
+    else if (action.type === "min_length") check = (x) => before(x) && (x as string).length >= r;
     else return fallback; // an action we do not mirror: let valibot decide
   }
-  return (x) => checks.every((c) => c(x));
+  return check;
 }
 
 /** Whether a value is a valid catalogue event (the fast path). */
