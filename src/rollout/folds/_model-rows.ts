@@ -91,12 +91,12 @@ export class ModelRows {
     const r = this.close(e, turnRow, OK);
     if (e.ttft_ms !== undefined) this.nums.set(r, TTFT, e.ttft_ms);
     if (e.echoedModel !== undefined) this.echoed.set(r, e.echoedModel);
-    const set = (field: number, x: number | undefined) => x !== undefined && this.ints.set(r, field, x);
-    set(INPUT, e.inputTokens);
-    set(OUTPUT, e.outputTokens);
-    set(CACHE_READ, e.cacheReadTokens);
-    set(CACHE_WRITE, e.cacheWriteTokens);
-    set(REASONING, e.reasoningTokens);
+    const ints = this.ints;
+    if (e.inputTokens !== undefined) ints.set(r, INPUT, e.inputTokens);
+    if (e.outputTokens !== undefined) ints.set(r, OUTPUT, e.outputTokens);
+    if (e.cacheReadTokens !== undefined) ints.set(r, CACHE_READ, e.cacheReadTokens);
+    if (e.cacheWriteTokens !== undefined) ints.set(r, CACHE_WRITE, e.cacheWriteTokens);
+    if (e.reasoningTokens !== undefined) ints.set(r, REASONING, e.reasoningTokens);
     this.ints.set(r, CALLS, e.toolCalls ? this.listId(e.toolCalls) : 0);
   }
 
@@ -160,10 +160,12 @@ export class ModelRows {
     // Responses ask for a few lists over and over: compare with the last ones before building a key
     // (a joined string hashed into the map was ~50 ms of the real-shaped 1M-event fold).
     const recent = this.recentLists;
-    for (let k = 0; k < recent.length; k++) {
-      const id = recent[k]!;
-      const list = this.lists[id]!;
-      if (list.length === names.length && names.every((name, i) => name === list[i])) return id;
+    const n = names.length;
+    same: for (let k = 0; k < recent.length; k++) {
+      const list = this.lists[recent[k]!]!;
+      if (list.length !== n) continue;
+      for (let i = 0; i < n; i++) if (list[i] !== names[i]) continue same;
+      return recent[k]!;
     }
     const id = this.lookupList(names);
     recent[this.nextRecent] = id;
