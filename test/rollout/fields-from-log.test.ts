@@ -61,6 +61,24 @@ test("arguments read back from the log equal the arguments folded from memory, r
   expect(fromFile.deniedSpans[2]!.args).toEqual(BIG);
 });
 
+test("calls still open at the end: their arguments read back too, and their paths are not changed files", async () => {
+  const log = logBuilder("s");
+  log.add({ type: "function.call", tool: "Write", callId: "w1", args: BIG });
+  log.add({ type: "function.output", tool: "Write", callId: "w1", output: "ok" });
+  log.add({ type: "function.call", tool: "Write", callId: "w2", args: { ...BIG, file_path: "src/open.ts" } });
+  log.add({ type: "function.call", tool: "Bash", callId: "b1", args: { command: "make" } });
+  const file = writeLog("open.jsonl", log.events);
+  const fromFile = await loadTrace({ file, sessionId: "s" });
+  const fromMemory = buildTrace("s", log.events);
+  expect(JSON.stringify(fromFile.pendingCalls)).toBe(JSON.stringify(fromMemory.pendingCalls));
+  expect(fromFile.pendingCalls.map((p) => (p.args as { file_path?: string }).file_path)).toEqual([
+    "src/open.ts",
+    undefined,
+  ]);
+  expect(fromFile.changedFiles).toEqual(["src/é.ts"]);
+  expect(fromMemory.changedFiles).toEqual(["src/é.ts"]);
+});
+
 test("a fold read in several passes (as trace --follow reads) keeps each call's place", async () => {
   const file = writeLog("follow.jsonl", calls(4));
   const fold = createTraceFold("s");

@@ -24,7 +24,13 @@ interface Pending {
   turn: number;
   seq: number;
   at: number;
+  /** The arguments, unless they are left in the log (`argsInLog`): a call waiting for its output
+   * does not hold them (a real log's are large, and a young collection while they wait promotes
+   * them: ~150 ms of the real-shaped 1M-event fold). */
   args?: unknown;
+  argsInLog?: boolean;
+  /** The paths the call writes (file-writing tools), taken from its arguments when it is made. */
+  paths?: string[];
   /** Where the call's line starts in the log, when its arguments are read back from there. */
   line?: number;
 }
@@ -70,7 +76,14 @@ export class ToolColumns {
 
   /** A finished span: its call (tool, id, args, seq) and output (seq, start, duration, turn, flags). */
   add(
-    call: { tool: string; callId?: string | undefined; args?: unknown; line?: number; seq: number },
+    call: {
+      tool: string;
+      callId?: string | undefined;
+      args?: unknown;
+      argsInLog?: boolean;
+      line?: number;
+      seq: number;
+    },
     outputSeq: number,
     start: number,
     duration: number,
@@ -87,7 +100,8 @@ export class ToolColumns {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
-    if (call.args !== undefined) this.ints.set(r, ARGS, this.kept.add(call.line, call.args));
+    if (call.args !== undefined || call.argsInLog)
+      this.ints.set(r, ARGS, this.kept.add(call.line, call.args));
   }
 
   tool(r: number): string {
@@ -168,7 +182,12 @@ export function createToolPairing(
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       const p: Pending = { tool: e.tool, turn, seq: e.seq, at: e.timestamp };
       if (e.callId !== undefined) p.callId = e.callId;
-      if (e.args !== undefined) p.args = e.args;
+      if (e.args !== undefined) {
+        if (columns.kept.leftInLog(line)) p.argsInLog = true;
+        else p.args = e.args;
+        const paths = changedPaths(e.tool, e.args, fileTools);
+        if (paths.length > 0) p.paths = paths;
+      }
       if (line !== undefined) p.line = line;
       pending.add(p, e.callId);
     },
@@ -181,7 +200,7 @@ export function createToolPairing(
         callSeq = p.seq;
         if (p.callId === undefined && e.callId !== undefined) p.callId = e.callId;
         columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
-        if (e.failed !== true) for (const path of changedPaths(p.tool, p.args, fileTools)) changed.add(path);
+        if (e.failed !== true && p.paths) for (const path of p.paths) changed.add(path);
       } else {
         const call = { tool: e.tool, callId: e.callId, args: undefined, seq: e.seq };
         columns.add(
@@ -236,6 +255,10 @@ export function createToolPairing(
         const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
         if (p.callId !== undefined) entry.callId = p.callId;
         if (p.args !== undefined) entry.args = p.args;
+        else if (p.argsInLog) {
+          const code = columns.kept.add(p.line, undefined);
+          keptField(entry, "args", () => columns.kept.get(code, "function.call", p.seq, "args"));
+        }
         return entry;
       });
     },
