@@ -34,6 +34,9 @@ const PATCH_LINE = /^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\
 
 /** Paths named in apply_patch-style patch text. */
 export function pathsFromPatch(text: string): string[] {
+  // Every shell command is looked at: most hold no patch, and a plain search says so faster than
+  // the line-anchored pattern (~1/4 of the tool pairing's time on the real-shaped bench log).
+  if (!text.includes("*** ")) return [];
   const out: string[] = [];
   for (const m of text.matchAll(PATCH_LINE)) out.push(m[1]!);
   return out;
