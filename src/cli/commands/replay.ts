@@ -1,14 +1,12 @@
 /** `freecode replay <id>`: the session's turns with their tool calls, outputs and refusals. */
 import { loadReplay } from "../../rollout/load.ts";
 import { fmtMs } from "../../rollout/waterfall.ts";
+import { oneLine as fold } from "../../util/one-line.ts";
 import { command } from "../_command.ts";
 import { stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 
-const oneLine = (x: unknown, n = 80) => {
-  const s = (typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " ");
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
-};
+const oneLine = (x: unknown, n = 80) => fold(x, n);
 
 export default command({
   meta: {

@@ -1,16 +1,18 @@
 /**
  * Reading `messages.jsonl` tolerantly: a torn last line (a crash mid-append) is skipped and
  * reported as torn; any other bad line is reported with its file and line number and the rest
- * loads. Small logs are read whole and split (faster than streaming); large ones are streamed.
+ * loads. Read with the block reader, a run of lines at a time (`util/json-lines.ts`). It used to
+ * read a log of up to 32 MiB whole and split the text: one character past Latin-1 anywhere made
+ * the whole text two-byte, and every line cut from it parsed slower (a 30 MB Claude Code session:
+ * 609 ms to split and parse, against 136 ms now; `session show` of it 1.40 → see the README).
  */
 import { statSync } from "node:fs";
 import * as v from "valibot";
-import { readLines } from "../../util/lines.ts";
+import { type JsonLineSink, parseRun, RUN_BYTES } from "../../util/json-lines.ts";
+import { lineRuns } from "../../util/lines.ts";
 import { isValidMessage } from "../_message-check.ts";
 import type { MessagesRead, ReadIssue } from "../contract.ts";
 import { MessageSchema, type StoredMessage } from "../records.ts";
-
-const WHOLE_FILE_LIMIT = 32 * 1024 * 1024;
 
 /** Parse and validate one stored line; undefined when it is not a valid message. */
 export function tryParseMessage(text: string): StoredMessage | undefined {
@@ -22,19 +24,8 @@ export function tryParseMessage(text: string): StoredMessage | undefined {
   }
 }
 
-function parseLine(
-  text: string,
-  file: string,
-  lineNo: number,
-  issues: ReadIssue[],
-): StoredMessage | undefined {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    issues.push({ file, line: lineNo, message: `not JSON: ${(error as Error).message}`, torn: false });
-    return undefined;
-  }
+/** A parsed line as a message, or undefined with an issue saying what is wrong with it. */
+function checked(raw: unknown, file: string, lineNo: number, issues: ReadIssue[]): StoredMessage | undefined {
   if (isValidMessage(raw)) return raw as StoredMessage;
   const r = v.safeParse(MessageSchema, raw);
   if (r.success) return r.output;
@@ -52,38 +43,25 @@ function parseLine(
 export async function readMessagesFile(file: string): Promise<MessagesRead> {
   const messages: StoredMessage[] = [];
   const issues: ReadIssue[] = [];
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch {
-    return { messages, issues };
-  }
-  if (size <= WHOLE_FILE_LIMIT) {
-    const text = await Bun.file(file).text();
-    let start = 0;
-    let lineNo = 0;
-    while (start < text.length) {
-      const nl = text.indexOf("\n", start);
-      lineNo++;
-      if (nl === -1) {
-        issues.push({ file, line: lineNo, message: "torn last line (no newline): skipped", torn: true });
-        break;
-      }
-      if (nl > start) {
-        const m = parseLine(text.slice(start, nl), file, lineNo, issues);
-        if (m) messages.push(m);
-      }
-      start = nl + 1;
-    }
-    return { messages, issues };
-  }
-  for await (const line of readLines(file)) {
-    if (line.torn) {
-      issues.push({ file, line: line.lineNo, message: "torn last line (no newline): skipped", torn: true });
-      continue;
-    }
-    const m = parseLine(line.text, file, line.lineNo, issues);
-    if (m) messages.push(m);
+  if (!statSync(file, { throwIfNoEntry: false })) return { messages, issues };
+  const sink: JsonLineSink = {
+    value(raw, lineNo) {
+      const m = checked(raw, file, lineNo, issues);
+      if (m) messages.push(m);
+    },
+    invalid(error, _text, lineNo) {
+      issues.push({ file, line: lineNo, message: `not JSON: ${error.message}`, torn: false });
+    },
+  };
+  for (const item of lineRuns(file, { runBytes: RUN_BYTES })) {
+    if (item.kind === "run") parseRun(item, sink);
+    else
+      issues.push({
+        file,
+        line: item.line.lineNo,
+        message: "torn last line (no newline): skipped",
+        torn: true,
+      });
   }
   return { messages, issues };
 }

@@ -2,12 +2,11 @@
 import { getSession } from "../../../session/lifecycle.ts";
 import { turnsOf } from "../../../session/turns.ts";
 import type { Part, StoredMessage } from "../../../storage/records.ts";
+import { clip, oneLine as fold } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
 
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const oneLine = (x: unknown) =>
-  clip((typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " "), 100);
+const oneLine = (x: unknown) => fold(x, 100);
 
 function part(p: Part, full: boolean): string {
   switch (p.type) {
@@ -72,7 +71,11 @@ export default command({
     if (ctx.json) ctx.out({ meta, messages, issues });
     else {
       const head = `${meta.title}\n${meta.id} · ${meta.status} · ${meta.projectPath} · ${meta.provider ?? "?"}/${meta.model ?? "?"} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
-      ctx.out(`${head}\n\n${messages.map((m) => message(m, args.full === true)).join("\n\n")}\n`);
+      // A message at a time: a long session's text is not built as one string first.
+      ctx.out(`${head}\n\n`);
+      for (let i = 0; i < messages.length; i++)
+        ctx.out(`${i > 0 ? "\n\n" : ""}${message(messages[i]!, args.full === true)}`);
+      ctx.out("\n");
     }
     return 0;
   },

@@ -1,0 +1,36 @@
+/** `oneLine` folds only the head it shows, and gives exactly what folding the whole string gives. */
+import { expect, test } from "bun:test";
+import { clip, oneLine } from "../../src/util/one-line.ts";
+import { seeded } from "../_random.ts";
+
+const naive = (x: unknown, n: number) =>
+  clip((typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " "), n);
+
+test("edge cases: whitespace runs across the cut, exact lengths, non-strings", () => {
+  const cases: unknown[] = [
+    "",
+    "a",
+    " ".repeat(500),
+    `${"x".repeat(99)}${" \n\t".repeat(300)}y`,
+    `${"x".repeat(100)}`,
+    `${"x".repeat(101)}`,
+    `${"ab \n".repeat(10_000)}`,
+    { content: `line 1\n\n    line 2\t\t${"z".repeat(300)}` },
+    undefined,
+    [1, "two", { three: "  3  " }],
+  ];
+  for (const x of cases) for (const n of [1, 2, 80, 100, 200]) expect(oneLine(x, n)).toBe(naive(x, n));
+});
+
+test("random strings of letters and whitespace runs give what folding the whole gives (200 seeds)", () => {
+  for (let seed = 1; seed <= 200; seed++) {
+    const r = seeded(seed);
+    let s = "";
+    for (let i = 0, parts = r.int(400); i < parts; i++)
+      s += r.chance(0.5)
+        ? "w".repeat(1 + r.int(30))
+        : r.pick([" ", "\n", "\t", "\r\n", "  "]).repeat(1 + r.int(40));
+    const n = 1 + r.int(150);
+    expect([seed, oneLine(s, n)]).toEqual([seed, naive(s, n)]);
+  }
+});
