@@ -31,6 +31,10 @@ describe("IntRows", () => {
     const values = [
       0,
       1,
+      0x7fff_fffd,
+      0x7fff_fffe, // the largest stored in its cell (as value + 1)
+      0x7fff_ffff,
+      0x8000_0000,
       0xffff_fffc,
       0xffff_fffd,
       0xffff_fffe,
@@ -52,6 +56,8 @@ describe("IntRows", () => {
     expect(rows.get(7, 1)).toBe(7);
     rows.set(7, 1, Number.NaN);
     expect(Number.isNaN(rows.get(7, 1))).toBe(true);
+    rows.set(3, 1, -0); // read back as 0, as before
+    expect(Object.is(rows.get(3, 1), 0)).toBe(true);
   });
 });
 

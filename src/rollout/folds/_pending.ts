@@ -117,7 +117,7 @@ export class PendingCalls<T> {
   private readonly byId: Record<string, T | T[]> = Object.create(null);
   /** How many calls `byId` holds, and per filter slot (made at the first move). */
   private moved = 0;
-  private filter: Uint32Array | undefined;
+  private filter: Int32Array | undefined;
   /** Id-less calls by tool (also prototype-less: a queue is dropped when it empties). */
   private readonly idless: Record<string, Queue<T>> = Object.create(null);
   private count = 0;
@@ -225,7 +225,7 @@ export class PendingCalls<T> {
     if (known === undefined) this.byId[id] = item;
     else if (Array.isArray(known)) known.push(item);
     else this.byId[id] = [known, item];
-    this.filter ??= new Uint32Array(1 << FILTER_BITS);
+    this.filter ??= new Int32Array(1 << FILTER_BITS);
     this.filter[slotOf(id)]!++;
     this.moved++;
   }

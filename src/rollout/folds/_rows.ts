@@ -18,7 +18,7 @@ const ROW_MASK = CHUNK_ROWS - 1;
  * chunk per table per session cost page faults and GC in eval over many logs. */
 const FIRST_ROWS = 16;
 
-type Chunk = Float64Array | Uint32Array;
+type Chunk = Float64Array | Int32Array;
 
 /** Chunked storage shared by both row kinds. */
 abstract class Rows<C extends Chunk> {
@@ -74,17 +74,20 @@ export class NumberRows extends Rows<Float64Array> {
   }
 }
 
-/** A stored integer is its value + 1: 0 is absent (fresh chunks are zeroed, no fill), and this
- * marks a value kept in the spill map. */
-const SPILLED = 0xffff_ffff;
-const MAX_STORED = SPILLED - 2;
+/**
+ * A stored integer is its value + 1: 0 is absent (fresh chunks are zeroed, no fill), and -1 marks a
+ * value kept in the spill map. Signed 32-bit cells: every load and comparison stays an int32 for the
+ * JIT (a `Uint32Array` cell may not fit one, and those loads and sets ran ~2× slower).
+ */
+const SPILLED = -1;
+const MAX_STORED = 0x7fff_fffe;
 
 /** Rows of small non-negative integers (4 bytes a field); other values spill to a map. */
-export class IntRows extends Rows<Uint32Array> {
+export class IntRows extends Rows<Int32Array> {
   private readonly spill = new Map<number, number>();
 
   constructor(width: number) {
-    super(width, (size) => new Uint32Array(size));
+    super(width, (size) => new Int32Array(size));
   }
 
   get(row: number, field: number): number {
@@ -97,7 +100,7 @@ export class IntRows extends Rows<Uint32Array> {
     const chunk = this.chunks[row >> CHUNK_BITS]!;
     const i = (row & ROW_MASK) * this.width + field;
     if (chunk[i] === SPILLED) this.spill.delete(row * this.width + field);
-    if (value >>> 0 === value && value <= MAX_STORED) chunk[i] = value + 1;
+    if ((value | 0) === value && value >= 0 && value <= MAX_STORED) chunk[i] = value + 1;
     else if (Number.isNaN(value)) chunk[i] = 0;
     else {
       chunk[i] = SPILLED;
