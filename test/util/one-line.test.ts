@@ -22,8 +22,9 @@ test("edge cases: whitespace runs across the cut, exact lengths, non-strings", (
   for (const x of cases) for (const n of [1, 2, 80, 100, 200]) expect(oneLine(x, n)).toBe(naive(x, n));
 });
 
-test("random strings of letters and whitespace runs give what folding the whole gives (200 seeds)", () => {
-  for (let seed = 1; seed <= 200; seed++) {
+test("random strings of letters and whitespace runs give what folding the whole gives (ONE_LINE_SEEDS, default 200)", () => {
+  const seeds = Number(process.env.ONE_LINE_SEEDS) || 200;
+  for (let seed = 1; seed <= seeds; seed++) {
     const r = seeded(seed);
     let s = "";
     for (let i = 0, parts = r.int(400); i < parts; i++)
