@@ -6,11 +6,12 @@
  * means a full rebuild from the session files. So listing costs a few stats plus one query, however
  * many sessions there are, and a session written by another process shows up without a manual step.
  */
-import { closeSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ListPage, ListQuery } from "../contract.ts";
 import type { SessionMeta } from "../records.ts";
-import type { FilesLayout } from "./_files-paths.ts";
+import { journalStat, readJournal } from "./_files-journal.ts";
+import { type FilesLayout, listDir } from "./_files-paths.ts";
 import { readMetaFile } from "./_files-session.ts";
 
 /** Bumped when the index's shape changes: an index of another version is rebuilt. */
@@ -46,34 +47,6 @@ export interface IndexBackend {
   query(query: ListQuery): ListPage;
   close(): void;
 }
-
-function journalStat(path: string): { ino: number; size: number } {
-  try {
-    const st = statSync(path);
-    return { ino: st.ino, size: st.size };
-  } catch {
-    return { ino: 0, size: 0 };
-  }
-}
-
-function readRange(path: string, from: number, to: number): Buffer {
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(to - from);
-    readSync(fd, buf, 0, buf.length, from);
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const listDir = (dir: string) => {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-};
 
 export class SessionIndex {
   constructor(
@@ -186,18 +159,10 @@ export class SessionIndex {
 
   private replayJournal(state: IndexState, size: number): void {
     if (size <= state.journalOffset) return;
-    const buf = readRange(this.layout.journal, state.journalOffset, size);
-    const end = buf.lastIndexOf(10) + 1; // only whole lines; a line being written waits
+    const { entries, consumed } = readJournal(this.layout.journal, state.journalOffset, size);
+    // A garbled line is skipped: the project rescan below still catches new directories.
     const touched = new Map<string, string>();
-    for (const line of buf.toString("utf8", 0, end).split("\n")) {
-      if (!line) continue;
-      try {
-        const { id, key } = JSON.parse(line) as { id: string; key: string };
-        if (typeof id === "string" && typeof key === "string") touched.set(id, key);
-      } catch {
-        // A garbled journal line: the project rescan below still catches new directories.
-      }
-    }
+    for (const { id, key } of entries) touched.set(id, key);
     const rows: IndexRow[] = [];
     const gone: string[] = [];
     for (const [id, key] of touched) {
@@ -207,7 +172,7 @@ export class SessionIndex {
     }
     this.backend.remove(gone);
     this.backend.upsert(rows);
-    state.journalOffset += end;
+    state.journalOffset += consumed;
   }
 
   private rescanProject(key: string, mtime: number, state: IndexState): void {

@@ -6,10 +6,11 @@
  * kept current from the sessions journal (every session a freecode process creates, moves or
  * deletes is written there, under the session's lock) and from new project directories.
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../../home.ts";
 import { formatSessionDirName } from "../project-key.ts";
+import { journalStat, readJournal } from "./_files-journal.ts";
 
 export interface FilesLayout {
   sessions: string;
@@ -63,14 +64,17 @@ interface SessionMap {
   journalAt: number;
 }
 
-const statOf = (path: string) => statSync(path, { throwIfNoEntry: false });
-const listDir = (path: string): string[] => {
+/** The names in a directory (none when it cannot be read). */
+export function listDir(path: string): string[] {
   try {
-    return readdirSync(path).filter((name) => !name.startsWith("."));
+    return readdirSync(path);
   } catch {
     return [];
   }
-};
+}
+
+/** The names in a directory that are not hidden (temp directories start with a dot). */
+const listShown = (path: string): string[] => listDir(path).filter((name) => !name.startsWith("."));
 
 /**
  * Finds session directories by id, caching hits (a cached path is re-checked before use). Once it
@@ -117,7 +121,7 @@ export class SessionLocator {
   /** Look for `id` in every project directory. */
   private scan(id: string): string | undefined {
     this.scans++;
-    for (const project of listDir(this.layout.sessions)) {
+    for (const project of listShown(this.layout.sessions)) {
       const dir = join(this.layout.sessions, project, id);
       if (existsSync(join(dir, "meta.json"))) return dir;
     }
@@ -131,36 +135,39 @@ export class SessionLocator {
 
   /** The map, brought up to date: the journal's new lines, and project directories added since. */
   private current(): SessionMap {
-    const journal = statOf(this.layout.journal);
+    const journal = journalStat(this.layout.journal);
     const map = this.map;
     // A journal rotated, replaced or gone since: its lines may be lost, so look at the directories.
     // (A new journal is told by its inode or by being shorter than what was read of the old one:
     // the listing index rotates it past 8 MiB.)
-    if (!map || (journal?.ino ?? 0) !== map.journalIno || (journal?.size ?? 0) < map.journalAt)
-      return this.build();
-    const sessions = statOf(this.layout.sessions);
+    if (!map || journal.ino !== map.journalIno || journal.size < map.journalAt) return this.build();
+    const sessions = statSync(this.layout.sessions, { throwIfNoEntry: false });
     if (sessions && sessions.mtimeMs !== map.sessionsMtime) {
       map.sessionsMtime = sessions.mtimeMs;
-      const projects = new Set(listDir(this.layout.sessions));
+      const projects = new Set(listShown(this.layout.sessions));
       for (const project of projects) if (!map.projects.has(project)) this.addProject(map, project);
       map.projects = projects;
     }
-    if (journal && journal.size > map.journalAt) this.replay(map, journal.size);
+    if (journal.size > map.journalAt) {
+      const { entries, consumed } = readJournal(this.layout.journal, map.journalAt, journal.size);
+      for (const { id, key } of entries) map.where.set(id, join(this.layout.sessions, key, id));
+      map.journalAt += consumed;
+    }
     return map;
   }
 
   /** Every session, from the directories; the journal is read from its present end on. */
   private build(): SessionMap {
     // The journal's place is taken first: what is written during the scan is replayed next time.
-    const journal = statOf(this.layout.journal);
+    const journal = journalStat(this.layout.journal);
     const map: SessionMap = {
       where: new Map(),
       projects: new Set(),
-      sessionsMtime: statOf(this.layout.sessions)?.mtimeMs ?? 0,
-      journalIno: journal?.ino ?? 0,
-      journalAt: journal?.size ?? 0,
+      sessionsMtime: statSync(this.layout.sessions, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+      journalIno: journal.ino,
+      journalAt: journal.size,
     };
-    for (const project of listDir(this.layout.sessions)) {
+    for (const project of listShown(this.layout.sessions)) {
       map.projects.add(project);
       this.addProject(map, project);
     }
@@ -170,34 +177,6 @@ export class SessionLocator {
 
   private addProject(map: SessionMap, project: string): void {
     const dir = join(this.layout.sessions, project);
-    for (const id of listDir(dir)) map.where.set(id, join(dir, id));
-  }
-
-  /** Apply the journal's whole lines up to `size` (`{id, key}`: the session's project directory). */
-  private replay(map: SessionMap, size: number): void {
-    const buf = Buffer.allocUnsafe(size - map.journalAt);
-    const fd = openSync(this.layout.journal, "r");
-    let got = 0;
-    try {
-      while (got < buf.length) {
-        const n = readSync(fd, buf, got, buf.length - got, map.journalAt + got);
-        if (n === 0) break;
-        got += n;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const end = buf.subarray(0, got).lastIndexOf(10) + 1; // a line being written waits
-    for (const line of buf.toString("utf8", 0, end).split("\n")) {
-      if (!line) continue;
-      try {
-        const { id, key } = JSON.parse(line) as { id: unknown; key: unknown };
-        if (typeof id === "string" && typeof key === "string")
-          map.where.set(id, join(this.layout.sessions, key, id));
-      } catch {
-        // A garbled line: the session is still found by its directory when the map is rebuilt.
-      }
-    }
-    map.journalAt += end;
+    for (const id of listShown(dir)) map.where.set(id, join(dir, id));
   }
 }

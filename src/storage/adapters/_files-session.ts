@@ -5,9 +5,9 @@
  * they count). A writer that crashed before writing the meta back leaves counters behind the log:
  * whoever reads the meta next folds the missing tail in, so the counters are never wrong for long.
  */
-import { appendFileSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { badInput, conflict, notFound } from "../../errors.ts";
-import { FILE_MODE, writeFileAtomic } from "../../util/atomic.ts";
+import { writeFileAtomic } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
 import { checkMessages, checkMeta, MAX_MESSAGE_BYTES } from "../_validate.ts";
@@ -169,9 +169,4 @@ export class FilesSession implements LeaseOwner {
     this.meta = undefined;
     this.metaDirty = false;
   }
-}
-
-/** Append one journal line (O_APPEND, one write): what the listing index replays. */
-export function appendJournal(path: string, id: string, key: string): void {
-  appendFileSync(path, `${JSON.stringify({ id, key })}\n`, { mode: FILE_MODE });
 }

@@ -16,11 +16,12 @@ import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
 import { eventsPath, FilesEvents, readEventsFile } from "./_files-events.ts";
 import { type IndexBackend, SessionIndex } from "./_files-index.ts";
+import { appendJournal } from "./_files-journal.ts";
 import { releaseAllLeases, releaseLeasesOf } from "./_files-lease.ts";
 import { syncPending } from "./_files-log.ts";
 import { readMessagesFile } from "./_files-messages.ts";
 import { filesLayout, SessionLocator, sessionFiles } from "./_files-paths.ts";
-import { appendJournal, FilesSession, healCounters, readMetaFile } from "./_files-session.ts";
+import { FilesSession, healCounters, readMetaFile } from "./_files-session.ts";
 
 let tmpCounter = 0;
 
