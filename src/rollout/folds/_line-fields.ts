@@ -92,14 +92,6 @@ export class KeptValues {
     if (!this.hold) this.lines?.seed(bytes, offset);
   }
 
-  /**
-   * Whether a field of an event whose line starts at `line` would be kept as its place in the log
-   * (so its value is not needed to `add` it).
-   */
-  leftInLog(line: number | undefined): boolean {
-    return line !== undefined && this.lines !== undefined && !this.hold;
-  }
-
   /** Keep `value`, the field of an event whose line starts at `line` (when known); its code. */
   add(line: number | undefined, value: unknown): number {
     if (line !== undefined && this.lines) {

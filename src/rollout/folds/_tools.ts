@@ -24,15 +24,14 @@ interface Pending {
   turn: number;
   seq: number;
   at: number;
-  /** The arguments, unless they are left in the log (`argsInLog`): a call waiting for its output
-   * does not hold them (a real log's are large, and a young collection while they wait promotes
-   * them). */
-  args: unknown;
-  argsInLog: boolean;
+  /**
+   * The arguments' code in `ToolColumns.kept`, kept when the call is made: a call waiting for its
+   * output does not hold the arguments themselves (a real log's are large, and a young collection
+   * while they wait promotes them).
+   */
+  args: number | undefined;
   /** The paths the call writes (file-writing tools), taken from its arguments when it is made. */
   paths: string[] | undefined;
-  /** Where the call's line starts in the log, when its arguments are read back from there. */
-  line: number | undefined;
 }
 
 // Doubles: times and durations.
@@ -74,16 +73,9 @@ export class ToolColumns {
     return this.nums.length;
   }
 
-  /** A finished span: its call (tool, id, args, seq) and output (seq, start, duration, turn, flags). */
+  /** A finished span: its call (tool, id, its arguments' code in `kept`, seq) and output (seq, start, duration, turn, flags). */
   add(
-    call: {
-      tool: string;
-      callId?: string | undefined;
-      args?: unknown;
-      argsInLog?: boolean;
-      line?: number;
-      seq: number;
-    },
+    call: { tool: string; callId?: string | undefined; args?: number | undefined; seq: number },
     outputSeq: number,
     start: number,
     duration: number,
@@ -100,8 +92,7 @@ export class ToolColumns {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
-    if (call.args !== undefined || call.argsInLog)
-      this.ints.set(r, ARGS, this.kept.add(call.line, call.args));
+    if (call.args !== undefined) this.ints.set(r, ARGS, call.args);
   }
 
   tool(r: number): string {
@@ -181,7 +172,6 @@ export function createToolPairing(
     },
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       // Every field set in one literal: one object shape for every call (cheaper to make and read).
-      const inLog = e.args !== undefined && columns.kept.leftInLog(line);
       const paths = e.args === undefined ? undefined : changedPaths(e.tool, e.args, fileTools);
       const p: Pending = {
         tool: e.tool,
@@ -189,10 +179,8 @@ export function createToolPairing(
         turn,
         seq: e.seq,
         at: e.timestamp,
-        args: inLog ? undefined : e.args,
-        argsInLog: inLog,
+        args: e.args === undefined ? undefined : columns.kept.add(line, e.args),
         paths: paths && paths.length > 0 ? paths : undefined,
-        line,
       };
       pending.add(p, e.callId);
     },
@@ -259,11 +247,9 @@ export function createToolPairing(
       return pending.open().map((p) => {
         const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
         if (p.callId !== undefined) entry.callId = p.callId;
-        if (p.args !== undefined) entry.args = p.args;
-        else if (p.argsInLog) {
-          const code = columns.kept.add(p.line, undefined);
+        const code = p.args;
+        if (code !== undefined)
           keptField(entry, "args", () => columns.kept.get(code, "function.call", p.seq, "args"));
-        }
         return entry;
       });
     },
