@@ -70,22 +70,27 @@ export function foldRollout(
   sink: RolloutSink,
   options: ReadOptions = {},
 ): Promise<ReadPosition> {
-  return readInto(source, sink, options, FOLD_SLICE_BYTES);
+  return readInto(source, sink, options, FOLD_PACE);
 }
 
-/** How much of a file a fold reads between letting others run. */
-const FOLD_SLICE_BYTES = 1024 * 1024;
-/**
- * How much a fold reads between the memory guard's young collections (`readRollout` keeps the
- * guard's 1 MiB). Each costs ~0.45 ms here even with nothing alive, and since lines are parsed a
- * run at a time a fold's garbage is little more than the parser's: at 2 MiB the real-shaped 592 MB
- * bench log spent ~250 ms in them instead of ~470, and the peaks moved by 0-2 MB (98-99 MB on the
- * 525 MB synthetic log, 111-115 MB on the real-shaped one, measured alone).
- */
-const FOLD_GUARD_BYTES = 2 * 1024 * 1024;
+/** How a file is read: how much between letting others run, and between young collections. */
+interface Pace {
+  sliceBytes: number;
+  /** The memory guard's spacing (see `util/memory-guard.ts`). */
+  guardBytes: number;
+}
 
 /**
- * `foldRollout`, letting others run (and asking `pause`) every `sliceBytes` of a file. A fold drops
+ * A fold's pace. It lets others run every 1 MiB, and collects every 2 MiB rather than the guard's
+ * usual 1 MiB: each young collection costs ~0.45 ms here even with nothing alive, and since lines
+ * are parsed a run at a time a fold's garbage is little more than the parser's: at 2 MiB the
+ * real-shaped 592 MB bench log spent ~250 ms in them instead of ~470, and the peaks moved by 0-2 MB
+ * (98-99 MB on the 525 MB synthetic log, 111-115 MB on the real-shaped one, measured alone).
+ */
+const FOLD_PACE: Pace = { sliceBytes: 1024 * 1024, guardBytes: 2 * 1024 * 1024 };
+
+/**
+ * `foldRollout`, letting others run (and asking `pause`) every `pace.sliceBytes` of a file. A fold drops
  * each event as it takes it; a reader whose events wait in a batch (`readRollout`) reads in small
  * slices, because a young collection (JSC's own, or the memory guard's) while events wait promotes
  * them to the old generation, which then grows with the log until a full collection: with 1 MiB
@@ -95,7 +100,7 @@ async function readInto(
   source: RolloutSource,
   sink: RolloutSink,
   options: ReadOptions,
-  sliceBytes: number,
+  pace: Pace,
 ): Promise<ReadPosition> {
   let lastSeq = 0;
   const take = (value: unknown, where: () => Pick<ReadIssue, "file" | "line">, offset?: number) => {
@@ -114,13 +119,13 @@ async function readInto(
       throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     }
     sink.file?.(source.file);
-    const guard = createMemoryGuard(sliceBytes === FOLD_SLICE_BYTES ? { everyBytes: FOLD_GUARD_BYTES } : {});
+    const guard = createMemoryGuard({ everyBytes: pace.guardBytes });
     let consumed = options.fromOffset ?? 0;
     const file = source.file;
     const onBlock = sink.block && ((bytes: Buffer, offset: number) => sink.block!(bytes, offset));
     const read = await readJsonl(
       file,
-      { ...options, sliceBytes, ...(onBlock ? { onBlock } : {}) },
+      { ...options, sliceBytes: pace.sliceBytes, ...(onBlock ? { onBlock } : {}) },
       {
         value(value, line, offset) {
           // The usual case first, without a closure or a result object per event.
@@ -153,9 +158,9 @@ async function readInto(
 }
 
 /** Events a `readRollout` reader gathers before it waits for its consumer, and how much of a file
- * it reads between asking (see `readInto`). */
+ * it reads between asking (see `readInto`); it collects young every 1 MiB. */
 const READ_BATCH = 64;
-const READ_SLICE_BYTES = 16 * 1024;
+const READ_PACE: Pace = { sliceBytes: 16 * 1024, guardBytes: 1024 * 1024 };
 /** How a `readRollout` read ends when its consumer leaves early (never seen by the consumer). */
 const READ_STOPPED = new Error("the read was stopped: its consumer left");
 
@@ -192,7 +197,7 @@ export async function* readRollout(
       skip: (t) => options.onSkip?.(t),
     },
     { ...options, pause },
-    READ_SLICE_BYTES,
+    READ_PACE,
   ).then(
     () => {
       done = true;

@@ -97,7 +97,7 @@ export class ModelRows {
     if (e.cacheReadTokens !== undefined) ints.set(r, CACHE_READ, e.cacheReadTokens);
     if (e.cacheWriteTokens !== undefined) ints.set(r, CACHE_WRITE, e.cacheWriteTokens);
     if (e.reasoningTokens !== undefined) ints.set(r, REASONING, e.reasoningTokens);
-    this.ints.set(r, CALLS, e.toolCalls ? this.listId(e.toolCalls) : 0);
+    ints.set(r, CALLS, e.toolCalls ? this.listId(e.toolCalls) : 0);
   }
 
   error(e: EventOf<"model.error">, turnRow: number): void {
