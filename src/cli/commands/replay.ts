@@ -1,12 +1,10 @@
 /** `freecode replay <id>`: the session's turns with their tool calls, outputs and refusals. */
 import { loadReplay } from "../../rollout/load.ts";
 import { fmtMs } from "../../rollout/waterfall.ts";
-import { oneLine as fold } from "../../util/one-line.ts";
+import { oneLine } from "../../util/one-line.ts";
 import { command } from "../_command.ts";
 import { stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
-
-const oneLine = (x: unknown, n = 80) => fold(x, n);
 
 export default command({
   meta: {
@@ -52,7 +50,7 @@ export default command({
         const mark = !c.done ? "…" : c.failed ? "✗" : "✓";
         const took = c.duration_ms === undefined ? "" : ` ${fmtMs(c.duration_ms)}`;
         lines.push(
-          `  ${mark} ${c.tool}(${oneLine(c.args ?? {}, 60)})${took}${c.output === undefined ? "" : ` → ${oneLine(c.output)}`}`,
+          `  ${mark} ${c.tool}(${oneLine(c.args ?? {}, 60)})${took}${c.output === undefined ? "" : ` → ${oneLine(c.output, 80)}`}`,
         );
       }
       for (const d of turn.denied)

@@ -2,11 +2,9 @@
 import { getSession } from "../../../session/lifecycle.ts";
 import { turnsOf } from "../../../session/turns.ts";
 import type { Part, StoredMessage } from "../../../storage/records.ts";
-import { clip, oneLine as fold } from "../../../util/one-line.ts";
+import { oneLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
-
-const oneLine = (x: unknown) => fold(x, 100);
 
 function part(p: Part, full: boolean): string {
   switch (p.type) {
@@ -17,10 +15,10 @@ function part(p: Part, full: boolean): string {
     case "image":
       return `[image ${p.mediaType ?? ""}${p.altText ? `: ${p.altText}` : ""}]`;
     case "tool": {
-      const head = `▸ ${p.tool?.name ?? "?"}(${oneLine(p.tool?.args ?? {})})`;
+      const head = `▸ ${p.tool?.name ?? "?"}(${oneLine(p.tool?.args ?? {}, 100)})`;
       if (p.result === undefined) return `${head} … no result`;
       const mark = p.failed ? "✗" : "✓";
-      return full ? `${head}\n  ${mark} ${String(p.result)}` : `${head} ${mark} ${oneLine(p.result)}`;
+      return full ? `${head}\n  ${mark} ${String(p.result)}` : `${head} ${mark} ${oneLine(p.result, 100)}`;
     }
   }
 }
@@ -56,13 +54,13 @@ export default command({
         for (const t of turns) {
           lines.push(
             `\n#${t.index} ${when(t.startedAt)}${t.interrupted ? " [interrupted]" : ""}`,
-            `  prompt:  ${clip(t.prompt.replace(/\s+/g, " "), 200) || "(none)"}`,
+            `  prompt:  ${oneLine(t.prompt, 200) || "(none)"}`,
           );
           for (const tool of t.tools)
             lines.push(
-              `  tool:    ${tool.name}(${oneLine(tool.args)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
+              `  tool:    ${tool.name}(${oneLine(tool.args, 100)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
             );
-          lines.push(`  outcome: ${clip(t.outcome.replace(/\s+/g, " "), 200) || "(no reply)"}`);
+          lines.push(`  outcome: ${oneLine(t.outcome, 200) || "(no reply)"}`);
         }
         ctx.out(`${lines.join("\n")}\n`);
       }
