@@ -4,20 +4,17 @@
  * returns; they only stop early once the rest cannot change the answer.
  */
 
-const WS = /\s+/g;
+import { foldedHead } from "../util/one-line.ts";
 
 /**
- * `text.replace(/\s+/g, " ").trim().slice(0, n)`, folding only as much of `text` as needed. The
- * folded head of a prefix is a prefix of the folded whole (a whitespace run cut at the end still
- * folds to one space), and the final trim removes at most one trailing space, so once the head is
- * longer than `n` its first `n` characters are the answer.
+ * `text.replace(/\s+/g, " ").trim().slice(0, n)`, folding only as much of `text` as needed. A
+ * folded head longer than `n + 1` loses at most one leading space to the trim, and its first `n`
+ * characters after that are the answer.
  */
 export function foldHead(text: string, n: number): string {
-  for (let len = Math.max(n * 4, 256); len < text.length; len *= 4) {
-    const head = text.slice(0, len).replace(WS, " ").trimStart();
-    if (head.length > n) return head.slice(0, n);
-  }
-  return text.replace(WS, " ").trim().slice(0, n);
+  return foldedHead(text, n + 1)
+    .trim()
+    .slice(0, n);
 }
 
 type TextBlock = Record<string, unknown> | null | undefined;

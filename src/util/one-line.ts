@@ -12,11 +12,18 @@ const WS = /\s+/g;
 /** `s` cut to `n` characters, the last one an ellipsis when it was longer. */
 export const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/**
+ * `s` folded (each run of whitespace one space) as far as needed: a folded prefix longer than `n`
+ * characters, or all of `s` folded when it is not that long.
+ */
+export function foldedHead(s: string, n: number): string {
+  for (let take = Math.max(n * 2, 64); ; take *= 2) {
+    const head = s.slice(0, take).replace(WS, " ");
+    if (head.length > n || take >= s.length) return head;
+  }
+}
+
 /** `x` on one line, at most `n` characters (see above). */
 export function oneLine(x: unknown, n: number): string {
-  const s = typeof x === "string" ? x : (JSON.stringify(x) ?? "");
-  for (let take = n * 2; ; take *= 2) {
-    const head = s.slice(0, take).replace(WS, " ");
-    if (head.length > n || take >= s.length) return clip(head, n);
-  }
+  return clip(foldedHead(typeof x === "string" ? x : (JSON.stringify(x) ?? ""), n), n);
 }

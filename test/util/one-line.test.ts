@@ -1,8 +1,13 @@
-/** `oneLine` folds only the head it shows, and gives exactly what folding the whole string gives. */
+/**
+ * `oneLine` and the importers' `foldHead` fold only the head they need, and give exactly what
+ * folding the whole string gives.
+ */
 import { expect, test } from "bun:test";
+import { foldHead } from "../../src/import/text.ts";
 import { clip, oneLine } from "../../src/util/one-line.ts";
 import { seeded } from "../_random.ts";
 
+const naiveHead = (s: string, n: number) => s.replace(/\s+/g, " ").trim().slice(0, n);
 const naive = (x: unknown, n: number) =>
   clip((typeof x === "string" ? x : (JSON.stringify(x) ?? "")).replace(/\s+/g, " "), n);
 
@@ -19,7 +24,11 @@ test("edge cases: whitespace runs across the cut, exact lengths, non-strings", (
     undefined,
     [1, "two", { three: "  3  " }],
   ];
-  for (const x of cases) for (const n of [1, 2, 80, 100, 200]) expect(oneLine(x, n)).toBe(naive(x, n));
+  for (const x of cases)
+    for (const n of [1, 2, 80, 100, 200]) {
+      expect(oneLine(x, n)).toBe(naive(x, n));
+      if (typeof x === "string") expect(foldHead(x, n)).toBe(naiveHead(x, n));
+    }
 });
 
 test("random strings of letters and whitespace runs give what folding the whole gives (ONE_LINE_SEEDS, default 200)", () => {
@@ -32,6 +41,6 @@ test("random strings of letters and whitespace runs give what folding the whole 
         ? "w".repeat(1 + r.int(30))
         : r.pick([" ", "\n", "\t", "\r\n", "  "]).repeat(1 + r.int(40));
     const n = 1 + r.int(150);
-    expect([seed, oneLine(s, n)]).toEqual([seed, naive(s, n)]);
+    expect([seed, oneLine(s, n), foldHead(s, n)]).toEqual([seed, naive(s, n), naiveHead(s, n)]);
   }
 });
