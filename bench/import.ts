@@ -239,7 +239,7 @@ export default defineBench({
     memory[
       `peak RSS importing a ${(Bun.file(big).size / 1024 / 1024).toFixed(0)} MiB transcript (${bigLines.toLocaleString("en")} lines)`
     ] =
-      `${peak.peakMb.toFixed(0)} MB in ${(peak.ms / 1000).toFixed(1)} s (the import writes what is ready every 2 MiB read)`;
+      `${peak.peakMb.toFixed(0)} MB in ${(peak.ms / 1000).toFixed(1)} s (the import writes what is ready every 4 MiB read)`;
     rmSync(dirname(big), { recursive: true, force: true });
     // Many small transcripts: what a first `freecode import claude` over ~/.claude/projects meets.
     const dir = join(work, "projects", "many");

@@ -76,12 +76,22 @@ function countsOf(u: ResponseUsage): ResponseUsage {
 const TITLE_RANK: Record<TitleSource, number> = { user: 4, generated: 3, import: 2, prompt: 1 };
 /**
  * How many partial results a held message may block before it is handed over as it is (see
- * `result`): with parts every 2 MiB, a tool call may wait through ~16 MiB of transcript (a long
+ * `result`): with parts every 4 MiB, a tool call may wait through ~16 MiB of transcript (a long
  * inline subagent run) for its result before the rest is written without it.
  */
-const HELD_PARTS = 8;
+const HELD_PARTS = 4;
 /** Output kept in `function.output` events: a summary, not the whole tool output. */
 const OUTPUT_CHARS = 2000;
+
+/**
+ * A 53-bit hash of an event id. The builder remembers every id it gave out in a run, to tell a
+ * repeated key (a damaged transcript) from a new one: kept as strings, a long transcript's ids (one
+ * per event, ~80 characters each) made the whole import ~10% slower (every string kept is memory
+ * the process must grow by, and a page of fresh memory costs ~16 µs on these VMs). As numbers they
+ * cost a few bytes each. Two ids that hash alike (~1 in 10^7 for a 50,000-event transcript) make
+ * the later one `#2`: still unique, and the same on every run over the same lines.
+ */
+const idHash = (id: string): number => Bun.hash.xxHash32(id) * 0x20_0000 + (Bun.hash.crc32(id) & 0x1f_ffff);
 
 /** A fresh builder state for session `id`. */
 export const newBuilderState = (id: string): BuilderState => ({
@@ -110,7 +120,8 @@ export class SessionBuilder {
   private events: EventDraft[] = [];
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
-  private readonly eventIds = new Set<string>();
+  /** The event ids given out in this run, as `idHash` numbers (see there). */
+  private readonly eventIds = new Set<number>();
   /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
   private lateInterrupts: string[] = [];
   /** Held messages the last partial result met, with how many partial results met them. */
@@ -155,8 +166,12 @@ export class SessionBuilder {
 
   private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {
     let id = `${this.s.id}:${type}:${key}`;
-    for (let n = 2; this.eventIds.has(id); n++) id = `${this.s.id}:${type}:${key}#${n}`;
-    this.eventIds.add(id);
+    let h = idHash(id);
+    for (let n = 2; this.eventIds.has(h); n++) {
+      id = `${this.s.id}:${type}:${key}#${n}`;
+      h = idHash(id);
+    }
+    this.eventIds.add(h);
     // A time from a mangled field is not a number: the event keeps its place (the last time seen)
     // rather than failing the write. (Durations and counts are made numbers where they are made.)
     const timestamp = Number.isFinite(at) ? at : (this.s.lastAt ?? 0);

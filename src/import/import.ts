@@ -26,7 +26,7 @@ export interface ImportOptions {
   final?: boolean;
   fsync?: boolean;
   cache?: Map<string, Known>;
-  /** Write a JSONL transcript's ready part every this many bytes read (default 2 MiB). */
+  /** Write a JSONL transcript's ready part every this many bytes read (default 4 MiB). */
   writeEveryBytes?: number;
 }
 
