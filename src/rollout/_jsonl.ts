@@ -10,6 +10,7 @@
  */
 import type { ReadIssue } from "../storage/contract.ts";
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
+import type { FieldSkip } from "../util/json-skip.ts";
 import { lineRuns } from "../util/lines.ts";
 
 /** Lines longer than this are reported and skipped rather than buffered without bound. */
@@ -40,6 +41,8 @@ export interface JsonlOptions {
   onBlock?: (bytes: Buffer, offset: number) => void;
   /** Parse every line on its own (see `util/json-lines.ts`): what a verifier wants. */
   exact?: boolean;
+  /** Fields the reader never reads, left unparsed (see `util/json-skip.ts`). */
+  skip?: FieldSkip;
 }
 
 const BLANK = /^\s*$/;
@@ -65,7 +68,7 @@ function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generato
   const runBytes = Math.min(RUN_BYTES, slice);
   for (const item of lineRuns(path, { ...options, maxLineBytes: MAX_LINE_BYTES, runBytes })) {
     if (item.kind === "run") {
-      parseRun(item, lines, options.exact);
+      parseRun(item, lines, options.exact, options.skip);
       endOffset = item.base + item.nls[item.count - 1]! + 1;
       nextLineNo = item.lineNo + item.count;
     } else {

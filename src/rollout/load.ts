@@ -9,6 +9,7 @@
 import { statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import type { FieldSkip } from "../util/json-skip.ts";
 import { createMemoryGuard } from "../util/memory-guard.ts";
 import { readJsonl } from "./_jsonl.ts";
 import type { RolloutEvent } from "./events.ts";
@@ -40,6 +41,11 @@ export interface RolloutSink {
   block?(bytes: Uint8Array, offset: number): void;
   issue(issue: ReadIssue): void;
   skip?(type: string): void;
+  /**
+   * Fields of events this sink never reads: a file reader may leave them unparsed, and they then
+   * read as `""` (see `util/json-skip.ts`, and `UNREAD_OUTPUTS`).
+   */
+  unread?: FieldSkip;
 }
 
 export interface ReadOptions {
@@ -125,7 +131,12 @@ async function readInto(
     const onBlock = sink.block && ((bytes: Buffer, offset: number) => sink.block!(bytes, offset));
     const read = await readJsonl(
       file,
-      { ...options, sliceBytes: pace.sliceBytes, ...(onBlock ? { onBlock } : {}) },
+      {
+        ...options,
+        sliceBytes: pace.sliceBytes,
+        ...(onBlock ? { onBlock } : {}),
+        ...(sink.unread ? { skip: sink.unread } : {}),
+      },
       {
         value(value, line, offset) {
           // The usual case first, without a closure or a result object per event.

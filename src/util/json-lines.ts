@@ -16,6 +16,7 @@
  * it opened), but a reader that must judge every line on its own (`rollout verify`) passes
  * `exact`.
  */
+import type { FieldSkip } from "./json-skip.ts";
 import { decodeLine, isBlankLine, type LineRun } from "./lines.ts";
 
 /** Where a run's lines go, in order. Blank lines are skipped. */
@@ -48,10 +49,13 @@ const COMMA = 0x2c;
 const CLOSE = 0x5d; // ]
 const NEWLINE = 10;
 
-/** Parse the lines of `run` into `sink`, in one call when it can (see above), else line by line. */
-export function parseRun(run: LineRun, sink: JsonLineSink, exact = false): void {
+/**
+ * Parse the lines of `run` into `sink`, in one call when it can (see above), else line by line.
+ * `skip` leaves out fields the reader never reads (`util/json-skip.ts`); not with `exact`.
+ */
+export function parseRun(run: LineRun, sink: JsonLineSink, exact = false, skip?: FieldSkip): void {
   if (!exact && run.count >= MIN_LINES) {
-    const values = parseWhole(run);
+    const values = skip?.blank(run) ? withRestore(skip, () => parseWhole(run)) : parseWhole(run);
     if (values !== undefined) {
       const { base, nls, count, lineNo } = run;
       let s = run.start;
@@ -63,7 +67,18 @@ export function parseRun(run: LineRun, sink: JsonLineSink, exact = false): void 
       return;
     }
   }
+  // Line by line, each line whole: a run that did not parse as one holds a line that is not a
+  // value, and that line's error must be the one a plain parse gives.
   parseLines(run, sink);
+}
+
+/** `parse()`, then the skipped fields put back (also when it throws). */
+function withRestore<T>(skip: FieldSkip, parse: () => T): T {
+  try {
+    return parse();
+  } finally {
+    skip.restore();
+  }
 }
 
 /** The run's values from one parse, or undefined when that is not one value per line. */

@@ -17,7 +17,16 @@ export function logBuilder(sessionId = "s", t0 = 1_700_000_000_000) {
     },
     add(e: EventInput) {
       const seq = events.length + 1;
-      events.push({ id: `e${seq}`, seq, aggregateID: sessionId, timestamp: now, ...e } as RolloutEvent);
+      // `type` first, as the store writes a line (file readers recognise some lines by their start).
+      const { type, ...fields } = e;
+      events.push({
+        type,
+        id: `e${seq}`,
+        seq,
+        aggregateID: sessionId,
+        timestamp: now,
+        ...fields,
+      } as RolloutEvent);
       return this;
     },
   };

@@ -61,7 +61,12 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
       const c =
         open.length > 0 && r.chance(0.9) ? open.splice(r.int(open.length), 1)[0]! : { tool: r.pick(TOOLS) };
       const withId = "callId" in c && r.chance(0.9) ? { callId: c.callId } : {};
-      const output = r.chance(0.8) ? `out ${"x".repeat(r.int(40))}` : { code: r.int(3) };
+      // Text with quotes, backslashes and wide characters too: a file read leaves outputs unparsed
+      // for the trace and usage folds (util/json-skip.ts), and must find where each one ends.
+      // Long ones too: only lines of 512 bytes or more are looked at.
+      const text = () =>
+        `out ${"x".repeat(r.chance(0.3) ? 500 + r.int(300) : r.int(40))}${r.chance(0.3) ? ' "q" \\ \\" é ✓ 😀 \\' : ""}`;
+      const output = r.chance(0.8) ? text() : { code: r.int(3) };
       add({
         type: "function.output",
         tool: c.tool,

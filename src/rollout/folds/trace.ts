@@ -12,7 +12,9 @@
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
+import type { FieldSkip } from "../../util/json-skip.ts";
 import { LineAt } from "../../util/line-at.ts";
+import { UNREAD_OUTPUTS } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 import { ModelRows } from "./_model-rows.ts";
 import { StringTable } from "./_rows.ts";
@@ -45,6 +47,8 @@ export interface TraceFold {
   block(bytes: Uint8Array, offset: number): void;
   /** A line that could not be read: reported in `parseErrors`. */
   issue(issue: ReadIssue): void;
+  /** Tool outputs: the trace never reads them (see `RolloutSink.unread`). */
+  readonly unread: FieldSkip;
   /** An event of a type newer than the catalogue: counted in `skippedEvents`. */
   skip(type: string): void;
   /** A snapshot of the trace so far (the fold can keep going); `now` overrides the option. */
@@ -232,6 +236,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
 
   return {
     push,
+    unread: UNREAD_OUTPUTS,
     file(path) {
       lines = new LineAt(path);
       tools.readFrom(lines);
