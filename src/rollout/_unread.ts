@@ -1,10 +1,35 @@
 /**
  * Event fields some folds never read, which a file reader may leave unparsed (`util/json-skip.ts`).
- * Tool outputs are a quarter of a real log's bytes (the fold bench's real-shaped log: 24 MB of
- * 100), and neither the trace fold nor the usage fold looks at them; the replay fold does, and reads
- * them whole. Lines are recognised by how freecode writes them, `type` first; a line written in
- * another order is parsed whole.
+ * Tool outputs and call arguments are half of a real log's bytes (the fold bench's real-shaped log:
+ * 24 and 26 MB of 100). The trace fold never reads outputs, and reads arguments only to find the
+ * paths a file-writing tool wrote, or when it keeps a small log's arguments instead of their lines'
+ * places; the usage fold reads neither; the replay fold reads both, whole. Lines are recognised by
+ * how freecode writes them, `type` first; a line written in another order is parsed whole.
  */
-import { FieldSkip } from "../util/json-skip.ts";
+import { FieldSkip, type SkipRule } from "../util/json-skip.ts";
 
-export const UNREAD_OUTPUTS = new FieldSkip({ lineStart: '{"type":"function.output",', field: "output" });
+export interface UnreadOptions {
+  /** The arguments of these tools are read (the fold's changed-file tools): left whole. */
+  fileTools?: Readonly<Record<string, readonly string[]>>;
+  /** Asked per run: whether arguments are read back from their lines now (so not needed parsed). */
+  argumentsInLog?: () => boolean;
+}
+
+/** A skip of tool outputs, and of the arguments a fold with `options` does not read. */
+export function unreadToolValues(options: UnreadOptions = {}): FieldSkip {
+  const inLog = options.argumentsInLog;
+  const args = (type: string): SkipRule => ({
+    lineStart: `{"type":"${type}",`,
+    field: "args",
+    ...(inLog ? { active: inLog } : {}),
+  });
+  const fileTools = options.fileTools ? new Set(Object.keys(options.fileTools)) : undefined;
+  return new FieldSkip([
+    { lineStart: '{"type":"function.output",', field: "output" },
+    { ...args("function.call"), ...(fileTools ? { unless: { field: "tool", values: fileTools } } : {}) },
+    args("function.denied"),
+  ]);
+}
+
+/** What the usage fold leaves unread: every output and argument. */
+export const UNREAD_BY_USAGE = unreadToolValues();

@@ -43,7 +43,7 @@ export interface RolloutSink {
   skip?(type: string): void;
   /**
    * Fields of events this sink never reads: a file reader may leave them unparsed, and they then
-   * read as `""` (see `util/json-skip.ts`, and `UNREAD_OUTPUTS`).
+   * read as `""`, `{}` or `[]` (see `util/json-skip.ts` and `_unread.ts`).
    */
   unread?: FieldSkip;
 }

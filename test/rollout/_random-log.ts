@@ -53,7 +53,7 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
       if (r.chance(0.8)) c.callId = `c${call++}`;
       open.push(c);
       const args = r.chance(0.9)
-        ? { file_path: `src/f${r.int(5)}.ts`, command: "é ✓ ".repeat(r.int(4)) }
+        ? { file_path: `src/f${r.int(5)}.ts`, command: "é ✓ ".repeat(r.chance(0.3) ? 150 : r.int(4)) }
         : undefined;
       add({ type: "function.call", ...c, args });
     } else if (k < 84) {

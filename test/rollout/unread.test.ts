@@ -48,6 +48,38 @@ describe("tool outputs left unparsed", () => {
     expect(JSON.stringify(await loadTrace({ file }))).toBe(JSON.stringify(fold.seal()));
   });
 
+  test("a log read in parts: arguments left unparsed too, but not a file-writing tool's", async () => {
+    const log = logBuilder("s");
+    log.at(0).add({ type: "turn.started", turnId: "t" });
+    // Over 256 KiB, so the fold keeps arguments as their lines' places, not parsed values.
+    for (let i = 0; i < 400; i++) {
+      const tool = i % 4 === 0 ? "Write" : "Bash";
+      const args =
+        tool === "Write"
+          ? { file_path: `f${i}.ts`, content: "w".repeat(900) }
+          : { command: `echo ${"b".repeat(900)}` };
+      log.at(10 * i + 1).add({ type: "function.call", turnId: "t", tool, callId: `c${i}`, args });
+      if (i % 50 === 7)
+        log
+          .at(10 * i + 2)
+          .add({ type: "function.denied", turnId: "t", tool, callId: `d${i}`, args, source: "user" });
+      else
+        log
+          .at(10 * i + 5)
+          .add({ type: "function.output", turnId: "t", tool, output: "o".repeat(600), callId: `c${i}` });
+    }
+    const file = write("parts", log.events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const fold = createTraceFold("parts.jsonl");
+    await foldRollout({ file }, { ...fold, unread: undefined });
+    const whole = fold.seal();
+    const trace = await loadTrace({ file });
+    expect(JSON.stringify(trace)).toBe(JSON.stringify(whole));
+    expect(trace.changedFiles.length).toBe(100);
+    // Arguments are read back from the log, whole.
+    expect(trace.toolSpans[1]!.args).toEqual({ command: `echo ${"b".repeat(900)}` });
+    expect(trace.deniedSpans[0]!.args).toEqual({ command: `echo ${"b".repeat(900)}` });
+  });
+
   test("an output that is not valid JSON text: the trace reads the line; replay and verify report it", async () => {
     // Lines of 512 bytes or more: shorter ones are parsed whole (see util/json-skip.ts).
     const text = lines((i) => `output ${i} ${"x".repeat(600)}`)

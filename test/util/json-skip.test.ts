@@ -13,7 +13,7 @@ import { lineRuns } from "../../src/util/lines.ts";
 import { tempDir } from "../_helpers.ts";
 import { seeded } from "../_random.ts";
 
-const OUTPUTS = new FieldSkip({ lineStart: '{"type":"function.output",', field: "output" });
+const OUTPUTS = new FieldSkip([{ lineStart: '{"type":"function.output",', field: "output" }]);
 
 type Seen = { line: number; value?: unknown; error?: boolean };
 
@@ -35,28 +35,48 @@ function read(dir: string, text: string, skip?: FieldSkip, runBytes = 16 * 1024)
   return out;
 }
 
+/** Where the JSON string opening at `open` of `text` ends (its closing quote), or -1. */
+function stringEnd(text: string, open: number): number {
+  for (let i = open + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** Where the object or array opening at `open` of `text` ends (its closing bracket), or -1. */
+function bracketEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      i = stringEnd(text, i);
+      if (i < 0) return -1;
+    } else if (c === "{" || c === "[") depth++;
+    else if ((c === "}" || c === "]") && --depth === 0) return i;
+  }
+  return -1;
+}
+
 /**
  * What a skipping read must give, worked out on the text: in each line that starts with the rule's
- * start and is at least MIN_LINE_BYTES long, the first `,"output":"` from there has its string (up to the first quote an even number of
- * backslashes precedes) made `""`, and the line is parsed; other lines as a plain read saw them.
+ * start and is at least MIN_LINE_BYTES long, the first `,"output":` from there has its value (a
+ * string, object or array) made empty, and the line is parsed; other lines as a plain read saw them.
  */
 function expected(plain: Seen[], lines: string[]): Seen[] {
   const START = '{"type":"function.output",';
   return plain.map((s) => {
     const raw = lines[s.line - 1]!;
     if (s.error || !raw.startsWith(START) || Buffer.byteLength(raw) < MIN_LINE_BYTES) return s;
-    const at = raw.indexOf(',"output":"', START.length - 1);
+    const at = raw.indexOf(',"output":', START.length - 1);
     if (at < 0) return s;
-    const open = at + ',"output":"'.length - 1;
-    let close = open;
-    for (;;) {
-      close = raw.indexOf('"', close + 1);
-      if (close < 0) return s;
-      let b = close - 1;
-      while (raw[b] === "\\") b--;
-      if ((close - 1 - b) % 2 === 0) break;
-    }
-    return { ...s, value: JSON.parse(`${raw.slice(0, open)}""${raw.slice(close + 1)}`) };
+    const open = at + ',"output":'.length;
+    const first = raw[open];
+    const end =
+      first === '"' ? stringEnd(raw, open) : first === "{" || first === "[" ? bracketEnd(raw, open) : -1;
+    if (end < 0) return s;
+    const empty = first === '"' ? '""' : first === "{" ? "{}" : "[]";
+    return { ...s, value: JSON.parse(`${raw.slice(0, open)}${empty}${raw.slice(end + 1)}`) };
   });
 }
 
@@ -128,7 +148,7 @@ describe("skipping fields before the parse", () => {
     await using dir = await tempDir();
     const path = join(dir.path, "twice.jsonl");
     writeFileSync(path, `${ev({ output: "x" })}\n`);
-    const skip = new FieldSkip({ lineStart: '{"type":"function.output",', field: "output" });
+    const skip = new FieldSkip([{ lineStart: '{"type":"function.output",', field: "output" }]);
     for (const item of lineRuns(path, { runBytes: 1024 })) {
       if (item.kind !== "run") continue;
       expect(skip.blank(item)).toBe(true);
@@ -136,6 +156,45 @@ describe("skipping fields before the parse", () => {
       skip.restore();
       expect(item.buf.toString("utf8", item.start, item.nls[0])).toBe(ev({ output: "x" }));
     }
+  });
+
+  test("a rule held back by another field, or switched off", async () => {
+    await using dir = await tempDir();
+    const tools = new Set(["Write"]);
+    let on = true;
+    const skip = new FieldSkip([
+      {
+        lineStart: '{"type":"function.call",',
+        field: "args",
+        unless: { field: "tool", values: tools },
+        active: () => on,
+      },
+    ]);
+    const call = (head: Record<string, unknown>, tail: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        type: "function.call",
+        seq: 1,
+        ...head,
+        args: { content: "c".repeat(600), n: [1, { d: "}" }] },
+        ...tail,
+      });
+    const lines = [
+      call({ tool: "Bash" }), // blanked
+      call({ tool: "Write" }), // a listed tool: whole
+      call({}, { tool: "Bash" }), // the tool after the arguments: whole
+      call({ meta: { tool: "Bash" }, tool: "Write" }), // the first "tool" is nested: whole
+      call({ tool: "W\u0072ite" }), // an escaped name: whole
+      call({ tool: "Bash", x: "y" }), // blanked
+      call({ tool: "Read" }), // blanked
+      call({ tool: "Write" }), // whole
+    ];
+    const text = `${lines.join("\n")}\n`;
+    const argsOf = (seen: Seen[]) =>
+      seen.map((x) => JSON.stringify((x.value as { args: unknown }).args).length);
+    const whole = argsOf(read(dir.path, text));
+    expect(argsOf(read(dir.path, text, skip))).toEqual(whole.map((n, i) => ([0, 5, 6].includes(i) ? 2 : n)));
+    on = false;
+    expect(argsOf(read(dir.path, text, skip))).toEqual(whole);
   });
 
   test("random files (JSON_SKIP_SEEDS, default 100): a skipping read = a plain one with outputs emptied", async () => {
@@ -153,6 +212,8 @@ describe("skipping fields before the parse", () => {
         if (kind === 0) lines.push(JSON.stringify({ type: "model.request", seq: i, model: str() }));
         else if (kind === 1) lines.push(JSON.stringify({ seq: i, type: "function.output", output: str() }));
         else if (kind === 2) lines.push(ev({ output: str(), extra: { output: str() }, tail: str() }));
+        else if (kind === 3)
+          lines.push(ev({ output: { [str()]: [str(), { k: str() }], n: r.int(9) }, after: str() }));
         else if (kind === 5) lines.push(ev({ output: str() }).slice(0, 1 + r.int(40)));
         else
           lines.push(ev({ callId: str(), output: r.chance(0.1) ? r.int(9) : str(), failed: r.chance(0.5) }));

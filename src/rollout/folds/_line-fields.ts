@@ -101,6 +101,11 @@ export class KeptValues {
     return this.texts.add(JSON.stringify(value)) * 4 + TEXT;
   }
 
+  /** Whether values added now are read back from the log when asked for (not kept parsed). */
+  get leftInLog(): boolean {
+    return this.lines !== undefined && !this.hold;
+  }
+
   /** Whether the value of `code` is read back from the log (rather than kept whole). */
   inLog(code: number): boolean {
     return code % 4 === IN_LOG;

@@ -170,6 +170,8 @@ export function createToolPairing(
     block(bytes: Uint8Array, offset: number) {
       columns.kept.block(bytes, offset);
     },
+    /** Whether arguments read now are kept as their lines' places (so not needed parsed). */
+    argumentsInLog: (): boolean => columns.kept.leftInLog,
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       // Every field set in one literal: one object shape for every call (cheaper to make and read).
       const paths = e.args === undefined ? undefined : changedPaths(e.tool, e.args, fileTools);

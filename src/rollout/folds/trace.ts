@@ -14,7 +14,7 @@ import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import type { FieldSkip } from "../../util/json-skip.ts";
 import { LineAt } from "../../util/line-at.ts";
-import { UNREAD_OUTPUTS } from "../_unread.ts";
+import { unreadToolValues } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 import { ModelRows } from "./_model-rows.ts";
 import { StringTable } from "./_rows.ts";
@@ -47,7 +47,7 @@ export interface TraceFold {
   block(bytes: Uint8Array, offset: number): void;
   /** A line that could not be read: reported in `parseErrors`. */
   issue(issue: ReadIssue): void;
-  /** Tool outputs: the trace never reads them (see `RolloutSink.unread`). */
+  /** Tool outputs, and the arguments it does not read: left unparsed (see `RolloutSink.unread`). */
   readonly unread: FieldSkip;
   /** An event of a type newer than the catalogue: counted in `skippedEvents`. */
   skip(type: string): void;
@@ -64,7 +64,10 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   const strings = new StringTable();
   const turns = new TurnRows(strings);
   const models = new ModelRows(strings);
-  const tools = createToolPairing(changedFileTools(options.changedFileTools), strings);
+  const fileTools = changedFileTools(options.changedFileTools);
+  const tools = createToolPairing(fileTools, strings);
+  // Outputs, and the arguments the fold does not read, left unparsed in a file read.
+  const unread = unreadToolValues({ fileTools, argumentsInLog: tools.argumentsInLog });
   const compactions: Trace["compactions"] = [];
   const parseErrors: Trace["parseErrors"] = [];
   let startedAt: number | undefined;
@@ -236,7 +239,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
 
   return {
     push,
-    unread: UNREAD_OUTPUTS,
+    unread,
     file(path) {
       lines = new LineAt(path);
       tools.readFrom(lines);

@@ -7,7 +7,7 @@
  * their own rates, or at the input rate when none is configured.
  */
 import { own } from "../../util/dict.ts";
-import { UNREAD_OUTPUTS } from "../_unread.ts";
+import { UNREAD_BY_USAGE } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 
 export interface Price {
@@ -123,8 +123,8 @@ export function createUsageFold(sessionId: string, prices: Record<string, Price>
     issue(): void {
       unreadableLines++;
     },
-    /** Tool outputs: usage never reads them (see `RolloutSink.unread`). */
-    unread: UNREAD_OUTPUTS,
+    /** Tool outputs and arguments: usage never reads them (see `RolloutSink.unread`). */
+    unread: UNREAD_BY_USAGE,
     finish(): Usage {
       const models = [...rows.values()].map((r) => {
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
