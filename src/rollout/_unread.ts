@@ -3,7 +3,8 @@
  * Tool outputs and call arguments are half of a real log's bytes (the fold bench's real-shaped log:
  * 24 and 26 MB of 100). The trace fold never reads outputs, and reads arguments only to find the
  * paths a file-writing tool wrote, or when it keeps a small log's arguments instead of their lines'
- * places; the usage fold reads neither; the replay fold reads both, whole. Lines are recognised by
+ * places; the usage fold reads neither; the replay fold reads both, whole. So a file-writing tool's
+ * call keeps its path arguments (or patch text) and loses the rest (a written file's content). Lines are recognised by
  * how freecode writes them, `type` first; a line written in another order is parsed whole.
  */
 import { FieldSkip, type SkipRule } from "../util/json-skip.ts";
@@ -23,12 +24,28 @@ export function unreadToolValues(options: UnreadOptions = {}): FieldSkip {
     field: "args",
     ...(inLog ? { active: inLog } : {}),
   });
-  const fileTools = options.fileTools ? new Set(Object.keys(options.fileTools)) : undefined;
+  const keep = options.fileTools ? pathArguments(options.fileTools) : undefined;
   return new FieldSkip([
     { lineStart: '{"type":"function.output",', field: "output" },
-    { ...args("function.call"), ...(fileTools ? { unless: { field: "tool", values: fileTools } } : {}) },
+    {
+      ...args("function.call"),
+      ...(keep ? { keep: { field: "tool", by: (tool: string) => keep.get(tool) } } : {}),
+    },
     args("function.denied"),
   ]);
+}
+
+/**
+ * Per file-writing tool, the arguments `changedPaths` reads (a path, or patch text), kept when the
+ * others are blanked; `"all"` for a tool whose arguments themselves are the patch (`.`).
+ */
+function pathArguments(fileTools: Readonly<Record<string, readonly string[]>>) {
+  const keep = new Map<string, ReadonlySet<string> | "all">();
+  for (const tool of Object.keys(fileTools)) {
+    const names = (fileTools[tool] ?? []).map((spec) => spec.replace(/:patch$/, ""));
+    keep.set(tool, names.includes(".") ? "all" : new Set(names));
+  }
+  return keep;
 }
 
 /** What the usage fold leaves unread: every output and argument. */

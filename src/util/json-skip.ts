@@ -9,10 +9,12 @@
  * outputs and ~0.9-1.1 s leaving out both, against ~1.4-1.6 s whole (mins and medians of 6
  * alternating runs).
  *
- * A rule may hold only `unless` another string field, before it in the line, has one of some values
- * (the trace fold reads the arguments of file-writing tools): a line where that field comes later,
- * or holds an escape, is left whole. And `active` is asked once per run (the trace fold keeps a small
- * log's arguments, so it skips them only in a log read in parts).
+ * A rule may let another string field, before it in the line, decide what of an object value to
+ * keep (`keep`: the trace fold reads the path arguments of file-writing tools): all of it, none, or
+ * the values of some of its members (the others are blanked one by one). A line where that field
+ * comes later, is nested in an earlier one, or holds an escape, is left whole. And `active` is asked
+ * once per run (the trace fold keeps a small log's arguments, so it skips them only in a log read
+ * in parts).
  *
  * The field's key is found by its bytes `,"field":`. No JSON text holds `,"` inside a string (a
  * quote there is escaped, so a backslash comes before it), so a match is a key of the line's object
@@ -39,6 +41,8 @@ const BRACE = 0x7b;
 const BRACE_END = 0x7d;
 const BRACKET = 0x5b;
 const BRACKET_END = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
 /** Shorter lines are parsed whole (see above). */
 export const MIN_LINE_BYTES = 512;
 
@@ -46,8 +50,12 @@ export const MIN_LINE_BYTES = 512;
 export interface SkipRule {
   lineStart: string;
   field: string;
-  /** Not when this string field, before `field` in the line, has one of these values. */
-  unless?: { field: string; values: ReadonlySet<string> };
+  /**
+   * What to keep of the value, by this string field before `field` in the line: `undefined` blanks
+   * the value, `"all"` keeps it whole, a set keeps those members of an object value (the values of
+   * the others are blanked).
+   */
+  keep?: { field: string; by: (value: string) => ReadonlySet<string> | "all" | undefined };
   /** Asked once per run: whether the rule applies now (default: always). */
   active?: () => boolean;
 }
@@ -63,8 +71,8 @@ export interface RunBytes {
 interface Compiled {
   start: Buffer;
   key: Buffer;
-  unlessKey: Buffer | undefined;
-  unless: ReadonlySet<string> | undefined;
+  keepKey: Buffer | undefined;
+  keep: ((value: string) => ReadonlySet<string> | "all" | undefined) | undefined;
   active: (() => boolean) | undefined;
   /** Per run: the first key at or after `searchedFrom` (-1: none to the buffer's end). */
   searchedFrom: number;
@@ -88,8 +96,8 @@ export class FieldSkip {
     this.rules = rules.map((r) => ({
       start: Buffer.from(r.lineStart),
       key: Buffer.from(`,"${r.field}":`),
-      unlessKey: r.unless ? Buffer.from(`,"${r.unless.field}":"`) : undefined,
-      unless: r.unless?.values,
+      keepKey: r.keep ? Buffer.from(`,"${r.keep.field}":"`) : undefined,
+      keep: r.keep?.by,
       active: r.active,
       searchedFrom: -1,
       found: -1,
@@ -150,40 +158,84 @@ export class FieldSkip {
     const at = r.found;
     if (at < 0 || at >= nl) return savedAt;
     const open = at + r.key.length;
-    if (r.unlessKey && !this.allowed(r, buf, s, from, at)) return savedAt;
     const first = buf[open];
+    if (r.keepKey) {
+      const decider = this.decider(r, buf, s, from, at);
+      if (decider === undefined) return savedAt;
+      const keep = r.keep!(decider);
+      if (keep === "all") return savedAt;
+      if (keep !== undefined)
+        return first === BRACE ? this.blankMembers(buf, open, nl, keep, savedAt) : savedAt;
+    }
     let end: number;
-    let blank: number;
-    if (first === QUOTE) {
-      end = closingQuote(buf, open, nl);
-      blank = QUOTE;
-    } else if (first === BRACE || first === BRACKET) {
-      end = closingBracket(buf, open, nl);
-      blank = first === BRACE ? BRACE_END : BRACKET_END;
-    } else return savedAt;
+    if (first === QUOTE) end = closingQuote(buf, open, nl);
+    else if (first === BRACE || first === BRACKET) end = closingBracket(buf, open, nl);
+    else return savedAt;
+    return this.blankValue(buf, open, end, savedAt);
+  }
+
+  /** Blank the value from `open` (its first byte) to `end` (its last); returns where the next save goes. */
+  private blankValue(buf: Buffer, open: number, end: number, savedAt: number): number {
     // Bytes open+1 .. end become the closing byte and spaces; an empty value, or no end, is left.
     if (end <= open + 1) return savedAt;
+    const closing = buf[end]!;
     savedAt = this.save(buf, open + 1, end + 1, savedAt);
-    buf[open + 1] = blank;
+    buf[open + 1] = closing;
     buf.fill(SPACE, open + 2, end + 1);
     return savedAt;
   }
 
   /**
-   * Whether `r`'s `unless` field lets the field go: it must be a key of the line's own object (not of
-   * one nested in an earlier field), between the line's start `s` (`from` is past the rule's start)
-   * and the key at `at`.
+   * Blank the values of the object at `open` whose keys are not in `keep` (strings, objects and
+   * arrays; a key with an escape is kept). Stops at anything unexpected: what was blanked stays
+   * consistent, the rest is left.
    */
-  private allowed(r: Compiled, buf: Buffer, s: number, from: number, at: number): boolean {
-    const u = buf.subarray(0, at).indexOf(r.unlessKey!, from);
-    if (u < 0 || !topLevel(buf, s, u)) return false;
-    const open = u + r.unlessKey!.length - 1;
+  private blankMembers(
+    buf: Buffer,
+    open: number,
+    nl: number,
+    keep: ReadonlySet<string>,
+    savedAt: number,
+  ): number {
+    let i = skipSpace(buf, open + 1, nl);
+    while (buf[i] === QUOTE) {
+      const keyEnd = closingQuote(buf, i, nl);
+      if (keyEnd < 0) return savedAt;
+      const key = buf.subarray(i + 1, keyEnd);
+      const kept = key.includes(BACKSLASH) || keep.has(key.toString("utf8"));
+      i = skipSpace(buf, keyEnd + 1, nl);
+      if (buf[i] !== COLON) return savedAt;
+      i = skipSpace(buf, i + 1, nl);
+      const c = buf[i];
+      let end: number;
+      if (c === QUOTE) end = closingQuote(buf, i, nl);
+      else if (c === BRACE || c === BRACKET) end = closingBracket(buf, i, nl);
+      else end = scalarEnd(buf, i, nl);
+      if (end < 0) return savedAt;
+      if (!kept && (c === QUOTE || c === BRACE || c === BRACKET))
+        savedAt = this.blankValue(buf, i, end, savedAt);
+      i = skipSpace(buf, end + 1, nl);
+      if (buf[i] !== COMMA) return savedAt;
+      i = skipSpace(buf, i + 1, nl);
+    }
+    return savedAt;
+  }
+
+  /**
+   * The value of `r`'s deciding field, if it is a plain string and a key of the line's own object
+   * (not of one nested in an earlier field), between the line's start `s` (`from` is past the rule's
+   * start) and the key at `at`; otherwise undefined, and the line is left whole.
+   */
+  private decider(r: Compiled, buf: Buffer, s: number, from: number, at: number): string | undefined {
+    const u = buf.subarray(0, at).indexOf(r.keepKey!, from);
+    if (u < 0 || !topLevel(buf, s, u)) return undefined;
+    const open = u + r.keepKey!.length - 1;
     const close = closingQuote(buf, open, at);
-    if (close < 0) return false;
+    if (close < 0) return undefined;
     const value = buf.subarray(open + 1, close);
-    // An escaped value is not compared (it may spell a listed one); the line is parsed whole.
-    if (value.includes(BACKSLASH)) return false;
-    return !r.unless!.has(value.toString("utf8"));
+    // An escaped value is not compared (it may spell another one).
+    if (value.includes(BACKSLASH)) return undefined;
+    return value.toString("utf8");
   }
 
   /** Keep bytes `from`..`to` of `buf` at `savedAt`; returns where the next go. */
@@ -246,4 +298,24 @@ function topLevel(buf: Buffer, s: number, at: number): boolean {
     else if (c === BRACE_END || c === BRACKET_END) depth--;
   }
   return depth === 0;
+}
+
+/** The first byte at or after `i` (before `end`) that is not JSON whitespace. */
+function skipSpace(buf: Buffer, i: number, end: number): number {
+  while (i < end) {
+    const c = buf[i];
+    if (c !== SPACE && c !== 0x09 && c !== 0x0d && c !== 0x0a) return i;
+    i++;
+  }
+  return end;
+}
+
+/** The last byte of the number, `true`, `false` or `null` at `i` (before `end`); -1 if it runs on. */
+function scalarEnd(buf: Buffer, i: number, end: number): number {
+  for (let j = i; j < end; j++) {
+    const c = buf[j];
+    if (c === COMMA || c === BRACE_END || c === BRACKET_END || c === SPACE || c === 0x09 || c === 0x0d)
+      return j - 1;
+  }
+  return -1;
 }

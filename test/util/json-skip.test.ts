@@ -158,43 +158,129 @@ describe("skipping fields before the parse", () => {
     }
   });
 
-  test("a rule held back by another field, or switched off", async () => {
+  test("another field decides what of a value to keep; a rule switched off", async () => {
     await using dir = await tempDir();
-    const tools = new Set(["Write"]);
     let on = true;
+    const keep = new Map<string, ReadonlySet<string> | "all">([
+      ["Write", new Set(["file_path"])],
+      ["Patch", "all"],
+    ]);
     const skip = new FieldSkip([
       {
         lineStart: '{"type":"function.call",',
         field: "args",
-        unless: { field: "tool", values: tools },
+        keep: { field: "tool", by: (tool) => keep.get(tool) },
         active: () => on,
       },
     ]);
+    const args = {
+      file_path: "f.ts",
+      content: "c".repeat(600),
+      n: [1, { d: "}" }],
+      ok: true,
+      x: null,
+      e: {},
+    };
     const call = (head: Record<string, unknown>, tail: Record<string, unknown> = {}) =>
-      JSON.stringify({
-        type: "function.call",
-        seq: 1,
-        ...head,
-        args: { content: "c".repeat(600), n: [1, { d: "}" }] },
-        ...tail,
-      });
-    const lines = [
-      call({ tool: "Bash" }), // blanked
-      call({ tool: "Write" }), // a listed tool: whole
-      call({}, { tool: "Bash" }), // the tool after the arguments: whole
-      call({ meta: { tool: "Bash" }, tool: "Write" }), // the first "tool" is nested: whole
-      call({ tool: "W\u0072ite" }), // an escaped name: whole
-      call({ tool: "Bash", x: "y" }), // blanked
-      call({ tool: "Read" }), // blanked
-      call({ tool: "Write" }), // whole
+      JSON.stringify({ type: "function.call", seq: 1, ...head, args, ...tail });
+    const membersOnly = { file_path: "f.ts", content: "", n: [], ok: true, x: null, e: {} };
+    const cases: [string, unknown][] = [
+      [call({ tool: "Bash" }), {}], // not listed: the whole value
+      [call({ tool: "Write" }), membersOnly], // listed: its path kept, the rest blanked
+      [call({ tool: "Patch" }), args], // "all": whole
+      [call({}, { tool: "Bash" }), args], // the deciding field after the value: whole
+      [call({ meta: { a: 1, tool: "Bash" }, tool: "Write" }), args], // the first "tool" nested: whole
+      [call({ tool: "W\\u0072ite" }), args], // an escaped name: whole
+      [
+        JSON.stringify({ type: "function.call", tool: "Write", args: ["a", "b".repeat(600)] }),
+        ["a", "b".repeat(600)],
+      ],
+      [
+        '{"type":"function.call","tool":"Write","args":{ "file_path" : "g.ts" , "content" : "' +
+          "z".repeat(600) +
+          '" , "k" : 12 }}',
+        { file_path: "g.ts", content: "", k: 12 },
+      ],
     ];
-    const text = `${lines.join("\n")}\n`;
-    const argsOf = (seen: Seen[]) =>
-      seen.map((x) => JSON.stringify((x.value as { args: unknown }).args).length);
-    const whole = argsOf(read(dir.path, text));
-    expect(argsOf(read(dir.path, text, skip))).toEqual(whole.map((n, i) => ([0, 5, 6].includes(i) ? 2 : n)));
+    const text = `${cases.map(([line]) => line).join("\n")}\n`;
+    const argsOf = (seen: Seen[]) => seen.map((x) => (x.value as { args: unknown }).args);
+    expect(argsOf(read(dir.path, text, skip))).toEqual(cases.map(([, want]) => want));
     on = false;
-    expect(argsOf(read(dir.path, text, skip))).toEqual(whole);
+    expect(argsOf(read(dir.path, text, skip))).toEqual(argsOf(read(dir.path, text)));
+  });
+
+  test("random calls (JSON_SKIP_SEEDS): the kept members as parsed, the others empty, the rest of the line as parsed", async () => {
+    await using dir = await tempDir();
+    const keep = new Map<string, ReadonlySet<string> | "all">([
+      ["Write", new Set(["file_path", "path"])],
+      ["Patch", "all"],
+    ]);
+    const skip = new FieldSkip([
+      {
+        lineStart: '{"type":"function.call",',
+        field: "args",
+        keep: { field: "tool", by: (t) => keep.get(t) },
+      },
+    ]);
+    const empty = (v: unknown) =>
+      v === "" ||
+      (Array.isArray(v)
+        ? v.length === 0
+        : typeof v === "object" && v !== null && Object.keys(v).length === 0);
+    const seeds = Number(process.env.JSON_SKIP_SEEDS) || 100;
+    const alphabet = ['"', "\\", "a", " ", ",", ":", "{", "}", "[", "]", "é", "😀", "path"];
+    for (let seed = 1; seed <= seeds; seed++) {
+      const r = seeded(seed);
+      const str = () => Array.from({ length: r.int(10) }, () => r.pick(alphabet)).join("");
+      const value = (depth: number): unknown => {
+        const k = r.int(depth > 1 ? 4 : 6);
+        if (k === 0) return r.int(100);
+        if (k === 1) return r.pick([true, false, null]);
+        if (k < 4) return str();
+        if (k === 4) return Array.from({ length: r.int(3) }, () => value(depth + 1));
+        return Object.fromEntries(Array.from({ length: r.int(3) }, () => [str(), value(depth + 1)]));
+      };
+      const lines: string[] = [];
+      for (let i = 0, n = 8 + r.int(20); i < n; i++) {
+        const args = Object.fromEntries(
+          Array.from({ length: 1 + r.int(5) }, () => [
+            r.pick(["file_path", "path", "content", str()]),
+            value(0),
+          ]),
+        );
+        lines.push(
+          JSON.stringify({
+            type: "function.call",
+            tool: r.pick(["Write", "Bash", "Patch", str()]),
+            args,
+            pad: "p".repeat(MIN_LINE_BYTES),
+          }),
+        );
+      }
+      const text = `${lines.join("\n")}\n`;
+      const plain = read(dir.path, text);
+      const seen = read(dir.path, text, skip, 1024 * 1024);
+      for (const [i, x] of seen.entries()) {
+        const want = plain[i]!.value as { tool: string; args: Record<string, unknown> };
+        const got = x.value as typeof want;
+        const { args: a, ...rest } = got;
+        const { args: b, ...wantRest } = want;
+        expect({ seed, i, rest }).toEqual({ seed, i, rest: wantRest });
+        // A tool name written with an escape decides nothing: the line is parsed whole.
+        const rule = JSON.stringify(want.tool).includes("\\") ? "all" : keep.get(want.tool);
+        if (rule === "all") expect(a).toEqual(b);
+        else if (rule === undefined) expect(empty(a)).toBe(true);
+        else
+          for (const [k, v] of Object.entries(b)) {
+            // A key written with an escape is kept (it may spell a kept one).
+            const kept = rule.has(k) || JSON.stringify(k).includes("\\");
+            if (kept || typeof v !== "object" || v === null) {
+              if (typeof v !== "string" || kept) expect({ seed, i, k, v: a[k] }).toEqual({ seed, i, k, v });
+              else expect({ seed, i, k, empty: a[k] === "" }).toEqual({ seed, i, k, empty: true });
+            } else expect({ seed, i, k, empty: empty(a[k]) }).toEqual({ seed, i, k, empty: true });
+          }
+      }
+    }
   });
 
   test("random files (JSON_SKIP_SEEDS, default 100): a skipping read = a plain one with outputs emptied", async () => {
