@@ -37,7 +37,7 @@ export function unreadToolValues(options: UnreadOptions = {}): FieldSkip {
 
 /**
  * Per file-writing tool, the arguments `changedPaths` reads (a path, or patch text), kept when the
- * others are blanked; `"all"` for a tool whose arguments themselves are the patch (`.`).
+ * others are left out; `"all"` for a tool whose arguments themselves are the patch (`.`).
  */
 function pathArguments(fileTools: Readonly<Record<string, readonly string[]>>) {
   const keep = new Map<string, ReadonlySet<string> | "all">();

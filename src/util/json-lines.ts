@@ -55,7 +55,7 @@ const NEWLINE = 10;
  */
 export function parseRun(run: LineRun, sink: JsonLineSink, exact = false, skip?: FieldSkip): void {
   if (!exact && run.count >= MIN_LINES) {
-    const values = skip?.blank(run) ? withRestore(skip, () => parseWhole(run)) : parseWhole(run);
+    const values = parseWhole(run, skip);
     if (values !== undefined) {
       const { base, nls, count, lineNo } = run;
       let s = run.start;
@@ -72,43 +72,41 @@ export function parseRun(run: LineRun, sink: JsonLineSink, exact = false, skip?:
   parseLines(run, sink);
 }
 
-/** `parse()`, then the skipped fields put back (also when it throws). */
-function withRestore<T>(skip: FieldSkip, parse: () => T): T {
-  try {
-    return parse();
-  } finally {
-    skip.restore();
-  }
-}
-
-/** The run's values from one parse, or undefined when that is not one value per line. */
-function parseWhole(run: LineRun): unknown[] | undefined {
+/**
+ * The run's values from one parse, or undefined when that is not one value per line. The text is
+ * the run's own bytes made an array in place, or the array `skip` makes with fields left out.
+ */
+function parseWhole(run: LineRun, skip?: FieldSkip): unknown[] | undefined {
   const { buf, nls, count } = run;
   const first = run.start;
-  const before = buf[first - 1]!;
-  let plain = true;
   let s = first;
   for (let k = 0; k < count; k++) {
     const nl = nls[k]!;
-    if (isBlankLine(buf, s, nl)) {
-      plain = false;
-      break;
-    }
+    if (isBlankLine(buf, s, nl)) return undefined;
     s = nl + 1;
   }
-  if (!plain) return undefined;
+  const text = skip?.arrayText(run);
+  if (text !== undefined) return valuesOf(text, count);
+  const before = buf[first - 1]!;
   const last = nls[count - 1]!;
   buf[first - 1] = OPEN;
   for (let k = 0; k < count - 1; k++) buf[nls[k]!] = COMMA;
   buf[last] = CLOSE;
-  let values: unknown;
   try {
-    values = JSON.parse(buf.toString("utf8", first - 1, last + 1));
-  } catch {
-    values = undefined;
+    return valuesOf(buf.toString("utf8", first - 1, last + 1), count);
   } finally {
     buf[first - 1] = before;
     for (let k = 0; k < count; k++) buf[nls[k]!] = NEWLINE;
+  }
+}
+
+/** The `count` values of an array text, or undefined when it is not one (or not that long). */
+function valuesOf(text: string, count: number): unknown[] | undefined {
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch {
+    return undefined;
   }
   return Array.isArray(values) && values.length === count ? values : undefined;
 }

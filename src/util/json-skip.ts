@@ -1,34 +1,33 @@
 /**
  * Leaving fields out of JSONL lines before they are parsed, for a reader that never reads them. A
  * rule names the lines by how they start (`{"type":"function.output",`: freecode writes an event's
- * `type` first) and the field (`output`); in each such line of a run, the field's value is blanked
- * in place — a string `"…"` becomes `""` and spaces, an object `{…}` becomes `{}` and spaces (an
- * array `[]`), which JSON allows between tokens — the run is parsed, and the bytes are put back.
- * `JSON.parse` then neither scans nor builds the value. On the fold bench's real-shaped log, where
- * tool outputs and call arguments are half the bytes, split + parse took ~1.1 s leaving out the
- * outputs and ~0.9-1.1 s leaving out both, against ~1.4-1.6 s whole (mins and medians of 6
- * alternating runs).
+ * `type` first) and the field (`output`); a run of lines is made into one JSON array text (as
+ * `util/json-lines.ts` parses runs) with each such field's value left empty — a string `""`, an
+ * object `{}`, an array `[]` — so `JSON.parse` neither decodes, scans nor builds it. The run's own
+ * bytes are not changed. On the fold bench's real-shaped log, where tool outputs and call arguments
+ * are half the bytes, split + parse took ~1.1 s leaving out the outputs and ~0.9-1.1 s leaving out
+ * both, against ~1.4-1.6 s whole (mins and medians of 6 alternating runs).
  *
  * A rule may let another string field, before it in the line, decide what of an object value to
  * keep (`keep`: the trace fold reads the path arguments of file-writing tools): all of it, none, or
- * the values of some of its members (the others are blanked one by one). A line where that field
+ * the values of some of its members (the others are left empty one by one). A line where that field
  * comes later, is nested in an earlier one, or holds an escape, is left whole. And `active` is asked
  * once per run (the trace fold keeps a small log's arguments, so it skips them only in a log read
  * in parts).
  *
  * The field's key is found by its bytes `,"field":`. No JSON text holds `,"` inside a string (a
  * quote there is escaped, so a backslash comes before it), so a match is a key of the line's object
- * or of one nested in it; a reader that reads neither may have either blanked. A string ends at the
+ * or of one nested in it; a reader that reads neither may have either left out. A string ends at the
  * first quote after it that an even number of backslashes precedes; an object or array at its
  * matching bracket, strings hopped over. A line where the value does not end before the line does
  * (cut short, malformed) is left as it is.
  *
- * Only lines of at least `MIN_LINE_BYTES` are looked at: blanking costs ~0.5 µs a line (finding the
- * field, saving and putting back its bytes), which a short value does not repay. On the fold bench's
+ * Only lines of at least `MIN_LINE_BYTES` are looked at: finding the field costs ~0.5 µs a line,
+ * which a short value does not repay. On the fold bench's
  * synthetic log (~240 B lines, 200-character outputs) looking at every output line made the trace
  * fold ~90 ms slower (1.29 s against 1.20 s, medians of 8).
  *
- * What a reader gives up: the blanked text is not checked. A raw control character or a bad escape
+ * What a reader gives up: the text left out is not checked. A raw control character or a bad escape
  * inside it (which no JSON writer emits; corrupted bytes could) no longer makes the line invalid for
  * this reader. Readers that must judge every byte (`rollout verify`, the replay fold, which reads
  * outputs and arguments) do not skip.
@@ -51,9 +50,9 @@ export interface SkipRule {
   lineStart: string;
   field: string;
   /**
-   * What to keep of the value, by this string field before `field` in the line: `undefined` blanks
-   * the value, `"all"` keeps it whole, a set keeps those members of an object value (the values of
-   * the others are blanked).
+   * What to keep of the value, by this string field before `field` in the line: `undefined` leaves
+   * the value out, `"all"` keeps it whole, a set keeps those members of an object value (the values
+   * of the others are left out).
    */
   keep?: { field: string; by: (value: string) => ReadonlySet<string> | "all" | undefined };
   /** Asked once per run: whether the rule applies now (default: always). */
@@ -80,17 +79,17 @@ interface Compiled {
 }
 
 /**
- * Rules, and the scratch memory blanking needs: `blank` a run, parse it, `restore` it, before the
- * next run. One run at a time: a run is blanked and restored within one synchronous call.
+ * Rules, and the scratch memory a run's text is made in. One run at a time (`arrayText` is
+ * synchronous and its result a fresh string).
  */
 export class FieldSkip {
   private readonly rules: Compiled[];
   private readonly on: Compiled[] = [];
-  /** The blanked bytes, as they were (made at the first blank). */
-  private saved: Buffer | undefined;
-  /** Per blanked value: where it starts in the run's buffer, its length, where it is saved. */
+  /** Where the array text is made (grown as needed). */
+  private scratch: Buffer | undefined;
+  /** Per value left out: the first byte dropped, the byte past the last, and the byte put in its
+   * place after the value's first (`"`, `}` or `]`: the value becomes empty). In line order. */
   private edits: number[] = [];
-  private blankedIn: Buffer | undefined;
 
   constructor(rules: readonly SkipRule[]) {
     this.rules = rules.map((r) => ({
@@ -104,9 +103,11 @@ export class FieldSkip {
     }));
   }
 
-  /** Blank the skipped fields in the run's lines; true if any was (then `restore` must follow). */
-  blank(run: RunBytes): boolean {
-    if (this.blankedIn) throw new Error("FieldSkip: blank() again before restore()");
+  /**
+   * The run's lines as one JSON array text (`[line,line,…]`) with the skipped values left empty;
+   * undefined when there is nothing to leave out (parse the run as it is).
+   */
+  arrayText(run: RunBytes): string | undefined {
     const on = this.on;
     on.length = 0;
     for (const r of this.rules) {
@@ -115,38 +116,54 @@ export class FieldSkip {
       r.found = -1;
       on.push(r);
     }
-    if (on.length === 0) return false;
+    if (on.length === 0) return undefined;
     const { buf, nls, count } = run;
+    const edits = this.edits;
+    edits.length = 0;
     let s = run.start;
-    let savedAt = 0;
     for (let k = 0; k < count; k++) {
       const nl = nls[k]!;
       if (nl - s >= MIN_LINE_BYTES) {
         for (const r of on) {
           if (!startsWith(buf, s, r.start)) continue;
-          savedAt = this.blankIn(r, buf, s, nl, savedAt);
+          this.findIn(r, buf, s, nl);
           break;
         }
       }
       s = nl + 1;
     }
-    if (this.edits.length === 0) return false;
-    this.blankedIn = buf;
-    return true;
+    if (edits.length === 0) return undefined;
+    return this.write(run);
   }
 
-  /** Put back what `blank` changed. */
-  restore(): void {
-    const buf = this.blankedIn;
-    if (!buf) return;
-    const e = this.edits;
-    for (let i = 0; i < e.length; i += 3) this.saved!.copy(buf, e[i]!, e[i + 2]!, e[i + 2]! + e[i + 1]!);
-    this.edits = [];
-    this.blankedIn = undefined;
+  /** Copy the run into the scratch buffer as an array, the edits applied; decode it. */
+  private write(run: RunBytes): string {
+    const { buf, nls, count } = run;
+    const edits = this.edits;
+    const last = nls[count - 1]!;
+    const size = last - run.start + 2;
+    let out = this.scratch;
+    if (!out || out.length < size) this.scratch = out = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
+    let at = 0;
+    out[at++] = BRACKET;
+    let from = run.start;
+    let e = 0;
+    for (let k = 0; k < count; k++) {
+      const nl = nls[k]!;
+      for (; e < edits.length && edits[e]! < nl; e += 3) {
+        at += buf.copy(out, at, from, edits[e]!);
+        out[at++] = edits[e + 2]!;
+        from = edits[e + 1]!;
+      }
+      at += buf.copy(out, at, from, nl);
+      out[at++] = k === count - 1 ? BRACKET_END : COMMA;
+      from = nl + 1;
+    }
+    return out.toString("utf8", 0, at);
   }
 
-  /** Blank `r`'s field in the line `s`..`nl`, if it is there; returns where the next save goes. */
-  private blankIn(r: Compiled, buf: Buffer, s: number, nl: number, savedAt: number): number {
+  /** Note `r`'s field in the line `s`..`nl` as left out, if it is there. */
+  private findIn(r: Compiled, buf: Buffer, s: number, nl: number): void {
     // From the start's last byte: a start ending in `,` may be the key's own comma. Lines come in
     // order, so a search is made again only past the last key found: the run is scanned once, not
     // to the buffer's end for every line that lacks the field.
@@ -156,69 +173,59 @@ export class FieldSkip {
       r.searchedFrom = from;
     }
     const at = r.found;
-    if (at < 0 || at >= nl) return savedAt;
+    if (at < 0 || at >= nl) return;
     const open = at + r.key.length;
     const first = buf[open];
     if (r.keepKey) {
       const decider = this.decider(r, buf, s, from, at);
-      if (decider === undefined) return savedAt;
+      if (decider === undefined) return;
       const keep = r.keep!(decider);
-      if (keep === "all") return savedAt;
-      if (keep !== undefined)
-        return first === BRACE ? this.blankMembers(buf, open, nl, keep, savedAt) : savedAt;
+      if (keep === "all") return;
+      if (keep !== undefined) {
+        if (first === BRACE) this.leaveMembers(buf, open, nl, keep);
+        return;
+      }
     }
     let end: number;
     if (first === QUOTE) end = closingQuote(buf, open, nl);
     else if (first === BRACE || first === BRACKET) end = closingBracket(buf, open, nl);
-    else return savedAt;
-    return this.blankValue(buf, open, end, savedAt);
+    else return;
+    this.leave(buf, open, end);
   }
 
-  /** Blank the value from `open` (its first byte) to `end` (its last); returns where the next save goes. */
-  private blankValue(buf: Buffer, open: number, end: number, savedAt: number): number {
-    // Bytes open+1 .. end become the closing byte and spaces; an empty value, or no end, is left.
-    if (end <= open + 1) return savedAt;
-    const closing = buf[end]!;
-    savedAt = this.save(buf, open + 1, end + 1, savedAt);
-    buf[open + 1] = closing;
-    buf.fill(SPACE, open + 2, end + 1);
-    return savedAt;
+  /** Leave out the value from `open` (its first byte) to `end` (its last): it becomes empty. */
+  private leave(buf: Buffer, open: number, end: number): void {
+    // Already empty, or no end in the line: kept as it is.
+    if (end <= open + 1) return;
+    this.edits.push(open + 1, end + 1, buf[end]!);
   }
 
   /**
-   * Blank the values of the object at `open` whose keys are not in `keep` (strings, objects and
-   * arrays; a key with an escape is kept). Stops at anything unexpected: what was blanked stays
-   * consistent, the rest is left.
+   * Leave out the values of the object at `open` whose keys are not in `keep` (strings, objects and
+   * arrays; a key with an escape is kept). Stops at anything unexpected: what was left out stays
+   * consistent, the rest is kept.
    */
-  private blankMembers(
-    buf: Buffer,
-    open: number,
-    nl: number,
-    keep: ReadonlySet<string>,
-    savedAt: number,
-  ): number {
+  private leaveMembers(buf: Buffer, open: number, nl: number, keep: ReadonlySet<string>): void {
     let i = skipSpace(buf, open + 1, nl);
     while (buf[i] === QUOTE) {
       const keyEnd = closingQuote(buf, i, nl);
-      if (keyEnd < 0) return savedAt;
+      if (keyEnd < 0) return;
       const key = buf.subarray(i + 1, keyEnd);
       const kept = key.includes(BACKSLASH) || keep.has(key.toString("utf8"));
       i = skipSpace(buf, keyEnd + 1, nl);
-      if (buf[i] !== COLON) return savedAt;
+      if (buf[i] !== COLON) return;
       i = skipSpace(buf, i + 1, nl);
       const c = buf[i];
       let end: number;
       if (c === QUOTE) end = closingQuote(buf, i, nl);
       else if (c === BRACE || c === BRACKET) end = closingBracket(buf, i, nl);
       else end = scalarEnd(buf, i, nl);
-      if (end < 0) return savedAt;
-      if (!kept && (c === QUOTE || c === BRACE || c === BRACKET))
-        savedAt = this.blankValue(buf, i, end, savedAt);
+      if (end < 0) return;
+      if (!kept && (c === QUOTE || c === BRACE || c === BRACKET)) this.leave(buf, i, end);
       i = skipSpace(buf, end + 1, nl);
-      if (buf[i] !== COMMA) return savedAt;
+      if (buf[i] !== COMMA) return;
       i = skipSpace(buf, i + 1, nl);
     }
-    return savedAt;
   }
 
   /**
@@ -236,20 +243,6 @@ export class FieldSkip {
     // An escaped value is not compared (it may spell another one).
     if (value.includes(BACKSLASH)) return undefined;
     return value.toString("utf8");
-  }
-
-  /** Keep bytes `from`..`to` of `buf` at `savedAt`; returns where the next go. */
-  private save(buf: Buffer, from: number, to: number, savedAt: number): number {
-    const length = to - from;
-    let saved = this.saved;
-    if (!saved || saved.length < savedAt + length) {
-      const grown = Buffer.allocUnsafe(Math.max(saved ? saved.length * 2 : 64 * 1024, savedAt + length));
-      saved?.copy(grown, 0, 0, savedAt);
-      this.saved = saved = grown;
-    }
-    buf.copy(saved, savedAt, from, to);
-    this.edits.push(from, length, savedAt);
-    return savedAt + length;
   }
 }
 
