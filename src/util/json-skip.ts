@@ -79,23 +79,33 @@ interface Compiled {
 }
 
 /**
- * Rules, and the scratch memory a run's text is made in. One run at a time (`arrayText` is
- * synchronous and its result a fresh string).
+ * Where a run's array text is made, shared by every skip (`arrayText` is synchronous and its result
+ * a fresh string): eval folds thousands of small logs, each with a skip of its own, and a buffer
+ * each would be fresh memory each.
  */
+let scratch: Buffer | undefined;
+
+/** The UTF-8 bytes of a rule's text, made once (a fold makes its skip per log). */
+const encoded = new Map<string, Buffer>();
+function bytesOf(text: string): Buffer {
+  let b = encoded.get(text);
+  if (!b) encoded.set(text, (b = Buffer.from(text)));
+  return b;
+}
+
+/** Rules, and what one run's reading found. */
 export class FieldSkip {
   private readonly rules: Compiled[];
   private readonly on: Compiled[] = [];
-  /** Where the array text is made (grown as needed). */
-  private scratch: Buffer | undefined;
   /** Per value left out: the first byte dropped, the byte past the last, and the byte put in its
    * place after the value's first (`"`, `}` or `]`: the value becomes empty). In line order. */
   private edits: number[] = [];
 
   constructor(rules: readonly SkipRule[]) {
     this.rules = rules.map((r) => ({
-      start: Buffer.from(r.lineStart),
-      key: Buffer.from(`,"${r.field}":`),
-      keepKey: r.keep ? Buffer.from(`,"${r.keep.field}":"`) : undefined,
+      start: bytesOf(r.lineStart),
+      key: bytesOf(`,"${r.field}":`),
+      keepKey: r.keep ? bytesOf(`,"${r.keep.field}":"`) : undefined,
       keep: r.keep?.by,
       active: r.active,
       searchedFrom: -1,
@@ -142,8 +152,8 @@ export class FieldSkip {
     const edits = this.edits;
     const last = nls[count - 1]!;
     const size = last - run.start + 2;
-    let out = this.scratch;
-    if (!out || out.length < size) this.scratch = out = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
+    let out = scratch;
+    if (!out || out.length < size) scratch = out = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
     let at = 0;
     out[at++] = BRACKET;
     let from = run.start;
