@@ -23,15 +23,17 @@
  * (cut short, malformed) is left as it is.
  *
  * Only lines of at least `MIN_LINE_BYTES` are looked at: finding the field costs ~0.5 µs a line,
- * which a short value does not repay. On the fold bench's
- * synthetic log (~240 B lines, 200-character outputs) looking at every output line made the trace
- * fold ~90 ms slower (1.29 s against 1.20 s, medians of 8).
+ * which a short value does not repay. On the fold bench's synthetic log (~240 B lines, 200-character
+ * outputs) looking at every output line made the trace fold ~90 ms slower (1.29 s against 1.20 s,
+ * medians of 8).
  *
  * What a reader gives up: the text left out is not checked. A raw control character or a bad escape
  * inside it (which no JSON writer emits; corrupted bytes could) no longer makes the line invalid for
  * this reader. Readers that must judge every byte (`rollout verify`, the replay fold, which reads
  * outputs and arguments) do not skip.
  */
+
+import type { LineRun } from "./lines.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -59,13 +61,8 @@ export interface SkipRule {
   active?: () => boolean;
 }
 
-/** The byte positions of a run of lines (see `util/lines.ts`'s `LineRun`). */
-export interface RunBytes {
-  buf: Buffer;
-  start: number;
-  nls: ArrayLike<number>;
-  count: number;
-}
+/** The part of a run of lines (`util/lines.ts`) a skip reads. */
+export type RunBytes = Pick<LineRun, "buf" | "start" | "nls" | "count">;
 
 interface Compiled {
   start: Buffer;
@@ -196,11 +193,8 @@ export class FieldSkip {
         return;
       }
     }
-    let end: number;
-    if (first === QUOTE) end = closingQuote(buf, open, nl);
-    else if (first === BRACE || first === BRACKET) end = closingBracket(buf, open, nl);
-    else return;
-    this.leave(buf, open, end);
+    if (first === QUOTE || first === BRACE || first === BRACKET)
+      this.leave(buf, open, valueEnd(buf, open, nl));
   }
 
   /** Leave out the value from `open` (its first byte) to `end` (its last): it becomes empty. */
@@ -226,10 +220,7 @@ export class FieldSkip {
       if (buf[i] !== COLON) return;
       i = skipSpace(buf, i + 1, nl);
       const c = buf[i];
-      let end: number;
-      if (c === QUOTE) end = closingQuote(buf, i, nl);
-      else if (c === BRACE || c === BRACKET) end = closingBracket(buf, i, nl);
-      else end = scalarEnd(buf, i, nl);
+      const end = valueEnd(buf, i, nl);
       if (end < 0) return;
       if (!kept && (c === QUOTE || c === BRACE || c === BRACKET)) this.leave(buf, i, end);
       i = skipSpace(buf, end + 1, nl);
@@ -311,6 +302,14 @@ function skipSpace(buf: Buffer, i: number, end: number): number {
     i++;
   }
   return end;
+}
+
+/** The last byte of the JSON value that starts at `i`, before `end`; -1 if it does not end there. */
+function valueEnd(buf: Buffer, i: number, end: number): number {
+  const c = buf[i];
+  if (c === QUOTE) return closingQuote(buf, i, end);
+  if (c === BRACE || c === BRACKET) return closingBracket(buf, i, end);
+  return scalarEnd(buf, i, end);
 }
 
 /** The last byte of the number, `true`, `false` or `null` at `i` (before `end`); -1 if it runs on. */

@@ -51,6 +51,13 @@ function collect(value: unknown, patchOnly: boolean, out: string[]): void {
   }
 }
 
+/** An entry of the map: the argument's name (`.`: the arguments themselves), and whether only
+ * patch text in it counts (`:patch`). */
+export function argumentSpec(spec: string): { name: string; patchOnly: boolean } {
+  const patchOnly = spec.endsWith(":patch");
+  return { name: patchOnly ? spec.slice(0, -6) : spec, patchOnly };
+}
+
 /** The paths one call of `tool` with `args` wrote, per `map` (empty if the tool is not listed). */
 export function changedPaths(
   tool: string,
@@ -62,8 +69,7 @@ export function changedPaths(
   if (!Array.isArray(names)) return [];
   const out: string[] = [];
   for (const spec of names) {
-    const patchOnly = spec.endsWith(":patch");
-    const name = patchOnly ? spec.slice(0, -6) : spec;
+    const { name, patchOnly } = argumentSpec(spec);
     if (name === ".") collect(args, patchOnly, out);
     else if (typeof args === "object" && args !== null && !Array.isArray(args)) {
       collect((args as Record<string, unknown>)[name], patchOnly, out);
