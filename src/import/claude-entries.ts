@@ -22,6 +22,14 @@ export type ClaudeEntry = Record<string, unknown> & {
 type Block = Record<string, unknown> & { type?: string };
 
 const REJECTED = /^The user doesn't want to (proceed with this tool use|take this action)/;
+/**
+ * A call refused without asking: the tool needs a permission nobody granted (a headless `-p` run,
+ * an `ask` rule with no one to answer). Claude Code says so in the result, with no denial kind:
+ * "Claude requested permissions to use Bash, but you haven't granted it yet." (or "to write to
+ * <path>", "to read from <path>"), and for a shell command "This command requires approval".
+ */
+const UNGRANTED =
+  /^(Claude requested permissions to [\s\S]*but you haven't granted it yet|This command requires approval)/;
 const INTERRUPTED = /^\[Request interrupted by user/;
 const SUBAGENT_TOOLS = new Set(["Task", "Agent"]);
 /** Harness text in user entries that the human did not type. */
@@ -55,6 +63,7 @@ function denial(
     const said = /the user said:\n([\s\S]*)$/.exec(textOf(content))?.[1];
     return { source: "user", reason: (said ?? "rejected by the user").slice(0, 500) };
   }
+  if (isError && UNGRANTED.test(head)) return { source: "permission", reason: head.slice(0, 500) };
   return undefined;
 }
 
@@ -221,11 +230,32 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
         ? promptKey((block.input as { prompt?: string })?.prompt)
         : undefined;
       if (prompt) put(ctx.st.taskPrompts, prompt, callId);
+    } else if (typeof block.type === "string" && SERVER_RESULT.test(block.type)) {
+      serverToolResult(ctx, b, block, at);
     } else bump(ctx.counts.skipped, `assistant/${block.type ?? "?"}`);
   }
   if (msg.usage) g.usage = msg.usage;
   g.at = at;
   ctx.counts.imported++;
+}
+
+/** The result of a tool the API ran itself (`web_search_tool_result`, `web_fetch_tool_result`, …). */
+const SERVER_RESULT = /^[a-z_]+_tool_result$/;
+
+/**
+ * A server tool's result comes in the same response as its `server_tool_use` call, not in a user
+ * entry: pair it here. An error result is an object whose type ends in `_error`
+ * (`{type: "web_search_tool_result_error", error_code}`).
+ */
+function serverToolResult(ctx: ClaudeContext, b: SessionBuilder, block: Block, at: number): void {
+  const callId = String(block.tool_use_id ?? "");
+  if (!b.pendingCall(callId)) {
+    bump(ctx.counts.skipped, `assistant/${block.type}(no matching call)`);
+    return;
+  }
+  const content = block.content as { type?: unknown } | undefined;
+  const failed = typeof content?.type === "string" && content.type.endsWith("_error");
+  b.toolResult(callId, { at, output: block.content, failed });
 }
 
 /** A `system` entry: compactions, API errors, stop hooks; the rest is counted by subtype. */
@@ -261,11 +291,20 @@ export function onSystem(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, 
   ctx.counts.imported++;
 }
 
-/** An `attachment` entry: hook runs become hook events; context attachments are counted. */
+/**
+ * An `attachment` entry: hook runs become hook events, a prompt queued while the agent was busy
+ * becomes a user message; context attachments are counted.
+ */
 export function onAttachment(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, at: number): void {
   const a = (e.attachment ?? {}) as Record<string, unknown>;
   const type = typeof a.type === "string" ? a.type : "?";
-  if (type === "hook_success" || type === "hook_blocking_error" || type === "hook_non_blocking_error") {
+  if (type === "queued_command" && queuedPrompt(ctx, b, e, a, at)) {
+    ctx.counts.imported++;
+  } else if (
+    type === "hook_success" ||
+    type === "hook_blocking_error" ||
+    type === "hook_non_blocking_error"
+  ) {
     const name = String(a.hookName ?? a.command ?? "hook");
     b.hook(
       String(e.uuid ?? at),
@@ -276,4 +315,41 @@ export function onAttachment(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEnt
     );
     ctx.counts.imported++;
   } else bump(ctx.counts.skipped, `${String(e.type)}/${type}`);
+}
+
+/**
+ * `queued_command`: what was typed (or a background task's notice) while the agent worked. Claude
+ * Code hands it to the model at its next step, and this attachment is its only record: no user
+ * entry repeats it. A person's prompt (`commandMode: "prompt"`, origin `human` or none) is a user
+ * message that opens a turn, as a typed prompt does (the messages' turns and the rollout's agree);
+ * a task notification is a synthetic one.
+ */
+function queuedPrompt(
+  ctx: ClaudeContext,
+  b: SessionBuilder,
+  e: ClaudeEntry,
+  a: Record<string, unknown>,
+  at: number,
+): boolean {
+  const parts: Part[] = [];
+  for (const block of blocksOf(a.prompt)) {
+    if (block.type === "text" && typeof block.text === "string" && block.text)
+      parts.push({ type: "text", content: block.text });
+    else if (block.type === "image") {
+      const src = (block.source ?? {}) as { data?: string; media_type?: string };
+      parts.push({ type: "image", data: src.data, mediaType: src.media_type });
+    }
+  }
+  if (parts.length === 0) return false;
+  const origin = (a.origin as { kind?: unknown } | undefined)?.kind;
+  const human = a.commandMode === "prompt" && (origin === undefined || origin === "human");
+  const uuid = String(e.uuid ?? `${b.id}-queued-${at}`);
+  flushGroup(ctx, b);
+  const m: StoredMessage = { id: uuid, role: "user", parts, timestamp: at };
+  if (human) {
+    b.turnStart(uuid, at);
+    b.title(commandTitle(parts.map((p) => p.content ?? "").join("\n")), "prompt");
+  } else m.synthetic = typeof a.commandMode === "string" ? a.commandMode : "queued";
+  b.addMessage(m);
+  return true;
 }

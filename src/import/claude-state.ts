@@ -31,7 +31,13 @@ export interface ClaudeState {
   sidechainOf: Record<string, string>;
   /** Task prompts → the Task call id, to link an inline sidechain root to its call. */
   taskPrompts: Record<string, string>;
-  titles: { user?: string; generated?: string; summary?: string };
+  titles: {
+    user?: string;
+    generated?: string;
+    summary?: string;
+    /** `summary` lines whose `leafUuid` has not been seen yet (see `ClaudeParser.metadata`). */
+    summaries?: { text: string; leaf: string }[];
+  };
   cwd?: string;
   version?: string;
   gitBranch?: string;

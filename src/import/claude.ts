@@ -20,6 +20,8 @@ import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResul
 
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 const CONVERSATION = new Set(["user", "assistant", "system", "attachment"]);
+/** Summaries waiting for their leaf entry, at most (a file has a handful; the state is saved). */
+const MAX_PENDING_SUMMARIES = 64;
 
 export class ClaudeParser {
   private readonly st: ClaudeState;
@@ -101,6 +103,8 @@ export class ClaudeParser {
       this.metadata(e, type);
       return;
     }
+    const pending = this.st.titles.summaries;
+    if (pending && typeof e.uuid === "string") this.summaryLeaf(pending, e.uuid);
     if (typeof e.cwd === "string" && e.cwd && !this.st.cwd) this.st.cwd = e.cwd;
     if (typeof e.version === "string") this.st.version = e.version;
     if (typeof e.gitBranch === "string" && e.gitBranch) this.st.gitBranch = e.gitBranch;
@@ -152,12 +156,27 @@ export class ClaudeParser {
     const t = this.st.titles;
     if (type === "custom-title" && typeof e.customTitle === "string") t.user = e.customTitle;
     else if (type === "ai-title" && typeof e.aiTitle === "string") t.generated = e.aiTitle;
-    else if (type === "summary" && typeof e.summary === "string") t.summary ??= e.summary;
-    else {
+    else if (type === "summary" && typeof e.summary === "string") {
+      if (typeof e.leafUuid !== "string") t.summary ??= e.summary;
+      else if (t.summary === undefined && (t.summaries?.length ?? 0) < MAX_PENDING_SUMMARIES)
+        (t.summaries ??= []).push({ text: e.summary, leaf: e.leafUuid });
+    } else {
       bump(this.counts.skipped, type);
       return;
     }
     this.counts.imported++;
+  }
+
+  /**
+   * A `summary` line (≤ 1.0.x, at the top of the file) titles the branch that ends at its
+   * `leafUuid`, and that leaf can be in another session's file (a resumed session's summaries are
+   * copied along): a summary titles this session only once its leaf is an entry here.
+   */
+  private summaryLeaf(pending: { text: string; leaf: string }[], uuid: string): void {
+    const hit = pending.find((p) => p.leaf === uuid);
+    if (!hit) return;
+    this.st.titles.summary ??= hit.text;
+    delete this.st.titles.summaries;
   }
 
   /** End of this read: flush open responses (final) and return the derived sessions. */

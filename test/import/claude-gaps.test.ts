@@ -1,0 +1,266 @@
+/**
+ * Claude Code entries the corpus does not hold, shaped as Claude Code writes them (see
+ * ../shared/reference/transcript-formats.md and the public transcripts it cites): calls refused
+ * for want of a permission nobody granted, prompts queued while the agent worked, server tools
+ * (web search) whose result comes in the response itself, and ≤ 1.0.x `summary` lines whose leaf is
+ * in another session's file (that one is from the corpus).
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
+import { imported } from "./_store.ts";
+
+const SID = "0b7c2f4e-1111-4222-8333-944455556666";
+let clock = Date.parse("2026-05-01T10:00:00.000Z");
+const base = (uuid: string, parentUuid: string | null) => ({
+  parentUuid,
+  isSidechain: false,
+  userType: "external",
+  cwd: "/work/app",
+  sessionId: SID,
+  version: "2.1.90",
+  gitBranch: "main",
+  uuid,
+  timestamp: new Date((clock += 1000)).toISOString(),
+});
+const prompt = (uuid: string, parent: string | null, text: string) => ({
+  ...base(uuid, parent),
+  type: "user",
+  message: { role: "user", content: text },
+});
+const assistant = (uuid: string, parent: string, id: string, content: unknown[], usage = true) => ({
+  ...base(uuid, parent),
+  type: "assistant",
+  requestId: `req_${id}`,
+  message: {
+    id,
+    type: "message",
+    role: "assistant",
+    model: "claude-sonnet-4-6",
+    content,
+    stop_reason: null,
+    ...(usage
+      ? {
+          usage: {
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
+          },
+        }
+      : {}),
+  },
+});
+const result = (uuid: string, parent: string, callId: string, text: string, isError: boolean) => ({
+  ...base(uuid, parent),
+  type: "user",
+  message: {
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: callId, content: text, is_error: isError }],
+  },
+  toolUseResult: `Error: ${text}`,
+});
+const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use", id, name, input });
+
+async function importLines(lines: unknown[]) {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const folder = join(dir.path, "projects", "-work-app");
+  mkdirSync(folder, { recursive: true });
+  const file = join(folder, `${SID}.jsonl`);
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+  const { sessions, summary } = await imported(home.path, "claude", file);
+  expect(sessions.length).toBe(1);
+  return { ...sessions[0]!, summary };
+}
+
+const ofType = (events: unknown[], type: string) =>
+  events.filter((e) => (e as { type?: string }).type === type) as Record<string, unknown>[];
+
+describe("claude entries beyond the corpus", () => {
+  test("a call refused because no one granted the permission is a denial (source permission), not a failure", async () => {
+    const denied = [
+      "Claude requested permissions to use Bash, but you haven't granted it yet.",
+      "Claude requested permissions to write to /work/app/.env, but you haven't granted it yet.",
+      "This command requires approval",
+    ];
+    const lines: unknown[] = [prompt("u1", null, "ship it")];
+    denied.forEach((text, i) => {
+      lines.push(
+        assistant(`a${i}`, "u1", `msg_${i}`, [toolUse(`toolu_${i}`, "Bash", { command: "git push" })]),
+      );
+      lines.push(result(`r${i}`, `a${i}`, `toolu_${i}`, text, true));
+    });
+    // A real failure beside them stays a failed output.
+    lines.push(assistant("a9", "r2", "msg_9", [toolUse("toolu_9", "Bash", { command: "false" })]));
+    lines.push(result("r9", "a9", "toolu_9", "Exit code 1", true));
+    const s = await importLines(lines);
+    const denials = ofType(s.events, "function.denied");
+    expect(denials.map((d) => [d.callId, d.source])).toEqual([
+      ["toolu_0", "permission"],
+      ["toolu_1", "permission"],
+      ["toolu_2", "permission"],
+    ]);
+    expect(denials[1]!.reason).toBe(denied[1]);
+    const outputs = ofType(s.events, "function.output");
+    expect(outputs.map((o) => [o.callId, o.failed])).toEqual([["toolu_9", true]]);
+    // A result that merely quotes the sentence later on is not a denial.
+    const quoted = await importLines([
+      prompt("v1", null, "grep the logs"),
+      assistant("b1", "v1", "msg_b1", [toolUse("toolu_q", "Bash", { command: "grep granted log" })]),
+      result(
+        "q1",
+        "b1",
+        "toolu_q",
+        "log: Claude requested permissions to use Bash, but you haven't granted it yet.",
+        true,
+      ),
+    ]);
+    expect(ofType(quoted.events, "function.denied")).toEqual([]);
+    expect(ofType(quoted.events, "function.output")[0]!.failed).toBe(true);
+  });
+
+  test("a prompt queued while the agent worked is a user message that opens a turn; a task notice is synthetic", async () => {
+    const notice =
+      "<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>\n</task-notification>";
+    const s = await importLines([
+      prompt("u1", null, "fix the build"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "make" })]),
+      {
+        type: "queue-operation",
+        operation: "enqueue",
+        timestamp: "2026-05-01T10:00:02.500Z",
+        sessionId: SID,
+        content: "and run the tests",
+      },
+      result("r1", "a1", "toolu_1", "ok", false),
+      {
+        ...base("q1", "r1"),
+        type: "attachment",
+        attachment: {
+          type: "queued_command",
+          prompt: "and run the tests",
+          commandMode: "prompt",
+          origin: { kind: "human" },
+        },
+      },
+      {
+        ...base("q2", "q1"),
+        type: "attachment",
+        attachment: {
+          type: "queued_command",
+          prompt: notice,
+          commandMode: "task-notification",
+          origin: { kind: "task-notification", producer: "session-task" },
+        },
+      },
+      assistant("a2", "q2", "msg_2", [{ type: "text", text: "Tests pass." }]),
+    ]);
+    const users = s.messages.filter((m) => m.role === "user");
+    expect(users.map((m) => [m.id, m.parts[0]?.content, m.synthetic])).toEqual([
+      ["u1", "fix the build", undefined],
+      ["q1", "and run the tests", undefined],
+      ["q2", notice, "task-notification"],
+    ]);
+    expect(ofType(s.events, "turn.started").map((e) => e.turnId)).toEqual(["u1", "q1"]);
+    expect(s.meta.turnCount).toBe(2);
+    expect(s.meta.title).toBe("fix the build");
+    // The later response belongs to the queued prompt's turn.
+    expect(ofType(s.events, "model.response").map((e) => e.turnId)).toEqual(["u1", "q1"]);
+    expect(s.summary.entries.skipped["attachment/queued_command"]).toBeUndefined();
+  });
+
+  test("a server tool's result in the same response pairs with its call (an error result is a failure)", async () => {
+    const ok = [
+      {
+        type: "web_search_result",
+        url: "https://bun.sh/docs",
+        title: "Bun docs",
+        encrypted_content: "x",
+        page_age: null,
+      },
+    ];
+    const s = await importLines([
+      prompt("u1", null, "what is new in bun"),
+      assistant(
+        "a1",
+        "u1",
+        "msg_1",
+        [{ type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "bun" } }],
+        false,
+      ),
+      assistant(
+        "a2",
+        "a1",
+        "msg_1",
+        [{ type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: ok }],
+        false,
+      ),
+      assistant(
+        "a3",
+        "a2",
+        "msg_1",
+        [{ type: "server_tool_use", id: "srvtoolu_2", name: "web_search", input: { query: "bun 2" } }],
+        false,
+      ),
+      assistant(
+        "a4",
+        "a3",
+        "msg_1",
+        [
+          {
+            type: "web_search_tool_result",
+            tool_use_id: "srvtoolu_2",
+            content: { type: "web_search_tool_result_error", error_code: "max_uses_exceeded" },
+          },
+        ],
+        false,
+      ),
+      assistant("a5", "a4", "msg_1", [{ type: "text", text: "Bun 2 is out." }]),
+    ]);
+    const outputs = ofType(s.events, "function.output");
+    expect(outputs.map((o) => [o.callId, o.tool, o.failed])).toEqual([
+      ["srvtoolu_1", "web_search", false],
+      ["srvtoolu_2", "web_search", true],
+    ]);
+    const responses = ofType(s.events, "model.response");
+    expect(responses.length).toBe(1);
+    expect(responses[0]!.toolCalls).toEqual(["web_search", "web_search"]);
+    const parts = s.messages.find((m) => m.role === "assistant")!.parts;
+    expect(
+      parts
+        .filter((p) => p.type === "tool")
+        .map((p) => [p.callId, p.failed === true, p.result !== undefined]),
+    ).toEqual([
+      ["srvtoolu_1", false, true],
+      ["srvtoolu_2", true, true],
+    ]);
+  });
+
+  test("a summary line titles the session only when its leaf entry is in the file", async () => {
+    // Corpus: the only summary's leafUuid is in another session's file.
+    const file = join(
+      CORPUS,
+      "claude",
+      "d-kimuson_claude-code-viewer",
+      "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    );
+    await using home = await tempHome();
+    const { sessions } = await imported(home.path, "claude", file);
+    const main = sessions.find((x) => x.meta.source?.id === "fe5e1c67-53e7-4862-81ae-d0e013e3270b")!;
+    expect(main.meta.title).toBe("/orchestrator create TODO app by Next.js");
+    expect(main.meta.titleSource).toBe("prompt");
+    // A summary whose leaf is here wins over the prompt, the first such one.
+    const s = await importLines([
+      { type: "summary", summary: "From elsewhere", leafUuid: "not-in-this-file" },
+      { type: "summary", summary: "Build fixed", leafUuid: "a1" },
+      { type: "summary", summary: "Later branch", leafUuid: "a2" },
+      prompt("u1", null, "fix the build"),
+      assistant("a1", "u1", "msg_1", [{ type: "text", text: "Fixed." }]),
+      prompt("u2", "a1", "thanks"),
+      assistant("a2", "u2", "msg_2", [{ type: "text", text: "Welcome." }]),
+    ]);
+    expect([s.meta.title, s.meta.titleSource]).toEqual(["Build fixed", "generated"]);
+  });
+});
