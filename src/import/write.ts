@@ -13,6 +13,7 @@ import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../stora
 import type { StorageAdapter } from "../storage/contract.ts";
 import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { messageIdFor } from "./ids.ts";
+import { normalizeProjectPath } from "./project-path.ts";
 import type { ImportedSession } from "./types.ts";
 
 /**
@@ -116,7 +117,7 @@ function newMeta(s: ImportedSession): SessionMeta {
     id: m.id,
     title: m.title,
     titleSource: m.titleSource,
-    projectPath: m.projectPath,
+    projectPath: normalizeProjectPath(m.projectPath),
     ...(m.provider ? { provider: m.provider } : {}),
     ...(m.model ? { model: m.model } : {}),
     status: "idle",
@@ -142,7 +143,7 @@ function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
     updatedAt: Math.max(cur.updatedAt, m.updatedAt),
     source: { ...m.source, title: m.title },
   };
-  if (!cur.projectPath && m.projectPath) next.projectPath = m.projectPath;
+  if (!cur.projectPath && m.projectPath) next.projectPath = normalizeProjectPath(m.projectPath);
   return next;
 }
 
