@@ -38,8 +38,18 @@ const SKIP_DIRS = new Set([
 ]);
 const ROW_FILES = ["session.jsonl", "message.jsonl", "part.jsonl"];
 
-export const isCredentialFile = (path: string) =>
-  CREDENTIAL_FILES.has(basename(path)) || /credential/i.test(basename(path));
+/**
+ * JSON documents whose name says "credentials", whatever the agent: `*secret*`, `*oauth*`, an
+ * `auth` word (OpenCode keeps MCP servers' OAuth tokens in `mcp-auth.json` beside its data) or
+ * `token(s)`. Only `.json`: no agent names a transcript so, while a user may well call a `.jsonl`
+ * transcript `secret-project.jsonl`.
+ */
+const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_.])auth|(^|[-_.])tokens?)([-_.][^/]*)?\.json$/i;
+
+export const isCredentialFile = (path: string) => {
+  const name = basename(path);
+  return CREDENTIAL_FILES.has(name) || /credential/i.test(name) || CREDENTIAL_JSON.test(name);
+};
 
 /** Each agent's own default location (overridable with paths on the command line). */
 export function defaultRoots(agent: Agent, env: Record<string, string | undefined> = process.env): string[] {

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isCredentialFile } from "../../src/import/discover.ts";
 import { importSources } from "../../src/import/import.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
@@ -107,7 +108,14 @@ describe("incremental import", () => {
     await using dir = await tempDir();
     mkdirSync(join(dir.path, "projects", "p"), { recursive: true });
     copyFileSync(SRC, join(dir.path, "projects", "p", "s.jsonl"));
-    for (const name of [".credentials.json", "auth.json", "oauth_creds.json"]) {
+    for (const name of [
+      ".credentials.json",
+      "auth.json",
+      "oauth_creds.json",
+      "mcp-auth.json",
+      "my-secrets.json",
+      "tokens.json",
+    ]) {
       // Written unreadable: opening one would throw EACCES and surface as a warning.
       writeFileSync(join(dir.path, name), '{"sessionId":"x","projectHash":"y"}', { mode: 0o000 });
     }
@@ -116,6 +124,29 @@ describe("incremental import", () => {
     expect(r.s.warnings).toEqual([]);
     const named = await run(home.path, [join(dir.path, "auth.json")]);
     expect(named.s.warnings[0]?.message).toBe("credential file: not read");
+  });
+
+  test("credential names are told apart from transcripts of any agent", () => {
+    const credentials = [
+      "mcp-auth.json",
+      "auth.json",
+      "oauth_creds.json",
+      "tokens.json",
+      "client_secret.json",
+      "a.credentials.json",
+      ".env",
+    ];
+    const transcripts = [
+      "author.json",
+      "tokenizer.json",
+      "secret-project.jsonl",
+      "session-2026-03-28T21-32-c4c43609.json",
+      "ses_1278abc.json",
+      "rollout-2026-04-19T22-10-31-019da915.jsonl",
+      "message.jsonl",
+    ];
+    expect(credentials.filter((n) => !isCredentialFile(`/x/${n}`))).toEqual([]);
+    expect(transcripts.filter((n) => isCredentialFile(`/x/${n}`))).toEqual([]);
   });
 
   test("--redact masks keys in text and tool arguments", async () => {
