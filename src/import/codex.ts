@@ -4,13 +4,14 @@
  * whose cumulative total moved (Codex repeats an unchanged `token_count` after tool outputs); its
  * usage is that event's `last_token_usage`. The user's text is taken from `event_msg/user_message`
  * (clean), not the `response_item` copy that also carries injected context. Tool success comes from
- * `exec_command_end` / `mcp_tool_call_end` when present, else from the output text.
+ * `exec_command_end` / `mcp_tool_call_end` when present, else from the output text. Turns follow
+ * `task_started`; older builds wrote none, and there each typed prompt starts a turn.
  */
 
 import { basename } from "node:path";
 import { drop, own, put } from "../util/dict.ts";
 import { type BuilderState, newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
-import { codexFailure, parseArgs, textOfItems } from "./codex-output.ts";
+import { codexFailure, endFailed, parseArgs, textOfItems } from "./codex-output.ts";
 import { sessionIdFor } from "./ids.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
@@ -33,6 +34,8 @@ export interface CodexState {
   outcome: Record<string, { failed: boolean; durationMs?: number }>;
   compactedAt?: number;
   threadName?: string;
+  /** A `task_started` was seen: turns follow those, not prompts (see `event`). */
+  taskTurns?: boolean;
 }
 
 /** The session id at the end of a Codex transcript's name: `rollout-<time>-<uuid>.jsonl`. */
@@ -156,10 +159,16 @@ export class CodexParser {
       case "turn_started":
         this.flush(b, at, undefined, `L${lineNo}`);
         b.turnStart(String(p.turn_id ?? `L${lineNo}`), at);
+        this.st.taskTurns = true;
         return true;
       case "user_message": {
         this.flush(b, at, undefined, `L${lineNo}`);
-        if (b.s.turnId === undefined) b.turnStart(`L${lineNo}`, at);
+        // Builds that write `task_started` open the turn before the prompt (and a prompt typed
+        // mid-turn steers that turn). Older builds (0.77, for one) mark no turns at all: the
+        // prompt is the only boundary, so each typed one (`kind` plain or absent, not a context
+        // block) ends the turn before it.
+        const typed = p.kind === undefined || p.kind === "plain";
+        if (this.st.taskTurns ? b.s.turnId === undefined : typed) b.turnStart(`L${lineNo}`, at);
         const text = String(p.message ?? "");
         b.title(text, "prompt");
         const id = `${this.st.sourceId}-L${lineNo}`;
@@ -172,12 +181,7 @@ export class CodexParser {
       case "patch_apply_end":
       case "mcp_tool_call_end": {
         if (p.source === "user_shell") return false; // a `!` command the user ran, not a tool call
-        const failed =
-          t === "exec_command_end"
-            ? Number(p.exit_code ?? 0) !== 0
-            : t === "patch_apply_end"
-              ? p.success === false
-              : !!p.result && typeof p.result === "object" && "Err" in p.result;
+        const failed = endFailed(p);
         const d = p.duration as { secs?: number; nanos?: number } | undefined;
         const durationMs = d ? Math.round((d.secs ?? 0) * 1000 + (d.nanos ?? 0) / 1e6) : undefined;
         put(this.st.outcome, String(p.call_id), { failed, durationMs });

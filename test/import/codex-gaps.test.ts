@@ -1,0 +1,302 @@
+/**
+ * Two gaps the Codex importer had, each checked on synthetic rollouts shaped like real ones (the
+ * corpus files and the 0.77 sample in corpus/codex/SOURCES.md):
+ * - failures with no exit code read as successes: an MCP result flagged `isError` inside `Ok`,
+ *   and the messages Codex answers with when it refuses to run a call (a patch that does not
+ *   apply, arguments it cannot parse);
+ * - a rollout from a build that wrote no `task_started` collapsed into one turn: there, each typed
+ *   prompt starts a turn. Rollouts that do mark their turns keep them as they are.
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
+import { importOne } from "./_corpus.ts";
+import { imported } from "./_store.ts";
+
+const THREAD = "019b64e5-57fa-7463-b644-fba7e456f905";
+const SESSION = `codex-${THREAD}`;
+const FILE = `rollout-2025-12-28T12-18-30-${THREAD}.jsonl`;
+const T0 = Date.parse("2025-12-28T12:18:30.533Z");
+
+/** One rollout line, `ms` after the session began. */
+const line = (ms: number, type: string, payload: object) =>
+  JSON.stringify({ timestamp: new Date(T0 + ms).toISOString(), type, payload });
+
+const meta = (cliVersion: string) =>
+  line(0, "session_meta", {
+    id: THREAD,
+    timestamp: new Date(T0).toISOString(),
+    cwd: "/Users/dev/app",
+    originator: "codex_cli_rs",
+    cli_version: cliVersion,
+    source: "cli",
+    model_provider: "openai",
+  });
+
+const event = (ms: number, payload: object) => line(ms, "event_msg", payload);
+const item = (ms: number, payload: object) => line(ms, "response_item", payload);
+
+const prompt = (ms: number, message: string, kind?: string) =>
+  event(ms, { type: "user_message", message, images: [], ...(kind ? { kind } : {}) });
+
+/** Old builds repeat this block several times per turn, with no `turn_id`. */
+const oldTurnContext = (ms: number) =>
+  line(ms, "turn_context", {
+    cwd: "/Users/dev/app",
+    approval_policy: "on-request",
+    sandbox_policy: { type: "workspace-write", network_access: false },
+    model: "gpt-5.2-codex",
+    summary: "auto",
+  });
+
+let cumulative = 0;
+/** A `token_count` closing one provider response (totals are cumulative, as Codex writes them). */
+function tokens(ms: number, input: number, output: number) {
+  const last = {
+    input_tokens: input,
+    cached_input_tokens: 0,
+    output_tokens: output,
+    reasoning_output_tokens: 0,
+    total_tokens: input + output,
+  };
+  cumulative += input + output;
+  const total = { ...last, total_tokens: cumulative };
+  return event(ms, {
+    type: "token_count",
+    info: { total_token_usage: total, last_token_usage: last, model_context_window: 272000 },
+    rate_limits: null,
+  });
+}
+
+const call = (ms: number, callId: string, name: string, args: object) =>
+  item(ms, { type: "function_call", name, arguments: JSON.stringify(args), call_id: callId });
+const output = (ms: number, callId: string, text: string, type = "function_call_output") =>
+  item(ms, { type, call_id: callId, output: text });
+/** A `shell_command` output, in the `Exit code: N` header format of newer builds. */
+const shellOutput = (code: number, text: string) =>
+  `Exit code: ${code}\nWall time: 0.1 seconds\nOutput:\n${text}\n`;
+
+/** A `shell_command` call, its output, and the response's usage: one tool round. */
+const shellRound = (ms: number, callId: string, command: string, code: number, text: string) => [
+  call(ms, callId, "shell_command", { command, workdir: "/Users/dev/app" }),
+  output(ms + 400, callId, shellOutput(code, text)),
+  tokens(ms + 500, 1000, 40),
+];
+
+/** An assistant answer and the response's usage. */
+function answer(ms: number, text: string) {
+  return [
+    item(ms, { type: "message", role: "assistant", content: [{ type: "output_text", text }] }),
+    event(ms, { type: "agent_message", message: text }),
+    tokens(ms + 100, 1200, 30),
+  ];
+}
+
+async function importLines(lines: string[]) {
+  await using dir = await tempDir();
+  const path = join(dir.path, FILE);
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  await using home = await tempHome();
+  const { adapter, report } = await importOne(home.path, "codex", path);
+  try {
+    expect(report.sources[0]!.warnings).toEqual([]);
+    return await eventsOf(adapter);
+  } finally {
+    await adapter.close();
+  }
+}
+
+type Ev = Record<string, unknown> & { type: string };
+
+async function eventsOf(adapter: StorageAdapter): Promise<Ev[]> {
+  const out: Ev[] = [];
+  for await (const r of adapter.readEvents(SESSION)) if (r.event) out.push(r.event as Ev);
+  return out;
+}
+
+/** `function.output` failed flags by call id. */
+const failedByCall = (events: Ev[]) =>
+  Object.fromEntries(events.filter((e) => e.type === "function.output").map((e) => [e.callId, e.failed]));
+
+/** Each turn (by its id) with the calls answered in it and how many provider responses it had. */
+function turns(events: Ev[]) {
+  const out: { turnId: unknown; tools: unknown[]; responses: number }[] = [];
+  for (const e of events) {
+    if (e.type === "turn.started") out.push({ turnId: e.turnId, tools: [], responses: 0 });
+    const turn = out.find((t) => t.turnId === e.turnId);
+    if (e.type === "function.output") turn?.tools.push(e.callId);
+    if (e.type === "model.response" && turn) turn.responses++;
+  }
+  return out;
+}
+
+describe("codex failures without an exit code", () => {
+  test("regression: an MCP result flagged isError inside Ok is a failed call", async () => {
+    const mcpEnd = (ms: number, callId: string, text: string, isError: boolean) =>
+      event(ms, {
+        type: "mcp_tool_call_end",
+        call_id: callId,
+        invocation: { server: "github", tool: "get_issue", arguments: { number: 7 } },
+        duration: { secs: 0, nanos: 412_000_000 },
+        result: { Ok: { content: [{ type: "text", text }], isError } },
+      });
+    const events = await importLines([
+      meta("0.121.0"),
+      event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+      prompt(20, "look at issue 7 and 8"),
+      call(1000, "call_mcp_bad", "github__get_issue", { number: 7 }),
+      call(1010, "call_mcp_good", "github__get_issue", { number: 8 }),
+      tokens(1100, 900, 50),
+      mcpEnd(1500, "call_mcp_bad", "Not Found: issue 7 does not exist", true),
+      output(1501, "call_mcp_bad", "Not Found: issue 7 does not exist"),
+      // An ordinary result that talks about errors is still a success.
+      mcpEnd(1600, "call_mcp_good", "Issue 8: error handling in the parser", false),
+      output(1601, "call_mcp_good", "Issue 8: error handling in the parser"),
+      ...answer(2000, "Issue 7 is missing; issue 8 is about error handling."),
+      event(2200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "done" }),
+    ]);
+    expect(failedByCall(events)).toEqual({ call_mcp_bad: true, call_mcp_good: false });
+  });
+
+  test("regression: Codex's own refusals (patch verification, unreadable arguments) are failed calls", async () => {
+    const events = await importLines([
+      meta("0.121.0"),
+      event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+      prompt(20, "rename greet to hello"),
+      item(1000, {
+        type: "custom_tool_call",
+        status: "completed",
+        call_id: "call_patch",
+        name: "apply_patch",
+        input:
+          "*** Begin Patch\n*** Update File: src/app.py\n@@\n-def greet():\n+def hello():\n*** End Patch",
+      }),
+      tokens(1100, 900, 50),
+      output(
+        1200,
+        "call_patch",
+        "apply_patch verification failed: Failed to find expected lines in src/app.py:\ndef greet():",
+        "custom_tool_call_output",
+      ),
+      call(2000, "call_args", "shell_command", { workdir: "/Users/dev/app" }),
+      tokens(2100, 950, 20),
+      output(2200, "call_args", "failed to parse function arguments: missing field `command`"),
+      // Outputs that only mention those words (a grep hit, a help text) are not failures.
+      ...shellRound(
+        3000,
+        "call_grep",
+        "grep -rn failed logs/",
+        0,
+        "logs/ci.txt:3: apply_patch verification failed",
+      ),
+      call(4000, "call_docs", "docs__search", { q: "parse errors" }),
+      tokens(4100, 990, 20),
+      output(4200, "call_docs", "Help: 'failed to parse function arguments' means the JSON was bad."),
+      ...answer(5000, "The patch did not apply; retrying."),
+      event(5200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "done" }),
+    ]);
+    expect(failedByCall(events)).toEqual({
+      call_patch: true,
+      call_args: true,
+      call_grep: false,
+      call_docs: false,
+    });
+  });
+});
+
+describe("codex turns", () => {
+  test("regression: a rollout with no task_started (0.77) starts a turn at each typed prompt", async () => {
+    const events = await importLines([
+      meta("0.77.0"),
+      item(1, {
+        type: "message",
+        role: "user",
+        content: [
+          {
+            type: "input_text",
+            text: "<environment_context>\n  <cwd>/Users/dev/app</cwd>\n</environment_context>",
+          },
+        ],
+      }),
+      prompt(10_000, "what does the build script do?"),
+      oldTurnContext(10_001),
+      oldTurnContext(10_400),
+      ...shellRound(11_000, "call_1", "cat build.sh", 0, "make all"),
+      ...answer(12_000, "It runs make."),
+      prompt(60_000, "run it"),
+      oldTurnContext(60_001),
+      ...shellRound(61_000, "call_2", "./build.sh", 2, "make: *** [all] Error 2"),
+      ...answer(64_000, "The build fails."),
+      prompt(90_000, "thanks"),
+      oldTurnContext(90_001),
+      ...answer(91_000, "You're welcome."),
+    ]);
+    expect(turns(events)).toEqual([
+      { turnId: "L3", tools: ["call_1"], responses: 2 },
+      { turnId: "L12", tools: ["call_2"], responses: 2 },
+      { turnId: "L20", tools: [], responses: 1 },
+    ]);
+  });
+
+  test("in a rollout with no task_started, a context block (kind environment_context) starts no turn", async () => {
+    const events = await importLines([
+      meta("0.40.0"),
+      prompt(
+        1,
+        "<environment_context>\n  <cwd>/Users/dev/app</cwd>\n</environment_context>",
+        "environment_context",
+      ),
+      prompt(10_000, "list the files", "plain"),
+      ...shellRound(11_000, "call_1", "ls", 0, "a.txt"),
+      ...answer(12_000, "One file: a.txt."),
+      prompt(60_000, "and hidden ones?", "plain"),
+      ...shellRound(61_000, "call_2", "ls -a", 0, ".env\na.txt"),
+      ...answer(62_000, "Also .env."),
+    ]);
+    expect(turns(events)).toEqual([
+      { turnId: "L3", tools: ["call_1"], responses: 2 },
+      { turnId: "L10", tools: ["call_2"], responses: 2 },
+    ]);
+  });
+
+  /** A marked turn with a prompt typed while it ran (it steers that turn), then a second turn. */
+  const markedTurns = () => [
+    meta("0.121.0"),
+    event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+    prompt(20, "fix the failing test"),
+    ...shellRound(1000, "call_1", "bun test", 1, "1 fail"),
+    prompt(2500, "only the parser test, please"),
+    ...shellRound(3000, "call_2", "bun test parser", 0, "1 pass"),
+    ...answer(4000, "Fixed."),
+    event(4200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "Fixed." }),
+    event(9000, { type: "task_started", turn_id: "turn-b", model_context_window: 258400 }),
+    prompt(9010, "commit it"),
+    ...answer(9500, "Committed."),
+    event(9600, { type: "task_complete", turn_id: "turn-b", last_agent_message: "Committed." }),
+  ];
+
+  test("a rollout with task_started keeps its turns: a prompt typed mid-turn starts none", async () => {
+    expect(turns(await importLines(markedTurns()))).toEqual([
+      { turnId: "turn-a", tools: ["call_1", "call_2"], responses: 3 },
+      { turnId: "turn-b", tools: [], responses: 1 },
+    ]);
+  });
+
+  test("read in two passes, cut between a task_started and a mid-turn prompt, it keeps the same turns", async () => {
+    const lines = markedTurns();
+    const cut = lines.findIndex((l) => l.includes("only the parser test"));
+    await using dir = await tempDir();
+    const path = join(dir.path, FILE);
+    writeFileSync(path, `${lines.slice(0, cut).join("\n")}\n`);
+    await using grown = await tempHome();
+    await imported(grown.path, "codex", path);
+    appendFileSync(path, `${lines.slice(cut).join("\n")}\n`);
+    const inTwo = await imported(grown.path, "codex", path);
+    await using once = await tempHome();
+    const atOnce = await imported(once.path, "codex", path);
+    expect(inTwo.sessions[0]!.events).toEqual(atOnce.sessions[0]!.events);
+    expect(turns(atOnce.sessions[0]!.events as Ev[]).map((t) => t.turnId)).toEqual(["turn-a", "turn-b"]);
+  });
+});
