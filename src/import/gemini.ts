@@ -2,9 +2,12 @@
  * Gemini CLI chat recordings (`~/.gemini/tmp/<projectHash>/chats/session-*.json[l]`) → sessions +
  * rollouts. Legacy `.json` files hold one object; current `.jsonl` files hold a metadata line, then
  * messages, `{"$set":{…}}` metadata updates and `{"$rewindTo":id}` records that drop a message and
- * everything after it — so a recording is always re-derived whole (`full` mode). The project path is
- * only stored as a SHA-256 hash: we take it from `directories`, a `.project_root` file, or a
- * candidate path whose hash matches, and otherwise use Gemini's per-project folder, with a warning.
+ * everything after it — so a recording is always re-derived whole (`full` mode). A message is written
+ * again, whole, each time it changes (its usage, its tool calls' statuses): the last copy counts. A
+ * tool call is `success`, `error` or `cancelled` once done; any other status never finished. The
+ * project path is only stored as a SHA-256 hash: we take it from `directories`, a `.project_root`
+ * file, or a candidate path whose hash matches, and otherwise use Gemini's per-project folder, with
+ * a warning.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -33,6 +36,21 @@ const textOf = (content: unknown): string =>
       : "";
 
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+const time = (v: unknown) => n(Date.parse(String(v)));
+
+/** As for OpenCode (`opencode.ts`): idle this long, the session is not running a call any more. */
+const IDLE_MS = 60 * 60 * 1000;
+
+/** The last change the recording shows. */
+function lastActivity(meta: Obj, messages: GeminiMessage[]): number {
+  let last = time(meta.lastUpdated);
+  for (const m of messages) {
+    last = Math.max(last, time(m.timestamp));
+    for (const c of Array.isArray(m.toolCalls) ? (m.toolCalls as Obj[]) : [])
+      last = Math.max(last, time(c?.timestamp));
+  }
+  return last;
+}
 
 /** Read a recording (legacy JSON or JSONL) into its metadata and surviving messages. */
 export function readGemini(
@@ -47,6 +65,7 @@ export function readGemini(
   }
   let meta: Obj = {};
   const messages: GeminiMessage[] = [];
+  const index = new Map<string, number>();
   for (const line of splitLines(text)) {
     if (!line.text.trim()) continue;
     let rec: Obj;
@@ -65,11 +84,14 @@ export function readGemini(
     }
     if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
     else if (typeof rec.$rewindTo === "string") {
-      const at = messages.findIndex((m) => m.id === rec.$rewindTo);
-      if (at >= 0) messages.splice(at);
-    } else if (typeof rec.id === "string" && typeof rec.type === "string")
-      messages.push(rec as GeminiMessage);
-    else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
+      const at = index.get(rec.$rewindTo);
+      if (at !== undefined) for (const m of messages.splice(at)) index.delete(m.id);
+    } else if (typeof rec.id === "string" && typeof rec.type === "string") {
+      // A message written again (its usage, its tool calls' new statuses) replaces the earlier copy.
+      const at = index.get(rec.id);
+      if (at === undefined) index.set(rec.id, messages.push(rec as GeminiMessage) - 1);
+      else messages[at] = rec as GeminiMessage;
+    } else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
   }
   return { meta, messages };
 }
@@ -111,7 +133,10 @@ export function mapGemini(
   if (started) b.touch(started);
   let model = "unknown";
   let prevAt = started || 0;
-  for (const m of messages) {
+  // A call left open is cut off once a later response began, or once the session has gone idle.
+  const lastResponse = messages.findLastIndex((m) => m.type === "gemini");
+  const idle = Date.now() - lastActivity(meta, messages) > IDLE_MS;
+  for (const [i, m] of messages.entries()) {
     const at = Date.parse(String(m.timestamp)) || prevAt;
     try {
       const content = textOf(m.content);
@@ -121,7 +146,10 @@ export function mapGemini(
         b.addMessage({ id: m.id, role: "user", parts: [{ type: "text", content }], timestamp: at });
       } else if (m.type === "gemini") {
         if (typeof m.model === "string") model = m.model;
-        geminiTurn(b, m, at, prevAt, model, content);
+        const open = geminiTurn(b, m, at, prevAt, model, content);
+        // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
+        if (open !== undefined && (idle || i < lastResponse))
+          b.turnAbort(`${m.id}.interrupted`, open, "interrupted");
       } else if (m.type === "error") {
         b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
       } else {
@@ -156,7 +184,10 @@ export function mapGemini(
   return { ...session, mode: "full" };
 }
 
-/** A model message: its text, its tool calls (each with its result), its token usage. */
+/**
+ * A model message: its text, its tool calls (each with its result), its token usage. Returns when
+ * the last of its calls that never finished was made, if one did not.
+ */
 function geminiTurn(
   b: SessionBuilder,
   m: GeminiMessage,
@@ -164,7 +195,7 @@ function geminiTurn(
   prevAt: number,
   model: string,
   content: string,
-) {
+): number | undefined {
   const msg = b.addMessage({
     id: m.id,
     role: "assistant",
@@ -196,6 +227,7 @@ function geminiTurn(
     thinkingChars: thoughts.reduce((s, x) => s + String(x?.description ?? "").length, 0),
     messageId: msg.id,
   });
+  let open: number | undefined;
   calls.forEach((c, i) => {
     const callId = String(c.id ?? `${m.id}.${i}`);
     const args = c.args && typeof c.args === "object" ? c.args : {};
@@ -209,7 +241,10 @@ function geminiTurn(
         output: c.result,
         denied: { source: "user", reason: "cancelled by the user" },
       });
-    else if (status)
+    else if (status === "success" || status === "error")
       b.toolResult(callId, { at: callAt, output: c.resultDisplay ?? c.result, failed: status === "error" });
+    // scheduled, awaiting_approval, executing…: no result yet; `finish` writes the call alone.
+    else open = Math.max(open ?? 0, callAt);
   });
+  return open;
 }

@@ -3,7 +3,8 @@
  * reasoning, tool, step-start/step-finish, compaction…); `opencode-source.ts` reads them from the
  * SQLite database, an `opencode export` document or a row dump into the normalised shape below.
  * Each `step-finish` part is one provider response with its own usage; a tool part's `state` says
- * whether the call completed, failed (`error`), or never finished (`pending`/`running`: a crash).
+ * whether the call completed, failed (`error`), or never finished (`pending`/`running`: the process
+ * died mid-call, or it is still running).
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
@@ -31,8 +32,37 @@ export interface OcMessage {
 const PLACEHOLDER_TITLE = /^(New session|Child session) - \d{4}-/;
 const REJECTED = /^The user (rejected permission|dismissed)/;
 const RULE_DENIED = /^The user has specified a rule which prevents/;
+/** `state.error` is `error.toString()`: the message follows the class name (`Error: `,
+ * `PermissionRejectedError: `…), and a denial is told by its message. */
+const ERROR_CLASS = /^\w*Error:\s*/;
+/**
+ * A session with no recorded change for this long is not running any more: a call it left open
+ * was cut off (a crash, a kill). Shorter would cut off a live call (a subagent at work, a question
+ * waiting for its answer), and the rollout keeps that abort for good; longer leaves a fresh crash
+ * unmarked (a session that never changes again is not read again).
+ */
+const IDLE_MS = 60 * 60 * 1000;
 
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+type ToolState = Obj & { status?: string; input?: unknown; time?: { start?: number; end?: number } };
+
+/** When a tool part's call started, if it never finished (`pending`, `running`). */
+function openSince(part: Obj, at: number): number | undefined {
+  const st = (part.state ?? {}) as ToolState;
+  if (st.status === "completed" || st.status === "error") return undefined;
+  return num(st.time?.start) || at;
+}
+
+/** The last change the session's records show. */
+function lastActivity(s: OcSession, messages: OcMessage[]): number {
+  let last = num(s.updated);
+  for (const { info } of messages) {
+    const time = (info.time ?? {}) as { created?: number; completed?: number };
+    last = Math.max(last, num(time.created), num(time.completed));
+  }
+  return last;
+}
 
 function usageOf(tokens: unknown): ResponseUsage | undefined {
   if (!tokens || typeof tokens !== "object") return undefined;
@@ -66,7 +96,11 @@ export function mapOpencodeSession(
   let model = s.model?.id;
   let lastContext = 0;
   const all: StoredMessage[] = [];
-  for (const { info, parts } of messages) {
+  // OpenCode runs one response at a time: a call left open is cut off once a later one began, or
+  // once the whole session has gone idle.
+  const lastResponse = messages.findLastIndex((m) => m.info.role === "assistant");
+  const idle = Date.now() - lastActivity(s, messages) > IDLE_MS;
+  for (const [i, { info, parts }] of messages.entries()) {
     try {
       const time = (info.time ?? {}) as { created?: number; completed?: number };
       const at = num(time.created) || b.s.lastAt || 0;
@@ -92,6 +126,7 @@ export function mapOpencodeSession(
       let thinking = 0;
       const tools: string[] = [];
       const steps: ResponseUsage[] = [];
+      let open: number | undefined;
       for (const part of parts) {
         const t = String(part.type);
         opts.counts.imported++;
@@ -100,8 +135,11 @@ export function mapOpencodeSession(
           stored.parts.push(b.r({ type: "text", content: String(part.text ?? "") }));
           text += String(part.text ?? "").length;
         } else if (t === "reasoning") thinking += String(part.text ?? "").length;
-        else if (t === "tool") tools.push(tool(b, stored, part, at));
-        else if (t === "step-finish") {
+        else if (t === "tool") {
+          tools.push(tool(b, stored, part, at));
+          const since = openSince(part, at);
+          if (since !== undefined) open = Math.max(open ?? 0, since);
+        } else if (t === "step-finish") {
           const u = usageOf(part.tokens);
           if (u) steps.push(u);
           lastContext = u ? u.input + u.cacheRead + u.cacheWrite + u.output : lastContext;
@@ -161,6 +199,9 @@ export function mapOpencodeSession(
           at: end,
           error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
         });
+      // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
+      if (open !== undefined && error?.name !== "MessageAbortedError" && (idle || i < lastResponse))
+        b.turnAbort(`${info.id}.interrupted`, Math.max(end, open), "interrupted");
       opts.counts.imported++;
     } catch (error) {
       // A message of a shape we did not expect must not cost the session the others.
@@ -184,11 +225,7 @@ export function mapOpencodeSession(
 function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): string {
   const name = String(part.tool ?? "unknown");
   const callId = String(part.callID ?? part.id);
-  const st = (part.state ?? {}) as Obj & {
-    status?: string;
-    input?: unknown;
-    time?: { start?: number; end?: number };
-  };
+  const st = (part.state ?? {}) as ToolState;
   const args = st.input && typeof st.input === "object" ? st.input : {};
   m.parts.push(b.r({ type: "tool", tool: { name, args }, callId }));
   const start = num(st.time?.start) || at;
@@ -206,18 +243,19 @@ function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): strin
     if (child) b.subagent("stop", callId, endAt, child);
   } else if (st.status === "error") {
     const error = String(st.error ?? "error");
-    const source: DenySource | undefined = REJECTED.test(error)
+    const said = error.replace(ERROR_CLASS, "");
+    const source: DenySource | undefined = REJECTED.test(said)
       ? "user"
-      : RULE_DENIED.test(error)
+      : RULE_DENIED.test(said)
         ? "rule"
         : undefined;
     b.toolResult(callId, {
       at: endAt,
       output: error,
       failed: true,
-      ...(source ? { denied: { source, reason: error.slice(0, 500) } } : {}),
+      ...(source ? { denied: { source, reason: said.slice(0, 500) } } : {}),
     });
   }
-  // pending / running: never finished (a crash); `finish` records the call without an output.
+  // pending / running: never finished; `finish` records the call without an output.
   return name;
 }

@@ -1,7 +1,7 @@
 /**
  * OpenCode conformance: the row dump and every reconstructed export in corpus/opencode import, and
- * tool calls, tool errors, denied calls, compactions and total tokens match a count over the raw
- * rows and parts written here. The row dump's per-session token columns agree too.
+ * tool calls, tool errors, denied calls, compactions, aborted turns and total tokens match a count
+ * over the raw rows and parts written here. The row dump's per-session token columns agree too.
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -21,6 +21,8 @@ import {
 const root = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web");
 const exports = [...new Bun.Glob("*.json").scanSync(join(root, "reconstructed_export"))].sort();
 const DENIAL = /^The user (rejected permission|dismissed)|^The user has specified a rule/;
+/** A call the process never finished (the corpus sessions ended long ago: it was cut off). */
+const leftOpen = (p: Raw) => p.type === "tool" && ["pending", "running"].includes(p.state?.status);
 
 function tallyParts(parts: Raw[]): Tally {
   const t = zero();
@@ -44,12 +46,15 @@ function tallyParts(parts: Raw[]): Tally {
   return t;
 }
 
-/** A message's named error: an abort ends the turn, any other is a provider error. */
-function withMessageErrors(t: Tally, infos: Raw[]): Tally {
+/**
+ * A message's named error: an abort ends the turn, any other is a provider error. A message with a
+ * call left open (`cutOff`, by message id) ended its turn too, unless it was aborted already.
+ */
+function withMessageErrors(t: Tally, infos: Raw[], cutOff: Set<string>): Tally {
   for (const info of infos) {
-    if (!info.error) continue;
-    if (info.error.name === "MessageAbortedError") t.aborts++;
-    else t.modelErrors++;
+    if (info.error?.name === "MessageAbortedError") t.aborts++;
+    else if (info.error) t.modelErrors++;
+    if (cutOff.has(info.id) && info.error?.name !== "MessageAbortedError") t.aborts++;
   }
   return t;
 }
@@ -62,10 +67,15 @@ describe("opencode corpus conformance", () => {
     expect(report.sources[0]!.warnings).toEqual([]);
     const ids = await sessionsFrom(adapter, dir);
     expect(ids.length).toBe(3);
-    const parts = (await rawLines(join(dir, "part.jsonl"))).map((r) => JSON.parse(r.data));
+    const partRows = await rawLines(join(dir, "part.jsonl"));
+    const parts = partRows.map((r) => JSON.parse(r.data));
     const got = await tallyRollouts(adapter, ids);
-    const infos = (await rawLines(join(dir, "message.jsonl"))).map((r) => JSON.parse(r.data));
-    expect(got).toEqual(withMessageErrors(tallyParts(parts), infos));
+    const infos = (await rawLines(join(dir, "message.jsonl"))).map((r) => ({
+      ...JSON.parse(r.data),
+      id: r.id,
+    }));
+    const cutOff = new Set(partRows.filter((r) => leftOpen(JSON.parse(r.data))).map((r) => r.message_id));
+    expect(got).toEqual(withMessageErrors(tallyParts(parts), infos, cutOff));
     // The database's own per-session counters say the same.
     const sessions = await rawLines(join(dir, "session.jsonl"));
     const columns = sessions.reduce(
@@ -95,10 +105,14 @@ describe("opencode corpus conformance", () => {
       const doc = await Bun.file(path).json();
       const got = await tallyRollouts(adapter, ids);
       const want = tallyParts(doc.messages.flatMap((m: Raw) => m.parts));
+      const cutOff = new Set<string>(
+        doc.messages.filter((m: Raw) => m.parts.some(leftOpen)).map((m: Raw) => m.info.id),
+      );
       expect(got).toEqual(
         withMessageErrors(
           want,
           doc.messages.map((m: Raw) => m.info),
+          cutOff,
         ),
       );
       await checkTraces(adapter, ids, got);
@@ -107,14 +121,26 @@ describe("opencode corpus conformance", () => {
     });
   }
 
-  test("tools left running by a crash are recorded as calls without an output", async () => {
+  test("tools left running by a crash are calls without an output, in interrupted turns", async () => {
     await using home = await tempHome();
     const { adapter } = await importOne(home.path, "opencode", join(root, "rows"));
     const { loadTrace } = await import("../../src/rollout/load.ts");
+    const open = (await rawLines(join(root, "rows", "part.jsonl"))).filter((r) =>
+      leftOpen(JSON.parse(r.data)),
+    );
     let pending = 0;
-    for (const id of await sessionsFrom(adapter, join(root, "rows")))
-      pending += (await loadTrace({ adapter, sessionId: id })).pendingCalls.length;
-    expect(pending).toBe(2);
+    const aborted: (string | undefined)[] = [];
+    const interrupted: string[] = [];
+    for (const id of await sessionsFrom(adapter, join(root, "rows"))) {
+      const trace = await loadTrace({ adapter, sessionId: id });
+      pending += trace.pendingCalls.length;
+      aborted.push(...trace.turns.filter((t) => t.aborted).map((t) => t.abortReason));
+      const { messages } = await adapter.readMessages(id);
+      interrupted.push(...messages.filter((m) => m.interrupted).map((m) => m.id));
+    }
+    expect(pending).toBe(open.length);
+    expect(aborted).toEqual(open.map(() => "interrupted"));
+    expect(interrupted.sort()).toEqual(open.map((r) => r.message_id).sort());
     await adapter.close();
   });
 });

@@ -1,0 +1,230 @@
+/**
+ * Regressions of the OpenCode importer, on `opencode export` documents written here in the shape of
+ * corpus/opencode: (1) a denial OpenCode stored as `error.toString()` — its class name in front,
+ * `Error: The user rejected permission…` — was a failed call, not a denial; (2) a call a dead
+ * process left `running` or `pending` was a call without an output, and nothing said its turn was
+ * cut off.
+ */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadTrace } from "../../src/rollout/load.ts";
+import type { EventRecord } from "../../src/storage/records.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
+import { importOne, type Raw, sessionsFrom } from "./_corpus.ts";
+
+const SES = "ses_1a2b3c4d5ffeQwErTyUiOpAsDf";
+/** Long over: no process is running this session any more. */
+const OLD = Date.parse("2026-05-01T10:00:00.000Z");
+const MINUTE = 60_000;
+
+const user = (id: string, at: number, text: string) => ({
+  info: {
+    id,
+    sessionID: SES,
+    role: "user",
+    time: { created: at },
+    agent: "build",
+    model: { providerID: "opencode", modelID: "moonshotai/kimi-k2.6" },
+  },
+  parts: [{ id: `prt_${id}t`, sessionID: SES, messageID: id, type: "text", text }],
+});
+
+/** An assistant message with one tool part per state; `completed` false: it never finished. */
+function assistant(id: string, parentID: string, at: number, states: Raw[], completed = true) {
+  const part = (suffix: string, data: Raw) => ({
+    id: `prt_${id}${suffix}`,
+    sessionID: SES,
+    messageID: id,
+    ...data,
+  });
+  const tokens = { total: 150, input: 100, output: 50, reasoning: 0, cache: { read: 0, write: 0 } };
+  return {
+    info: {
+      id,
+      sessionID: SES,
+      parentID,
+      role: "assistant",
+      mode: "build",
+      agent: "build",
+      path: { cwd: "/work/p", root: "/work/p" },
+      cost: 0,
+      tokens,
+      modelID: "moonshotai/kimi-k2.6",
+      providerID: "opencode",
+      time: completed ? { created: at, completed: at + 2000 } : { created: at },
+      ...(completed ? { finish: "tool-calls" } : {}),
+    },
+    parts: [
+      part("a", { type: "step-start" }),
+      ...states.map((state, i) =>
+        part(`b${i}`, { type: "tool", tool: "bash", callID: `call_${id}_${i}`, state }),
+      ),
+      ...(completed ? [part("z", { type: "step-finish", reason: "tool-calls", cost: 0, tokens })] : []),
+    ],
+  };
+}
+
+const input = { command: "git push", description: "Push" };
+const done = (at: number) => ({
+  status: "completed",
+  input,
+  output: "ok",
+  title: "Push",
+  metadata: {},
+  time: { start: at, end: at + 100 },
+});
+const failed = (at: number, error: string) => ({
+  status: "error",
+  input,
+  error,
+  time: { start: at, end: at + 100 },
+});
+const running = (at: number) => ({ status: "running", input, metadata: {}, time: { start: at } });
+const pending = { status: "pending", input, raw: JSON.stringify(input) };
+
+/** Import an export of `messages` and read back its events, messages and trace. */
+async function importExport(messages: Raw[]) {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const times = messages.map((m) => m.info.time.completed ?? m.info.time.created);
+  const doc = {
+    info: {
+      id: SES,
+      slug: "quiet-harbor",
+      version: "1.17.3",
+      projectID: "global",
+      directory: "/work/p",
+      title: "Push the branch",
+      time: { created: times[0], updated: Math.max(...times) },
+    },
+    messages,
+    todos: [],
+  };
+  const path = join(dir.path, `${SES}.json`);
+  writeFileSync(path, JSON.stringify(doc, null, 2));
+  const { adapter, report } = await importOne(home.path, "opencode", path);
+  try {
+    expect(report.sources[0]!.warnings).toEqual([]);
+    const [id] = await sessionsFrom(adapter, path);
+    const events: EventRecord[] = [];
+    for await (const r of adapter.readEvents(id!)) events.push(r.event!);
+    const { messages: stored } = await adapter.readMessages(id!);
+    const trace = await loadTrace({ adapter, sessionId: id! });
+    const aborts = events.filter((e) => e.type === "turn.aborted");
+    return {
+      events,
+      stored,
+      trace,
+      aborts,
+      interrupted: stored.filter((m) => m.interrupted).map((m) => m.id),
+    };
+  } finally {
+    await adapter.close();
+  }
+}
+
+describe("opencode importer gaps", () => {
+  test("a denial stored as error.toString() (`Error: The user …`) is a denial, not a failed call", async () => {
+    const errors = {
+      "Error: The user rejected permission to use this specific tool call. You may try again with different parameters.":
+        "user",
+      "PermissionRejectedError: The user rejected permission to use this specific tool call.": "user",
+      "PermissionCorrectedError: The user rejected permission to use this specific tool call with the following feedback: use sed":
+        "user",
+      "Error: The user dismissed this question": "user",
+      'Error: The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules [{"permission":"bash","pattern":"*","action":"deny"}]':
+        "rule",
+      "PermissionDeniedError: The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules []":
+        "rule",
+      // Unprefixed, as older releases and `opencode run` output have it.
+      "The user rejected permission to use this specific tool call.": "user",
+      // Failures, whatever they quote.
+      "Error: Could not find oldString in the file.": undefined,
+      "Error: exit 1: The user rejected permission to use this specific tool call.": undefined,
+    } as Record<string, string | undefined>;
+    const { events } = await importExport([
+      user("msg_001", OLD, "push it"),
+      assistant(
+        "msg_002",
+        "msg_001",
+        OLD + 1000,
+        Object.keys(errors).map((e) => failed(OLD + 1500, e)),
+      ),
+    ]);
+    const denied = events.filter((e) => e.type === "function.denied");
+    expect(denied.map((e) => e.source)).toEqual(Object.values(errors).filter((s) => s !== undefined));
+    // The reason is OpenCode's message, without the class name.
+    for (const e of denied) expect(String(e.reason)).toStartWith("The user ");
+    // A denied call never ran: no function.call, no output; the two failures are failed outputs.
+    const deniedIds = new Set(denied.map((e) => e.callId));
+    expect(events.filter((e) => e.type === "function.call" && deniedIds.has(e.callId))).toEqual([]);
+    const outputs = events.filter((e) => e.type === "function.output");
+    expect(outputs.map((e) => [e.failed, String(e.output).slice(0, 10)])).toEqual([
+      [true, "Error: Cou"],
+      [true, "Error: exi"],
+    ]);
+  });
+
+  test("a call a crash left running or pending ends its turn as interrupted, without an output", async () => {
+    const { events, trace, aborts, interrupted } = await importExport([
+      user("msg_001", OLD, "push it"),
+      assistant("msg_002", "msg_001", OLD + 1000, [done(OLD + 1500)]),
+      // The process died here: no `time.completed`, no step-finish, the calls never finished.
+      assistant("msg_003", "msg_001", OLD + 4000, [running(OLD + 4500), pending], false),
+    ]);
+    expect(trace.pendingCalls.map((p) => p.callId)).toEqual(["call_msg_003_0", "call_msg_003_1"]);
+    expect(events.filter((e) => e.type === "function.output").map((e) => e.callId)).toEqual([
+      "call_msg_002_0",
+    ]);
+    expect(aborts.map((e) => [e.turnId, e.reason])).toEqual([["msg_001", "interrupted"]]);
+    // At the last thing the session recorded: the running call's start.
+    expect(aborts[0]!.timestamp).toBe(OLD + 4500);
+    expect(trace.turns.map((t) => t.aborted ?? false)).toEqual([true]);
+    expect(interrupted).toEqual(["msg_003"]);
+  });
+
+  test("an aborted message's open call is the one abort OpenCode recorded", async () => {
+    const aborted = assistant("msg_002", "msg_001", OLD + 1000, [running(OLD + 1500)], false);
+    Object.assign(aborted.info, { error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
+    const { aborts, trace } = await importExport([user("msg_001", OLD, "push it"), aborted]);
+    expect(aborts.map((e) => e.reason)).toEqual(["aborted"]);
+    expect(trace.pendingCalls).toHaveLength(1);
+  });
+
+  test("in a live session, a running call is left open and its turn is not aborted", async () => {
+    const now = Date.now();
+    const { trace, aborts, interrupted } = await importExport([
+      user("msg_001", now - 5 * MINUTE, "push it"),
+      assistant("msg_002", "msg_001", now - 4 * MINUTE, [running(now - 4 * MINUTE)], false),
+      // A prompt typed meanwhile is stored at once; it waits for the running response.
+      user("msg_003", now - 2 * MINUTE, "and tag it"),
+    ]);
+    expect(trace.pendingCalls).toHaveLength(1);
+    expect(aborts).toEqual([]);
+    expect(interrupted).toEqual([]);
+  });
+
+  test("idle for over an hour, the session's running call was cut off", async () => {
+    const now = Date.now();
+    const session = (idle: number) => [
+      user("msg_001", now - idle - MINUTE, "push it"),
+      assistant("msg_002", "msg_001", now - idle, [running(now - idle)], false),
+    ];
+    expect((await importExport(session(61 * MINUTE))).aborts).toHaveLength(1);
+    expect((await importExport(session(50 * MINUTE))).aborts).toHaveLength(0);
+  });
+
+  test("a call left open is cut off once a later response began, even in a live session", async () => {
+    const now = Date.now();
+    const { aborts, interrupted } = await importExport([
+      user("msg_001", now - 10 * MINUTE, "push it"),
+      assistant("msg_002", "msg_001", now - 9 * MINUTE, [running(now - 9 * MINUTE)], false),
+      // OpenCode restarted and the user went on: a response runs only after the one before it ended.
+      user("msg_003", now - 3 * MINUTE, "try again"),
+      assistant("msg_004", "msg_003", now - 2 * MINUTE, [done(now - 2 * MINUTE)]),
+    ]);
+    expect(aborts.map((e) => e.turnId)).toEqual(["msg_001"]);
+    expect(interrupted).toEqual(["msg_002"]);
+  });
+});
