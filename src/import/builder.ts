@@ -10,6 +10,7 @@
 import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { drop, has, own, put } from "../util/dict.ts";
+import { idHash } from "../util/id-hash.ts";
 import { messageIdFor } from "./ids.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
@@ -83,16 +84,6 @@ const HELD_PARTS = 4;
 /** Output kept in `function.output` events: a summary, not the whole tool output. */
 const OUTPUT_CHARS = 2000;
 
-/**
- * A 53-bit hash of an event id. The builder remembers every id it gave out in a run, to tell a
- * repeated key (a damaged transcript) from a new one: kept as strings, a long transcript's ids (one
- * per event, ~80 characters each) made the whole import ~10% slower (every string kept is memory
- * the process must grow by, and a page of fresh memory costs ~16 µs on these VMs). As numbers they
- * cost a few bytes each. Two ids that hash alike (~1 in 10^7 for a 50,000-event transcript) make
- * the later one `#2`: still unique, and the same on every run over the same lines.
- */
-const idHash = (id: string): number => Bun.hash.xxHash32(id) * 0x20_0000 + (Bun.hash.crc32(id) & 0x1f_ffff);
-
 /** A fresh builder state for session `id`. */
 export const newBuilderState = (id: string): BuilderState => ({
   id,
@@ -120,7 +111,12 @@ export class SessionBuilder {
   private events: EventDraft[] = [];
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
-  /** The event ids given out in this run, as `idHash` numbers (see there). */
+  /**
+   * The event ids given out in this run, as `idHash` numbers, to tell a repeated key (a damaged
+   * transcript) from a new one: kept as strings, a long transcript's ids made the whole import ~10%
+   * slower. Two ids that hash alike make the later one `#2`: still unique, and the same on every run
+   * over the same lines.
+   */
   private readonly eventIds = new Set<number>();
   /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
   private lateInterrupts: string[] = [];

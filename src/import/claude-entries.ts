@@ -6,6 +6,7 @@
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
 import { put } from "../util/dict.ts";
+import { idHash } from "../util/id-hash.ts";
 import type { SessionBuilder } from "./builder.ts";
 import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor } from "./ids.ts";
@@ -191,6 +192,14 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
   const responseId = String(msg.id ?? e.requestId ?? uuid);
   let g = ctx.st.groups[b.id];
   if (!g || g.responseId !== responseId) {
+    // A response closed earlier in this read: a copy written again under a new uuid (resumed
+    // sessions), counted once. (Within a read nothing closes a response before its last line: a
+    // tool result does not, and what does — a prompt, a compaction, an API error — ends it. A
+    // response that goes on after a read closed it is the case below.)
+    if (ctx.closed.has(idHash(responseId))) {
+      bump(ctx.counts.skipped, "(replayed entry)");
+      return;
+    }
     flushGroup(ctx, b);
     const m = b.addMessage({ id: uuid, role: "assistant", parts: [], timestamp: at });
     b.hold(m);

@@ -2,6 +2,7 @@
  * Shared state of the Claude Code importer: what is saved between runs (`ClaudeState`), the
  * context the entry handlers get, and closing a streamed response into its `model.response`.
  */
+import { idHash } from "../util/id-hash.ts";
 import type { BuilderState, SessionBuilder } from "./builder.ts";
 import { foldHead } from "./text.ts";
 import type { EntryCounts, ImportWarning } from "./types.ts";
@@ -54,6 +55,12 @@ export interface ClaudeContext {
   file: string;
   redact: boolean;
   builder(id: string): SessionBuilder;
+  /**
+   * This read's closed responses (`idHash` of the response id), to know a replayed one (see
+   * `ClaudeParser.feed`). Not saved between reads: there, a replayed response's events and messages
+   * carry ids the store already holds, and it merges them.
+   */
+  closed: Set<number>;
 }
 
 /** The first 200 characters of a prompt, whitespace-folded: how a sidechain root finds its Task. */
@@ -95,5 +102,6 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     messageId: g.messageId,
   });
   ctx.st.lastResponse[b.id] = g.responseId;
+  ctx.closed.add(idHash(g.responseId));
   b.release(g.messageId);
 }

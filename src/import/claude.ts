@@ -11,6 +11,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { own, put } from "../util/dict.ts";
+import { idHash } from "../util/id-hash.ts";
 import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
@@ -30,6 +31,8 @@ export class ClaudeParser {
   private readonly warnings: ImportWarning[] = [];
   private readonly agentFile: RegExpExecArray | null;
   private readonly ctx: ClaudeContext;
+  /** The uuids of this read's entries, as `idHash` numbers (see `feed`; not saved, like `closed`). */
+  private readonly seen = new Set<number>();
 
   constructor(
     private readonly opts: ParseOptions,
@@ -52,6 +55,7 @@ export class ClaudeParser {
       file: opts.path,
       redact: opts.redact === true,
       builder: (id) => this.builderFor(id),
+      closed: new Set(),
     };
   }
 
@@ -96,12 +100,26 @@ export class ClaudeParser {
     return undefined;
   }
 
-  /** Feed one parsed line. */
+  /**
+   * Feed one parsed line. An entry whose `uuid` this read has already seen is a replay: resuming a
+   * session (a compacted one above all) makes Claude Code write earlier entries into the file again,
+   * uuid and timestamp kept, often with other metadata (`gitBranch`, `promptId`, `version`).
+   * Imported again, each would be a second turn, call and response, and its usage counted twice;
+   * the first copy is kept and the others counted as `(replayed entry)`.
+   */
   feed(e: ClaudeEntry, line: number): void {
     const type = typeof e.type === "string" ? e.type : "(no type)";
     if (!CONVERSATION.has(type)) {
       this.metadata(e, type);
       return;
+    }
+    if (typeof e.uuid === "string") {
+      const h = idHash(e.uuid);
+      if (this.seen.has(h)) {
+        bump(this.counts.skipped, "(replayed entry)");
+        return;
+      }
+      this.seen.add(h);
     }
     const pending = this.st.titles.summaries;
     if (pending && typeof e.uuid === "string") this.summaryLeaf(pending, e.uuid);

@@ -2,11 +2,11 @@
  * Claude Code entries the corpus does not hold, shaped as Claude Code writes them (see
  * ../shared/reference/transcript-formats.md and the public transcripts it cites): calls refused
  * for want of a permission nobody granted, prompts queued while the agent worked, server tools
- * (web search) whose result comes in the response itself, and ≤ 1.0.x `summary` lines whose leaf is
- * in another session's file (that one is from the corpus).
+ * (web search) whose result comes in the response itself, entries a resumed session writes again,
+ * and ≤ 1.0.x `summary` lines whose leaf is in another session's file (that one is from the corpus).
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
@@ -63,16 +63,23 @@ const result = (uuid: string, parent: string, callId: string, text: string, isEr
 });
 const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use", id, name, input });
 
-async function importLines(lines: unknown[]) {
+const jsonl = (lines: unknown[]) => `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
+
+/** Import `lines` as one transcript; with `more`, import `lines` first and then again with `more` appended. */
+async function importLines(lines: unknown[], more?: unknown[]) {
   await using dir = await tempDir();
   await using home = await tempHome();
   const folder = join(dir.path, "projects", "-work-app");
   mkdirSync(folder, { recursive: true });
   const file = join(folder, `${SID}.jsonl`);
-  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-  const { sessions, summary } = await imported(home.path, "claude", file);
-  expect(sessions.length).toBe(1);
-  return { ...sessions[0]!, summary };
+  writeFileSync(file, jsonl(lines));
+  let result = await imported(home.path, "claude", file);
+  if (more) {
+    appendFileSync(file, jsonl(more));
+    result = await imported(home.path, "claude", file);
+  }
+  expect(result.sessions.length).toBe(1);
+  return { ...result.sessions[0]!, summary: result.summary };
 }
 
 const ofType = (events: unknown[], type: string) =>
@@ -262,5 +269,66 @@ describe("claude entries beyond the corpus", () => {
       assistant("a2", "u2", "msg_2", [{ type: "text", text: "Welcome." }]),
     ]);
     expect([s.meta.title, s.meta.titleSource]).toEqual(["Build fixed", "generated"]);
+  });
+
+  describe("entries a resumed session writes again", () => {
+    // A compacted session: work, the boundary, the summary, more work.
+    const session = [
+      prompt("u1", null, "index the repo"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "ls" })]),
+      result("r1", "a1", "toolu_1", "src\ntest", false),
+      assistant("a2", "r1", "msg_2", [{ type: "text", text: "Two folders." }]),
+      {
+        ...base("c1", null),
+        type: "system",
+        subtype: "compact_boundary",
+        logicalParentUuid: "a2",
+        compactMetadata: { trigger: "auto", preTokens: 150000 },
+      },
+      {
+        ...prompt("s1", "c1", "This session is being continued from a previous conversation…"),
+        isCompactSummary: true,
+      },
+      prompt("u2", "s1", "now the tests"),
+      assistant("a3", "u2", "msg_3", [toolUse("toolu_3", "Bash", { command: "bun test" })]),
+      result("r3", "a3", "toolu_3", "12 pass", false),
+      assistant("a4", "r3", "msg_4", [{ type: "text", text: "All pass." }]),
+    ] as Record<string, unknown>[];
+    // Resumed: the post-compaction segment again, uuids and times kept, metadata moved on.
+    const replay = session.slice(4).map((e) => ({ ...e, gitBranch: "feature", version: "2.1.91" }));
+    const after = [
+      prompt("u5", "a4", "and lint"),
+      assistant("a5", "u5", "msg_5", [{ type: "text", text: "Clean." }]),
+    ];
+    const shape = (s: Awaited<ReturnType<typeof importLines>>) => ({
+      events: s.events.map((e) => (e as { id: string }).id),
+      messages: s.messages.map((m) => m.id),
+      tokens: s.meta.tokens,
+      turns: s.meta.turnCount,
+    });
+
+    test("an entry written again with its uuid is imported once, in one read and across two", async () => {
+      const plain = await importLines([...session, ...after]);
+      const resumed = await importLines([...session, ...replay, ...after]);
+      expect(shape(resumed)).toEqual(shape(plain));
+      expect(resumed.summary.entries.skipped["(replayed entry)"]).toBe(replay.length);
+      expect(ofType(resumed.events, "model.response").length).toBe(5);
+      expect(ofType(resumed.events, "compact.occurred").length).toBe(1);
+      // Read in two passes, the replay arriving in the second: the store merges it by id.
+      const grown = await importLines(session, [...replay, ...after]);
+      expect(shape(grown)).toEqual(shape(plain));
+    });
+
+    test("a response written again under a new uuid counts once", async () => {
+      const plain = await importLines([...session, ...after]);
+      // The responses of the last turn again (their lines only), in the next turn.
+      const copy = [session[7]!, session[9]!].map((e) => ({ ...e, uuid: `${e.uuid}-copy` }));
+      const resumed = await importLines([...session, after[0], ...copy, after[1]]);
+      const responses = ofType(resumed.events, "model.response");
+      expect(responses.length).toBe(5);
+      expect(resumed.meta.tokens).toEqual(plain.meta.tokens);
+      expect(ofType(resumed.events, "function.call").map((e) => e.callId)).toEqual(["toolu_1", "toolu_3"]);
+      expect(resumed.summary.entries.skipped["(replayed entry)"]).toBe(2);
+    });
   });
 });
