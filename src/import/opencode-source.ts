@@ -133,9 +133,24 @@ export function readOpencodeRows(dir: string, warnings: ImportWarning[]): OcBund
   });
 }
 
+/**
+ * The JSON of an export capture. `opencode export` writes a progress line ("Exporting session:
+ * ses_…") to stderr and the document to stdout, so a capture of both (`&>`, a script's combined
+ * output) starts with that line: lines before the first one that opens an object are left out.
+ */
+function exportJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const at = text.search(/^\{/m);
+    if (at <= 0 || /^\s*\{/.test(text)) throw error;
+    return JSON.parse(text.slice(at));
+  }
+}
+
 /** An `opencode export` document (`{info, messages}`), or a reconstruction with `session_row`. */
 export function readOpencodeExport(path: string, text: string): OcBundle {
-  const doc = JSON.parse(text) as { info?: Row; session_row?: Row; messages?: OcMessage[] };
+  const doc = exportJson(text) as { info?: Row; session_row?: Row; messages?: OcMessage[] };
   if (!Array.isArray(doc.messages))
     throw badInput("not an OpenCode export: no messages array", { file: path, field: "messages" });
   let session: OcSession;

@@ -6,12 +6,13 @@
  * cut off.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { loadTrace } from "../../src/rollout/load.ts";
 import type { EventRecord } from "../../src/storage/records.ts";
-import { tempDir, tempHome } from "../_helpers.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { importOne, type Raw, sessionsFrom } from "./_corpus.ts";
+import { imported } from "./_store.ts";
 
 const SES = "ses_1a2b3c4d5ffeQwErTyUiOpAsDf";
 /** Long over: no process is running this session any more. */
@@ -226,5 +227,36 @@ describe("opencode importer gaps", () => {
     ]);
     expect(aborts.map((e) => e.turnId)).toEqual(["msg_001"]);
     expect(interrupted).toEqual(["msg_002"]);
+  });
+
+  test("a capture of stderr and stdout (the progress line first) imports as the document alone", async () => {
+    const corpus = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "reconstructed_export");
+    const name = [...new Bun.Glob("*.json").scanSync(corpus)].sort()[0]!;
+    const text = readFileSync(join(corpus, name), "utf8");
+    await using dir = await tempDir();
+    const plain = join(dir.path, "plain", name);
+    const captured = join(dir.path, "captured", name);
+    mkdirSync(dirname(plain), { recursive: true });
+    mkdirSync(dirname(captured), { recursive: true });
+    writeFileSync(plain, text);
+    writeFileSync(captured, `Exporting session: ${name.replace(/\.json$/, "")}\n${text}`);
+    const shape = async (path: string) => {
+      await using home = await tempHome();
+      const { sessions, summary } = await imported(home.path, "opencode", path);
+      expect(summary.warnings).toEqual([]);
+      return sessions.map((x) => ({
+        meta: { ...x.meta, source: { ...x.meta.source, path: "" } },
+        events: x.events,
+      }));
+    };
+    const want = await shape(plain);
+    expect(want.length).toBe(1);
+    expect(await shape(captured)).toEqual(want);
+    // Anything else that is not JSON stays an error.
+    writeFileSync(captured, `Exporting session: x\nnot json\n`);
+    await using home = await tempHome();
+    const bad = await imported(home.path, "opencode", captured);
+    expect(bad.sessions).toEqual([]);
+    expect(bad.summary.warnings.length).toBe(1);
   });
 });
