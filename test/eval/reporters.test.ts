@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { EvalReport } from "../../src/eval/report.ts";
 import { ANNOTATION_LIMIT, renderGithub, renderStepSummary } from "../../src/eval/reporters/github.ts";
 import { renderJunit } from "../../src/eval/reporters/junit.ts";
@@ -205,6 +205,16 @@ describe("github", () => {
     const lines = renderGithub(many).trimEnd().split("\n");
     expect(lines.filter((l) => l.startsWith("::error")).length).toBe(ANNOTATION_LIMIT);
     expect(lines.at(-1)).toMatch(/^::notice title=freecode eval::\d+ more failures not annotated/);
+  });
+  test("annotation paths are relative to $GITHUB_WORKSPACE (eval run from a subdirectory)", () => {
+    // The report names files relative to where eval ran (here the repository root).
+    const inWorkspace = renderGithub(report, resolve("examples")).split("\n")[0]!;
+    expect(inWorkspace).toMatch(/^::error file=cases\/demo-failure\.yaml,line=11,/);
+    const elsewhere = renderGithub(report, resolve("src")).split("\n")[0]!;
+    expect(elsewhere).toMatch(/^::error file=examples\/cases\/demo-failure\.yaml,line=11,/);
+    expect(renderGithub(report, "").split("\n")[0]).toMatch(
+      /^::error file=examples\/cases\/demo-failure\.yaml,/,
+    );
   });
   test("the step summary lists every case and every problem", () => {
     const md = renderStepSummary(report);

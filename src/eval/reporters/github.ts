@@ -4,6 +4,7 @@
  * each kind per step and drops the rest silently, so we emit 10 and say how many were left out; the
  * full table goes to the step summary (`$GITHUB_STEP_SUMMARY`).
  */
+import { isAbsolute, relative, resolve } from "node:path";
 import { type EvalReport, problemsOf } from "../report.ts";
 
 /** At most this many annotations of each kind (GitHub's per-step limit). */
@@ -12,8 +13,20 @@ export const ANNOTATION_LIMIT = 10;
 const escData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 const escProp = (s: string) => escData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 
-/** Workflow commands for the failures (stdout). */
-export function renderGithub(report: EvalReport): string {
+/**
+ * GitHub places an annotation by a path relative to the repository root (`$GITHUB_WORKSPACE`), while
+ * case files are named relative to where eval ran: a step with `working-directory: sub` would name
+ * `cases/x.yaml` for `sub/cases/x.yaml`, and the annotation would land on no file of the diff. A
+ * file outside the workspace keeps its name.
+ */
+function workspacePath(file: string, workspace: string | undefined): string {
+  if (!workspace) return file;
+  const rel = relative(resolve(workspace), resolve(file));
+  return rel.startsWith("..") || isAbsolute(rel) ? file : rel.split("\\").join("/");
+}
+
+/** Workflow commands for the failures (stdout); paths relative to `workspace` (see `workspacePath`). */
+export function renderGithub(report: EvalReport, workspace = process.env.GITHUB_WORKSPACE): string {
   const out: string[] = [];
   const kinds = { error: [] as string[], warning: [] as string[] };
   for (const k of report.cases) {
@@ -25,7 +38,7 @@ export function renderGithub(report: EvalReport): string {
         .join(" ");
       const title = `${k.id}: ${check.label}${check.verdict === "error" ? " (could not evaluate)" : ""}`;
       kinds[kind].push(
-        `::${kind} file=${escProp(k.file)},line=${check.line},title=${escProp(title)}::${escData(`${check.message}${where ? ` (${where})` : ""}`)}`,
+        `::${kind} file=${escProp(workspacePath(k.file, workspace))},line=${check.line},title=${escProp(title)}::${escData(`${check.message}${where ? ` (${where})` : ""}`)}`,
       );
     }
   }
