@@ -33,12 +33,25 @@ import {
 import {
   type ChangedFilesSpec,
   changedFiles,
+  cost,
+  maxModelCalls,
+  type Price,
   type TokenBudget,
   tokens,
   turns,
 } from "./assertions/outcome.ts";
 import { expectSequence, type SequenceMode, type Step } from "./assertions/sequence.ts";
-import { type ExpectToolSpec, expectFirstToolIn, expectTool, forbidTools } from "./assertions/tools.ts";
+import {
+  type ExpectToolSpec,
+  expectFirstToolIn,
+  expectInArgs,
+  expectNoTools,
+  expectParallelTools,
+  expectTool,
+  forbidTools,
+  toolCallCount,
+} from "./assertions/tools.ts";
+import type { ArgSpec } from "./match/args.ts";
 import type { CountSpec, Outcome } from "./outcome.ts";
 
 type MatcherResult = { pass: boolean; message: () => string };
@@ -71,6 +84,10 @@ export const traceMatchers = {
   toHaveCalledTool: matcher((t, spec: ExpectToolSpec | string) => expectTool(t, spec)),
   toHaveForbiddenToolsAbsent: matcher((t, names: string[]) => forbidTools(t, names)),
   toHaveFirstToolIn: matcher((t, names: string[]) => expectFirstToolIn(t, names)),
+  toHaveCalledNoTools: matcher((t) => expectNoTools(t)),
+  toHaveCalledToolWithArgs: matcher((t, tool: string, args: ArgSpec) => expectInArgs(t, tool, args)),
+  toHaveParallelToolCalls: matcher((t, min: number = 2) => expectParallelTools(t, min)),
+  toHaveToolCalls: matcher((t, bound: CountSpec) => toolCallCount(t, bound)),
   toHaveToolSequence: matcher((t, steps: (Step | string)[], mode: SequenceMode = "in_order") =>
     expectSequence(t, { mode, steps }),
   ),
@@ -98,6 +115,8 @@ export const traceMatchers = {
   ),
   toStayWithinTokens: matcher((t, budget: TokenBudget) => tokens(t, budget)),
   toHaveTurns: matcher((t, bound: CountSpec) => turns(t, bound)),
+  toHaveModelCallsAtMost: matcher((t, max: number) => maxModelCalls(t, max)),
+  toCostAtMost: matcher((t, maxUsd: number, prices: Record<string, Price>) => cost(t, { maxUsd }, prices)),
 };
 
 /** The matcher signatures, for `declare module "bun:test"`. */
@@ -105,6 +124,10 @@ export interface TraceMatchers<R = unknown> {
   toHaveCalledTool(spec: ExpectToolSpec | string): R;
   toHaveForbiddenToolsAbsent(names: string[]): R;
   toHaveFirstToolIn(names: string[]): R;
+  toHaveCalledNoTools(): R;
+  toHaveCalledToolWithArgs(tool: string, args: ArgSpec): R;
+  toHaveParallelToolCalls(min?: number): R;
+  toHaveToolCalls(bound: CountSpec): R;
   toHaveToolSequence(steps: (Step | string)[], mode?: SequenceMode): R;
   toHaveRunShellMatching(...patterns: string[]): R;
   toHaveNoShellMatching(...patterns: string[]): R;
@@ -122,6 +145,8 @@ export interface TraceMatchers<R = unknown> {
   toHaveChangedFiles(spec: ChangedFilesSpec | string[]): R;
   toStayWithinTokens(budget: TokenBudget): R;
   toHaveTurns(bound: CountSpec): R;
+  toHaveModelCallsAtMost(max: number): R;
+  toCostAtMost(maxUsd: number, prices: Record<string, Price>): R;
 }
 
 declare module "bun:test" {

@@ -24,6 +24,26 @@ describe("bun:test matchers", () => {
     expect(await example("hung-request")).not.toHaveNoHungRequests();
     expect(await example("long-refactor")).toHaveCompactions({ min: 1 });
   });
+  test("every case-file assertion has a matcher: counts, args, no tools, parallel calls, model calls, cost", async () => {
+    const t = await example("fix-login-1");
+    expect(t).toHaveToolCalls({ min: 3 });
+    expect(t).not.toHaveToolCalls({ max: 1 });
+    expect(t).toHaveCalledToolWithArgs("edit", { path: "src/login.ts" });
+    expect(t).not.toHaveCalledToolWithArgs("edit", { path: "src/other.ts" });
+    expect(t).not.toHaveCalledNoTools();
+    expect(trace()).toHaveCalledNoTools();
+    expect(t).toHaveModelCallsAtMost(t.modelSpans.length);
+    expect(t).not.toHaveModelCallsAtMost(0);
+    const price = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+    expect(t).toCostAtMost(100, { "claude-*": price });
+    expect(t).not.toCostAtMost(0, { "claude-*": price });
+    // No price for the model: could not evaluate, in both directions.
+    expect(() => expect(t).toCostAtMost(100, {})).toThrow("could not evaluate");
+    expect(() => expect(t).not.toCostAtMost(100, {})).toThrow("could not evaluate");
+    expect(trace({ models: [{ toolCalls: ["read", "grep"] }] })).toHaveParallelToolCalls();
+    expect(trace({ models: [{ toolCalls: ["read"] }] })).not.toHaveParallelToolCalls();
+    expect(trace({ models: [{ toolCalls: ["read", "grep"] }] })).not.toHaveParallelToolCalls(3);
+  });
   test("a failing matcher throws the same message as the assertion", () => {
     const t = trace({ tools: ["bash"] });
     const message = expectTool(t, "edit").message;
