@@ -68,6 +68,9 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
     checks: [],
   }));
   const points = compiled.selectionChecks.map(() => [] as { ms: number; seq: number; what: string }[]);
+  // pass^k's trials, each with its own ref's task id: `sessions` also holds the missing ids, so
+  // its positions are not the refs'.
+  const trials: { task: string; passed: boolean }[] = [];
   for (const ref of refs) {
     const ev = evals.get(ref.file ?? ref.sessionId)!;
     const file = ref.file ? { file: ref.file } : {};
@@ -89,6 +92,7 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
         ? "fail"
         : "pass";
     sessions.push({ sessionId: ref.sessionId, ...file, verdict, checks });
+    if (verdict !== "error") trials.push({ task: taskIdOf(ref), passed: verdict === "pass" });
   }
   const counts = {
     sessions: sessions.length,
@@ -116,14 +120,10 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   const pk = loaded.input.passK;
   if (pk) {
     const byTask = new Map<string, { n: number; c: number }>();
-    // `sessions` has one entry per ref, in the refs' order.
-    for (const [i, s] of sessions.entries()) {
-      if (s.verdict === "error") continue;
-      const ref = refs[i];
-      const task = ref ? taskIdOf(ref) : s.sessionId;
+    for (const { task, passed } of trials) {
       const t = byTask.get(task) ?? { n: 0, c: 0 };
       t.n++;
-      if (s.verdict === "pass") t.c++;
+      if (passed) t.c++;
       byTask.set(task, t);
     }
     const r = passHatK(byTask, pk.k);

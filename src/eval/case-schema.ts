@@ -197,7 +197,11 @@ export const CaseSchema = v.strictObject({
   prices: v.optional(v.record(v.string(), Price)),
   /** Skip the case (with a reason). */
   skip: v.optional(v.union([v.boolean(), v.string()])),
-  tags: v.optional(v.array(v.string())),
+  /** Refused: a case has no tags of its own, and a silently ignored `tags:` would select every
+   * session where `sessions: {tags}` was meant. */
+  tags: v.optional(
+    v.never("a case has no top-level tags; to select sessions by tag write `sessions: { tags: [...] }`"),
+  ),
   // freecode's own case fields.
   expectTool: v.optional(v.nullable(v.union([name, toolSpec]))),
   expectInArgs: v.optional(ArgSpecSchema),

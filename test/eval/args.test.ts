@@ -38,6 +38,28 @@ describe("arg matchers", () => {
     const d = diffArgs({ a: 1, b: 2 }, { a: 1 }, "exact");
     expect(d).toEqual([{ path: "b", expected: "absent (exact args)", actual: "2" }]);
   });
+  test("regression: exact mode with a dotted key never matched (the key's first segment was unnamed)", () => {
+    expect(argsMatch({ options: { mode: "fast" } }, { "options.mode": "fast" }, "exact")).toBe(true);
+    expect(diffArgs({ options: { mode: "fast" } }, { "options.mode": "fast" }, "exact")).toEqual([]);
+  });
+  test("exact mode with dotted keys means the nested spec: exact at every level the path passes", () => {
+    const a = { options: { mode: "fast", n: 3 }, path: "a.ts" };
+    expect(diffArgs(a, { "options.mode": "fast", path: "a" }, "exact")).toEqual([
+      { path: "options.n", expected: "absent (exact args)", actual: "3" },
+    ]);
+    expect(diffArgs(a, { "options.mode": "fast", "options.n": 3 }, "exact")).toEqual([
+      { path: "path", expected: "absent (exact args)", actual: '"a.ts"' },
+    ]);
+    expect(argsMatch(a, { "options.mode": "fast", "options.n": 3, path: "a" }, "exact")).toBe(true);
+    const deep = { o: { p: { q: 1, r: 2 } }, argv: ["git", "push"], list: [{ x: 1, y: 2 }] };
+    expect(diffArgs(deep, { "o.p.q": 1, "argv.1": "push", "list.0.x": 1 }, "exact")).toEqual([
+      { path: "o.p.r", expected: "absent (exact args)", actual: "2" },
+      { path: "list.0.y", expected: "absent (exact args)", actual: "2" },
+    ]);
+    // A key of the args that holds a dot names only itself.
+    expect(argsMatch({ "a.b": 1, a: { b: 1 } }, { "a.b": 1 }, "exact")).toBe(false);
+    expect(argsMatch({ "a.b": 1 }, { "a.b": 1 }, "exact")).toBe(true);
+  });
   test("the differing paths are reported, missing args say so", () => {
     expect(diffArgs(args, { options: { mode: "slow" }, path: "src" })).toEqual([
       { path: "options.mode", expected: 'contains "slow"', actual: '"fast"' },
@@ -55,6 +77,8 @@ describe("arg matchers", () => {
       { path: { $regex: "^SRC", $flags: "" } },
       { missing: { $exists: false } },
       { "options.n": 3 },
+      { "options.n": 3, "options.mode": "fast", path: "src", argv: "git" },
+      { "options.mode": "fast", path: "src", argv: "git" },
       { options: { mode: "slow" } },
       { argv: ["git", "push"] },
       { argv: ["git"] },

@@ -103,6 +103,15 @@ describe("case files", () => {
     const two = await errorOf("t.yaml", "id: a\nexpect:\n  - noHung: true\n    noInFlight: true\n");
     expect(two.message).toContain("exactly one assertion");
   });
+  test("regression: a top-level tags was accepted and ignored, so the case ran on every session", async () => {
+    const e = await errorOf("t.yaml", "id: a\ntags: [no-such-tag]\nexpect:\n  - noHung: true\n");
+    expect(e.code).toBe("bad_input");
+    expect(e.source).toMatchObject({ line: 2, field: "tags" });
+    expect(e.message).toContain("sessions: { tags: [...] }");
+    await using dir = await tempDir();
+    writeFileSync(join(dir.path, "ok.yaml"), "id: a\nsessions: { tags: [ci] }\n");
+    expect(loadCases([dir.path])[0]!.input.sessions).toEqual({ tags: ["ci"] });
+  });
   test("duplicate ids across files are refused; a missing path is bad input", async () => {
     await using dir = await tempDir();
     writeFileSync(join(dir.path, "a.yaml"), "id: same\n");

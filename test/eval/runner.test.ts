@@ -178,3 +178,26 @@ describe("runEval", () => {
     );
   });
 });
+
+describe("regression: pass^k paired sessions with the wrong refs when an id was missing", () => {
+  test("ids [fix-login-1, nope, fix-login-2, fix-login-3]: fix-login 3/3, and nope reported missing", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "k.yaml");
+    writeFileSync(
+      file,
+      "id: k\nsessions: [fix-login-1, nope, fix-login-2, fix-login-3]\npassK: {k: 2, min: 0.5}\nexpect:\n  - noHung: true\n",
+    );
+    const r = await runEval({ cases: [file], sessions: join(EXAMPLES, "rollouts") });
+    const c = r.cases[0]!;
+    expect(c.aggregates.find((a) => a.name === "passK")!.message).toBe(
+      "pass^2 = 1.000 over 1 task (fix-login 3/3), need ≥ 0.5",
+    );
+    expect(c.sessions.map((s) => [s.sessionId, s.verdict, s.error])).toEqual([
+      ["nope", "error", "no rollout log for session nope"],
+      ["fix-login-1", "pass", undefined],
+      ["fix-login-2", "pass", undefined],
+      ["fix-login-3", "pass", undefined],
+    ]);
+    expect(c.verdict).toBe("error");
+  });
+});

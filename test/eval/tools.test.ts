@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { expectBashMatches, forbidBashMatches } from "../../src/eval/assertions/bash.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expectBashMatches, forbidBashMatches, isShellTool } from "../../src/eval/assertions/bash.ts";
 import {
   expectFirstToolIn,
   expectInArgs,
@@ -9,6 +11,10 @@ import {
   forbidTools,
   toolCallCount,
 } from "../../src/eval/assertions/tools.ts";
+import { runEval } from "../../src/eval/runner.ts";
+import { argumentSpec, DEFAULT_CHANGED_FILE_TOOLS } from "../../src/rollout/folds/changed-files.ts";
+import { CORPUS, tempHome } from "../_helpers.ts";
+import { importOne } from "../import/_corpus.ts";
 import { trace } from "./_trace.ts";
 
 describe("expectTool", () => {
@@ -107,5 +113,54 @@ describe("shell commands", () => {
     expect(r.verdict).toBe("fail");
     expect(r.callIndex).toBe(1);
     expect(forbidBashMatches(t, ["rm -rf"]).verdict).toBe("pass");
+  });
+  test("every agent's shell tool counts, with its command from a string or an argv array", () => {
+    const calls: [string, unknown][] = [
+      ["Bash", { command: "npm test" }],
+      ["shell", { command: ["bash", "-lc", "npm test"] }],
+      ["shell_command", { command: "npm test", workdir: "/w" }],
+      ["local_shell", { type: "exec", command: ["npm", "test"] }],
+      ["exec_command", { cmd: "npm test" }],
+      ["run_shell_command", { command: "npm test", directory: "." }],
+    ];
+    for (const call of calls) {
+      expect([call[0], expectBashMatches(trace({ tools: [call] }), ["npm test"]).verdict]).toEqual([
+        call[0],
+        "pass",
+      ]);
+    }
+  });
+  test("a tool changed-files reads shell patches from is a shell tool here too (the lists agree)", () => {
+    const shells = Object.entries(DEFAULT_CHANGED_FILE_TOOLS)
+      .filter(([, specs]) => specs.some((s) => ["command", "cmd"].includes(argumentSpec(s).name)))
+      .map(([tool]) => tool);
+    expect(shells.length).toBeGreaterThan(0);
+    expect(shells.filter((t) => !isShellTool(t))).toEqual([]);
+  });
+  test("regression: Codex's shell_command was not a shell tool (imported corpus rollout)", async () => {
+    await using home = await tempHome();
+    const path = join(
+      CORPUS,
+      "codex",
+      "rollout-2026-04-10T09-55-11-019d781a-be34-7041-abb1-577f9360b907.jsonl",
+    );
+    const { adapter } = await importOne(home.path, "codex", path);
+    const file = join(home.path, "shell.cases.json");
+    const body = (id: string, exp: object) => ({ id, sessions: "all", expect: [exp] });
+    writeFileSync(
+      file,
+      JSON.stringify([
+        body("ran", { expectBashMatches: ["git status --short"] }),
+        body("forbidden", { forbidBashMatches: ["git status"] }),
+      ]),
+    );
+    const r = await runEval({ cases: [file], store: { adapter, home: home.path }, workers: 1 });
+    await adapter.close();
+    const byId = Object.fromEntries(r.cases.map((c) => [c.id, c]));
+    expect(byId.ran!.verdict).toBe("pass");
+    expect(byId.forbidden!.verdict).toBe("fail");
+    expect(byId.forbidden!.sessions[0]!.checks[0]!.message).toMatch(
+      /^forbidden shell command "git status --short" matched \/git status\/i at call #\d+/,
+    );
   });
 });

@@ -1,20 +1,25 @@
 /**
- * Shell commands: freecode's `expectBashMatches` / `forbidBashMatches`. A shell tool is one whose
- * name is bash, shell, exec_command, run_command, local_shell or run_shell_command (any case); its
- * command is `args.command` or `args.cmd` (an argv array is joined with spaces), or the args
- * themselves when they are a string. Regexes default to case-insensitive.
+ * Shell commands: freecode's `expectBashMatches` / `forbidBashMatches`. A shell tool is one named in
+ * SHELL_TOOLS (any case); its command is `args.command` or `args.cmd` (an argv array is joined with
+ * spaces), or the args themselves when they are a string. Regexes default to case-insensitive.
  */
 import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
 import { compileRegex } from "../match/args.ts";
 import { fail, type Outcome, pass, show } from "../outcome.ts";
 
+/**
+ * Shell tools and where each keeps its command. The Codex names are also listed, by the argument
+ * that may hold a patch, in `DEFAULT_CHANGED_FILE_TOOLS` (src/rollout/folds/changed-files.ts): a
+ * shell tool added there belongs here too, or its commands escape the shell assertions.
+ */
 const SHELL_TOOLS = new Set([
-  "bash",
-  "shell",
-  "exec_command",
-  "run_command",
-  "local_shell",
-  "run_shell_command",
+  "bash", // Claude Code `Bash`, OpenCode, freecode: `command`, a string
+  "shell", // Codex: `command`, an argv array (`["bash", "-lc", "…"]`)
+  "shell_command", // Codex (newer builds): `command`, a string, with `workdir`
+  "local_shell", // Codex `local_shell_call`: the action's `command`, an argv array
+  "exec_command", // Codex unified exec: `cmd`, a string
+  "run_shell_command", // Gemini CLI: `command`, a string
+  "run_command", // `command`, a string or argv
 ]);
 
 /** Whether a tool name is a shell tool. */

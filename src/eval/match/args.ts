@@ -5,8 +5,9 @@
  * - `{$eq: v}`: deep equality; `{$regex: "…", $flags?: "i"}` (default flag `i`); `{$exists: bool}`;
  * - an object: partial (subset) match, recursively; keys may be dotted paths (`options.mode`);
  * - an array: same length, element by element.
- * `exact` mode additionally rejects keys the spec does not name. The result is the list of differing
- * paths (empty = match), so a failure can say exactly where a call went wrong.
+ * `exact` mode additionally rejects keys the spec does not name (see `unnamed` for dotted keys). The
+ * result is the list of differing paths (empty = match), so a failure can say exactly where a call
+ * went wrong.
  */
 import { type ArgDiff, show } from "../outcome.ts";
 
@@ -107,10 +108,37 @@ function matchValue(actual: unknown, m: ArgMatcher, path: string, mode: ArgsMode
   for (const [key, sub] of Object.entries(spec))
     matchValue(lookup(actual, key), sub, join(path, key), mode, out);
   if (mode === "exact") {
-    for (const key of Object.keys(actual)) {
-      if (!Object.hasOwn(spec, key))
-        out.push({ path: join(path, key), expected: "absent (exact args)", actual: show(actual[key]) });
+    for (const [p, value] of unnamed(actual, Object.keys(spec), path))
+      out.push({ path: p, expected: "absent (exact args)", actual: show(value) });
+  }
+}
+
+/**
+ * The keys of `actual` that `names` (a spec's keys at this level) leave unnamed, as [path, value].
+ * A dotted key names the keys along its path, and exactness holds at each level it passes through:
+ * `{"options.mode": "fast"}` in exact mode means what `{options: {mode: "fast"}}` means, so `options`
+ * is named and any other key inside it (`options.n`) is not. Arrays on the path are entered, but
+ * their elements are not keys (an array matcher already fixes its length). A key of the args that
+ * holds a dot itself names only itself, as in `lookup`. A key named both whole (`options: {…}`) and
+ * by a dotted path keeps its whole matcher's exactness.
+ */
+function* unnamed(actual: unknown, names: string[], path: string): Generator<[string, unknown]> {
+  const inside = new Map<string, string[]>();
+  const named = new Set<string>();
+  for (const n of names) {
+    const dot = n.indexOf(".");
+    if (dot === -1 || (isPlainObject(actual) && Object.hasOwn(actual, n))) named.add(n);
+    else {
+      const head = n.slice(0, dot);
+      inside.set(head, [...(inside.get(head) ?? []), n.slice(dot + 1)]);
     }
+  }
+  if (!isPlainObject(actual) && !Array.isArray(actual)) return;
+  for (const [key, value] of Object.entries(actual)) {
+    if (named.has(key)) continue;
+    const rest = inside.get(key);
+    if (rest) yield* unnamed(value, rest, join(path, key));
+    else if (!Array.isArray(actual)) yield [join(path, key), value];
   }
 }
 
@@ -144,8 +172,7 @@ function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
   if (!isPlainObject(actual)) return false;
   const spec = m as ArgSpec;
   for (const key of Object.keys(spec)) if (!fits(lookup(actual, key), spec[key]!, mode)) return false;
-  if (mode === "exact") for (const key of Object.keys(actual)) if (!Object.hasOwn(spec, key)) return false;
-  return true;
+  return mode !== "exact" || unnamed(actual, Object.keys(spec), "").next().done === true;
 }
 
 /** `path: expected …, got …` lines for a failure message. */
