@@ -2,11 +2,15 @@
  * A Trace as OTLP/JSON (one `TracesData` document: `{"resourceSpans":[…]}`), following the
  * OpenTelemetry GenAI conventions: a root `invoke_agent` span per session (`gen_ai.conversation.id`),
  * a `turn` span per turn, `chat {model}` CLIENT spans with `gen_ai.usage.*` and
- * `gen_ai.response.time_to_first_chunk` (seconds), `execute_tool {name}` INTERNAL spans. The
- * conventions have nothing for refusals, hangs or compaction, so: a denied call is an
+ * `gen_ai.response.time_to_first_chunk` (seconds), `execute_tool {name}` INTERNAL spans.
+ * `gen_ai.usage.input_tokens` includes cached tokens, as the conventions define it (freecode's
+ * `inputTokens` leaves out cache reads and writes, which keep their own attributes). Status follows
+ * the conventions' "Recording Errors": ERROR with `error.type` on failure, else left Unset (0), never
+ * OK. The conventions have nothing for refusals, hangs or compaction, so: a denied call is an
  * `execute_tool` span with status ERROR, `error.type=denied` and `rollout.denied.source`; an open
- * request ends at the fold's time with status ERROR, `error.type=timeout` (hung) or `incomplete`, and
- * `rollout.incomplete=true`; a compaction is a `rollout.compaction` event on the root span.
+ * request, and a tool call with no output, ends at the fold's time with status ERROR,
+ * `error.type=timeout` (hung) or `incomplete`, and `rollout.incomplete=true`; an aborted turn is
+ * ERROR with `error.type=cancelled`; a compaction is a `rollout.compaction` event on the root span.
  * Encoding rules: hex ids, integer enums, 64-bit integers as decimal strings. Ids derive from the
  * session id and event seq, so the same log always exports the same spans.
  */
@@ -33,7 +37,8 @@ export interface OtlpSpan {
 
 const KIND_INTERNAL = 1;
 const KIND_CLIENT = 3;
-const STATUS_OK = 1;
+/** Success leaves status Unset: instrumentation sets OK only when configured to. */
+const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
 
 /** The first `chars` hex digits of `text`'s SHA-256 (one-shot: a hasher object per span was 2.6x slower). */
@@ -47,6 +52,12 @@ function attr(key: string, value: string | number | boolean | undefined): Attr[]
   return Number.isInteger(value)
     ? [{ key, value: { intValue: String(value) } }]
     : [{ key, value: { doubleValue: value } }];
+}
+
+/** OTel's input tokens include cached ones; freecode's leave out cache reads and writes. */
+function otelInputTokens(input?: number, cacheRead?: number, cacheWrite?: number): number | undefined {
+  if (input === undefined && cacheRead === undefined && cacheWrite === undefined) return undefined;
+  return (input ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0);
 }
 
 /** Map a provider name onto `gen_ai.provider.name`'s well-known values where they differ. */
@@ -97,7 +108,7 @@ export function writeOtlpJson(
   return count;
 }
 
-/** The spans of one Trace, in order: the root, the turns, model calls, tool calls, refusals. */
+/** The spans of one Trace, in order: the root, the turns, model calls, tool calls, refusals, calls with no output. */
 export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<OtlpSpan> {
   const agent = options.agentName ?? "freecode";
   const traceId = hex(`trace:${trace.sessionId}`, 32);
@@ -126,7 +137,10 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
       ...attr("gen_ai.operation.name", "invoke_agent"),
       ...attr("gen_ai.agent.name", agent),
       ...attr("gen_ai.conversation.id", trace.sessionId),
-      ...attr("gen_ai.usage.input_tokens", trace.inputTokens),
+      ...attr(
+        "gen_ai.usage.input_tokens",
+        otelInputTokens(trace.inputTokens, trace.cacheReadTokens, trace.cacheWriteTokens),
+      ),
       ...attr("gen_ai.usage.output_tokens", trace.outputTokens),
       ...attr("rollout.redirects", trace.redirects),
       ...attr("rollout.ended", trace.ended),
@@ -140,7 +154,7 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
       ],
     })),
     status: {
-      code: trace.hung ? STATUS_ERROR : STATUS_OK,
+      code: trace.hung ? STATUS_ERROR : STATUS_UNSET,
       ...(trace.hung && { message: "hung model request" }),
     },
   });
@@ -154,8 +168,15 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
       kind: KIND_INTERNAL,
       startTimeUnixNano: nanos(turn.startedAt),
       endTimeUnixNano: nanos(turnEnd(i)),
-      attributes: [...attr("rollout.turn.key", turn.turnKey), ...attr("rollout.turn.aborted", turn.aborted)],
-      status: { code: STATUS_OK },
+      attributes: [
+        ...attr("rollout.turn.key", turn.turnKey),
+        ...attr("rollout.turn.aborted", turn.aborted),
+        ...(turn.aborted ? attr("error.type", "cancelled") : []),
+      ],
+      // An abort is an error here as on a model span (`cancelled`); a turn that ran its course is Unset.
+      status: turn.aborted
+        ? { code: STATUS_ERROR, message: `aborted${turn.abortReason ? ` (${turn.abortReason})` : ""}` }
+        : { code: STATUS_UNSET },
     });
   }
   const parentOf = (turnKey?: string) => (turnKey && turnSpanId.get(turnKey)) || rootId;
@@ -175,7 +196,7 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
         ...attr("gen_ai.tool.type", "function"),
         ...(t.failed ? attr("error.type", "tool_error") : []),
       ],
-      status: { code: t.failed ? STATUS_ERROR : STATUS_OK },
+      status: { code: t.failed ? STATUS_ERROR : STATUS_UNSET },
     });
   }
   for (const d of trace.deniedSpans) {
@@ -195,6 +216,27 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
         ...attr("rollout.denied.reason", d.reason),
       ],
       status: { code: STATUS_ERROR, message: `denied by ${d.source}` },
+    });
+  }
+  // A call with no output yet: in progress (or its output lost), so ended at the fold's time like an
+  // open request. The Trace does not say which turn it is in: it hangs off the root.
+  for (const p of trace.pendingCalls) {
+    yield span({
+      spanId: id(`pending:${p.seq}`),
+      parentSpanId: rootId,
+      name: `execute_tool ${p.tool}`,
+      kind: KIND_INTERNAL,
+      startTimeUnixNano: nanos(p.at),
+      endTimeUnixNano: nanos(Math.max(p.at, asOf)),
+      attributes: [
+        ...attr("gen_ai.operation.name", "execute_tool"),
+        ...attr("gen_ai.tool.name", p.tool),
+        ...attr("gen_ai.tool.call.id", p.callId),
+        ...attr("gen_ai.tool.type", "function"),
+        ...attr("error.type", "incomplete"),
+        ...attr("rollout.incomplete", true),
+      ],
+      status: { code: STATUS_ERROR, message: "no output" },
     });
   }
 }
@@ -231,7 +273,10 @@ function chatSpan(m: ModelSpan, spanId: string, parentSpanId: string): Omit<Otlp
       ...(m.ttft_ms === undefined
         ? []
         : [{ key: "gen_ai.response.time_to_first_chunk", value: { doubleValue: m.ttft_ms / 1000 } }]),
-      ...attr("gen_ai.usage.input_tokens", m.inputTokens),
+      ...attr(
+        "gen_ai.usage.input_tokens",
+        otelInputTokens(m.inputTokens, m.cacheReadTokens, m.cacheWriteTokens),
+      ),
       ...attr("gen_ai.usage.output_tokens", m.outputTokens),
       ...attr("gen_ai.usage.cache_read.input_tokens", m.cacheReadTokens),
       ...attr("gen_ai.usage.cache_creation.input_tokens", m.cacheWriteTokens),
@@ -241,6 +286,6 @@ function chatSpan(m: ModelSpan, spanId: string, parentSpanId: string): Omit<Otlp
       ...(m.stalledBeforeFirstToken ? attr("rollout.stall", true) : []),
     ],
     events,
-    status: m.status === "ok" ? { code: STATUS_OK } : { code: STATUS_ERROR, message: m.error ?? m.status },
+    status: m.status === "ok" ? { code: STATUS_UNSET } : { code: STATUS_ERROR, message: m.error ?? m.status },
   };
 }

@@ -86,9 +86,11 @@ describe("trace", () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(file, "utf8"));
     const spans = doc.resourceSpans[0].scopeSpans[0].spans as { name: string; traceId: string }[];
-    expect(spans.length).toBe(14);
+    // 1 root, 3 turns, 4 chat, 5 tool spans, 1 denial, and the Bash call with no output (left out before).
+    expect(spans.length).toBe(15);
+    expect(spans.at(-1)!.name).toBe("execute_tool Bash");
     expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
-    expect(r.stderr).toContain("wrote 14 OTLP spans");
+    expect(r.stderr).toContain("wrote 15 OTLP spans");
   });
 
   test("--slow keeps only spans at least that long; unknown session exits 3; empty home exits 3", async () => {

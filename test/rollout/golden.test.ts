@@ -60,6 +60,11 @@ describe("golden", () => {
     expect(attr(denied, "rollout.denied.source")).toEqual({ stringValue: "mode" });
     const first = spans.find((s) => s.name === "chat claude-sonnet-4")!;
     expect(attr(first, "gen_ai.response.time_to_first_chunk")).toEqual({ doubleValue: 0.4 });
-    expect(attr(first, "gen_ai.usage.input_tokens")).toEqual({ intValue: "1000" });
+    // OTel's input tokens include cached ones: 1000 input + 5000 cache reads + 100 cache writes.
+    expect(attr(first, "gen_ai.usage.input_tokens")).toEqual({ intValue: "6100" });
+    // Success is left Unset (0), never OK; the unanswered Bash call is exported, open, as ERROR.
+    expect(spans.filter((s) => (s.status as { code: number }).code === 1)).toEqual([]);
+    const open = spans.filter((s) => attr(s, "rollout.incomplete") !== undefined).map((s) => s.name);
+    expect(open).toEqual(["chat gpt-5", "execute_tool Bash"]);
   });
 });

@@ -40,6 +40,90 @@ test("calls that reuse an id are taken oldest first, by id or by the fallback", 
   expect(p.size).toBe(0);
 });
 
+/** A fold's side of `answer`: the ids its answered and withdrawn calls were added with, when asked. */
+function folding() {
+  const finished: string[] = [];
+  let asked = 0;
+  const p = new PendingCalls<Call & { id?: string }>({
+    tool: (c) => c.tool,
+    turn: (c) => c.turn,
+    order: (c) => c.n,
+    closedIds: () => {
+      asked++;
+      return finished;
+    },
+  });
+  const done = (c: (Call & { id?: string }) | undefined) => {
+    if (c?.id !== undefined) finished.push(c.id);
+    return c?.n;
+  };
+  return {
+    p,
+    asked: () => asked,
+    add: (c: Call, id?: string) => p.add(id === undefined ? c : { ...c, id }, id),
+    answer: (tool: string, turn: number, id?: string) => done(p.answer(tool, turn, id)),
+    deny: (id: string) => done(p.deny(id)),
+  };
+}
+
+test("answer: an id answered or denied is closed, and takes no other call; an unknown id falls back", () => {
+  const f = folding();
+  f.add(call(1, "Bash", 0), "a");
+  f.add(call(2, "Bash", 0), "b");
+  f.add(call(3, "Bash", 0));
+  expect(f.deny("a")).toBe(1);
+  expect(f.deny("refused-unannounced")).toBeUndefined();
+  expect(f.answer("Bash", 0, "b")).toBe(2);
+  expect(f.asked()).toBe(0); // every output found its call: nothing gathered
+  expect(f.answer("Bash", 0, "refused-unannounced")).toBeUndefined();
+  // Before the fix the denied call's output took call 3: a call that did not run.
+  expect(f.answer("Bash", 0, "a")).toBeUndefined();
+  expect(f.asked()).toBe(1);
+  expect(f.answer("Bash", 0, "b")).toBeUndefined(); // a second output for b
+  expect(f.deny("never-called")).toBeUndefined();
+  expect(f.answer("Bash", 0, "never-called")).toBeUndefined();
+  expect(f.p.open().map((c) => c.n)).toEqual([3]);
+  expect(f.answer("Bash", 0, "x")).toBe(3); // an id no call or denial named: paired by tool
+  f.add(call(4, "Bash", 0), "x"); // an id used again is answered by id, as before
+  expect(f.answer("Bash", 0, "x")).toBe(4);
+  expect(f.answer("Bash", 0, "x")).toBeUndefined(); // closed: an output named it
+  f.add(call(5, "Bash", 0));
+  expect(f.answer("Bash", 0)).toBe(5); // no id: by tool
+  expect([f.p.size, f.asked()]).toEqual([0, 1]);
+});
+
+test("closed ids gathered late give what a set kept from the start gives (PENDING_SEEDS, default 200)", () => {
+  const seeds = Number(process.env.PENDING_SEEDS) || 200;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = seeded(seed);
+    const f = folding();
+    const m = model();
+    const closed = new Set<string>();
+    const ids = ["a", "b", "c", "d", "__proto__"];
+    for (let n = 0; n < 200; n++) {
+      const tool = r.pick(["Bash", "Read"]);
+      const turn = r.int(3);
+      const id = r.chance(0.3) ? undefined : r.pick(ids);
+      const roll = r.next();
+      if (roll < 0.45) {
+        f.add(call(n, tool, turn), id);
+        m.add(call(n, tool, turn), id);
+      } else if (roll < 0.55 && id !== undefined) {
+        expect([seed, n, f.deny(id)]).toEqual([seed, n, m.takeId(id)?.n]);
+        closed.add(id);
+      } else {
+        // The rule with a set kept from the start: ids named by outputs and denials, and the ids of
+        // the calls taken, are closed.
+        let want = id === undefined ? undefined : m.takeId(id);
+        if (!want && (id === undefined || !closed.has(id))) want = m.takeFor(tool, turn);
+        for (const named of [id, want?.id]) if (named !== undefined) closed.add(named);
+        expect([seed, n, f.answer(tool, turn, id)]).toEqual([seed, n, want?.n]);
+      }
+    }
+    expect([seed, f.p.open().map((c) => c.n)]).toEqual([seed, m.open()]);
+  }
+});
+
 test("a long queue of id-less calls taken out of order keeps every open call, oldest first", () => {
   const p = index();
   const open = new Set<number>();

@@ -5,6 +5,18 @@
  * a pending call of the same tool: one without a call id before one with (an output that lacks an id
  * answers a call that lacked one), and within each the oldest of the output's turn before the oldest
  * of any turn (a call whose output was lost in an earlier turn does not take a later turn's output).
+ * An id is closed once an output or a denial has named it, or a call filed under it was answered: a
+ * later output naming it, with no open call of that id, answers no other call (a second output, or
+ * the output of a denied call that ran anyway, is its own: taking another call's slot would show
+ * that call as run and hide the one that did).
+ *
+ * Closed ids cost nothing until an output's id first finds no open call (never, in a well-formed
+ * log). Until then a closed id is the own id of a call answered or withdrawn, which the fold has in
+ * its rows and hands over then (`closedIds`), or a denial's that found no call (a refusal recorded
+ * without its call, as imports record user rejections: few, kept here); the set is kept from there
+ * on. A set of every answered id from the start cost the trace fold ~25 MB of peak RSS on the
+ * bench's logs (322,000 calls), over its 150 MB target on the real-shaped one; so did one gathered
+ * at the first such refusal, which the real-shaped log has early.
  *
  * Memory: the common case (every call has an id, answered soon) costs one entry per open call and
  * nothing else: no key strings built per call and no per-turn lists, which the replay fold once made
@@ -27,6 +39,11 @@ export interface PendingAccess<T> {
   turn(item: T): number;
   /** Call order: smaller is older. */
   order(item: T): number;
+  /**
+   * The ids of the calls answered or withdrawn so far (the ids they were added with; more is no
+   * harm). Read once, at the first output whose id finds no open call.
+   */
+  closedIds?(): Iterable<string>;
 }
 
 /** A taken entry's place in a queue (an index would shift as the queue is compacted). */
@@ -121,6 +138,12 @@ export class PendingCalls<T> {
   /** Id-less calls by tool (also prototype-less: a queue is dropped when it empties). */
   private readonly idless: Record<string, Queue<T>> = Object.create(null);
   private count = 0;
+  /** Closed ids, gathered when first needed (see above). */
+  private closed: Set<string> | undefined;
+  /** Ids of denials that found no open call, until `closed` is gathered. */
+  private readonly unannounced = new Set<string>();
+  /** The id the call `takeFor` took last was added with (`undefined`: none). */
+  private takenId: string | undefined;
 
   constructor(private readonly access: PendingAccess<T>) {}
 
@@ -140,6 +163,31 @@ export class PendingCalls<T> {
     if (this.recentIds.length === RECENT) this.moveOldest();
     this.recentIds.push(callId);
     this.recentItems.push(item);
+  }
+
+  /** The call an output answers, by the rule above (`undefined`: none, the output is its own). */
+  answer(tool: string, turn: number, callId: string | undefined): T | undefined {
+    if (callId !== undefined) {
+      const byId = this.takeId(callId);
+      if (byId !== undefined) {
+        this.closed?.add(callId);
+        return byId;
+      }
+      const closed = this.closedSet();
+      if (closed.has(callId)) return undefined;
+      closed.add(callId);
+    }
+    const item = this.takeFor(tool, turn);
+    if (item !== undefined && this.takenId !== undefined) this.closed?.add(this.takenId);
+    return item;
+  }
+
+  /** A denial naming `callId`: the open call it withdraws, if any; the id is closed either way. */
+  deny(callId: string): T | undefined {
+    const item = this.takeId(callId);
+    if (item !== undefined) this.closed?.add(callId);
+    else (this.closed ?? this.unannounced).add(callId);
+    return item;
   }
 
   /** Take the call with `callId` (the oldest, if several used it). */
@@ -167,6 +215,7 @@ export class PendingCalls<T> {
   takeFor(tool: string, turn: number): T | undefined {
     const q = this.idless[tool];
     const free = q?.take(turn, this.access.turn);
+    this.takenId = undefined;
     if (free !== undefined) {
       this.count--;
       if (q!.empty) delete this.idless[tool];
@@ -197,6 +246,7 @@ export class PendingCalls<T> {
     }
     const [pick, at, id] = inTurn !== undefined ? [inTurn, inTurnAt, inTurnId] : [any, anyAt, anyId];
     if (pick === undefined) return undefined;
+    this.takenId = at >= 0 ? this.recentIds[at] : id;
     if (at >= 0) this.removeRecent(at);
     else this.removeMoved(id, pick);
     return pick;
@@ -213,6 +263,16 @@ export class PendingCalls<T> {
     out.push(...this.recentItems);
     for (const tool in this.idless) out.push(...this.idless[tool]!.open());
     return out.sort((a, b) => this.access.order(a) - this.access.order(b));
+  }
+
+  /** The closed ids: the fold's at the first need (see above), then kept up here. */
+  private closedSet(): Set<string> {
+    if (this.closed === undefined) {
+      this.closed = new Set(this.access.closedIds?.());
+      for (const id of this.unannounced) this.closed.add(id);
+      this.unannounced.clear();
+    }
+    return this.closed;
   }
 
   /** Move the oldest call of the short list to `byId`. */

@@ -2,7 +2,9 @@
  * Pairing tool calls with their outputs for the trace fold, by the rule the replay fold shares
  * (`_pending.ts`: by `callId`, the oldest of calls that used one id; else a pending call of the same
  * tool, id-less ones first, the output's turn first, oldest first). A denial with the `callId` of a
- * pending call withdraws that call: it never ran. Spans come out in call order (by the call's
+ * pending call withdraws that call: it never ran. An output naming an id already answered or denied
+ * takes no other call's slot: it is an unpaired span with its own id (a denied call that ran anyway
+ * shows as run, which is what `deniedNeverRan` looks for). Spans come out in call order (by the call's
  * `seq`), not completion order. A call is an object only while it waits for its output; a
  * finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
@@ -140,14 +142,22 @@ export function createToolPairing(
   fileTools: Readonly<Record<string, readonly string[]>>,
   strings: StringTable = new StringTable(),
 ) {
+  const columns = new ToolColumns(strings);
+  /** Denials; `args`: their arguments' index in `columns.kept`. */
+  const denied: { span: Omit<DeniedSpan, "turnKey" | "args">; turn: number; args?: number }[] = [];
   const pending = new PendingCalls<Pending>({
     tool: (p) => p.tool,
     turn: (p) => p.turn,
     order: (p) => p.seq,
+    // The spans' ids and the denials': read only if an output's id finds no open call.
+    *closedIds() {
+      for (let r = 0; r < columns.length; r++) {
+        const id = columns.callId(r);
+        if (id !== undefined) yield id;
+      }
+      for (const { span } of denied) if (span.callId !== undefined) yield span.callId;
+    },
   });
-  const columns = new ToolColumns(strings);
-  /** Denials; `args`: their arguments' index in `columns.kept`. */
-  const denied: { span: Omit<DeniedSpan, "turnKey" | "args">; turn: number; args?: number }[] = [];
   const changed = new Set<string>();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
@@ -187,8 +197,7 @@ export function createToolPairing(
       pending.add(p, e.callId);
     },
     output(e: EventOf<"function.output">, turn: number) {
-      const byId = e.callId === undefined ? undefined : pending.takeId(e.callId);
-      const p = byId ?? pending.takeFor(e.tool, turn);
+      const p = pending.answer(e.tool, turn, e.callId);
       const flags = e.failed === undefined ? 0 : e.failed ? FAILED_KNOWN | FAILED : FAILED_KNOWN;
       let callSeq = e.seq;
       if (p) {
@@ -211,7 +220,7 @@ export function createToolPairing(
       lastCallSeq = callSeq;
     },
     denied(e: EventOf<"function.denied">, turn: number, line?: number) {
-      if (e.callId !== undefined) pending.takeId(e.callId);
+      if (e.callId !== undefined) pending.deny(e.callId);
       const span: Omit<DeniedSpan, "turnKey" | "args"> = {
         tool: e.tool,
         seq: e.seq,

@@ -101,6 +101,14 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     tool: (row) => calls.tool(row),
     turn: (row) => calls.turn(row),
     order: (row) => row,
+    // Read only if an output's or denial's id finds no open call (see `_pending.ts`).
+    *closedIds() {
+      for (let r = 0; r < calls.length; r++) {
+        if (!calls.done(r) && !calls.withdrawn(r)) continue;
+        const id = calls.callId(r);
+        if (id !== undefined) yield id;
+      }
+    },
   });
 
   function push(e: RolloutEvent, offset?: number): void {
@@ -124,8 +132,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       }
       case "function.output": {
         const turn = turnOf(e.turnId, e);
-        let row = e.callId === undefined ? undefined : pending.takeId(e.callId);
-        row ??= pending.takeFor(e.tool, turn);
+        let row = pending.answer(e.tool, turn, e.callId);
         if (row === undefined) {
           row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
           totalCalls++;
@@ -144,7 +151,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         else denied.set(turn, [entry]);
         totalDenied++;
         // A call announced and then refused never ran: it leaves the calls.
-        const withdrawn = e.callId === undefined ? undefined : pending.takeId(e.callId);
+        const withdrawn = e.callId === undefined ? undefined : pending.deny(e.callId);
         if (withdrawn !== undefined) {
           calls.withdraw(withdrawn);
           totalCalls--;
