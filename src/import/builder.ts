@@ -12,6 +12,7 @@ import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/re
 import { drop, has, own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import { messageIdFor } from "./ids.ts";
+import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
 import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
@@ -45,6 +46,8 @@ export interface BuilderState {
   model?: string;
   projectPath?: string;
   parentId?: string;
+  /** The session's `session.started` (reason `import`) was handed out (see `result`). */
+  started?: boolean;
 }
 
 /** Token usage of one provider response, in freecode's names. */
@@ -454,6 +457,24 @@ export class SessionBuilder {
    * follows the open part of a session, not the file. With nothing ready, `partial` returns
    * `undefined` and keeps everything.
    */
+  /**
+   * The session's first event: where it ran (so a trace read from the log alone knows its project:
+   * eval places changed paths in it), its parent, that it came from an import. Only what the first
+   * lines settle: the model is not known until a response is read, and a log must not depend on
+   * where a read was cut. Its id is fixed, so a document derived again writes it once.
+   */
+  private started(meta: ResultMeta, firstEventAt: number): EventDraft {
+    const projectPath = meta.projectPath ? normalizeProjectPath(meta.projectPath) : undefined;
+    return {
+      type: "session.started",
+      id: `${this.s.id}:session.started:import`,
+      timestamp: Math.min(this.s.firstAt ?? firstEventAt, firstEventAt),
+      reason: "import",
+      ...(projectPath ? { projectPath } : {}),
+      ...(meta.parentId ? { parentId: meta.parentId } : {}),
+    };
+  }
+
   result(meta: ResultMeta, partial?: false): ImportedSession;
   result(meta: ResultMeta, partial: true): ImportedSession | undefined;
   result(meta: ResultMeta, partial = false): ImportedSession | undefined {
@@ -476,6 +497,10 @@ export class SessionBuilder {
     }
     const events = this.events;
     if (partial) this.events = [];
+    if (!this.s.started && events.length > 0) {
+      events.unshift(this.started(meta, events[0]!.timestamp ?? this.s.firstAt ?? 0));
+      this.s.started = true;
+    }
     const interrupted = this.lateInterrupts;
     this.lateInterrupts = [];
     const now = this.s.firstAt ?? 0;

@@ -3,11 +3,19 @@ import { newBuilderState, SessionBuilder } from "../../src/import/builder.ts";
 
 const meta = { agent: "claude", projectPath: "/p", source: { agent: "claude", id: "s", path: "/p/s.jsonl" } };
 
-/** The ids of the events a builder fed `keys` (one compaction each) derives. */
+/** The ids of the events a builder fed `keys` (one compaction each) derives, after its session.started. */
 function eventIds(keys: string[]): string[] {
   const b = new SessionBuilder(newBuilderState("claude-s"));
   for (const [i, key] of keys.entries()) b.compaction(key, 1_000 + i, 10, 5);
-  return b.result(meta as never).events.map((e) => String(e.id));
+  const [started, ...rest] = b.result(meta as never).events;
+  expect(started).toEqual({
+    type: "session.started",
+    id: "claude-s:session.started:import",
+    timestamp: 1_000,
+    reason: "import",
+    projectPath: "/p",
+  });
+  return rest.map((e) => String(e.id));
 }
 
 describe("session builder: event ids", () => {
@@ -35,5 +43,22 @@ describe("session builder: event ids", () => {
     const ids = eventIds(keys);
     expect(ids).toEqual(keys.map((k) => `claude-s:compact.occurred:${k}`));
     expect(eventIds(keys)).toEqual(ids);
+  });
+
+  test("session.started comes once, first, in the first part that has events; a parent is named", () => {
+    const b = new SessionBuilder(newBuilderState("claude-s"));
+    b.compaction("a", 2_000, 10, 5);
+    b.addMessage({ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: 2_000 });
+    const first = b.result({ ...meta, projectPath: "c:\\work\\app", parentId: "claude-p" } as never, true);
+    b.compaction("b", 3_000, 10, 5);
+    b.addMessage({ id: "m2", role: "user", parts: [{ type: "text", content: "again" }], timestamp: 3_000 });
+    const second = b.result(meta as never, true);
+    expect(first?.events.map((e) => e.type)).toEqual(["session.started", "compact.occurred"]);
+    expect(first?.events[0]).toMatchObject({
+      projectPath: "C:\\work\\app",
+      parentId: "claude-p",
+      timestamp: 2_000,
+    });
+    expect(second?.events.map((e) => e.type)).toEqual(["compact.occurred"]);
   });
 });

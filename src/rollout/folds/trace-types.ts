@@ -94,6 +94,11 @@ export interface Trace {
   startedAt: number;
   endedAt: number;
   wall_ms: number;
+  /**
+   * The session's project directory: the last `projectPath` a `session.started` named (eval places
+   * changed paths in it). Absent when no event says; eval then takes the session's meta.
+   */
+  projectPath?: string;
   /** Number of events folded, and the highest `seq` seen. */
   eventCount: number;
   lastSeq: number;

@@ -80,6 +80,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let ended = false;
   let skippedEvents = 0;
   let spent = false;
+  let projectPath: string | undefined;
 
   /** The turn row an event belongs to (opening an implicit turn for an unknown id). */
   const turnOf = (turnId: string | undefined, e: RolloutEvent) => turns.rowFor(turnId, e.timestamp, e.seq);
@@ -94,6 +95,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     switch (e.type) {
       case "session.started":
         turns.sessionStarted();
+        if (e.projectPath) projectPath = e.projectPath;
         ended = false;
         return;
       case "session.ended":
@@ -198,6 +200,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     };
     const trace: Trace = {
       sessionId,
+      ...(projectPath !== undefined ? { projectPath } : {}),
       startedAt: start,
       endedAt,
       wall_ms: Math.max(0, (now ?? endedAt) - start),
