@@ -73,6 +73,9 @@ export async function evaluateSession(
       error instanceof FreecodeError ? error.message : `cannot read the rollout: ${(error as Error).message}`;
     return { ...base, startedAt: 0, error: message, results: [] };
   }
+  // A log that does not say where its session ran (recorded before session.started carried it):
+  // the meta does, when the session comes from a store or has a meta.json beside its log.
+  if (trace.projectPath === undefined && ref.meta?.projectPath) trace.projectPath = ref.meta.projectPath;
   const why = unevaluable(trace, ref, options);
   if (why) return { ...base, startedAt: trace.startedAt, error: why, results: [] };
   const results = job.cases.map((caseIndex) => {

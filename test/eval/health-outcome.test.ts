@@ -66,11 +66,14 @@ describe("health", () => {
 });
 
 describe("outcome", () => {
-  const t = trace({
-    changedFiles: ["/w/app/src/login.ts", "/w/app/README.md"],
-    inputTokens: 1000,
-    outputTokens: 200,
-  });
+  const t = {
+    ...trace({
+      changedFiles: ["/w/app/src/login.ts", "/w/app/README.md"],
+      inputTokens: 1000,
+      outputTokens: 200,
+    }),
+    projectPath: "/w/app",
+  };
   test("changedFiles include / exclude / only", () => {
     expect(changedFiles(t, { include: ["src/login.ts"] }).verdict).toBe("pass");
     expect(changedFiles(t, { include: ["src/logout.ts"] }).message).toContain(

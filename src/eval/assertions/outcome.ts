@@ -4,7 +4,7 @@
  */
 import type { Trace } from "../../rollout/folds/trace-types.ts";
 import { type Price, priceFor } from "../../rollout/folds/usage.ts";
-import { pathMatches } from "../match/glob.ts";
+import { type PlacedPath, placedMatches, placePath } from "../match/glob.ts";
 import { type CountSpec, cannot, checkCount, fail, type Outcome, pass, plural } from "../outcome.ts";
 
 export interface ChangedFilesSpec {
@@ -16,56 +16,96 @@ export interface ChangedFilesSpec {
   only?: string[];
 }
 
-/** Check `trace.changedFiles` against include / exclude / only globs. */
+/**
+ * Check `trace.changedFiles` against include / exclude / only globs, each path placed in the
+ * project first (see `placePath`): a relative glob matches the path relative to the project, so a
+ * path outside the project matches no relative glob. Without the project directory an absolute
+ * path cannot be placed: where that decides the verdict, the check could not be evaluated (it never
+ * passes `only` by default). A definite failure is reported before that.
+ */
 export function changedFiles(trace: Trace, spec: ChangedFilesSpec): Outcome {
+  const project = trace.projectPath || undefined;
   const files = trace.changedFiles;
+  const placed = files.map((f) => placePath(f, project));
   const listed = files.length ? files.join(", ") : "none";
+  let unsure: Outcome | undefined;
+  const cannotPlace = (i: number, what: string) =>
+    (unsure ??= cannot(
+      `cannot place ${files[i]} in the project (the session's project directory is unknown) to check ${what}`,
+    ));
   for (const g of spec.include ?? []) {
-    if (!files.some((f) => pathMatches(g, f))) {
-      return fail(`no changed file matches ${g} (changed: ${listed})`, {
-        expected: spec.include,
-        actual: files,
-      });
+    const hits = placed.map((p) => placedMatches(g, p));
+    if (hits.includes(true)) continue;
+    if (hits.includes(undefined)) {
+      cannotPlace(hits.indexOf(undefined), `include ${g}`);
+      continue;
     }
+    return fail(`no changed file matches ${g} (changed: ${listed})`, {
+      expected: spec.include,
+      actual: files,
+    });
   }
-  for (const f of files) {
-    const hit = spec.exclude?.find((g) => pathMatches(g, f));
-    if (hit)
-      return fail(`changed file ${f} matches excluded ${hit}`, {
-        expected: { exclude: spec.exclude },
-        actual: files,
-      });
-    if (spec.only && !spec.only.some((g) => pathMatches(g, f))) {
-      return fail(`changed file ${f} is outside ${spec.only.join(", ")}`, {
-        expected: { only: spec.only },
-        actual: files,
-      });
+  for (const [i, f] of files.entries()) {
+    const p = placed[i]!;
+    for (const g of spec.exclude ?? []) {
+      const hit = placedMatches(g, p);
+      if (hit === undefined) cannotPlace(i, `exclude ${g}`);
+      if (hit)
+        return fail(`changed file ${f} matches excluded ${g}`, {
+          expected: { exclude: spec.exclude },
+          actual: files,
+        });
     }
+    if (!spec.only) continue;
+    const hits = spec.only.map((g) => placedMatches(g, p));
+    if (hits.includes(true)) continue;
+    if (hits.includes(undefined)) cannotPlace(i, `only ${spec.only.join(", ")}`);
+    else return fail(outsideOnly(f, p, project, spec.only), { expected: { only: spec.only }, actual: files });
   }
-  return pass(`${plural(files.length, "changed file")} fit the globs`);
+  return unsure ?? pass(`${plural(files.length, "changed file")} fit the globs`);
+}
+
+function outsideOnly(file: string, placed: PlacedPath, project: string | undefined, only: string[]): string {
+  if (placed.inProject === false)
+    return `changed file ${file} is outside the project${project ? ` ${project}` : ""} (only: ${only.join(", ")})`;
+  return `changed file ${file} is outside ${only.join(", ")}`;
 }
 
 export interface TokenBudget {
+  /** Prompt tokens: uncached input + cache read + cache write (OTel GenAI's input_tokens). */
   maxInput?: number;
   maxOutput?: number;
-  /** input + output */
+  /** Prompt tokens (as maxInput) + output. */
   maxTotal?: number;
   maxCacheRead?: number;
 }
 
-/** Token totals of the session within budget. */
+/**
+ * Token totals of the session within budget. freecode's `inputTokens` leaves out cached input, which
+ * on an agent session is most of the prompt (a Claude Code session: 134 uncached, 3.7M cache read),
+ * so the input budget counts every prompt token the model processed, as OTel GenAI's
+ * `gen_ai.usage.input_tokens` does; output already includes reasoning.
+ */
 export function tokens(trace: Trace, budget: TokenBudget): Outcome {
+  const {
+    inputTokens: uncached,
+    cacheReadTokens: read,
+    cacheWriteTokens: write,
+    outputTokens: output,
+  } = trace;
+  const input = uncached + read + write;
+  const parts = `${uncached} uncached, ${read} cache read, ${write} cache write`;
   const checks: [string, number, number | undefined][] = [
-    ["input", trace.inputTokens, budget.maxInput],
-    ["output", trace.outputTokens, budget.maxOutput],
-    ["total", trace.inputTokens + trace.outputTokens, budget.maxTotal],
-    ["cache read", trace.cacheReadTokens, budget.maxCacheRead],
+    [`input tokens ${input} (${parts})`, input, budget.maxInput],
+    [`output tokens ${output}`, output, budget.maxOutput],
+    [`total tokens ${input + output} (${parts}, ${output} output)`, input + output, budget.maxTotal],
+    [`cache read tokens ${read}`, read, budget.maxCacheRead],
   ];
-  for (const [name, n, max] of checks) {
+  for (const [what, n, max] of checks) {
     if (max !== undefined && n > max)
-      return fail(`${name} tokens ${n} > budget ${max}`, { expected: `≤ ${max}`, actual: n });
+      return fail(`${what} > budget ${max}`, { expected: `≤ ${max}`, actual: n });
   }
-  return pass(`tokens within budget (input ${trace.inputTokens}, output ${trace.outputTokens})`);
+  return pass(`tokens within budget (input ${input} incl. ${read + write} cached, output ${output})`);
 }
 
 export type { Price };

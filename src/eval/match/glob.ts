@@ -1,9 +1,12 @@
 /**
- * Globs for tool names and changed-file paths. Tool names match case-insensitively with `*` and `?`
- * (`mcp__*`, `read*`), like promptfoo's `trajectory:tool-used`. Paths use Bun.Glob; a relative glob
- * also matches the end of an absolute path (`src/*.ts` matches `/home/u/app/src/a.ts`), because
- * recorded paths are often absolute while case files are written relative to the project.
+ * Globs for tool names and paths. Tool names match case-insensitively with `*` and `?` (`mcp__*`,
+ * `read*`), like promptfoo's `trajectory:tool-used`. Changed-file paths are first placed in the
+ * session's project (`placePath`), then a relative glob matches the path relative to the project and
+ * an absolute glob the absolute path: matching any trailing part instead let `src/**` pass
+ * `/etc/src/api/passwd` and `vendor/evil/src/x.ts`, so "no writes outside src/" held for writes
+ * outside the project.
  */
+import { posix } from "node:path";
 
 const nameCache = new Map<string, RegExp | string>();
 
@@ -35,13 +38,22 @@ const globCache = new Map<string, { glob: Bun.Glob; seen: Map<string, boolean> }
 /** Verdicts remembered per glob: the same paths recur across the sessions of a selection. */
 const SEEN_LIMIT = 10_000;
 
-/** Whether a path matches a glob: the whole path, or (relative globs) any trailing part of it. */
-export function pathMatches(pattern: string, path: string): boolean {
+function globFor(pattern: string) {
   let entry = globCache.get(pattern);
   if (!entry) {
     entry = { glob: new Bun.Glob(pattern), seen: new Map() };
     globCache.set(pattern, entry);
   }
+  return entry;
+}
+
+/**
+ * Whether a path matches a glob: the whole path, or (relative globs) any trailing part of it. A loose
+ * rule for selecting sessions by project (`project: app` picks `/home/u/app`); changed files are
+ * matched with `placePath` and `placedMatches` instead.
+ */
+export function pathMatches(pattern: string, path: string): boolean {
+  const entry = globFor(pattern);
   const known = entry.seen.get(path);
   if (known !== undefined) return known;
   const hit = matchPath(entry.glob, pattern, path);
@@ -57,4 +69,63 @@ function matchPath(glob: Bun.Glob, pattern: string, path: string): boolean {
     if (glob.match(normalized.slice(i + 1))) return true;
   }
   return false;
+}
+
+/**
+ * A changed path placed in the project. `inProject`: true (then `rel` is the path relative to the
+ * project), false (outside it), undefined (an absolute path and the project directory unknown).
+ * `abs`: the absolute path, unless the path is relative and the project directory unknown.
+ */
+export interface PlacedPath {
+  inProject?: boolean;
+  rel?: string;
+  abs?: string;
+}
+
+const DRIVE = /^[a-z]:\//i;
+const isAbsolutePath = (p: string) => p.startsWith("/") || DRIVE.test(p);
+
+/** Forward slashes, `.` and `..` resolved, no trailing slash (but a root keeps its own). */
+function clean(path: string): string {
+  const p = posix.normalize(path.replace(/\\/g, "/"));
+  return p.length > 1 && p.endsWith("/") && !/^[a-z]:\/$/i.test(p) ? p.slice(0, -1) : p;
+}
+
+/**
+ * Place a recorded path in the project at `project` (an absolute directory; anything else counts
+ * as unknown). A relative path is taken as relative to the project, so one that climbs out with
+ * `..` is outside it. Drive-letter paths compare case-insensitively, as Windows does.
+ */
+export function placePath(path: string, project?: string): PlacedPath {
+  const p = clean(path);
+  const root = project ? clean(project) : undefined;
+  const known = root !== undefined && isAbsolutePath(root) ? root : undefined;
+  if (!isAbsolutePath(p)) {
+    if (p === ".." || p.startsWith("../")) {
+      return known ? { inProject: false, abs: clean(`${known}/${p}`) } : { inProject: false };
+    }
+    return known ? { inProject: true, rel: p, abs: clean(`${known}/${p}`) } : { inProject: true, rel: p };
+  }
+  if (!known) return { abs: p };
+  const fold = DRIVE.test(known) ? (s: string) => s.toLowerCase() : (s: string) => s;
+  const prefix = known.endsWith("/") ? known : `${known}/`;
+  if (fold(p) === fold(known)) return { inProject: true, rel: "", abs: p };
+  if (fold(p).startsWith(fold(prefix))) return { inProject: true, rel: p.slice(prefix.length), abs: p };
+  return { inProject: false, abs: p };
+}
+
+/**
+ * Whether a placed path matches a glob: true, false, or undefined when it cannot be told without the
+ * project directory (an absolute path some placement of which would match a relative glob, or a
+ * relative path against an absolute glob).
+ */
+export function placedMatches(pattern: string, placed: PlacedPath): boolean | undefined {
+  const absolute = isAbsolutePath(pattern.replace(/\\/g, "/"));
+  const source = absolute ? pattern.replace(/\\/g, "/") : pattern.replace(/^(\.\/)+/, "");
+  const { glob } = globFor(source);
+  if (absolute) return placed.abs === undefined ? undefined : glob.match(placed.abs);
+  if (placed.inProject === true) return glob.match(placed.rel!);
+  if (placed.inProject === false) return false;
+  // The project is some directory above the path: a trailing part of it is its relative path.
+  return pathMatches(source, placed.abs!) ? undefined : false;
 }
