@@ -219,11 +219,11 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
     });
   }
   // A call with no output yet: in progress (or its output lost), so ended at the fold's time like an
-  // open request. The Trace does not say which turn it is in: it hangs off the root.
+  // open request, under its turn.
   for (const p of trace.pendingCalls) {
     yield span({
       spanId: id(`pending:${p.seq}`),
-      parentSpanId: rootId,
+      parentSpanId: parentOf(p.turnKey),
       name: `execute_tool ${p.tool}`,
       kind: KIND_INTERNAL,
       startTimeUnixNano: nanos(p.at),

@@ -253,11 +253,12 @@ export function createToolPairing(
         return out;
       });
     },
-    pending(): Trace["pendingCalls"] {
+    pending(keyOf: (turn: number) => string): Trace["pendingCalls"] {
       if (pending.size === 0) return [];
       return pending.open().map((p) => {
         const entry: Trace["pendingCalls"][number] = { tool: p.tool, seq: p.seq, at: p.at };
         if (p.callId !== undefined) entry.callId = p.callId;
+        if (p.turn >= 0) entry.turnKey = keyOf(p.turn);
         const code = p.args;
         if (code !== undefined)
           keptField(entry, "args", () => columns.kept.get(code, "function.call", p.seq, "args"));

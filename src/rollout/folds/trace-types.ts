@@ -110,7 +110,14 @@ export interface Trace {
   /** Calls that never ran (refused), kept apart from toolSpans. */
   deniedSpans: DeniedSpan[];
   /** Calls with no output yet (still running or lost), in call order. */
-  pendingCalls: { tool: string; callId?: string; seq: number; at: number; args?: unknown }[];
+  pendingCalls: {
+    tool: string;
+    callId?: string;
+    seq: number;
+    at: number;
+    turnKey?: string;
+    args?: unknown;
+  }[];
   compactions: CompactionSpan[];
   compactedTokens: number;
   /** Paths written by completed, non-failed calls of file-writing tools (sorted, unique). */

@@ -210,7 +210,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       modelSpans: [],
       toolSpans: [],
       deniedSpans: tools.denials((row) => turns.key(row)),
-      pendingCalls: tools.pending(),
+      pendingCalls: tools.pending((row) => turns.key(row)),
       compactions: compactions.map((c) => ({ ...c })),
       compactedTokens,
       changedFiles: tools.changedFiles(),
