@@ -2,11 +2,17 @@
  * Copying a whole store from one adapter to another (`freecode store migrate`), losslessly: every
  * session's meta (counters included), messages and context cache, and every rollout log with its
  * event ids, seqs and timestamps. The target must be empty. A verification pass then compares the
- * two stores' counts and a content hash per session; any difference fails the migration.
+ * two stores' sets of ids and a content hash per session; any difference fails the migration, and a
+ * failed migration purges what it wrote, so the target is empty again and a retry is not refused.
+ *
+ * Metas are read one by one with `getMeta` (the files adapter heals counters a crashed writer left
+ * behind there), and a files store holding a session its listing cannot show (an unreadable
+ * meta.json, a dot-named id) is refused before anything is copied: it would be dropped unseen.
  */
 import { conflict, FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "./contract.ts";
-import type { EventDraft, EventRecord } from "./records.ts";
+import type { EventDraft, EventRecord, SessionMeta } from "./records.ts";
+import { unlistedSessionDirs } from "./verify.ts";
 
 /** Counts and a content hash of a whole store (key order inside records does not matter). */
 export interface StoreDigest {
@@ -49,14 +55,18 @@ async function* eventsOf(adapter: StorageAdapter, id: string): AsyncGenerator<Ev
   }
 }
 
-/** Hash every session and rollout log of `adapter`. */
+/** The ids of every session `adapter` lists (soft-deleted ones included). */
+async function listedIds(adapter: StorageAdapter): Promise<string[]> {
+  return (await adapter.listSessions({ all: true })).items.map((m) => m.id);
+}
+
+/** Hash every session and rollout log of `adapter` (metas as `getMeta` returns them). */
 export async function digestStore(adapter: StorageAdapter): Promise<StoreDigest> {
-  const metas = (await adapter.listSessions({ all: true })).items;
+  const listed = new Set(await listedIds(adapter));
   const logs = await adapter.listEventLogs();
-  const ids = [...new Set([...metas.map((m) => m.id), ...logs])].sort();
-  const metaOf = new Map(metas.map((m) => [m.id, m]));
+  const ids = [...new Set([...listed, ...logs])].sort();
   const digest: StoreDigest = {
-    sessions: metas.length,
+    sessions: listed.size,
     messages: 0,
     eventLogs: logs.length,
     events: 0,
@@ -67,7 +77,7 @@ export async function digestStore(adapter: StorageAdapter): Promise<StoreDigest>
   const all = new Bun.CryptoHasher("sha256");
   for (const id of ids) {
     const h = new Bun.CryptoHasher("sha256");
-    const meta = metaOf.get(id);
+    const meta = listed.has(id) ? await adapter.getMeta(id) : undefined;
     h.update(canonicalJson(meta ?? null));
     if (meta) {
       const { messages } = await adapter.readMessages(id);
@@ -109,33 +119,65 @@ export async function migrateStore(
       `the target store ${target.name} (${target.location}) is not empty: migrate only into an empty store`,
     );
   }
-  const metas = (await source.listSessions({ all: true })).items;
+  const ids = await listedIds(source);
+  if (source.name === "files") refuseUnlisted(source.location, ids);
   const logs = await source.listEventLogs();
-  const total = metas.length + logs.length;
+  const written = new Set<string>();
+  try {
+    await copyStore(source, target, ids, logs, written, progress);
+    return await verifyCopy(source, target);
+  } catch (error) {
+    throw await undoCopy(target, written, error);
+  }
+}
+
+/** A files store's session directories that its listing does not show would be lost: refuse. */
+function refuseUnlisted(home: string, ids: string[]): void {
+  const unlisted = unlistedSessionDirs(home, new Set(ids));
+  if (unlisted.length === 0) return;
+  const first = unlisted[0]!;
+  throw new FreecodeError(
+    "check_failed",
+    `${unlisted.length} session(s) on disk are not listed by the store and would not be copied ` +
+      `(first: ${first.id}: ${first.reason}); run \`freecode store verify\`, fix them, then migrate`,
+    { source: { file: first.file } },
+  );
+}
+
+async function copyStore(
+  source: StorageAdapter,
+  target: StorageAdapter,
+  ids: string[],
+  logs: string[],
+  written: Set<string>,
+  progress: (done: number, total: number) => void,
+): Promise<void> {
+  const total = ids.length + logs.length;
   let done = 0;
-  for (const meta of metas) {
-    const { messages, issues } = await source.readMessages(meta.id);
+  for (const id of ids) {
+    const meta: SessionMeta | undefined = await source.getMeta(id);
+    if (!meta) throw new FreecodeError("check_failed", `session ${id} disappeared during the migration`);
+    const { messages, issues } = await source.readMessages(id);
     if (issues.length) {
       const i = issues[0]!;
       throw new FreecodeError(
         "check_failed",
-        `session ${meta.id} has ${issues.length} unreadable message line(s): ${i.message}; run \`freecode store verify --repair\` first`,
-        {
-          source: { file: i.file, line: i.line },
-        },
+        `session ${id} has ${issues.length} unreadable message line(s): ${i.message}; run \`freecode store verify --repair\` first`,
+        { source: { file: i.file, line: i.line } },
       );
     }
+    written.add(id);
     await target.createSession(meta, messages);
-    const cache = await source.getContextCache(meta.id);
-    if (cache !== undefined) await target.putContextCache(meta.id, cache);
+    const cache = await source.getContextCache(id);
+    if (cache !== undefined) await target.putContextCache(id, cache);
     progress(++done, total);
   }
   for (const id of logs) {
     let expected = 1;
     let batch: EventDraft[] = [];
+    written.add(id);
     for await (const { seq, ...rest } of eventsOf(source, id)) {
-      // seq is assigned by the target from 1: a source with gaps cannot be copied as it is (the
-      // migration then fails, as on any difference, with the target store left partial).
+      // seq is assigned by the target from 1: a source with gaps cannot be copied as it is.
       if (seq !== expected++)
         throw new FreecodeError(
           "check_failed",
@@ -150,13 +192,26 @@ export async function migrateStore(
     if (batch.length > 0) await target.appendEvents(id, batch);
     progress(++done, total);
   }
+}
+
+/** Both stores hold the same ids, and each id hashes the same on both sides. */
+async function verifyCopy(source: StorageAdapter, target: StorageAdapter): Promise<MigrateReport> {
   const [a, b] = [await digestStore(source), await digestStore(target)];
-  const differing = Object.keys(a.perSession).filter((id) => a.perSession[id] !== b.perSession[id]);
-  if (a.hash !== b.hash || differing.length) {
-    throw new FreecodeError(
-      "check_failed",
-      `verification failed: ${differing.length} session(s) differ after the copy (first: ${differing[0] ?? "?"})`,
-    );
+  const missing = Object.keys(a.perSession).filter((id) => !(id in b.perSession));
+  const extra = Object.keys(b.perSession).filter((id) => !(id in a.perSession));
+  const differing = Object.keys(a.perSession).filter(
+    (id) => id in b.perSession && a.perSession[id] !== b.perSession[id],
+  );
+  const found = [
+    [missing, "missing from the target"],
+    [extra, "only in the target"],
+    [differing, "differ after the copy"],
+  ] as const;
+  const failures = found
+    .filter(([list]) => list.length > 0)
+    .map(([list, what]) => `${list.length} session(s) ${what} (first: ${list[0]})`);
+  if (failures.length || a.hash !== b.hash) {
+    throw new FreecodeError("check_failed", `verification failed: ${failures.join("; ") || "hashes differ"}`);
   }
   const { perSession: _p, ...copied } = a;
   return {
@@ -165,4 +220,21 @@ export async function migrateStore(
     copied,
     verified: true,
   };
+}
+
+/** Purge what a failed migration wrote to `target`; the error to throw says whether that worked. */
+async function undoCopy(target: StorageAdapter, written: Set<string>, error: unknown): Promise<unknown> {
+  if (written.size === 0) return error;
+  let failed: unknown;
+  try {
+    for (const id of written) await target.purgeSession(id);
+  } catch (cleanup) {
+    failed = cleanup;
+  }
+  if (!(error instanceof FreecodeError)) return error;
+  const note =
+    failed === undefined
+      ? " (the partial copy was removed from the target)"
+      : `; removing the partial copy failed too (${(failed as Error).message}): empty ${target.location} by hand before migrating again`;
+  return new FreecodeError(error.code, `${error.message}${note}`, { source: error.source, cause: error });
 }

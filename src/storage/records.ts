@@ -14,6 +14,16 @@ export const IdSchema = v.pipe(
   v.check((s) => s !== "." && s !== ".." && !s.includes(".."), "id must not contain '..'"),
 );
 
+/**
+ * Session ids: an id, and not starting with `.` — a session's id names its directory, and the files
+ * adapter keeps its temporary directories under dot-names and skips them, so a `.hidden` session
+ * would be stored yet never listed or migrated. Checked wherever a meta is (every adapter).
+ */
+export const SessionIdSchema = v.pipe(
+  IdSchema,
+  v.check((s) => !s.startsWith("."), "session id must not start with '.' (dot-names are reserved)"),
+);
+
 export const SESSION_STATUSES = ["idle", "running", "interrupted", "archived", "deleted"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
@@ -27,7 +37,7 @@ export const TokenTotalsSchema = v.object({
 export type TokenTotals = v.InferOutput<typeof TokenTotalsSchema>;
 
 export const SessionMetaSchema = v.looseObject({
-  id: IdSchema,
+  id: SessionIdSchema,
   title: v.string(),
   /** Where the title came from: set by the user, generated, the first prompt, or an import. */
   titleSource: v.optional(v.picklist(["user", "generated", "prompt", "import"])),

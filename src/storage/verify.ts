@@ -2,11 +2,13 @@
  * Store integrity (`freecode store verify [--repair]`). Through the contract, for any adapter:
  * unreadable and torn lines, meta counters that disagree with the log, rollout seq gaps and
  * duplicates, and a derived index that disagrees with the data. For the files adapter, also on disk:
- * torn last lines, orphan session directories, meta files the index does not list.
+ * torn last lines, orphan session directories, meta files the index does not list — each meta that
+ * cannot be read is named (file and field), and so is a session directory with a dot-name id.
  *
  * Repairs are only the safe ones: cutting a torn last line (a write that was never acknowledged),
- * re-counting `messageCount`, rebuilding a derived index. A bad line in the middle of a log or a seq
- * gap is reported, never "fixed": that would be guessing at lost data.
+ * re-counting `messageCount`, rebuilding a derived index (and checking again that it now agrees),
+ * removing what a create that died left aside. A bad line in the middle of a log, a seq gap or a
+ * meta that does not validate is reported, never "fixed": that would be guessing at lost data.
  */
 import {
   closeSync,
@@ -16,14 +18,27 @@ import {
   readdirSync,
   readFileSync,
   rmdirSync,
+  rmSync,
   statSync,
 } from "node:fs";
 import { join } from "node:path";
+import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
+import { isProcessAlive } from "../util/lock.ts";
+import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 
 export interface Problem {
-  kind: "torn_line" | "bad_line" | "count_drift" | "seq_gap" | "index_drift" | "orphan_dir" | "engine";
+  kind:
+    | "torn_line"
+    | "bad_line"
+    | "count_drift"
+    | "seq_gap"
+    | "index_drift"
+    | "orphan_dir"
+    | "bad_meta"
+    | "bad_id"
+    | "engine";
   sessionId?: string;
   file?: string;
   line?: number;
@@ -115,38 +130,107 @@ async function checkEvents(a: StorageAdapter, repair: boolean, problems: Problem
   return logs.length;
 }
 
-/** Files adapter: session directories on disk against what the adapter lists. */
-function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, problems: Problem[]): boolean {
+/** A session directory (files layout) holding a meta.json the listing does not show. */
+export interface UnlistedSession {
+  id: string;
+  /** Its meta.json. */
+  file: string;
+  /** `bad_id`: a dot-name; `bad_meta`: meta.json does not read; `unindexed`: the index lags. */
+  kind: "bad_id" | "bad_meta" | "unindexed";
+  reason: string;
+}
+
+const isDir = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+
+/** The session directories under the files layout of `home`: `[id, dir]`. */
+function* sessionDirs(home: string): Generator<[string, string]> {
   const root = homePaths(home).sessions;
-  if (!existsSync(root)) return false;
-  let drift = false;
+  if (!existsSync(root)) return;
   for (const project of readdirSync(root)) {
     const pdir = join(root, project);
-    if (!statSync(pdir).isDirectory()) continue;
-    for (const id of readdirSync(pdir)) {
-      const dir = join(pdir, id);
-      if (!statSync(dir).isDirectory()) continue;
-      const entries = readdirSync(dir);
-      if (!entries.includes("meta.json")) {
-        const empty = entries.length === 0;
-        const p: Problem = {
-          kind: "orphan_dir",
-          sessionId: id,
-          file: dir,
-          detail: empty
-            ? "empty session directory"
-            : `session directory without meta.json (${entries.join(", ")})`,
-          repairable: empty,
-        };
-        if (repair && empty) {
-          rmdirSync(dir);
-          p.repaired = true;
-        }
-        problems.push(p);
-      } else if (!listed.has(id)) drift = true;
+    if (!isDir(pdir)) continue;
+    for (const id of readdirSync(pdir)) if (isDir(join(pdir, id))) yield [id, join(pdir, id)];
+  }
+}
+
+/** The pid in the name of a create's temporary directory (`.tmp-<id>-<pid>-<n>`). */
+const tmpOwner = (name: string) => /^\.tmp-.+-(\d+)-\d+$/.exec(name)?.[1];
+
+/**
+ * Files adapter: the session directories with a meta.json that `listed` lacks, and why. A create's
+ * temporary directory (`.tmp-…`) is not a session and is left out.
+ */
+export function unlistedSessionDirs(home: string, listed: Set<string>): UnlistedSession[] {
+  const out: UnlistedSession[] = [];
+  for (const [id, dir] of sessionDirs(home)) {
+    const file = join(dir, "meta.json");
+    if (listed.has(id) || tmpOwner(id) !== undefined || !existsSync(file)) continue;
+    if (id.startsWith(".")) {
+      out.push({
+        id,
+        file,
+        kind: "bad_id",
+        reason:
+          "a session id must not start with '.': no listing shows it; rename the directory and its meta id",
+      });
+      continue;
+    }
+    try {
+      readMetaFile(file);
+      out.push({ id, file, kind: "unindexed", reason: "meta.json is not in the listing index" });
+    } catch (error) {
+      const field = error instanceof FreecodeError ? error.source?.field : undefined;
+      const reason = `${(error as Error).message}${field ? ` (field ${field})` : ""}`;
+      out.push({ id, file, kind: "bad_meta", reason });
     }
   }
+  return out;
+}
+
+/**
+ * Files adapter: session directories on disk against what the adapter lists. Returns whether a
+ * readable meta is missing from the listing (a reindex fixes that); everything else is a problem.
+ */
+function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, problems: Problem[]): boolean {
+  const orphan = (dir: string, detail: string, remove: (() => void) | undefined, sessionId?: string) => {
+    const p: Problem = { kind: "orphan_dir", file: dir, detail, repairable: remove !== undefined };
+    if (sessionId !== undefined) p.sessionId = sessionId;
+    if (repair && remove) {
+      remove();
+      p.repaired = true;
+    }
+    problems.push(p);
+  };
+  for (const [id, dir] of sessionDirs(home)) {
+    const pid = tmpOwner(id);
+    if (pid !== undefined) {
+      // A create builds the session aside, then renames it into place; a live one is at work.
+      if (isProcessAlive(Number(pid))) continue;
+      const detail = `unfinished create of process ${pid}, which died (never acknowledged)`;
+      orphan(dir, detail, () => rmSync(dir, { recursive: true, force: true }));
+      continue;
+    }
+    const entries = readdirSync(dir);
+    if (entries.includes("meta.json")) continue;
+    if (entries.length === 0) orphan(dir, "empty session directory", () => rmdirSync(dir), id);
+    else orphan(dir, `session directory without meta.json (${entries.join(", ")})`, undefined, id);
+  }
+  let drift = false;
+  for (const u of unlistedSessionDirs(home, listed)) {
+    if (u.kind === "unindexed") drift = true;
+    else problems.push({ kind: u.kind, sessionId: u.id, file: u.file, detail: u.reason, repairable: false });
+  }
   return drift;
+}
+
+/** Whether the listing disagrees with the sessions stored (counters, or files on disk). */
+async function indexDrift(adapter: StorageAdapter, home: string): Promise<boolean> {
+  const page = await adapter.listSessions({ all: true });
+  // A total that disagrees with the listed items is a stale counter (sqlite/sqljs keep them).
+  if (page.total !== page.items.length) return true;
+  if (adapter.name !== "files") return false;
+  const listed = new Set(page.items.map((m) => m.id));
+  return unlistedSessionDirs(home, listed).some((u) => u.kind === "unindexed");
 }
 
 /** Check `adapter` (on `home`); with `repair`, fix what is safe to fix. */
@@ -188,7 +272,9 @@ export async function verifyStore(
     };
     if (repair && adapter.reindex) {
       await adapter.reindex();
-      p.repaired = true;
+      // Repaired only if the rebuilt index now agrees: a rebuild cannot list what it cannot read.
+      p.repaired = !(await indexDrift(adapter, home));
+      if (!p.repaired) p.detail += "; still after a rebuild";
     }
     problems.push(p);
   }

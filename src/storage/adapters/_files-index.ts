@@ -5,13 +5,22 @@
  * (sessions copied in or removed by hand). A missing, corrupt or foreign index, or a rotated journal,
  * means a full rebuild from the session files. So listing costs a few stats plus one query, however
  * many sessions there are, and a session written by another process shows up without a manual step.
+ *
+ * A writer killed while holding its lease leaves its appends uncounted in meta.json and writes no
+ * journal line; its lock file stays behind. So a row is read with those messages folded in (the
+ * same healing `getMeta` does), and the sessions of the lock files present are read again at each
+ * listing until a writer takes the lock over (and writes the healed meta back, with a journal line).
+ * Dot-names are skipped: they are temporary directories (session ids cannot start with a dot).
  */
-import { renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { lines } from "../../util/lines.ts";
+import { foldMessagesIntoMeta } from "../_meta-fold.ts";
 import type { ListPage, ListQuery } from "../contract.ts";
-import type { SessionMeta } from "../records.ts";
+import type { SessionMeta, StoredMessage } from "../records.ts";
 import { journalStat, readJournal } from "./_files-journal.ts";
-import { type FilesLayout, listDir } from "./_files-paths.ts";
+import { tryParseMessage } from "./_files-messages.ts";
+import { type FilesLayout, listDir, sessionFiles } from "./_files-paths.ts";
 import { readMetaFile } from "./_files-session.ts";
 
 /** Bumped when the index's shape changes: an index of another version is rebuilt. */
@@ -56,8 +65,8 @@ export class SessionIndex {
 
   private row(key: string, id: string): IndexRow | undefined {
     try {
-      const read = readMetaFile(join(this.layout.sessions, key, id, "meta.json"));
-      return read ? { meta: read.meta, key } : undefined;
+      const meta = readHealedMeta(join(this.layout.sessions, key, id));
+      return meta ? { meta, key } : undefined;
     } catch {
       return undefined; // a corrupt meta is reported by `store verify`, not by listing
     }
@@ -115,8 +124,9 @@ export class SessionIndex {
     const journal = journalStat(this.layout.journal);
     const keys = listDir(this.layout.sessions).filter((k) => !k.startsWith("."));
     const mtimes = new Map(keys.map((k) => [k, this.mtime(k)] as const));
+    const locked = this.lockedSessions();
     const before = this.backend.state();
-    if (before && this.isCurrent(before, journal, mtimes)) return;
+    if (before && locked.length === 0 && this.isCurrent(before, journal, mtimes)) return;
     this.backend.exclusive(() => {
       const state = this.backend.state();
       const fresh = journalStat(this.layout.journal);
@@ -141,8 +151,30 @@ export class SessionIndex {
           delete next.projects[key];
         }
       }
+      this.rereadLocked(locked, keys);
       this.backend.setState(next);
     });
+  }
+
+  /** Ids of the sessions whose lock file exists (held now, or left by a writer that died). */
+  private lockedSessions(): string[] {
+    const ids: string[] = [];
+    for (const name of listDir(this.layout.locks)) {
+      const m = /^s-(.+)\.lock$/.exec(name);
+      if (m) ids.push(m[1]!);
+    }
+    return ids;
+  }
+
+  /** Read the rows of `ids` again, healed: their counters may be behind their logs. */
+  private rereadLocked(ids: string[], keys: string[]): void {
+    const rows: IndexRow[] = [];
+    for (const id of ids) {
+      const key = keys.find((k) => existsSync(join(this.layout.sessions, k, id, "meta.json")));
+      const row = key === undefined ? undefined : this.row(key, id);
+      if (row) rows.push(row);
+    }
+    this.backend.upsert(rows);
   }
 
   private isCurrent(
@@ -193,4 +225,28 @@ export class SessionIndex {
     this.sync();
     return this.backend.query(query);
   }
+}
+
+/**
+ * The meta of the session in `dir` with the messages meta.json does not count yet folded in: one
+ * stat when it is current. The healing of `healCounters` (_files-session.ts), done synchronously
+ * because the index is written inside a transaction; undefined when there is no meta.json.
+ */
+function readHealedMeta(dir: string): SessionMeta | undefined {
+  const files = sessionFiles(dir);
+  const read = readMetaFile(files.meta);
+  if (!read) return undefined;
+  const size = statSync(files.messages, { throwIfNoEntry: false })?.size ?? 0;
+  const from = read.messagesBytes;
+  if (from === size) return read.meta;
+  const known = from >= 0 && from <= size;
+  const tail: StoredMessage[] = [];
+  if (size > 0) {
+    for (const line of lines(files.messages, { fromOffset: known ? from : 0 })) {
+      const m = line.torn ? undefined : tryParseMessage(line.text);
+      if (m) tail.push(m);
+    }
+  }
+  // Unknown or impossible cursor: count the whole log again (history counters are kept).
+  return known ? foldMessagesIntoMeta(read.meta, tail) : { ...read.meta, messageCount: tail.length };
 }

@@ -73,7 +73,10 @@ export function listDir(path: string): string[] {
   }
 }
 
-/** The names in a directory that are not hidden (temp directories start with a dot). */
+/**
+ * The names in a directory that are not hidden: temporary directories start with a dot, and no
+ * session id may (`SessionIdSchema`), so nothing stored is skipped.
+ */
 const listShown = (path: string): string[] => listDir(path).filter((name) => !name.startsWith("."));
 
 /**
