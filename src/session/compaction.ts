@@ -1,26 +1,41 @@
 /**
- * Compaction, the only edit of a message log: keep the last N user turns (never mid-turn: the kept
- * log starts with a user message), store a summary of what was dropped in the meta, rewrite the
- * log atomically, and record `compact.occurred` (estimated tokens before/after) in the rollout log,
- * which keeps what compaction erased. Rollout recording is off with `FREECODE_ROLLOUT=off`.
+ * Compaction, the only edit of a message log: keep the leading system messages and the last N user
+ * turns (never mid-turn: what follows the system messages starts with a user message), store a
+ * summary of what was dropped in the meta, rewrite the log atomically, and record
+ * `compact.occurred` (estimated tokens before/after) in the rollout log, which keeps what
+ * compaction erased. Rollout recording is off with `FREECODE_ROLLOUT=off`. The summary is stored
+ * as a plan before the log is touched (`_compaction-plan.ts`), so a crash never loses messages
+ * without their summary, and the next compaction finishes the interrupted one.
  */
-import { badInput, FreecodeError } from "../errors.ts";
+import { badInput, conflict } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
+import { finishPlan, type PendingCompaction, pendingCompaction, storePlan } from "./_compaction-plan.ts";
 import { getSession } from "./lifecycle.ts";
 import { builtinSummarizer, type CompactionSummary, type Summarizer } from "./summarizer.ts";
 
 export const DEFAULT_KEEP_USER_TURNS = 2;
 
-/** Everything from the n-th last user message on (all of it when there are fewer; none for n ≤ 0). */
+/**
+ * Where compaction cuts `messages`: the first `head` (leading system messages) stay, [head, cut)
+ * is dropped, the rest stays from the n-th last user message on. With n user turns or fewer there
+ * is nothing to drop (`cut === head`); with n ≤ 0 everything after the system messages goes.
+ */
+export function compactionCut(messages: StoredMessage[], n: number): { head: number; cut: number } {
+  let head = 0;
+  while (head < messages.length && messages[head]!.role === "system") head++;
+  if (n <= 0) return { head, cut: messages.length };
+  const users = messages.reduce((k, m) => k + (m.role === "user" ? 1 : 0), 0);
+  if (users <= n) return { head, cut: head };
+  let cut = messages.length;
+  for (let seen = 0; seen < n; ) if (messages[--cut]!.role === "user") seen++;
+  return { head, cut };
+}
+
+/** What compaction keeps: the leading system messages and the last N user turns. */
 export function keepLastUserTurns(messages: StoredMessage[], n: number): StoredMessage[] {
-  if (n <= 0) return [];
-  let seen = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === "user" && ++seen === n) return messages.slice(i);
-  }
-  const firstUser = messages.findIndex((m) => m.role === "user");
-  return firstUser === -1 ? [] : messages.slice(firstUser);
+  const { head, cut } = compactionCut(messages, n);
+  return [...messages.slice(0, head), ...messages.slice(cut)];
 }
 
 /** A rough token estimate (4 characters per token): compaction reports it as an estimate. */
@@ -45,7 +60,12 @@ export interface CompactResult {
   summary?: CompactionSummary;
 }
 
-/** Compact a session (retries if messages were appended while it summarized). */
+const ATTEMPTS = 4;
+
+/**
+ * Compact a session: first finish a compaction a crash interrupted, then drop what is past the
+ * last N user turns (starting over if messages were appended while it summarized).
+ */
 export async function compactSession(
   store: StorageAdapter,
   id: string,
@@ -55,40 +75,57 @@ export async function compactSession(
   if (!Number.isInteger(n) || n < 1)
     throw badInput("keep must be a whole number of user turns, at least 1", { field: "keepUserTurns" });
   const summarizer = options.summarizer ?? builtinSummarizer;
-  for (let attempt = 0; ; attempt++) {
+  let done: CompactResult | undefined;
+  for (let attempt = 1; ; attempt++) {
+    if (attempt > ATTEMPTS) throw conflict(`session ${id} kept changing during compaction`);
     const meta = await getSession(store, id);
+    const pending = pendingCompaction(meta);
+    if (pending) {
+      done = (await finish(store, meta.id, pending)) ?? done;
+      continue;
+    }
     const { messages } = await store.readMessages(meta.id);
-    const kept = keepLastUserTurns(messages, n);
+    const { head, cut } = compactionCut(messages, n);
     const tokensBefore = estimateTokens(messages);
-    const base = { messagesBefore: messages.length, tokensBefore };
-    if (kept.length === messages.length) {
-      return {
-        ...base,
-        compacted: false,
-        reason: `only ${n} user turn(s) or fewer: nothing to drop`,
-        messagesAfter: messages.length,
-        tokensAfter: tokensBefore,
-      };
+    if (cut === head) {
+      return (
+        done ?? {
+          compacted: false,
+          reason: `only ${n} user turn(s) or fewer: nothing to drop`,
+          messagesBefore: messages.length,
+          messagesAfter: messages.length,
+          tokensBefore,
+          tokensAfter: tokensBefore,
+        }
+      );
     }
-    const dropped = messages.slice(0, messages.length - kept.length);
+    const kept = [...messages.slice(0, head), ...messages.slice(cut)];
+    const dropped = messages.slice(head, cut);
     const summary = await summarizer.summarize({ dropped, kept, previous: meta.summary?.text });
-    try {
-      await store.replaceMessages(meta.id, kept, { ifMessageCount: messages.length });
-    } catch (error) {
-      if (error instanceof FreecodeError && error.code === "conflict" && attempt < 3) continue;
-      throw error;
+    const plan: PendingCompaction = {
+      id: `compact-${crypto.randomUUID()}`,
+      head,
+      cut,
+      firstDropped: messages[head]!.id,
+      firstKept: messages[cut]!.id,
+      messagesBefore: messages.length,
+      messagesAfter: kept.length,
+      tokensBefore,
+      tokensAfter: estimateTokens(kept, summary.text),
+      record: options.rollout ?? process.env.FREECODE_ROLLOUT !== "off",
+      summary: { ...summary, createdAt: Date.now(), summarizer: summarizer.name },
+    };
+    // Not stored if the log moved while summarizing: then start over on the longer log.
+    if (await storePlan(store, meta.id, plan, messages.length)) {
+      const result = await finish(store, meta.id, plan);
+      if (result) return result;
     }
-    const now = Date.now();
-    await store.updateMeta(meta.id, (m) => ({
-      ...m,
-      summary: { ...summary, createdAt: now, summarizer: summarizer.name },
-    }));
-    const tokensAfter = estimateTokens(kept, summary.text);
-    const record = options.rollout ?? process.env.FREECODE_ROLLOUT !== "off";
-    if (record)
-      await store.appendEvents(meta.id, [
-        { type: "compact.occurred", beforeTokens: tokensBefore, afterTokens: tokensAfter, estimated: true },
-      ]);
-    return { ...base, compacted: true, messagesAfter: kept.length, tokensAfter, summary };
   }
+}
+
+async function finish(store: StorageAdapter, id: string, plan: PendingCompaction) {
+  const finished = await finishPlan(store, id, plan);
+  if (!finished) return undefined;
+  const { tokensBefore, tokensAfter, summary } = plan;
+  return { compacted: true, ...finished, tokensBefore, tokensAfter, summary } satisfies CompactResult;
 }

@@ -4,34 +4,66 @@
  * SIGINT: that message is marked `interrupted` (written with its partial content if it was not
  * stored yet) and the session becomes `interrupted`. A second SIGINT within 1 s exits with code 1.
  */
+import { FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 
 export const DOUBLE_PRESS_MS = 1_000;
 
-/** Mark message `messageId` interrupted (storing `partial` if it is not in the log yet). */
+/** Rewrites of the log tried before giving the mark up to a loop that keeps appending. */
+const MARK_ATTEMPTS = 8;
+
+/**
+ * Mark message `messageId` interrupted (storing `partial` if it is not in the log yet), and the
+ * session `interrupted`. Marking rewrites the log only if it did not move since it was read, so an
+ * append racing it means reading again; the session status is set even if the mark finally fails
+ * (that error is thrown after it).
+ */
 export async function markInterrupted(
   store: StorageAdapter,
   sessionId: string,
   messageId: string | undefined,
   partial?: StoredMessage,
 ): Promise<void> {
+  let markError: unknown;
   if (messageId !== undefined) {
-    const { messages } = await store.readMessages(sessionId);
-    const i = messages.findIndex((m) => m.id === messageId);
-    if (i !== -1) {
-      if (!messages[i]!.interrupted) {
-        const next = messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
-        await store.replaceMessages(sessionId, next, { ifMessageCount: messages.length });
-      }
-    } else if (partial) {
-      await store.appendMessages(sessionId, [{ ...partial, id: messageId, interrupted: true }]);
+    try {
+      await markMessage(store, sessionId, messageId, partial);
+    } catch (error) {
+      markError = error;
     }
   }
   await store.updateMeta(sessionId, (m) => {
     const { owner: _, ...rest } = m;
     return m.status === "archived" || m.status === "deleted" ? m : { ...rest, status: "interrupted" };
   });
+  if (markError !== undefined) throw markError;
+}
+
+async function markMessage(
+  store: StorageAdapter,
+  sessionId: string,
+  messageId: string,
+  partial: StoredMessage | undefined,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const { messages } = await store.readMessages(sessionId);
+    const i = messages.findIndex((m) => m.id === messageId);
+    if (i === -1) {
+      if (partial) await store.appendMessages(sessionId, [{ ...partial, id: messageId, interrupted: true }]);
+      return;
+    }
+    if (messages[i]!.interrupted) return;
+    const next = messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
+    try {
+      await store.replaceMessages(sessionId, next, { ifMessageCount: messages.length });
+      return;
+    } catch (error) {
+      if (!(error instanceof FreecodeError && error.code === "conflict") || attempt >= MARK_ATTEMPTS)
+        throw error;
+      await Bun.sleep(attempt * 5); // let the appending loop's burst end
+    }
+  }
 }
 
 export interface InterruptTarget {

@@ -3,7 +3,12 @@
  * history, appending in a loop): it only answers yes or no, ~10× faster than a schema parse. On
  * "no", callers run the valibot schema to get the precise error; on "yes" the value is used as is.
  * `test/storage/message-check.test.ts` holds the two to the same verdicts.
+ *
+ * Also the size limit every adapter applies on write (through `checkMessages`): a message whose
+ * JSON line is over `MAX_MESSAGE_BYTES` is refused, whatever the adapter stores it as.
  */
+import { badInput } from "../errors.ts";
+
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
 const ID = /^[A-Za-z0-9._:@+=-]+$/;
@@ -46,4 +51,52 @@ export function isValidMessage(x: unknown): boolean {
     for (const f of USAGE_FIELDS) if (!optNumber(x.usage[f])) return false;
   }
   return true;
+}
+
+/** The largest message the store accepts: its JSON line, in UTF-8 bytes (a 9 MiB line is refused). */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * An upper bound of the UTF-8 bytes of `JSON.stringify(x)`, or Infinity once past `budget` (or for
+ * what is costly to bound: deep nesting, `toJSON`). It spares the append path a second stringify
+ * of every message; only a message that might be too large is stringified to be measured.
+ */
+function jsonBytesAtMost(x: unknown, budget: number, depth = 0): number {
+  switch (typeof x) {
+    case "string":
+      return x.length * 6 + 2; // a UTF-16 unit is at most 6 bytes of JSON (`\u001f`)
+    case "number":
+      return 24; // -2.2250738585072014e-308
+    case "object": {
+      if (x === null) return 4;
+      if (depth > 32 || typeof (x as { toJSON?: unknown }).toJSON === "function") return Infinity;
+      let n = 2;
+      if (Array.isArray(x)) {
+        for (const item of x)
+          if ((n += 1 + jsonBytesAtMost(item, budget - n, depth + 1)) > budget) return Infinity;
+      } else {
+        for (const [k, value] of Object.entries(x)) {
+          n += k.length * 6 + 4 + jsonBytesAtMost(value, budget - n, depth + 1);
+          if (n > budget) return Infinity;
+        }
+      }
+      return n;
+    }
+    case "bigint":
+      return Infinity;
+    default:
+      return 5; // true, false; undefined and functions are left out or `null`
+  }
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "")} MiB`;
+
+/** `message`, unless its JSON line is over `MAX_MESSAGE_BYTES` (`index` names it in a batch). */
+export function checkMessageSize<M extends { id: string }>(message: M, index?: number): M {
+  if (jsonBytesAtMost(message, MAX_MESSAGE_BYTES) <= MAX_MESSAGE_BYTES) return message;
+  const bytes = Buffer.byteLength(JSON.stringify(message));
+  if (bytes <= MAX_MESSAGE_BYTES) return message;
+  throw badInput(`message ${message.id} is ${mib(bytes)}, over the ${mib(MAX_MESSAGE_BYTES)} limit`, {
+    field: index === undefined ? undefined : `[${index}]`,
+  });
 }

@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
-import { isValidId, isValidMessage } from "./_message-check.ts";
+import { checkMessageSize, isValidId, isValidMessage } from "./_message-check.ts";
 import {
   IdSchema,
   MessageSchema,
@@ -31,12 +31,12 @@ export function checkId(id: unknown, what = "session id"): string {
   return r.output;
 }
 
-/** Validate one message (as stored); `index` names it in the error. */
+/** Validate one message (as stored), its size included; `index` names it in the error. */
 export function checkMessage(message: unknown, index?: number): StoredMessage {
-  if (isValidMessage(message)) return message as StoredMessage; // the fast path; the schema explains failures
+  if (isValidMessage(message)) return checkMessageSize(message as StoredMessage, index); // the fast path; the schema explains failures
   const r = v.safeParse(MessageSchema, message);
   if (!r.success) fail("invalid message", r.issues, index === undefined ? "" : `[${index}].`);
-  return r.output;
+  return checkMessageSize(r.output, index);
 }
 
 /** Validate a batch of messages and reject duplicate ids inside it. */
@@ -58,4 +58,4 @@ export function checkMeta(meta: unknown): SessionMeta {
 }
 
 /** The largest message line the store accepts (a 10 MB line is refused, not written). */
-export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES } from "./_message-check.ts";

@@ -35,7 +35,9 @@ describe("keepLastUserTurns", () => {
     expect(keepLastUserTurns(msgs, 2).map((m) => m.id)).toEqual(["u3", "a3", "b3", "u4", "a4", "b4"]);
     expect(keepLastUserTurns(msgs, 9)).toHaveLength(12);
     expect(keepLastUserTurns(msgs, 0)).toEqual([]);
-    expect(keepLastUserTurns([say("x", "assistant", "orphan"), ...msgs.slice(0, 3)], 5)[0]?.id).toBe("u1");
+    // Fewer user turns than asked: nothing is dropped, not even what precedes the first user message.
+    expect(keepLastUserTurns([say("x", "assistant", "orphan"), ...msgs.slice(0, 3)], 5)[0]?.id).toBe("x");
+    expect(keepLastUserTurns([say("x", "assistant", "orphan"), ...msgs.slice(0, 6)], 1)[0]?.id).toBe("u2");
   });
 });
 

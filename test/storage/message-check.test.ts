@@ -1,7 +1,7 @@
-/** The hand-written message check gives the schema's verdict on valid and mutated messages. */
+/** The hand-written message check gives the schema's verdict on valid and mutated messages; the size check is exact. */
 import { expect, test } from "bun:test";
 import * as v from "valibot";
-import { isValidMessage } from "../../src/storage/_message-check.ts";
+import { checkMessageSize, isValidMessage, MAX_MESSAGE_BYTES } from "../../src/storage/_message-check.ts";
 import { MessageSchema } from "../../src/storage/records.ts";
 
 const base = () => ({
@@ -112,4 +112,42 @@ test("isValidMessage agrees with MessageSchema on every mutation", () => {
     ]);
   }
   expect(valid).toBeGreaterThan(50); // both verdicts are exercised
+});
+
+test("checkMessageSize refuses exactly the messages whose JSON line is over 8 MiB, in bytes", () => {
+  const text = (content: string) => ({
+    id: "m",
+    role: "user",
+    parts: [{ type: "text", content }],
+    timestamp: 1,
+  });
+  const tool = (args: unknown) => ({ ...text(""), parts: [{ type: "tool", tool: { name: "t", args } }] });
+  const over = (m: { id: string }) => {
+    try {
+      checkMessageSize(m);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  // Characters of 1, 2, 3, 4 (a surrogate pair) and 6 bytes of JSON (an escaped control character).
+  for (const unit of ["x", "é", "€", "🚀", "\u0001"]) {
+    const bytesPerUnit = Buffer.byteLength(JSON.stringify(unit)) - 2;
+    const overhead = Buffer.byteLength(JSON.stringify(text("")));
+    const fit = Math.floor((MAX_MESSAGE_BYTES - overhead) / bytesPerUnit);
+    for (const count of [fit - 1, fit, fit + 1]) {
+      const m = text(unit.repeat(count));
+      expect([unit, count, over(m)]).toEqual([
+        unit,
+        count,
+        Buffer.byteLength(JSON.stringify(m)) > MAX_MESSAGE_BYTES,
+      ]);
+    }
+  }
+  // Size hidden in structure, not strings: many numbers, deep nesting.
+  expect(over(tool(Array.from({ length: 500_000 }, () => 1.2345678901234567)))).toBe(true);
+  expect(over(tool(Array.from({ length: 100_000 }, () => 1.2345678901234567)))).toBe(false);
+  let deep: unknown = "leaf";
+  for (let i = 0; i < 100; i++) deep = { d: deep };
+  expect(over(tool(deep))).toBe(false);
 });
