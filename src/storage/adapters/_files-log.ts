@@ -1,16 +1,25 @@
 /**
  * An append-only JSONL file: one `write()` per append on an O_APPEND descriptor (so concurrent
- * writers never interleave within a line), a check that the file ends with a newline before the
- * first append of a lease (a torn tail left by a crashed writer gets its own line instead of being
- * glued to ours), and the fsync policy: `always` per append, `batch` within ~100 ms, `never`.
+ * writers never interleave within a line), a check that the file ends with a newline when a lease is
+ * taken (a torn tail left by a crashed writer was never acknowledged: it is cut off, not kept as a
+ * bad line in the middle of the log), and the fsync policy: `always` per append, `batch` within
+ * ~100 ms, `never`.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { FILE_MODE } from "../../util/atomic.ts";
 
 export type FsyncMode = "never" | "batch" | "always";
 
 const BATCH_MS = 100;
-const NEWLINE = Buffer.from("\n");
 const pending = new Set<AppendLog>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -34,7 +43,6 @@ export class AppendLog {
   private ino = 0;
   /** Bytes in the file as far as this writer knows (exact while the lease is held). */
   size = 0;
-  private needsNewline = false;
 
   constructor(
     readonly path: string,
@@ -42,8 +50,9 @@ export class AppendLog {
   ) {}
 
   /**
-   * Re-learn the file's state after taking the lease: reopen it if it was replaced (compaction
-   * renames a new file over it), read its size and whether its last byte is a newline.
+   * Re-learn the file's state after taking the lease (the caller holds the lock): reopen it if it
+   * was replaced (compaction renames a new file over it), read its size, and cut a torn tail (bytes
+   * after the last newline: a crash mid-append) back to the last complete line.
    * Returns false when the file does not exist and `create` is false.
    */
   reload(create: boolean): boolean {
@@ -63,19 +72,25 @@ export class AppendLog {
       this.ino = fstatSync(this.fd).ino;
     }
     this.size = fstatSync(this.fd).size;
-    this.needsNewline = this.size > 0 && lastByte(this.fd, this.size) !== 10;
+    if (this.size > 0 && lastByte(this.fd, this.size) !== 10) this.cutTornTail();
     return true;
+  }
+
+  /** Truncate to just after the last newline; synced as an append would be. */
+  private cutTornTail(): void {
+    this.size = endOfLastLine(this.fd!, this.size);
+    ftruncateSync(this.fd!, this.size);
+    if (this.fsync === "always") fsyncSync(this.fd!);
+    else if (this.fsync === "batch") scheduleSync(this);
   }
 
   /** Append `lines` (whole lines, ending in a newline) with one write. */
   append(lines: string | Uint8Array): void {
     if (this.fd === undefined) this.reload(true);
-    const bytes = typeof lines === "string" ? Buffer.from(lines) : lines;
-    const data = this.needsNewline ? Buffer.concat([NEWLINE, bytes]) : bytes;
+    const data = typeof lines === "string" ? Buffer.from(lines) : lines;
     let written = 0;
     while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
     this.size += data.length;
-    this.needsNewline = false;
     if (this.fsync === "always") fsyncSync(this.fd!);
     else if (this.fsync === "batch") scheduleSync(this);
   }
@@ -97,6 +112,20 @@ function lastByte(fd: number, size: number): number {
   const b = Buffer.alloc(1);
   readSync(fd, b, 0, 1, size - 1);
   return b[0]!;
+}
+
+/** The offset just past the last newline in the first `size` bytes (0 if none), read backwards. */
+function endOfLastLine(fd: number, size: number): number {
+  const chunk = Buffer.alloc(64 * 1024);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const got = readSync(fd, chunk, 0, end - start, start);
+    const nl = chunk.subarray(0, got).lastIndexOf(10);
+    if (nl !== -1) return start + nl + 1;
+    end = start;
+  }
+  return 0;
 }
 
 /**

@@ -4,9 +4,11 @@
  * memory and written back when the lease ends, together with `messagesBytes` (how much of the log
  * they count). A writer that crashed before writing the meta back leaves counters behind the log:
  * whoever reads the meta next folds the missing tail in, so the counters are never wrong for long.
+ * A replace writes the meta without `messagesBytes` before renaming the new log in, so no crash
+ * point leaves an old cursor to be applied to a new log: a meta without one is recounted.
  */
 import { readFileSync } from "node:fs";
-import { badInput, conflict, notFound } from "../../errors.ts";
+import { badInput, conflict, FreecodeError, notFound } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
@@ -17,6 +19,7 @@ import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode } from "./_files-log.ts";
 import { readMessagesFile, tryParseMessage } from "./_files-messages.ts";
 import type { SessionFiles } from "./_files-paths.ts";
+import { metaAfterReplace } from "./_sql-core.ts";
 
 /** meta.json as stored: the meta plus the files adapter's own bookkeeping. */
 type MetaOnDisk = SessionMeta & { messagesBytes?: number };
@@ -37,7 +40,15 @@ export function readMetaFile(path: string): { meta: SessionMeta; messagesBytes: 
     throw badInput(`meta.json is not JSON: ${(error as Error).message}`, { file: path }, error);
   }
   const { messagesBytes, ...meta } = raw;
-  return { meta: checkMeta(meta), messagesBytes: typeof messagesBytes === "number" ? messagesBytes : -1 };
+  let checked: SessionMeta;
+  try {
+    checked = checkMeta(meta);
+  } catch (error) {
+    // The schema names the field; the file is ours to name.
+    if (!(error instanceof FreecodeError)) throw error;
+    throw badInput(error.message, { ...error.source, file: path }, error);
+  }
+  return { meta: checked, messagesBytes: typeof messagesBytes === "number" ? messagesBytes : -1 };
 }
 
 /** Fold the messages stored past `fromByte` into `meta` (crash recovery of the counters). */
@@ -135,10 +146,23 @@ export class FilesSession implements LeaseOwner {
       throw conflict(`session ${this.id} changed while it was being rewritten`);
     }
     const msgs = checkMessages(messages);
-    const fsync = this.ctx.fsync !== "never";
-    withJsonLines(msgs, (bytes) => writeFileAtomic(this.files.messages, bytes, { fsync }));
+    const next = metaAfterReplace(meta, msgs);
+    // The meta goes first, without a cursor: a crash after the new log is renamed in must not leave
+    // the old `messagesBytes` to be applied to the new file. With none, whoever reads the meta next
+    // counts whichever log it finds, old or new.
+    this.meta = { ...meta, updatedAt: next.updatedAt };
+    this.writeMeta(false);
+    try {
+      const fsync = this.ctx.fsync !== "never";
+      withJsonLines(msgs, (bytes) => writeFileAtomic(this.files.messages, bytes, { fsync }));
+    } catch (error) {
+      // The old log stays: so do its meta and cursor, written back when the lease ends.
+      this.meta = meta;
+      this.metaDirty = true;
+      throw error;
+    }
     this.log.reload(true);
-    this.meta = { ...meta, messageCount: msgs.length };
+    this.meta = next;
     this.writeMeta();
   }
 
@@ -150,10 +174,13 @@ export class FilesSession implements LeaseOwner {
     return structuredClone(this.meta);
   }
 
-  /** Write the cached meta back (atomic) and journal it for the index. */
-  writeMeta(): void {
+  /**
+   * Write the cached meta back (atomic) and journal it for the index; with `cursor` false, without
+   * `messagesBytes` (the log is about to be replaced: a reader recounts it).
+   */
+  writeMeta(cursor = true): void {
     if (!this.meta) return;
-    const onDisk: MetaOnDisk = { ...this.meta, messagesBytes: this.log.size };
+    const onDisk: MetaOnDisk = cursor ? { ...this.meta, messagesBytes: this.log.size } : this.meta;
     writeFileAtomic(this.files.meta, `${JSON.stringify(onDisk, null, 2)}\n`, {
       fsync: this.ctx.fsync !== "never",
     });

@@ -79,6 +79,18 @@ export function checkCount(meta: SessionMeta, expected: number | undefined): voi
   }
 }
 
+/**
+ * The meta after `replaceMessages`: `messageCount` is the new length; turns and tokens are history
+ * and stay. `updatedAt` always moves forward (to the newest message, else by 1 ms), so whatever
+ * compares metas to notice a change (the thread store's refresh) sees a rewrite that kept the
+ * count. Not the clock: every adapter must store the same meta for the same writes.
+ */
+export function metaAfterReplace(meta: SessionMeta, messages: StoredMessage[]): SessionMeta {
+  let updatedAt = meta.updatedAt + 1;
+  for (const m of messages) if (m.timestamp > updatedAt) updatedAt = m.timestamp;
+  return { ...meta, messageCount: messages.length, updatedAt };
+}
+
 /** Build the contract object over a host. */
 export function sqlAdapter(
   name: string,
@@ -202,7 +214,7 @@ export function sqlAdapter(
         const messages = checkMessages(messagesIn);
         d.run("DELETE FROM messages WHERE session_id = ?", [id]);
         insertMessages(d, id, 0, messages);
-        putMeta(d, { ...meta, messageCount: messages.length }, false);
+        putMeta(d, metaAfterReplace(meta, messages), false);
       });
     },
 

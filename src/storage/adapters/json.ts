@@ -21,7 +21,7 @@ import {
   type StoredMessage,
 } from "../records.ts";
 import { type ImageFormat, JournaledImage } from "./_image.ts";
-import { checkCount } from "./_sql-core.ts";
+import { checkCount, metaAfterReplace } from "./_sql-core.ts";
 
 /** The file of the json adapter under `home`. */
 export const jsonStorePath = (home: string) => join(homePaths(home).state, "store.json");
@@ -217,7 +217,7 @@ const factory: AdapterFactory = (options) => {
         const messages = checkMessages(messagesIn);
         const ops: Op[] = [
           ["replace", id, messages],
-          ["meta", id, { ...meta, messageCount: messages.length }],
+          ["meta", id, metaAfterReplace(meta, messages)],
         ];
         return { ops, result: undefined };
       });

@@ -10,6 +10,7 @@ import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
+import { metaAfterReplace } from "./_sql-core.ts";
 
 interface Entry {
   meta: SessionMeta;
@@ -80,7 +81,7 @@ const factory: AdapterFactory = () => {
       }
       const msgs = checkMessages(messages);
       e.messages = clone(msgs);
-      e.meta = { ...e.meta, messageCount: msgs.length };
+      e.meta = metaAfterReplace(e.meta, msgs);
     },
     async appendEvents(sessionId, drafts) {
       const list = events.get(checkId(sessionId)) ?? [];

@@ -1,0 +1,231 @@
+/**
+ * Regressions from the storage write audit:
+ * 1. a torn tail (a crash mid-append) was kept as a bad middle line by the next writer, so
+ *    `store verify`, `store migrate` and `rollout verify` failed forever: it is now cut off;
+ * 2. an invalid meta.json was reported without its file;
+ * 3. a rewrite that kept the message count left search results stale (no meta field moved);
+ * 4. a crash inside a files `replaceMessages`, after the new log was renamed in, let healing apply
+ *    the old log's byte cursor to the new log (wrong counts, tokens never spent).
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import factory from "../../src/storage/adapters/files.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { searchThreads } from "../../src/threads/api.ts";
+import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { makeMeta, msg } from "./contract.ts";
+
+/** The directory of session `id` under a files home. */
+function sessionDir(home: string, id: string): string {
+  const sessions = join(home, "sessions");
+  for (const key of readdirSync(sessions)) {
+    const dir = join(sessions, key, id);
+    try {
+      if (statSync(dir).isDirectory()) return dir;
+    } catch {
+      // not under this project
+    }
+  }
+  throw new Error(`no session directory for ${id}`);
+}
+
+const eventsFile = (home: string, id: string) => join(home, "rollout", "sessions", id, "events.jsonl");
+
+describe("a torn tail is cut off by the next writer", () => {
+  test("messages.jsonl and events.jsonl: after a CLI append, store verify, rollout verify and migrate pass", async () => {
+    await using home = await tempHome();
+    const a = factory({ home: home.path, fsync: "never" });
+    await a.createSession(makeMeta({ id: "t1" }), [msg("m1"), msg("m2", "assistant")]);
+    await a.appendEvents("t1", [{ type: "turn.started", turnId: "turn-0" }]);
+    await a.close();
+    const log = join(sessionDir(home.path, "t1"), "messages.jsonl");
+    const good = readFileSync(log, "utf8");
+    appendFileSync(log, '{"id":"m3","role":"user","par'); // a writer died mid-append
+    appendFileSync(eventsFile(home.path, "t1"), '{"type":"turn.st');
+
+    const line = JSON.stringify({ role: "user", parts: [{ type: "text", content: "next" }] });
+    expect(runCli(["session", "append", "t1"], { home: home.path, stdin: `${line}\n` }).code).toBe(0);
+    const event = JSON.stringify({ type: "turn.started", turnId: "turn-1" });
+    expect(runCli(["rollout", "append", "t1"], { home: home.path, stdin: `${event}\n` }).code).toBe(0);
+
+    const verify = runCli(["store", "verify", "--json"], { home: home.path });
+    expect(parseJson<{ problems: unknown[] }>(verify).problems).toEqual([]);
+    expect(verify.code).toBe(0);
+    expect(runCli(["rollout", "verify", "t1"], { home: home.path }).code).toBe(0);
+    expect(runCli(["store", "migrate", "--to", "json"], { home: home.path }).code).toBe(0);
+
+    const text = readFileSync(log, "utf8");
+    expect(text.startsWith(good)).toBe(true);
+    // The new line where the fragment was, and nothing else.
+    expect(JSON.parse(text.slice(good.length)).parts).toEqual([{ type: "text", content: "next" }]);
+    const seqs = readFileSync(eventsFile(home.path, "t1"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).seq);
+    expect(seqs).toEqual([1, 2]);
+  }, 30_000);
+
+  test("a torn tail longer than the read window, and a log that is all fragment, are cut whole", async () => {
+    await using home = await tempHome();
+    const a = factory({ home: home.path, fsync: "always" });
+    await a.createSession(makeMeta({ id: "t2" }), [msg("m1")]);
+    await a.createSession(makeMeta({ id: "t3" }), []);
+    await a.close();
+    const long = join(sessionDir(home.path, "t2"), "messages.jsonl");
+    const good = readFileSync(long, "utf8");
+    appendFileSync(
+      long,
+      `{"id":"m2","role":"user","parts":[{"type":"text","content":"${"x".repeat(200_000)}`,
+    );
+    const empty = join(sessionDir(home.path, "t3"), "messages.jsonl");
+    appendFileSync(empty, '{"id":"m1","ro');
+    const b = factory({ home: home.path, fsync: "always" });
+    await b.appendMessages("t2", [msg("m3")]);
+    await b.appendMessages("t3", [msg("m4")]);
+    expect(readFileSync(long, "utf8")).toBe(`${good}${JSON.stringify(msg("m3"))}\n`);
+    expect(readFileSync(empty, "utf8")).toBe(`${JSON.stringify(msg("m4"))}\n`);
+    for (const id of ["t2", "t3"]) {
+      const read = await b.readMessages(id);
+      expect(read.issues).toEqual([]);
+      expect((await b.getMeta(id))?.messageCount).toBe(read.messages.length);
+    }
+    await b.close();
+  });
+});
+
+test("an invalid meta.json is reported with its file (session show)", async () => {
+  await using home = await tempHome();
+  const a = factory({ home: home.path, fsync: "never" });
+  await a.createSession(makeMeta({ id: "bad" }), [msg("m1")]);
+  await a.close();
+  const file = join(sessionDir(home.path, "bad"), "meta.json");
+  const meta = JSON.parse(readFileSync(file, "utf8"));
+  writeFileSync(file, JSON.stringify({ ...meta, turnCount: "x" }));
+  const r = runCli(["session", "show", "bad"], { home: home.path });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(`${file}: invalid session meta`);
+  expect(r.stderr).toContain("(field turnCount)");
+  expect(r.stderr.trim().split("\n")).toHaveLength(1);
+});
+
+describe("a rewrite that keeps the message count is seen by search", () => {
+  const say = (id: string, text: string, role: StoredMessage["role"] = "user"): StoredMessage => ({
+    id,
+    role,
+    parts: [{ type: "text", content: text }],
+    timestamp: 1_700_000_000_000,
+  });
+  for (const name of ["files", "json", "sqlite", "sqljs", "memory"]) {
+    test(`${name}: replaceMessages moves updatedAt; search finds cherry, not apple`, async () => {
+      await using home = await tempHome();
+      const { adapter } = await openStore(name, { home: home.path, fsync: "never" });
+      try {
+        const meta = makeMeta({ id: "r1" });
+        await adapter.createSession(meta, [say("u1", "apple banana"), say("a1", "noted", "assistant")]);
+        expect((await searchThreads(adapter, home.path, { text: "apple" })).total).toBe(1);
+        const before = (await adapter.getMeta("r1"))!.updatedAt;
+        await adapter.replaceMessages("r1", [say("u2", "cherry durian"), say("a2", "noted", "assistant")], {
+          ifMessageCount: 2,
+        });
+        const after = (await adapter.getMeta("r1"))!;
+        expect(after.messageCount).toBe(2);
+        expect(after.updatedAt).toBeGreaterThan(before);
+        expect((await searchThreads(adapter, home.path, { text: "cherry" })).total).toBe(1);
+        expect((await searchThreads(adapter, home.path, { text: "apple" })).total).toBe(0);
+      } finally {
+        await adapter.close();
+      }
+    });
+  }
+});
+
+/**
+ * A child that replaces a session's log and SIGKILLs itself right after the k-th rename into the
+ * session directory (meta.json or messages.jsonl). The hook is put into `src/util/atomic.ts` as it
+ * loads (a Bun plugin), so the adapter runs unchanged up to the chosen point.
+ */
+const CHILD = `
+const [root, home, id, killAfter] = process.argv.slice(2);
+Bun.plugin({
+  name: "kill-after-rename",
+  setup(build) {
+    build.onLoad({ filter: /[\\\\/]src[\\\\/]util[\\\\/]atomic\\.ts$/ }, async (args) => {
+      const src = await Bun.file(args.path).text();
+      const hooked = src.replace("renameSync(tmp, path);", "renameSync(tmp, path); globalThis.__afterRename?.(path);");
+      if (hooked === src) throw new Error("no renameSync(tmp, path) in atomic.ts to hook");
+      return { loader: "ts", contents: hooked };
+    });
+  },
+});
+const { default: files } = await import(root + "/src/storage/adapters/files.ts");
+const adapter = files({ home, fsync: "never" });
+const messages = JSON.parse(await Bun.stdin.text());
+let renames = 0;
+globalThis.__afterRename = (path) => {
+  if (path.includes("/" + id + "/") && ++renames === Number(killAfter)) process.kill(process.pid, "SIGKILL");
+};
+await adapter.replaceMessages(id, messages);
+await adapter.close();
+`;
+
+describe("a crash inside a files replace leaves counters that match the log", () => {
+  const usage = (n: number) => ({ inputTokens: n, outputTokens: 0 });
+  const oldLog = [
+    msg("m1", "user"),
+    msg("m2", "assistant", { responseId: "r1", usage: usage(10) }),
+    msg("m3", "user"),
+    msg("m4", "assistant", { responseId: "r2", usage: usage(20) }),
+    msg("m5", "user"),
+  ];
+  // Longer than the old log: the old byte cursor lands inside it, with whole lines after it.
+  const newLog = [1, 2, 3, 4].map((i) =>
+    msg(`n${i}`, i % 2 ? "user" : "assistant", {
+      parts: [{ type: "text", content: `summary ${i} ${"y".repeat(300)}` }],
+      ...(i % 2 ? {} : { responseId: `s${i}`, usage: usage(500) }),
+    }),
+  );
+
+  for (const killAfter of [1, 2]) {
+    test(`killed after rename ${killAfter} of the replace: messageCount and tokens agree with the log`, async () => {
+      await using home = await tempHome();
+      await using scratch = await tempDir();
+      const a = factory({ home: home.path, fsync: "never" });
+      await a.createSession(makeMeta({ id: "c1" }), oldLog);
+      const before = (await a.getMeta("c1"))!;
+      await a.close();
+      const log = join(sessionDir(home.path, "c1"), "messages.jsonl");
+      const oldSize = statSync(log).size;
+      expect(newLog.map((m) => JSON.stringify(m)).join("\n").length).toBeGreaterThan(oldSize);
+
+      const child = join(scratch.path, "replace-child.ts");
+      writeFileSync(child, CHILD);
+      const proc = Bun.spawnSync([BUN, child, ROOT, home.path, "c1", String(killAfter)], {
+        stdin: new Blob([JSON.stringify(newLog)]),
+        stderr: "pipe",
+      });
+      expect([proc.signalCode, proc.stderr.toString()]).toEqual(["SIGKILL", ""]);
+
+      const b: StorageAdapter = factory({ home: home.path, fsync: "never" });
+      const ids = (await b.readMessages("c1")).messages.map((m) => m.id);
+      expect([oldLog.map((m) => m.id), newLog.map((m) => m.id)]).toContainEqual(ids);
+      const healed = (await b.getMeta("c1"))!;
+      expect([healed.messageCount, healed.turnCount, healed.tokens]).toEqual([
+        ids.length,
+        before.turnCount,
+        before.tokens,
+      ]);
+      // A writer takes the session over and writes the meta back: still right on disk.
+      await b.appendMessages("c1", [msg("m9", "user", { timestamp: 1_800_000_000_000 })]);
+      await b.close();
+      const onDisk = JSON.parse(readFileSync(join(sessionDir(home.path, "c1"), "meta.json"), "utf8"));
+      expect([onDisk.messageCount, onDisk.turnCount, onDisk.tokens]).toEqual([
+        ids.length + 1,
+        before.turnCount + 1,
+        before.tokens,
+      ]);
+    }, 30_000);
+  }
+});
