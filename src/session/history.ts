@@ -26,6 +26,14 @@ export const toolCallId = (messageId: string, partIndex: number) => `tool-${mess
 const isPlainObject = (x: unknown): x is Record<string, unknown> =>
   x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
 
+/**
+ * A provider's tool input is an object. Arguments stored as anything else (a freeform tool's raw
+ * text, a value a library user appended) are kept whole under `input`, as the Codex importer stores
+ * freeform input: never dropped (`args || {}` once turned `"rm -rf /"` into `{}`), and never a
+ * reason the session cannot be resumed.
+ */
+const toolInput = (args: unknown): Record<string, unknown> => (isPlainObject(args) ? args : { input: args });
+
 const resultText = (r: unknown) => (typeof r === "string" ? r : JSON.stringify(r));
 
 /**
@@ -54,16 +62,8 @@ export function loadHistory(stored: StoredMessage[]): LoopMessage[] {
             throw badInput(`message ${m.id} part ${i}: tool part without a tool name`, {
               field: `parts[${i}].tool`,
             });
-          if (!isPlainObject(args)) {
-            throw badInput(
-              `message ${m.id} part ${i}: tool args must be a plain object, got ${Array.isArray(args) ? "array" : typeof args}`,
-              {
-                field: `parts[${i}].tool.args`,
-              },
-            );
-          }
           const id = toolCallId(m.id, i);
-          content.push({ type: "tool_use", id, name: p.tool.name, input: args });
+          content.push({ type: "tool_use", id, name: p.tool.name, input: toolInput(args) });
           if (p.result !== undefined) {
             results.push({
               type: "tool_result",

@@ -34,10 +34,10 @@ describe("loadHistory", () => {
     expect(loadHistory(stored)).toEqual(loop);
   });
 
-  test("tool args that are not a plain object are rejected, not passed through (regression: `args || {}`)", () => {
+  test("tool args that are not a plain object are kept whole under input, never dropped (regression: `args || {}`) nor a reason resume fails", () => {
     for (const args of ["rm -rf /", ["a"], 42, null]) {
       const stored = [m("a1", "assistant", [{ type: "tool", tool: { name: "bash", args } }])];
-      expect(() => loadHistory(stored)).toThrow("tool args must be a plain object");
+      expect(loadHistory(stored)[0]!.content[0]).toMatchObject({ type: "tool_use", input: { input: args } });
     }
     expect(
       loadHistory([m("a1", "assistant", [{ type: "tool", tool: { name: "x", args: undefined } }])])[0]!
