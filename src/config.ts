@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import * as v from "valibot";
 import { badInput } from "./errors.ts";
 import { homePaths } from "./home.ts";
+import { unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
 export const STORE_NAMES = ["auto", "files", "memory", "sqlite", "sqljs", "json"] as const;
@@ -57,11 +58,16 @@ export type Config = v.InferOutput<typeof ConfigSchema>;
 
 /** Validate a parsed config object; `file` names the source in errors. */
 export function parseConfig(raw: unknown, file = "config.json"): Config {
+  // valibot's object schemas take an array (`[]` has no unknown keys): the file must be an object.
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    const got = raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw;
+    throw badInput(`invalid config: the top level must be a JSON object, not ${got}`, { file });
+  }
   const result = v.safeParse(ConfigSchema, raw);
   if (result.success) return result.output;
   const issue = result.issues[0];
   const field = v.getDotPath(issue) ?? undefined;
-  throw badInput(`invalid config: ${issue.message}`, { file, field });
+  throw badInput(`invalid config: ${unknownField(ConfigSchema, issue) ?? issue.message}`, { file, field });
 }
 
 /** Load `<home>/config.json`; a missing file is an empty config. */

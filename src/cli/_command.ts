@@ -1,11 +1,12 @@
 /**
  * `command()`: how every freecode command is defined. It adds the global flags (`--json`, `--home`,
- * `--store`), rejects unknown flags (citty accepts them silently), and hands `run` a context with the
- * resolved home, the config (loaded on first use) and output helpers. `run` returns an exit code
- * (default 0) or throws a FreecodeError; only main.ts turns those into a process exit.
+ * `--store`), rejects unknown flags and flags missing their value (citty accepts the first silently
+ * and reads the second as an empty string), and hands `run` a context with the resolved home, the
+ * config (loaded on first use) and output helpers. `run` returns an exit code (default 0) or throws a
+ * FreecodeError; only main.ts turns those into a process exit.
  */
 import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "citty";
-import { type Config, loadConfig } from "../config.ts";
+import { type Config, loadConfig, STORE_NAMES } from "../config.ts";
 import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { writeJson } from "../util/json-write.ts";
@@ -64,6 +65,7 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
     args,
     async run({ args: parsed, rawArgs }) {
       rejectUnknownFlags(rawArgs, args);
+      if (parsed.store !== undefined) checkStoreName(parsed.store as string, "--store");
       const ctx = makeContext(
         parsed.json === true,
         parsed.home as string | undefined,
@@ -83,7 +85,12 @@ export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string
     json,
     home,
     config: () => (config ??= loadConfig(home)),
-    storeName: () => storeFlag || process.env.FREECODE_STORE || (config ??= loadConfig(home)).store,
+    storeName() {
+      if (storeFlag) return checkStoreName(storeFlag, "--store");
+      const env = process.env.FREECODE_STORE;
+      if (env) return checkStoreName(env, "FREECODE_STORE");
+      return (config ??= loadConfig(home)).store;
+    },
     color: stdoutIsTerminal() && colorAllowed(),
     out(data) {
       if (typeof data === "string") {
@@ -99,10 +106,31 @@ export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string
   };
 }
 
+/** `name` if it is a storage adapter's name (or `auto`), else a usage error naming where it came from. */
+export function checkStoreName(name: string, from: string): string {
+  if (!(STORE_NAMES as readonly string[]).includes(name)) {
+    const where = from === "--store" ? "" : ` in ${from}`;
+    throw usageError(`unknown store "${name}"${where} (expected one of ${STORE_NAMES.join(", ")})`);
+  }
+  return name;
+}
+
+/**
+ * A whole-number flag: `undefined` when it was not given, else its value, which must be digits only
+ * (`Number()` alone reads "" as 0 and "1e3" as 1000) and at least `min`.
+ */
+export function wholeNumber(raw: string | undefined, flag: string, min = 0): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min)
+    throw usageError(`--${flag} must be a whole number ≥ ${min} (got "${raw}")`);
+  return n;
+}
+
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** Throw a usage error for any `--flag` / `-f` the command does not declare. */
-export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
+/** Each declared flag (by camel-cased name and alias, `no-` forms of booleans included) and its kind. */
+export function flagKinds(defs: ArgsDef): Map<string, "boolean" | "value"> {
   const known = new Map<string, "boolean" | "value">();
   for (const [name, def] of Object.entries(defs)) {
     if (def.type === "positional") continue;
@@ -114,13 +142,53 @@ export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
       if (kind === "boolean") known.set(camel(`no-${n}`), kind);
     }
   }
+  return known;
+}
+
+/** `--flag=value` / `-f` as the flag's camel-cased name and its inline value. */
+export function splitFlag(token: string): [name: string, inline: string | undefined] {
+  const [flag, inline] = token.replace(/^--?/, "").split(/=(.*)/s, 2);
+  return [camel(flag!), inline];
+}
+
+/** The token is an option (not a value such as `-`, `-5`, or a word). */
+export const isFlag = (token: string) => token.startsWith("-") && token !== "-" && !/^-\d/.test(token);
+
+/**
+ * The value that follows the value flag `token` at `next`, or a usage error when there is none: the
+ * flag ends the line, is `--flag=`, or is followed by another option (`--home --json` would make
+ * "--json" the home). A value that starts with `--` is written `--flag=--value`.
+ */
+export function valueAfter(token: string, inline: string | undefined, next: string | undefined): void {
+  const name = token.split("=")[0];
+  if (inline === "" || (inline === undefined && (next === undefined || next === "" || next === "--")))
+    throw usageError(`${name} needs a value`);
+  if (inline === undefined && next !== undefined && (next.startsWith("--") || next === "-h"))
+    throw usageError(
+      `${name} needs a value (got the option ${next.split("=")[0]}; write ${name}=VALUE for a value that starts with -)`,
+    );
+}
+
+/**
+ * Throw a usage error for any `--flag` / `-f` the command does not declare, for a value flag without
+ * its value, and for `--home` or `--store` given twice.
+ */
+export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
+  const known = flagKinds(defs);
+  const seen = new Set<string>();
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
     if (token === "--") return;
-    if (!token.startsWith("-") || token === "-" || /^-\d/.test(token)) continue;
-    const [flag, inlineValue] = token.replace(/^--?/, "").split(/=(.*)/s, 2);
-    const kind = known.get(camel(flag!));
+    if (!isFlag(token)) continue;
+    const [flag, inlineValue] = splitFlag(token);
+    const kind = known.get(flag);
     if (!kind) throw usageError(`unknown option ${token.split("=")[0]}`);
-    if (kind === "value" && inlineValue === undefined) i++; // the next token is this flag's value
+    if (kind !== "value") continue;
+    valueAfter(token, inlineValue, rawArgs[i + 1]);
+    if (inlineValue === undefined) i++; // the next token is this flag's value
+    if (flag in GLOBAL_ARGS) {
+      if (seen.has(flag)) throw usageError(`--${flag} is given twice`);
+      seen.add(flag);
+    }
   }
 }

@@ -3,11 +3,13 @@
  * a command's module is evaluated only when it runs (`--help` without a command resolves them all,
  * for their descriptions). This is the only place that exits the process.
  */
-import { type CommandDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
-import { exitCodeFor, FreecodeError } from "../errors.ts";
+import { defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
+import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { commandExit } from "./_command.ts";
+import { fsErrorLine } from "./_fs-error.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
+import { route, subcommandNames } from "./_route.ts";
 import {
   drainBeforeStderr,
   flushStdout,
@@ -42,30 +44,15 @@ export const main = defineCommand({
 });
 
 const HELP_FLAGS = new Set(["--help", "-h"]);
+const VERSION_FLAGS = new Set(["--version", "-v"]);
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
-
-/** Follow the positional words of `argv` down the subcommand tree. */
-async function resolveChain(argv: string[]): Promise<[CommandDef, CommandDef | undefined]> {
-  let cmd: CommandDef = main;
-  let parent: CommandDef | undefined;
-  for (const word of argv) {
-    if (word.startsWith("-")) continue;
-    const subs = (await resolve(cmd.subCommands)) as SubCommandsDef | undefined;
-    const next = subs?.[word];
-    if (!next) break;
-    parent = cmd;
-    cmd = (await resolve(next)) as CommandDef;
-  }
-  return [cmd, parent];
-}
-
-async function resolve<T>(value: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
-  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
-}
 
 /** Print the usage of the command `argv` names, on standard output or (for a usage error) stderr. */
 async function usage(argv: string[], to: "stdout" | "stderr"): Promise<void> {
-  const [cmd, parent] = await resolveChain(argv);
+  const { cmd, names } = await route(main, argv, true);
+  // Named by its full path (`freecode eval add`), not only by its parent's name.
+  const parent =
+    names.length > 1 ? { meta: { name: names.slice(0, -1).join(" "), version: VERSION } } : undefined;
   const text = await renderUsage(cmd, parent);
   if (to === "stderr") {
     drainBeforeStderr();
@@ -96,12 +83,13 @@ export async function runCli(argv: string[]): Promise<number> {
 
 /** Run the command `argv` names (or print the version or help); its exit code. */
 async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
-  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-    writeStdout(`${VERSION}\n`);
-    return 0;
-  }
   if (flagsPart.some((a) => HELP_FLAGS.has(a))) {
     await usage(flagsPart, "stdout");
+    return 0;
+  }
+  // On the root and on every command, as --help is.
+  if (flagsPart.some((a) => VERSION_FLAGS.has(a))) {
+    writeStdout(`${VERSION}\n`);
     return 0;
   }
   // A deliberate internal error, to check that stack traces of the binary name our sources.
@@ -110,7 +98,15 @@ async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
     await usage(argv, "stderr");
     return 2;
   }
-  await runCommand(main, { rawArgs: argv });
+  const { cmd, names, rest } = await route(main, argv);
+  if (!cmd.run) {
+    const where = names.join(" ");
+    throw usageError(
+      `missing command: ${where} ${(await subcommandNames(cmd)).join("|")} (see ${where} --help)`,
+    );
+  }
+  // The command alone: citty would read its first positional argument as a subcommand's name.
+  await runCommand({ ...cmd, subCommands: undefined }, { rawArgs: rest });
   return commandExit.code;
 }
 
@@ -122,14 +118,20 @@ async function report(error: unknown, argv: string[]): Promise<number> {
     return STDOUT_FAILED_EXIT;
   }
   if (error instanceof Error && error.name === "CLIError") {
-    // citty's own argument errors: bad usage.
-    await usage(argv, "stderr");
-    log.error(error.message);
+    // citty's own argument errors (a missing argument): bad usage, one line pointing at the help.
+    const where = (await route(main, argv, true)).names.join(" ");
+    const message = colorEnabled(process.stderr) ? error.message : stripAnsi(error.message);
+    log.error(`${message} (see ${where} --help)`);
     return 2;
   }
   if (error instanceof FreecodeError) {
     log.error(error.oneLine);
     return exitCodeFor(error);
+  }
+  const fs = fsErrorLine(error);
+  if (fs) {
+    log.error(fs.line);
+    return fs.code;
   }
   log.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   return exitCodeFor(error);

@@ -2,7 +2,10 @@
  * A Trace as a terminal waterfall: a summary, then each turn with its model calls, tool calls and
  * refusals on a shared time axis. Pure (returns text); the CLI prints it. Colour is ANSI and only on
  * request; without it, span kinds still differ by glyph (█ model, ▒ tool, × denied, ░ open).
+ * Recorded text (tool names, arguments, errors, reasons) is shown with its control characters
+ * escaped: only the colours asked for reach the terminal.
  */
+import { escapeLine } from "../util/one-line.ts";
 import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
 
 export interface WaterfallOptions {
@@ -134,8 +137,8 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
   };
   const line = (r: Row) => {
     const offset = `+${fmtMs(Math.max(0, r.at - t0))}`.padStart(9);
-    const detail = cut(r.detail, detailW);
-    return `${paint("dim", offset)} ${cut(r.label, labelW).padEnd(labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
+    const detail = cut(escapeLine(r.detail), detailW);
+    return `${paint("dim", offset)} ${cut(escapeLine(r.label), labelW).padEnd(labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
   };
 
   const groups = new Map<string, number[]>();
@@ -173,9 +176,11 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
   }
   for (const turn of trace.turns) {
     const flags = turn.aborted
-      ? paint("fail", `  ABORTED${turn.abortReason ? ` (${turn.abortReason})` : ""}`)
+      ? paint("fail", `  ABORTED${turn.abortReason ? ` (${escapeLine(turn.abortReason)})` : ""}`)
       : "";
-    write(`${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${turn.turnKey}${flags}`);
+    write(
+      `${paint("dim", `+${fmtMs(turn.startedAt - t0)}`.padStart(9))} ── turn ${escapeLine(turn.turnKey)}${flags}`,
+    );
     emit(rowsOf(groups.get(turn.turnKey)));
   }
 }
@@ -189,7 +194,7 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
         ? "ended"
         : "open (no session.ended)";
   const out = [
-    `session ${t.sessionId}  ${new Date(t.startedAt).toISOString()}  ${status}`,
+    `session ${escapeLine(t.sessionId)}  ${new Date(t.startedAt).toISOString()}  ${status}`,
     `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
     `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)`,
   ];
@@ -199,11 +204,13 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
     );
   if (t.pendingCalls.length)
     out.push(
-      `${t.pendingCalls.length} tool call(s) with no output: ${t.pendingCalls.map((p) => p.tool).join(", ")}`,
+      escapeLine(
+        `${t.pendingCalls.length} tool call(s) with no output: ${t.pendingCalls.map((p) => p.tool).join(", ")}`,
+      ),
     );
-  if (t.changedFiles.length) out.push(`changed files: ${t.changedFiles.join(", ")}`);
+  if (t.changedFiles.length) out.push(escapeLine(`changed files: ${t.changedFiles.join(", ")}`));
   for (const e of t.parseErrors)
-    out.push(paint("fail", `unreadable line${e.line ? ` ${e.line}` : ""}: ${e.message}`));
+    out.push(paint("fail", escapeLine(`unreadable line${e.line ? ` ${e.line}` : ""}: ${e.message}`)));
   out.push("");
   return out;
 }

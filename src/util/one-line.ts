@@ -4,7 +4,8 @@
  * `clip(s.replace(/\s+/g, " "), n)`, but only as much of the head is folded as fills the line: a
  * tool result of megabytes was folded whole (and the result flattened) to show 100 characters.
  * A folded prefix is a prefix of the folded whole: a whitespace run cut short still folds to one
- * space.
+ * space. Control characters left after folding are shown escaped (`\x1b`), never sent to the
+ * terminal: recorded tool output carries colour codes and worse (see `escapeLine`).
  */
 
 const WS = /\s+/g;
@@ -25,5 +26,24 @@ export function foldedHead(s: string, n: number): string {
 
 /** `x` on one line, at most `n` characters (see above). */
 export function oneLine(x: unknown, n: number): string {
-  return clip(foldedHead(typeof x === "string" ? x : (JSON.stringify(x) ?? ""), n), n);
+  return clip(escapeLine(foldedHead(typeof x === "string" ? x : (JSON.stringify(x) ?? ""), n)), n);
 }
+
+/** A control character as text: `\n`, `\r`, else `\xHH`. */
+export const escapeControl = (c: string): string =>
+  c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+
+// C0 controls, DEL and C1 controls: what a terminal acts on (colours, cursor moves, title changes,
+// clearing the screen) rather than shows. A tab is shown as it is.
+const LINE_CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+// The same, keeping line ends (`\n`, and `\r` just before one) in text shown on several lines.
+const TEXT_CONTROLS = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+
+/**
+ * Recorded text (a tool's output, a message, a reason) made safe to print on one line: every
+ * control character escaped, so `ESC[2J` in a log cannot clear the reader's screen.
+ */
+export const escapeLine = (s: string): string => s.replace(LINE_CONTROLS, escapeControl);
+
+/** As `escapeLine`, for text shown on several lines: line ends and tabs are kept. */
+export const escapeText = (s: string): string => s.replace(TEXT_CONTROLS, escapeControl);

@@ -1,15 +1,36 @@
 /** `freecode doctor`: what this machine has, where data goes, and whether each storage adapter starts. */
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { arch, platform, release } from "node:os";
+import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { VERSION } from "../../version.ts";
 import { command } from "../_command.ts";
 
+/**
+ * Why `home` cannot hold freecode's data, or undefined when it can: it (or, while it does not exist
+ * yet, the nearest folder it would be created in) must be a directory we may write into.
+ */
+export function homeProblem(home: string): string | undefined {
+  let dir = home;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  const what = dir === home ? "the home" : `${dir} (where the home would be created)`;
+  try {
+    if (!statSync(dir).isDirectory()) return `${what} is a file, not a directory`;
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return `${what} is not writable${code ? ` (${code})` : ""}`;
+  }
+  return undefined;
+}
+
 export default command({
   meta: { name: "doctor", description: "Check the installation: version, home, store, adapters" },
   loadConfig: false,
   async run(ctx) {
+    const homeError = homeProblem(ctx.home);
     const adapters = await probeAdapters();
     let configError: string | undefined;
     try {
@@ -21,16 +42,17 @@ export default command({
       version: VERSION,
       runtime: { bun: Bun.version, platform: platform(), arch: arch(), os: release() },
       home: ctx.home,
+      homeCheck: { ok: homeError === undefined, error: homeError },
       config: { path: homePaths(ctx.home).config, ok: configError === undefined, error: configError },
       store: configError ? undefined : (ctx.storeName() ?? "files"),
       adapters,
-      ok: configError === undefined && adapters.every((a) => a.ok),
+      ok: homeError === undefined && configError === undefined && adapters.every((a) => a.ok),
     };
     if (ctx.json) ctx.out(report);
     else {
       const lines = [
         `freecode ${report.version} (bun ${report.runtime.bun}, ${report.runtime.platform}-${report.runtime.arch})`,
-        `home:   ${report.home}`,
+        `home:   ${report.home}${homeError ? `  ERROR ${homeError}` : ""}`,
         `config: ${configError ? `ERROR ${configError}` : "ok"}`,
         `store:  ${report.store ?? "?"}`,
         "adapters:",

@@ -1,7 +1,7 @@
 /**
  * `freecode eval`: run eval cases over recorded sessions, or `freecode eval add <sessionId>` to write a
- * starter case. Dispatched by hand rather than with citty subcommands, because `eval` itself takes
- * positional case paths (citty would read the first path as a subcommand name). `__worker` is the
+ * starter case. `eval` takes positional case paths and has a subcommand: main.ts's router (not
+ * citty's) descends into `add` when it is the first word, else runs the cases. `__worker` is the
  * hidden entry the pool uses to fold a shard of sessions in another process.
  */
 import { defineCommand, runCommand } from "citty";
@@ -15,12 +15,10 @@ export default defineCommand({
       "Run eval cases over recorded sessions (exit 0 pass, 1 failed, 2 could not evaluate); `freecode eval add <sessionId>` writes a starter case",
   },
   args: { ...RUN_ARGS, ...GLOBAL_ARGS },
+  subCommands: {
+    add: () => import("./eval/add.ts").then((m) => m.default),
+  },
   async run({ rawArgs }) {
-    if (rawArgs[0] === "add") {
-      const add = (await import("./eval/add.ts")).default;
-      await runCommand(add, { rawArgs: rawArgs.slice(1) });
-      return commandExit.code;
-    }
     if (rawArgs[0] === "__worker") {
       const { serveWorker } = await import("../../eval/worker.ts");
       // Bun.write resolves once the pipe has taken every byte (process.stdout.write may still be

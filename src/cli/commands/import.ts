@@ -5,11 +5,11 @@
  */
 import { existsSync } from "node:fs";
 import { notFound, usageError } from "../../errors.ts";
-import { importSources } from "../../import/import.ts";
+import { importSources, rootsFor } from "../../import/import.ts";
 import { AGENTS } from "../../import/types.ts";
 import { watchSources } from "../../import/watch.ts";
 import { openStore } from "../../storage/select.ts";
-import { command } from "../_command.ts";
+import { command, wholeNumber } from "../_command.ts";
 import { flushStdout, writeStdout } from "../_stdout.ts";
 import { formatReport, totals, warningLine } from "./import/format.ts";
 
@@ -30,9 +30,7 @@ export default command({
       throw usageError(`unknown agent "${agent}" (expected ${CHOICES.join(", ")})`);
     const paths = (args._ as string[]).slice(1);
     for (const p of paths) if (!existsSync(p)) throw notFound(`no such file or folder: ${p}`);
-    const interval = args.interval === undefined ? 1000 : Number(args.interval);
-    if (!Number.isInteger(interval) || interval < 50)
-      throw usageError("--interval must be an integer ≥ 50 (ms)");
+    const interval = wholeNumber(args.interval, "interval", 50) ?? 1000;
     const config = ctx.config();
     const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: config.fsync });
     const base = {
@@ -48,6 +46,10 @@ export default command({
         const report = await importSources(base);
         for (const s of report.sources) for (const w of s.warnings) ctx.log.warn(warningLine(w));
         for (const n of report.notes) ctx.log.warn(n);
+        if (report.sources.length === 0) {
+          const looked = rootsFor(agent, paths).map((r) => r.root);
+          ctx.log.info(`nothing to import: no transcripts in ${looked.join(", ")}`);
+        }
         ctx.out(ctx.json ? { ...report, totals: totals(report) } : formatReport(report));
         return 0;
       }

@@ -1,8 +1,8 @@
 /** `freecode replay <id>`: the session's turns with their tool calls, outputs and refusals. */
 import { loadReplay } from "../../rollout/load.ts";
 import { fmtMs } from "../../rollout/waterfall.ts";
-import { oneLine } from "../../util/one-line.ts";
-import { command } from "../_command.ts";
+import { escapeLine, oneLine } from "../../util/one-line.ts";
+import { command, wholeNumber } from "../_command.ts";
 import { stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 
@@ -20,21 +20,19 @@ export default command({
     },
   },
   async run(ctx, args) {
-    const max = args["max-output"] === undefined ? undefined : Number(args["max-output"]);
+    const max = wholeNumber(args["max-output"], "max-output", 1);
     const replay = await withRollouts(ctx, async (r) => {
       const id = await r.resolve(args.id);
-      return loadReplay(
-        await r.source(id),
-        max !== undefined && Number.isFinite(max) ? { maxOutputChars: max } : {},
-      );
+      return loadReplay(await r.source(id), max !== undefined ? { maxOutputChars: max } : {});
     });
     if (ctx.json) {
       ctx.out(replay);
       return 0;
     }
-    // A line at a time: a big log's replay is hundreds of thousands of lines.
+    // A line at a time: a big log's replay is hundreds of thousands of lines. Each line is made
+    // of recorded text (tool names, reasons, outputs), its control characters shown escaped.
     const write = stdoutPieces();
-    const lines = { push: (line: string) => write(`${line}\n`) };
+    const lines = { push: (line: string) => write(`${escapeLine(line)}\n`) };
     lines.push(
       `session ${replay.sessionId}: ${replay.totalTurns} turns, ${replay.totalCalls} tool calls, ${replay.totalDenied} denied, ${replay.compactCount} compactions (${replay.compactedTokens} tokens)`,
     );

@@ -6,8 +6,12 @@
 import { usageError } from "../../errors.ts";
 import { searchThreads } from "../../threads/api.ts";
 import { renderSnippet } from "../../threads/search-text.ts";
-import { command } from "../_command.ts";
+import { escapeControl, escapeLine } from "../../util/one-line.ts";
+import { command, wholeNumber } from "../_command.ts";
 import { withOpenStore } from "./store/_open.ts";
+
+/** Control characters of recorded text, but the match markers (\x02 \x03) `renderSnippet` reads. */
+const SNIPPET_CONTROLS = /[\x00\x01\x04-\x08\x0e-\x1f\x7f-\x9f]/g;
 
 /** A date flag: ISO date/time, or epoch milliseconds. */
 function parseTime(value: string | undefined, flag: string, endOfDay = false): number | undefined {
@@ -33,8 +37,7 @@ export default command({
     scan: { type: "boolean", description: "Scan instead of using the index (slow; for checking)" },
   },
   async run(ctx, args) {
-    const limit = args.limit === undefined ? 20 : Number(args.limit);
-    if (!Number.isInteger(limit) || limit < 1) throw usageError("--limit must be a whole number ≥ 1");
+    const limit = wholeNumber(args.limit, "limit", 1) ?? 20;
     const query = {
       text: args.query,
       ...(args.project ? { projectPath: args.project } : {}),
@@ -66,7 +69,8 @@ export default command({
           : h.kind === "tool"
             ? `turn ${h.turn} tool ${h.tool}`
             : `turn ${h.turn} ${h.role}`;
-      return `${h.sessionId}  ${dim(`${h.title} · ${where} · ${new Date(h.timestamp).toISOString()}`)}\n  ${renderSnippet(h.snippet, ctx.color)}`;
+      const snippet = h.snippet.replace(SNIPPET_CONTROLS, escapeControl);
+      return `${h.sessionId}  ${dim(escapeLine(`${h.title} · ${where} · ${new Date(h.timestamp).toISOString()}`))}\n  ${renderSnippet(snippet, ctx.color)}`;
     });
     ctx.out(
       `${lines.join("\n")}\n${dim(`${result.hits.length} of ${result.total} matches (${result.engine})`)}\n`,

@@ -9,7 +9,7 @@ import { usageError } from "../../errors.ts";
 import type { TraceOptions } from "../../rollout/folds/trace.ts";
 import { loadTrace } from "../../rollout/load.ts";
 import { writeWaterfall } from "../../rollout/waterfall.ts";
-import { command } from "../_command.ts";
+import { command, wholeNumber } from "../_command.ts";
 import { stdoutColumns, stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
 import { followTrace } from "./trace/_follow.ts";
@@ -18,13 +18,6 @@ import { writeOtlp } from "./trace/_otlp.ts";
 
 /** `trace --list` folds each log it shows: the newest this many unless `--limit` says otherwise. */
 const DEFAULT_LIST_LIMIT = 50;
-
-const ms = (name: string, raw: string | undefined): number | undefined => {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw usageError(`--${name} must be a whole number of milliseconds`);
-  return n;
-};
 
 export default command({
   meta: { name: "trace", description: "Show a session's trace: model calls, tool calls, denials, hangs" },
@@ -61,15 +54,13 @@ export default command({
   async run(ctx, args) {
     const config = ctx.config();
     const options: TraceOptions = {
-      hangMs: ms("hang-ms", args["hang-ms"]) ?? config.hangMs,
-      stallMs: ms("stall-ms", args["stall-ms"]) ?? config.stallMs,
+      hangMs: wholeNumber(args["hang-ms"], "hang-ms", 1) ?? config.hangMs,
+      stallMs: wholeNumber(args["stall-ms"], "stall-ms", 1) ?? config.stallMs,
       ...(config.changedFileTools && { changedFileTools: config.changedFileTools }),
     };
-    const slowMs = ms("slow", args.slow);
+    const slowMs = wholeNumber(args.slow, "slow");
     if (args.limit !== undefined && !args.list) throw usageError("--limit goes with --list");
-    const limit = args.limit === undefined ? DEFAULT_LIST_LIMIT : Number(args.limit);
-    if (!Number.isInteger(limit) || limit < 1)
-      throw usageError("--limit must be a whole number of at least 1");
+    const limit = wholeNumber(args.limit, "limit", 1) ?? DEFAULT_LIST_LIMIT;
     if (args.list) return withRollouts(ctx, (r) => listTraces(ctx, r, options, limit));
     return withRollouts(ctx, async (r) => {
       const id = await r.resolve(args.id);

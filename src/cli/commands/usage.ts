@@ -64,12 +64,12 @@ export default command({
     ];
     for (const m of models) lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m));
     lines.push(row(`total (${sessions.length} session${sessions.length === 1 ? "" : "s"})`, totals));
+    ctx.out(`${lines.join("\n")}\n`);
     if (totals.unpricedModels.length) {
-      lines.push(
+      ctx.log.warn(
         `no price configured for: ${totals.unpricedModels.join(", ")} (config.json "prices"); the total covers the others only`,
       );
     }
-    ctx.out(`${lines.join("\n")}\n`);
     return 0;
   },
 });

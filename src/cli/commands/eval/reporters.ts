@@ -1,6 +1,8 @@
 /**
  * `--reporter NAME[:FILE]` (repeatable) and `--out FILE` (applies to the reporter before it): parsed
- * from the raw arguments because citty keeps only the last value of a repeated flag.
+ * from the raw arguments because citty keeps only the last value of a repeated flag. Of the
+ * reporters without a file, a machine format (json, junit, tap) must be the only one; pretty and
+ * github (annotations for the Actions log) may share stdout.
  */
 import { usageError } from "../../../errors.ts";
 
@@ -46,13 +48,16 @@ export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice
     out.unshift({ name: "json" });
   }
   if (out.length === 0 || out.every((r) => r.file)) out.unshift({ name: "pretty" });
-  const toStdout = out.filter((r) => !r.file && r.name !== "github" && r.name !== "pretty");
-  if (
-    toStdout.length > 1 ||
-    (toStdout.length === 1 && out.some((r) => !r.file && r !== toStdout[0] && r.name === "pretty"))
-  ) {
+  // A machine format (json, junit, tap) on stdout must be alone there: pretty text or github's
+  // `::error` lines between its lines would break it. pretty and github may share stdout.
+  const toStdout = out.filter((r) => !r.file);
+  const machine = toStdout.find((r) => r.name !== "pretty" && r.name !== "github");
+  const names = toStdout.map((r) => r.name);
+  if ((machine && toStdout.length > 1) || new Set(names).size < names.length) {
+    const listed = names.map((n) => `--reporter ${n}`).join(" and ");
+    const alone = machine ? `, where ${machine.name} must be alone` : "";
     throw usageError(
-      `only one of json, junit, tap can write to stdout, alone; give the others a file (--reporter junit:out.xml)`,
+      `${listed} would ${names.length === 2 ? "both" : "all"} write to stdout${alone}: give all but one a file (--reporter ${machine?.name ?? names[0]}:FILE)`,
     );
   }
   return out;

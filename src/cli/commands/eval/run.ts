@@ -14,7 +14,7 @@ import { runEval } from "../../../eval/runner.ts";
 import { openStore } from "../../../storage/select.ts";
 import { assertNever } from "../../../util/assert-never.ts";
 import { writeFileAtomic } from "../../../util/atomic.ts";
-import { command } from "../../_command.ts";
+import { command, wholeNumber } from "../../_command.ts";
 import { parseReporters, type ReporterChoice } from "./reporters.ts";
 
 export const RUN_ARGS = {
@@ -73,9 +73,7 @@ export function runCommandFor(rawArgs: string[]) {
       const cases = args._.map(String);
       if (cases.length === 0) throw usageError("give at least one case file or directory");
       const reporters = parseReporters(rawArgs, ctx.json);
-      const workers = args.workers === undefined ? undefined : Number(args.workers);
-      if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1))
-        throw usageError("--workers must be a whole number ≥ 1");
+      const workers = wholeNumber(args.workers, "workers", 1);
       const config = ctx.config();
       const trace = {
         ...(config.hangMs ? { hangMs: config.hangMs } : {}),

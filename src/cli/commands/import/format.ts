@@ -21,9 +21,9 @@ export function formatSource(s: SourceSummary): string {
   ].join("\n");
 }
 
-/** The whole report as text (empty sources say so). */
+/** The whole report as text (nothing when there were no sources: the command says so on stderr). */
 export function formatReport(report: ImportReport): string {
-  if (report.sources.length === 0) return "nothing to import (no transcripts at the default locations)\n";
+  if (report.sources.length === 0) return "";
   return `${report.sources.map(formatSource).join("\n")}\n`;
 }
 

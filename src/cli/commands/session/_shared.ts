@@ -4,6 +4,7 @@ import { MAX_MESSAGE_BYTES } from "../../../storage/_validate.ts";
 import type { StorageAdapter } from "../../../storage/contract.ts";
 import type { SessionMeta } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
+import { escapeLine } from "../../../util/one-line.ts";
 import type { CommandContext } from "../../_command.ts";
 
 export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
@@ -70,12 +71,12 @@ export const when = (ms: number) => {
 /** One line per session, for human output. */
 export function sessionLine(m: SessionMeta): string {
   const flags = `${m.pinned ? "*" : " "}`;
-  return `${flags} ${pad(m.id, 30)} ${pad(m.status, 11)} ${when(m.updatedAt)} ${String(m.messageCount).padStart(5)} msgs  ${m.title}`;
+  return `${flags} ${pad(m.id, 30)} ${pad(m.status, 11)} ${when(m.updatedAt)} ${String(m.messageCount).padStart(5)} msgs  ${escapeLine(m.title)}`;
 }
 
 /** Print a meta after a change: JSON or one line. */
 export function printMeta(ctx: CommandContext, meta: SessionMeta, verb: string): number {
   if (ctx.json) ctx.out(meta);
-  else ctx.out(`${verb} ${meta.id} (${meta.status}): ${meta.title}\n`);
+  else ctx.out(`${verb} ${meta.id} (${meta.status}): ${escapeLine(meta.title)}\n`);
   return 0;
 }

@@ -1,7 +1,6 @@
 /** `freecode session compact <id> [--keep N]`: summarize and drop all but the last N user turns. */
-import { usageError } from "../../../errors.ts";
 import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../../../session/compaction.ts";
-import { command } from "../../_command.ts";
+import { command, wholeNumber } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
 export default command({
@@ -14,8 +13,7 @@ export default command({
     keep: { type: "string", description: `User turns to keep (default ${DEFAULT_KEEP_USER_TURNS})` },
   },
   async run(ctx, args) {
-    const keep = args.keep === undefined ? DEFAULT_KEEP_USER_TURNS : Number(args.keep);
-    if (!Number.isInteger(keep) || keep < 1) throw usageError("--keep must be a whole number ≥ 1");
+    const keep = wholeNumber(args.keep, "keep", 1) ?? DEFAULT_KEEP_USER_TURNS;
     const rollout = ctx.config().rollout !== false && process.env.FREECODE_ROLLOUT !== "off";
     const r = await withStore(ctx, (s) => compactSession(s, args.id, { keepUserTurns: keep, rollout }));
     if (ctx.json) ctx.out({ id: args.id, ...r });

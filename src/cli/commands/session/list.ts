@@ -3,15 +3,8 @@ import { usageError } from "../../../errors.ts";
 import { listSessions } from "../../../session/lifecycle.ts";
 import { recoverCrashed } from "../../../session/status.ts";
 import { SESSION_STATUSES, type SessionStatus } from "../../../storage/records.ts";
-import { command } from "../../_command.ts";
+import { command, wholeNumber } from "../../_command.ts";
 import { sessionLine, withStore } from "./_shared.ts";
-
-const int = (s: string | undefined, name: string, fallback: number) => {
-  if (s === undefined) return fallback;
-  const n = Number(s);
-  if (!Number.isInteger(n) || n < 0) throw usageError(`--${name} must be a whole number ≥ 0`);
-  return n;
-};
 
 export default command({
   meta: { name: "list", description: "List sessions (newest first, pinned first)" },
@@ -37,8 +30,8 @@ export default command({
         ...(args.project ? { projectPath: args.project } : {}),
         ...(status ? { status } : {}),
         all: args.all === true,
-        limit: int(args.limit, "limit", 50),
-        offset: int(args.offset, "offset", 0),
+        limit: wholeNumber(args.limit, "limit") ?? 50,
+        offset: wholeNumber(args.offset, "offset") ?? 0,
       });
     });
     if (ctx.json) ctx.out(page);

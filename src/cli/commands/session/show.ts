@@ -2,23 +2,26 @@
 import { getSession } from "../../../session/lifecycle.ts";
 import { turnsOf } from "../../../session/turns.ts";
 import type { Part, StoredMessage } from "../../../storage/records.ts";
-import { oneLine } from "../../../util/one-line.ts";
+import { escapeLine, escapeText, oneLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
 
+/** A part as text; recorded text has its control characters escaped (line ends kept). */
 function part(p: Part, full: boolean): string {
   switch (p.type) {
     case "text":
-      return p.content ?? "";
+      return escapeText(p.content ?? "");
     case "code":
-      return `\`\`\`${p.language ?? ""}\n${p.content ?? ""}\n\`\`\``;
+      return `\`\`\`${escapeLine(p.language ?? "")}\n${escapeText(p.content ?? "")}\n\`\`\``;
     case "image":
-      return `[image ${p.mediaType ?? ""}${p.altText ? `: ${p.altText}` : ""}]`;
+      return escapeLine(`[image ${p.mediaType ?? ""}${p.altText ? `: ${p.altText}` : ""}]`);
     case "tool": {
-      const head = `▸ ${p.tool?.name ?? "?"}(${oneLine(p.tool?.args ?? {}, 100)})`;
+      const head = `▸ ${escapeLine(p.tool?.name ?? "?")}(${oneLine(p.tool?.args ?? {}, 100)})`;
       if (p.result === undefined) return `${head} … no result`;
       const mark = p.failed ? "✗" : "✓";
-      return full ? `${head}\n  ${mark} ${String(p.result)}` : `${head} ${mark} ${oneLine(p.result, 100)}`;
+      return full
+        ? `${head}\n  ${mark} ${escapeText(String(p.result))}`
+        : `${head} ${mark} ${oneLine(p.result, 100)}`;
     }
   }
 }
@@ -29,7 +32,9 @@ function message(m: StoredMessage, full: boolean): string {
     m.synthetic ? `synthetic:${m.synthetic}` : "",
     m.usage ? `usage in=${m.usage.inputTokens ?? 0} out=${m.usage.outputTokens ?? 0}` : "",
   ].filter(Boolean);
-  const head = `── ${m.role} ${m.id} ${when(m.timestamp)}${flags.length ? ` [${flags.join(", ")}]` : ""}`;
+  const head = escapeLine(
+    `── ${m.role} ${m.id} ${when(m.timestamp)}${flags.length ? ` [${flags.join(", ")}]` : ""}`,
+  );
   return `${head}\n${m.parts.map((p) => part(p, full)).join("\n")}`;
 }
 
@@ -50,7 +55,7 @@ export default command({
       const turns = turnsOf(messages);
       if (ctx.json) ctx.out({ meta, turns, issues });
       else {
-        const lines = [`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`];
+        const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`)];
         for (const t of turns) {
           lines.push(
             `\n#${t.index} ${when(t.startedAt)}${t.interrupted ? " [interrupted]" : ""}`,
@@ -58,7 +63,7 @@ export default command({
           );
           for (const tool of t.tools)
             lines.push(
-              `  tool:    ${tool.name}(${oneLine(tool.args, 100)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
+              `  tool:    ${escapeLine(tool.name)}(${oneLine(tool.args, 100)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
             );
           lines.push(`  outcome: ${oneLine(t.outcome, 200) || "(no reply)"}`);
         }
@@ -68,7 +73,7 @@ export default command({
     }
     if (ctx.json) ctx.out({ meta, messages, issues });
     else {
-      const head = `${meta.title}\n${meta.id} · ${meta.status} · ${meta.projectPath} · ${meta.provider ?? "?"}/${meta.model ?? "?"} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
+      const head = `${escapeLine(meta.title)}\n${escapeLine(meta.id)} · ${meta.status} · ${escapeLine(meta.projectPath)} · ${escapeLine(`${meta.provider ?? "?"}/${meta.model ?? "?"}`)} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
       // A message at a time: a long session's text is not built as one string first.
       ctx.out(`${head}\n\n`);
       for (let i = 0; i < messages.length; i++)

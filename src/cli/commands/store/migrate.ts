@@ -47,10 +47,10 @@ export default command({
       const c = report.copied;
       ctx.out(
         `copied ${c.sessions} sessions, ${c.messages} messages, ${c.eventLogs} rollout logs (${c.events} events) ` +
-          `from ${report.from.adapter} to ${report.to.adapter}; verified (sha256 ${c.hash.slice(0, 16)}…)\n` +
-          `to use it: set "store": "${to}" in config.json or FREECODE_STORE=${to}\n`,
+          `from ${report.from.adapter} to ${report.to.adapter}; verified (sha256 ${c.hash.slice(0, 16)}…)\n`,
       );
     }
+    ctx.log.info(`to use it: set "store": "${to}" in config.json or FREECODE_STORE=${to}`);
     return 0;
   },
 });
