@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
+import { closest, unknownField } from "../util/unknown-field.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
 
@@ -152,10 +153,17 @@ function deepest(issue: Issue): Issue {
 }
 const keysOf = (i: Issue): PathSegment[] => (i.path ?? []).map((p) => p.key as PathSegment);
 
-function invalid(issue: Issue, at: PathSegment[], file: string, doc: Doc, what = "invalid case"): never {
+function invalid(
+  issue: Issue,
+  at: PathSegment[],
+  file: string,
+  doc: Doc,
+  schema: unknown,
+  what = "invalid case",
+): never {
   const d = deepest(issue);
   const path = [...at, ...keysOf(d)];
-  throw badInput(`${what}: ${d.message}`, {
+  throw badInput(`${what}: ${unknownField(schema, d) ?? d.message}`, {
     file,
     line: doc.lineOf(path),
     field: path.join(".") || undefined,
@@ -174,7 +182,7 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
     }
   }
   const parsed = v.safeParse(CaseSchema, raw);
-  if (!parsed.success) invalid(parsed.issues[0], at, file, doc);
+  if (!parsed.success) invalid(parsed.issues[0], at, file, doc, CaseSchema);
   const input = parsed.output;
   const expectations: Expectation[] = [];
   const line = (path: PathSegment[]) => doc.lineOf([...at, ...path]);
@@ -199,7 +207,15 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
     }
     const value = (item as Record<string, unknown>)[name];
     const r = v.safeParse(ASSERTIONS[name as AssertionName], value);
-    if (!r.success) invalid(r.issues[0], [...at, "expect", i, name], file, doc, `invalid ${name}`);
+    if (!r.success)
+      invalid(
+        r.issues[0],
+        [...at, "expect", i, name],
+        file,
+        doc,
+        ASSERTIONS[name as AssertionName],
+        `invalid ${name}`,
+      );
     const label = (item as { label?: unknown }).label;
     expectations.push({
       name: name as AssertionName,
@@ -241,27 +257,4 @@ export function labelOf(name: string, value: unknown): string {
   if (value === true) return name;
   const text = typeof value === "string" ? value : JSON.stringify(value);
   return `${name} ${text.length > 60 ? `${text.slice(0, 59)}…` : text}`;
-}
-
-/** The known name within edit distance 3 of `name`, if any. */
-function closest(name: string, known: string[]): string | undefined {
-  const dist = (a: string, b: string) => {
-    const d = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let prev = d[0]!;
-      d[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const tmp = d[j]!;
-        d[j] = Math.min(
-          d[j]! + 1,
-          d[j - 1]! + 1,
-          prev + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1),
-        );
-        prev = tmp;
-      }
-    }
-    return d[b.length]!;
-  };
-  const best = known.map((k) => [k, dist(name, k)] as const).sort((a, b) => a[1] - b[1])[0];
-  return best && best[1] <= 3 ? best[0] : undefined;
 }

@@ -91,6 +91,18 @@ describe("case files", () => {
       (await errorOf("s.yaml", "id: a\nexpect:\n  - noHung: true\n  - x: [1,\n")).source?.line,
     ).toBeGreaterThanOrEqual(4);
   });
+  test("an unknown field is named as such, with the closest known one, at the top and inside an assertion", async () => {
+    const top = await errorOf("t.yaml", "id: a\nsesions: [s1]\nexpect:\n  - noHung: true\n");
+    expect([top.message, top.source?.line, top.source?.field]).toEqual([
+      'invalid case: unknown field "sesions" (did you mean sessions?)',
+      2,
+      "sesions",
+    ]);
+    const inner = await errorOf("i.yaml", "id: a\nexpect:\n  - expectTool: { name: read, cuont: 1 }\n");
+    expect(inner.message).toBe('invalid expectTool: unknown field "cuont" (did you mean count?)');
+    const far = await errorOf("f.yaml", "id: a\nzzzzzzzz: 1\nexpect:\n  - noHung: true\n");
+    expect(far.message).toBe('invalid case: unknown field "zzzzzzzz"');
+  });
   test("unknown assertions get a suggestion; rerun fields and bad regexes are refused", async () => {
     const u = await errorOf("u.yaml", "id: a\nexpect:\n  - expectTools: read\n");
     expect(u.message).toBe('unknown assertion "expectTools" (did you mean expectTool?)');
