@@ -126,7 +126,10 @@ async function report(error: unknown, argv: string[]): Promise<number> {
   }
   if (error instanceof FreecodeError) {
     log.error(error.oneLine);
-    return exitCodeFor(error);
+    // "Internal" only because no adapter could start, when what stopped them is the machine (a home
+    // that is a file, no permission): an I/O error, not a bug.
+    const fs = error.code === "internal" && error.cause !== undefined ? fsErrorLine(error.cause) : undefined;
+    return fs ? fs.code : exitCodeFor(error);
   }
   const fs = fsErrorLine(error);
   if (fs) {

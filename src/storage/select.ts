@@ -42,6 +42,7 @@ export async function openStore(name: string | undefined, options: AdapterOption
     return { adapter: factory(options), reason: name ? `requested "${chosen}"` : "default" };
   }
   const failures: string[] = [];
+  let firstError: unknown;
   for (const candidate of AUTO_ORDER) {
     try {
       const factory = await ADAPTER_LOADERS[candidate]!();
@@ -51,7 +52,12 @@ export async function openStore(name: string | undefined, options: AdapterOption
       return { adapter, reason: `auto: ${candidate}${why}` };
     } catch (error) {
       failures.push(`${candidate} failed: ${(error as Error).message}`);
+      firstError ??= error;
     }
   }
-  throw new FreecodeError("internal", `no storage adapter could start: ${failures.join("; ")}`);
+  // The first failure is the cause: when it is the machine's (a home that is a file, no
+  // permission), the CLI reports it as such (one line, exit 74), not as a bug.
+  throw new FreecodeError("internal", `no storage adapter could start: ${failures.join("; ")}`, {
+    cause: firstError,
+  });
 }

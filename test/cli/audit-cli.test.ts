@@ -61,6 +61,12 @@ describe("2: a home that cannot be used is one line with the path, exit 74", () 
       const r = runCli(["session", "list", "--home", file, "--store", store]);
       oneLineError(r, `${file} is a file, not a directory`, 74);
     }
+    // auto: no adapter can start, because of the machine, not a bug.
+    oneLineError(
+      runCli(["session", "list", "--home", file, "--store", "auto"]),
+      "no storage adapter could start",
+      74,
+    );
     const add = runCli(["eval", "add", "fix-login-1", "--sessions", SESSIONS, "--out", join(file, "b.yaml")]);
     oneLineError(add, file, 74);
     await using home = await tempHome();
