@@ -1,19 +1,44 @@
 /**
  * Cross-process lock files. The holder writes `{pid, start, host}` into `<path>` created with O_EXCL;
  * a lock whose holder is gone (no such pid, or the pid was reused by a process that started later)
- * is stale and is broken. Waiters poll with backoff until a deadline, then fail with code `locked`.
+ * is stale and is broken. Waiters poll with backoff until a deadline, then fail with code `locked`;
+ * while they wait they touch the lock file's mtime, so a holder can tell that someone is waiting
+ * (`LockHandle.contended`) and hand the lock over instead of taking it straight back.
  */
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
+import * as v from "valibot";
 import { FreecodeError } from "../errors.ts";
 import { ensureDir, FILE_MODE } from "./atomic.ts";
 
-interface LockOwner {
-  pid: number;
-  start: number | null;
-  host: string;
+const LockOwnerSchema = v.object({ pid: v.number(), start: v.nullable(v.number()), host: v.string() });
+type LockOwner = v.InferOutput<typeof LockOwnerSchema>;
+
+/** A lock file as one look saw it: which file (inode, mtime), what it says, and who holds it. */
+interface LockFileSeen {
+  ino: number;
+  mtimeMs: number;
+  text: string;
+  owner: LockOwner | "unreadable";
 }
+
+/** An empty or garbled lock file that stays the same file this long is a writer that died mid-write. */
+const GARBAGE_MS = 1_000;
+/** A break marker older than this was left by a breaker that died (breaking takes microseconds). */
+const MARKER_MS = 2_000;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Block the thread for `ms` (locks are taken on synchronous paths too). */
@@ -39,7 +64,7 @@ export function isProcessAlive(pid: number, start: number | null = null): boolea
   try {
     process.kill(pid, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    if (errnoOf(error) === "ESRCH") return false;
   }
   if (start === null) return true;
   const actual = processStartTime(pid);
@@ -48,15 +73,37 @@ export function isProcessAlive(pid: number, start: number | null = null): boolea
 
 const self: LockOwner = { pid: process.pid, start: processStartTime(process.pid), host: hostname() };
 
-function readOwner(path: string): LockOwner | null | "unreadable" {
+function errnoOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** Look at the lock file at `path` (null when there is none). */
+function lookAtLock(path: string): LockFileSeen | null {
+  let fd: number;
   try {
-    const text = readFileSync(path, "utf8");
-    if (text === "") return "unreadable";
-    return JSON.parse(text) as LockOwner;
+    fd = openSync(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    return "unreadable";
+    if (errnoOf(error) === "ENOENT") return null;
+    throw error;
   }
+  try {
+    const { ino, mtimeMs } = fstatSync(fd);
+    const text = readFileSync(fd, "utf8");
+    let owner: LockOwner | "unreadable" = "unreadable";
+    try {
+      const parsed = v.safeParse(LockOwnerSchema, JSON.parse(text));
+      if (parsed.success) owner = parsed.output;
+    } catch {
+      // empty (being written right now, or its writer died) or garbled
+    }
+    return { ino, mtimeMs, text, owner };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function sameFile(a: LockFileSeen, b: LockFileSeen): boolean {
+  return a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.text === b.text;
 }
 
 function isStale(owner: LockOwner): boolean {
@@ -66,74 +113,160 @@ function isStale(owner: LockOwner): boolean {
 }
 
 let breakCounter = 0;
+/** What `link` says on file systems without hard links (FAT, some network shares). */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
 
-function tryAcquire(path: string): boolean {
-  let fd: number;
+/**
+ * Remove the lock file `seen` (its holder is dead, or it stayed garbage), unless it is no longer the
+ * file at `path`: another breaker may have removed it and a new holder taken the lock since we
+ * looked. Breakers take turns through `<path>.breaking`, a hard link to the file being broken (it
+ * also keeps that inode from being reused while it is checked); the file is then moved aside and
+ * checked again before it is deleted. Returns whether `seen` was removed.
+ */
+function breakLock(path: string, seen: LockFileSeen): boolean {
+  const marker = `${path}.breaking`;
+  let turn = true;
   try {
-    fd = openSync(path, "wx", FILE_MODE);
+    linkSync(path, marker);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") {
-      ensureDir(dirname(path));
-      return false;
-    }
-    if (code !== "EEXIST") throw error;
-    const owner = readOwner(path);
-    if (owner === null) return false; // released meanwhile: retry at once
-    if (owner === "unreadable") return false; // being written right now (or garbage: handled by age below)
-    if (isStale(owner)) {
-      // Move the stale file aside atomically: only one breaker wins the rename.
-      const aside = `${path}.stale.${process.pid}.${++breakCounter}`;
-      try {
-        renameSync(path, aside);
-        rmSync(aside, { force: true });
-      } catch {
-        // Someone else broke it first.
-      }
-    }
-    return false;
+    const code = errnoOf(error) ?? "";
+    if (code === "EEXIST") clearAbandonedMarker(marker);
+    if (code === "EEXIST" || code === "ENOENT") return false;
+    if (!NO_LINKS.has(code)) throw error;
+    turn = false; // no hard links here: only the check after the move aside guards
   }
   try {
-    writeSync(fd, JSON.stringify(self));
+    const linked = turn ? lookAtLock(marker) : seen;
+    if (!linked || !sameFile(linked, seen)) return false; // a new lock took its place: leave it
+    // While breakers take turns `path` is still that file; the check after the move is for a
+    // breaker frozen past MARKER_MS, and for file systems without hard links.
+    const aside = `${path}.stale.${process.pid}.${++breakCounter}`;
+    try {
+      renameSync(path, aside);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return false;
+      throw error;
+    }
+    const moved = lookAtLock(aside);
+    const removed = moved !== null && sameFile(moved, seen);
+    if (!removed) putBack(aside, path);
+    rmSync(aside, { force: true });
+    return removed;
   } finally {
-    closeSync(fd);
+    if (turn) rmSync(marker, { force: true });
   }
-  return true;
+}
+
+/** Put a live lock moved aside by mistake back, unless a new one was taken meanwhile. */
+function putBack(aside: string, path: string): void {
+  try {
+    linkSync(aside, path);
+  } catch (error) {
+    const code = errnoOf(error) ?? "";
+    if (NO_LINKS.has(code) && !existsSync(path)) renameSync(aside, path);
+    else if (code !== "EEXIST") throw error;
+  }
+}
+
+function clearAbandonedMarker(marker: string): void {
+  try {
+    if (Date.now() - statSync(marker).ctimeMs > MARKER_MS) rmSync(marker, { force: true });
+  } catch (error) {
+    if (errnoOf(error) !== "ENOENT") throw error;
+  }
+}
+
+/** Tell the holder someone waits (see `contended`); the file may already be someone else's. */
+function signalWaiting(path: string): void {
+  const now = new Date();
+  try {
+    utimesSync(path, now, now);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code !== "ENOENT" && code !== "EPERM") throw error;
+  }
 }
 
 /** A held lock: release it exactly once. */
 export interface LockHandle {
+  /** Whether another process has waited for this lock since it was taken. */
+  contended(): boolean;
   release(): void;
 }
 
-/** Take the lock at `path`, waiting up to `timeoutMs` (default 10 s). */
-export function acquireLock(path: string, timeoutMs = 10_000): LockHandle {
-  const deadline = Date.now() + timeoutMs;
-  let wait = 1;
-  let unreadableSince = 0;
-  for (;;) {
-    if (tryAcquire(path)) break;
-    if (readOwner(path) === "unreadable") {
-      // An empty or garbled lock file that stays so for a second is a writer that died mid-write.
-      unreadableSince ||= Date.now();
-      if (Date.now() - unreadableSince > 1_000) rmSync(path, { force: true });
-    } else unreadableSince = 0;
-    if (Date.now() > deadline) {
-      const owner = readOwner(path);
-      const who = owner && owner !== "unreadable" ? ` (held by pid ${owner.pid})` : "";
-      throw new FreecodeError("locked", `could not lock ${path} within ${timeoutMs} ms${who}`);
-    }
-    sleepSync(wait);
-    wait = Math.min(wait * 2, 25);
+function tryCreate(path: string): LockHandle | null {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", FILE_MODE);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === "EEXIST") return null;
+    if (code !== "ENOENT") throw error;
+    ensureDir(dirname(path));
+    return null; // the caller retries at once
   }
+  let written: { ino: number; mtimeMs: number };
+  try {
+    writeSync(fd, JSON.stringify(self));
+    written = fstatSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const { ino, mtimeMs } = written;
   let held = true;
   return {
+    contended() {
+      try {
+        const now = statSync(path);
+        return now.ino === ino && now.mtimeMs !== mtimeMs;
+      } catch {
+        return false;
+      }
+    },
     release() {
       if (!held) return;
       held = false;
       rmSync(path, { force: true });
     },
   };
+}
+
+function lockedError(path: string, timeoutMs: number, seen: LockFileSeen | null): FreecodeError {
+  const owner = seen?.owner;
+  let who = "";
+  if (owner && owner !== "unreadable") {
+    who = ` (held by pid ${owner.pid} on ${owner.host})`;
+    // A lock of another host is never broken here: say how to clear it if that process is gone.
+    if (owner.host !== self.host) who += `; if that process is gone, delete ${path}`;
+  }
+  return new FreecodeError("locked", `could not lock ${path} within ${timeoutMs} ms${who}`);
+}
+
+/** Take the lock at `path`, waiting up to `timeoutMs` (default 10 s). */
+export function acquireLock(path: string, timeoutMs = 10_000): LockHandle {
+  const deadline = Date.now() + timeoutMs;
+  let wait = 1;
+  // The garbage file being timed: a new file is judged on its own (a fresh lock is empty between
+  // its create and its write), so the clock restarts whenever the file changes.
+  let garbage: { seen: LockFileSeen; since: number } | undefined;
+  for (;;) {
+    const lock = tryCreate(path);
+    if (lock) return lock;
+    const seen = lookAtLock(path);
+    let retryNow = seen === null; // released meanwhile
+    if (seen?.owner === "unreadable") {
+      if (!garbage || !sameFile(garbage.seen, seen)) garbage = { seen, since: Date.now() };
+      else if (Date.now() - garbage.since > GARBAGE_MS) retryNow = breakLock(path, seen);
+    } else if (seen) {
+      garbage = undefined;
+      if (isStale(seen.owner)) retryNow = breakLock(path, seen);
+      else signalWaiting(path);
+    }
+    if (Date.now() > deadline) throw lockedError(path, timeoutMs, seen);
+    if (retryNow) continue;
+    sleepSync(wait);
+    wait = Math.min(wait * 2, 25);
+  }
 }
 
 /** Run `fn` while holding the lock at `path`. */

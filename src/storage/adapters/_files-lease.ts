@@ -7,10 +7,17 @@
  * (the lock would look alive: it is our own pid) — the second one takes the lease over instead.
  * A process holds at most one lease at a time: taking one gives back the others first, so two
  * processes can never each hold a lock the other waits for.
+ * Fairness: a lease given back while another process waited for it (waiters touch the lock file) is
+ * not taken again until that process had its turn, or `HANDOVER_MS` passed: a process appending in
+ * a loop would otherwise take the lock back within microseconds, every time, and starve the others.
+ * Nobody waiting costs one `stat` per lease.
  */
-import { acquireLock, type LockHandle } from "../../util/lock.ts";
+import { existsSync } from "node:fs";
+import { acquireLock, type LockHandle, sleepSync } from "../../util/lock.ts";
 
 const MAX_HOLD_MS = 200;
+/** Longer than a waiter sleeps between two tries (25 ms), with room for a busy machine. */
+const HANDOVER_MS = 100;
 
 /** What the holder does with its cached state when the lease ends. */
 export interface LeaseOwner {
@@ -27,16 +34,33 @@ interface Lease {
 }
 
 const leases = new Map<string, Lease>();
+/** Locks given to a waiting process: path -> until when this process lets it take them. */
+const handovers = new Map<string, number>();
 let releaseScheduled = false;
 
 function endLease(path: string, lease: Lease): void {
   leases.delete(path);
+  let waited = false;
   try {
     lease.owner.flush();
   } finally {
     lease.owner.forget();
+    waited = lease.lock.contended(); // after the flush, which may take a while: a waiter may come meanwhile
     lease.lock.release();
   }
+  if (waited) {
+    const now = Date.now();
+    if (handovers.size > 100) for (const [p, until] of handovers) if (until < now) handovers.delete(p);
+    handovers.set(path, now + HANDOVER_MS);
+  }
+}
+
+/** After giving the lock at `path` to a waiting process, let it take the lock before asking again. */
+function standBack(path: string): void {
+  const until = handovers.get(path);
+  if (until === undefined) return;
+  handovers.delete(path);
+  while (Date.now() < until && !existsSync(path)) sleepSync(1);
 }
 
 /** Release every lease now (at a turn of the event loop, on close, before exit). */
@@ -76,6 +100,7 @@ export function holdLease(path: string, owner: LeaseOwner, timeoutMs?: number): 
     endLease(path, existing);
   }
   for (const [other, lease] of [...leases]) endLease(other, lease);
+  standBack(path);
   const lock = acquireLock(path, timeoutMs);
   leases.set(path, { lock, owner, since: Date.now() });
   scheduleRelease();
