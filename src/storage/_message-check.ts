@@ -75,8 +75,12 @@ function jsonBytesAtMost(x: unknown, budget: number, depth = 0): number {
         for (const item of x)
           if ((n += 1 + jsonBytesAtMost(item, budget - n, depth + 1)) > budget) return Infinity;
       } else {
-        for (const [k, value] of Object.entries(x)) {
-          n += k.length * 6 + 4 + jsonBytesAtMost(value, budget - n, depth + 1);
+        // `for…in` with an own-key test, not `Object.entries`: no array of pairs per object (this
+        // runs for every message appended; it cost more than the message's stringify).
+        const o = x as Record<string, unknown>;
+        for (const k in o) {
+          if (!Object.hasOwn(o, k)) continue;
+          n += k.length * 6 + 4 + jsonBytesAtMost(o[k], budget - n, depth + 1);
           if (n > budget) return Infinity;
         }
       }
