@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
-import { isValidMessage } from "../storage/_message-check.ts";
+import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
@@ -93,6 +93,20 @@ function keepValid(
   const field = v.getDotPath(r.issues[0]);
   rejected.push({ what, message: `${r.issues[0].message}${field ? ` (field ${field})` : ""}` });
   return false;
+}
+
+/**
+ * A message over the store's line limit (a tool output of megabytes) would make the store refuse
+ * the whole batch: it is left out and reported, and the rest of the session is written.
+ */
+function withinSize(m: StoredMessage, rejected: WriteOutcome["rejected"]): boolean {
+  try {
+    checkMessageSize(m);
+    return true;
+  } catch (error) {
+    rejected.push({ what: `message ${m.id}`, message: (error as Error).message });
+    return false;
+  }
 }
 
 const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
@@ -224,8 +238,10 @@ export async function writeSession(
     cache?.set(id, known);
   }
   const rejected: WriteOutcome["rejected"] = [];
-  const derived = [...s.changed, ...s.messages].filter((m) =>
-    keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected),
+  const derived = [...s.changed, ...s.messages].filter(
+    (m) =>
+      keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected) &&
+      withinSize(m, rejected),
   );
   const renamed = distinctIds(derived);
   // A message derived again (a full document, or a re-read after a lost state) is compared by

@@ -331,4 +331,22 @@ describe("claude entries beyond the corpus", () => {
       expect(resumed.summary.entries.skipped["(replayed entry)"]).toBe(2);
     });
   });
+
+  test("a message over the store's 8 MiB limit is left out and reported; the rest of the session imports", async () => {
+    const huge = "x".repeat(9 * 1024 * 1024);
+    const s = await importLines([
+      prompt("u1", null, "dump the log"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "cat big.log" })]),
+      result("r1", "a1", "toolu_1", "ok", false),
+      assistant("a2", "r1", "msg_2", [{ type: "text", text: huge }]),
+      prompt("u2", "a2", "thanks"),
+      assistant("a3", "u2", "msg_3", [{ type: "text", text: "Welcome." }]),
+    ]);
+    expect(s.messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a3"]);
+    expect(s.summary.warnings.map((w) => w.message)).toEqual([
+      "message a2 not imported: message a2 is 9 MiB, over the 8 MiB limit",
+    ]);
+    expect(s.summary.entries.skipped["(invalid record)"]).toBe(1);
+    expect(ofType(s.events, "model.response").length).toBe(3);
+  });
 });
