@@ -204,7 +204,16 @@ export async function forkSession(
     { ...parent, turnCount: 0, messageCount: 0, tokens: undefined },
     copied,
   );
-  const { tokens: _t, usageResponseId: _u, summary: _s, owner: _o, previousStatus: _p, ...rest } = counted;
+  // A compaction the parent left half done (`pendingCompaction`) is the parent's to finish.
+  const {
+    tokens: _t,
+    usageResponseId: _u,
+    summary: _s,
+    owner: _o,
+    previousStatus: _p,
+    pendingCompaction: _c,
+    ...rest
+  } = counted;
   const meta: SessionMeta = {
     ...rest,
     id: newId,

@@ -138,5 +138,19 @@ for (const [name, make] of [
         expect((await store.readMessages("parent")).messages).toHaveLength(4);
         await expect(forkSession(store, "parent", { at: "nope" })).rejects.toThrow("no message nope");
       }));
+
+    test("fork: a compaction the parent left half done stays the parent's", () =>
+      withStore(async (store) => {
+        await createSession(store, { projectPath: "/p", id: "parent" }, conv());
+        const plan = { id: "plan-1", summary: "s", messageCount: 4, keepFrom: 2 };
+        await store.updateMeta("parent", (m) => ({ ...m, pendingCompaction: plan }));
+        const fork = await forkSession(store, "parent");
+        expect((await store.getMeta(fork.id)) as Record<string, unknown>).not.toHaveProperty(
+          "pendingCompaction",
+        );
+        expect((await store.getMeta("parent")) as Record<string, unknown>).toHaveProperty(
+          "pendingCompaction",
+        );
+      }));
   });
 }
