@@ -2,7 +2,8 @@
  * Resume: everything a loop needs to continue a session — the messages and the provider and model
  * it ran with (a resumed session silently falling back to a default model is a change you would
  * only notice in the bill). If the last message was interrupted, a synthetic user message asks the
- * model to continue, instead of handing it a truncated transcript to guess about.
+ * model to continue, instead of handing it a truncated transcript to guess about. A compacted
+ * session's summary comes back as a system message, where the seeds keep it (in the system prompt).
  */
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
@@ -12,17 +13,25 @@ import { getSession } from "./lifecycle.ts";
 import { recoverCrashed } from "./status.ts";
 
 export const CONTINUE_TEXT = "Continue from where you left off.";
+/** How the compaction summary is introduced to the model (see `resumeSession`). */
+export const SUMMARY_INTRO = "Summary of the earlier part of this conversation (compacted):";
 
 export interface SessionContext {
   meta: SessionMeta;
   provider?: string;
   model?: string;
-  /** The stored messages, plus the synthetic continue message when one was added. */
+  /** The stored messages, plus the synthetic summary and continue messages when they were added. */
   stored: StoredMessage[];
   /** The loop's message list. */
   messages: LoopMessage[];
   /** The synthetic message added because the last message was interrupted (not persisted). */
   continueMessage?: StoredMessage;
+  /**
+   * The latest compaction's summary as a system message (not persisted), after the leading system
+   * messages: compaction dropped the turns it summarizes, and a loop that resumed without it would
+   * have the model continue with no idea of them.
+   */
+  summaryMessage?: StoredMessage;
   /** Lines of the log that could not be read (the rest loaded). */
   issues: ReadIssue[];
 }
@@ -44,6 +53,19 @@ export async function resumeSession(store: StorageAdapter, id: string): Promise<
       synthetic: "continue",
     };
     ctx.stored = [...stored, ctx.continueMessage];
+  }
+  const summary = meta.summary?.text;
+  if (summary) {
+    ctx.summaryMessage = {
+      id: `${meta.id}-compaction-summary`,
+      role: "system",
+      parts: [{ type: "text", content: `${SUMMARY_INTRO}\n${summary}` }],
+      timestamp: meta.summary!.createdAt,
+      synthetic: "compaction-summary",
+    };
+    const at = ctx.stored.findIndex((m) => m.role !== "system");
+    const cut = at < 0 ? ctx.stored.length : at;
+    ctx.stored = [...ctx.stored.slice(0, cut), ctx.summaryMessage, ...ctx.stored.slice(cut)];
   }
   ctx.messages = loadHistory(ctx.stored);
   return ctx;

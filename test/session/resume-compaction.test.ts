@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { compactSession, keepLastUserTurns } from "../../src/session/compaction.ts";
 import { createSession, toStoredMessages } from "../../src/session/lifecycle.ts";
-import { CONTINUE_TEXT, resumeSession } from "../../src/session/resume.ts";
+import { CONTINUE_TEXT, resumeSession, SUMMARY_INTRO } from "../../src/session/resume.ts";
 import { builtinSummarizer } from "../../src/session/summarizer.ts";
 import filesFactory from "../../src/storage/adapters/files.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
@@ -94,6 +94,31 @@ describe("compaction", () => {
     expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(6);
     // Nothing more to drop the second time round.
     expect((await compactSession(store, "c1", { keepUserTurns: 2 })).compacted).toBe(false);
+    await store.close();
+  });
+
+  test("resuming a compacted session leads with its summary, after the system prompt (not stored)", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path });
+    const system = {
+      id: "sys",
+      role: "system",
+      parts: [{ type: "text", content: "You are terse." }],
+      timestamp: 1,
+    };
+    await createSession(store, { projectPath: "/p", id: "c9" }, [
+      system as StoredMessage,
+      ...conversation(4),
+    ]);
+    expect((await resumeSession(store, "c9")).summaryMessage).toBeUndefined();
+    await compactSession(store, "c9", { keepUserTurns: 1, rollout: false });
+    const ctx = await resumeSession(store, "c9");
+    expect(ctx.messages.map((m) => m.role).slice(0, 3)).toEqual(["system", "system", "user"]);
+    const text = (ctx.messages[1]!.content[0] as { text: string }).text;
+    expect(text).toStartWith(SUMMARY_INTRO);
+    expect(text).toContain("## Task goal\nrequest 1");
+    expect(ctx.summaryMessage?.synthetic).toBe("compaction-summary");
+    expect((await store.readMessages("c9")).messages.map((m) => m.id)).toEqual(["sys", "u4", "a4", "b4"]);
     await store.close();
   });
 

@@ -19,6 +19,7 @@ export default command({
         model: c.model ?? null,
         continued: c.continueMessage !== undefined,
         continueMessage: c.continueMessage ?? null,
+        summarized: c.summaryMessage !== undefined,
         messages: c.messages,
         issues: c.issues,
       });
@@ -28,6 +29,8 @@ export default command({
         `provider/model: ${c.provider ?? "?"}/${c.model ?? "?"}`,
         `messages: ${c.stored.length} stored → ${c.messages.length} loop messages`,
       ];
+      if (c.summaryMessage)
+        lines.push("compacted: the summary of the dropped turns leads the loop's messages");
       if (c.continueMessage)
         lines.push(`last message was interrupted: added "${c.continueMessage.parts[0]?.content}"`);
       ctx.out(`${lines.join("\n")}\n`);
