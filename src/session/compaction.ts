@@ -3,11 +3,13 @@
  * turns (never mid-turn: what follows the system messages starts with a user message), store a
  * summary of what was dropped in the meta, rewrite the log atomically, and record
  * `compact.occurred` (estimated tokens before/after) in the rollout log, which keeps what
- * compaction erased. Rollout recording is off with `FREECODE_ROLLOUT=off`. The summary is stored
+ * compaction erased. Recording follows the recorder's rule (`rolloutEnabled`: `FREECODE_ROLLOUT`,
+ * off in tests, config `"rollout": false`). The summary is stored
  * as a plan before the log is touched (`_compaction-plan.ts`), so a crash never loses messages
  * without their summary, and the next compaction finishes the interrupted one.
  */
 import { badInput, conflict } from "../errors.ts";
+import { rolloutEnabled } from "../rollout/recorder.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { finishPlan, type PendingCompaction, pendingCompaction, storePlan } from "./_compaction-plan.ts";
@@ -45,7 +47,7 @@ export const estimateTokens = (messages: StoredMessage[], extra = "") =>
 export interface CompactOptions {
   keepUserTurns?: number;
   summarizer?: Summarizer;
-  /** Record `compact.occurred` (default: on unless FREECODE_ROLLOUT=off). */
+  /** Record `compact.occurred` (default: `rolloutEnabled()`, the recorder's own rule). */
   rollout?: boolean;
 }
 
@@ -112,7 +114,7 @@ export async function compactSession(
       messagesAfter: kept.length,
       tokensBefore,
       tokensAfter: estimateTokens(kept, summary.text),
-      record: options.rollout ?? process.env.FREECODE_ROLLOUT !== "off",
+      record: options.rollout ?? rolloutEnabled(),
       summary: { ...summary, createdAt: Date.now(), summarizer: summarizer.name },
     };
     // Not stored if the log moved while summarizing: then start over on the longer log.

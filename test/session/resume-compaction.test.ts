@@ -136,6 +136,27 @@ describe("compaction", () => {
     await store.close();
   });
 
+  test("recording follows the recorder's rule: off in tests and for 0/false, on when asked", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    expect(process.env.NODE_ENV).toBe("test");
+    const logged = async (id: string, flag?: string) => {
+      await createSession(store, { projectPath: "/p", id }, conversation(3));
+      if (flag === undefined) delete process.env.FREECODE_ROLLOUT;
+      else process.env.FREECODE_ROLLOUT = flag;
+      try {
+        await compactSession(store, id, { keepUserTurns: 1 });
+      } finally {
+        delete process.env.FREECODE_ROLLOUT;
+      }
+      return (await store.listEventLogs()).includes(id);
+    };
+    expect(await logged("t-default")).toBe(false);
+    expect(await logged("t-zero", "0")).toBe(false);
+    expect(await logged("t-on", "1")).toBe(true);
+    await store.close();
+  });
+
   test("the built-in summarizer is deterministic", async () => {
     const dropped = conversation(3);
     const a = await builtinSummarizer.summarize({ dropped, kept: [] });

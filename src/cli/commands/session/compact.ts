@@ -1,4 +1,5 @@
 /** `freecode session compact <id> [--keep N]`: summarize and drop all but the last N user turns. */
+import { rolloutEnabled } from "../../../rollout/recorder.ts";
 import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../../../session/compaction.ts";
 import { command, wholeNumber } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
@@ -14,7 +15,7 @@ export default command({
   },
   async run(ctx, args) {
     const keep = wholeNumber(args.keep, "keep", 1) ?? DEFAULT_KEEP_USER_TURNS;
-    const rollout = ctx.config().rollout !== false && process.env.FREECODE_ROLLOUT !== "off";
+    const rollout = rolloutEnabled(process.env, ctx.config());
     const r = await withStore(ctx, (s) => compactSession(s, args.id, { keepUserTurns: keep, rollout }));
     if (ctx.json) ctx.out({ id: args.id, ...r });
     else if (!r.compacted) ctx.out(`not compacted: ${r.reason}\n`);
