@@ -301,3 +301,24 @@ describe("snapshots and sealing (spans are rows until handed out)", () => {
     expect(t.toolSpans).toEqual([]);
   });
 });
+
+describe("events without spans of their own", () => {
+  test("subagents, hooks, context overflows and checkpoints are counted by type; none: no field", () => {
+    const log = logBuilder()
+      .add({ type: "session.started", projectPath: "/p" })
+      .add({ type: "hook.triggered", hookName: "lint", hookEvent: "PostToolUse" })
+      .add({ type: "hook.triggered", hookName: "lint", hookEvent: "PostToolUse" })
+      .add({ type: "hook.blocked", hookName: "guard", reason: "secret in diff" })
+      .add({ type: "subagent.start", subagentId: "a1", task: "search" })
+      .add({ type: "context.overflow", beforeTokens: 210_000 });
+    const t = buildTrace("s", log.events);
+    expect(t.otherEvents).toEqual({
+      "hook.triggered": 2,
+      "hook.blocked": 1,
+      "subagent.start": 1,
+      "context.overflow": 1,
+    });
+    expect(t.projectPath).toBe("/p");
+    expect(buildTrace("s", logBuilder().add({ type: "session.started" }).events).otherEvents).toBeUndefined();
+  });
+});

@@ -196,7 +196,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "checkpoint.captured":
       case "checkpoint.restored":
       case "checkpoint.skipped":
-        return; // timing and model detail belong to the trace fold
+        return; // the replay is turns and their calls; the trace counts these (`otherEvents`)
       default:
         assertNever(e, "event type");
     }

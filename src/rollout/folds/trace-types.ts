@@ -146,6 +146,11 @@ export interface Trace {
   asOf?: number;
   /** Events of types newer than this catalogue, skipped. */
   skippedEvents?: number;
+  /**
+   * How many events of each catalogue type the trace draws no span for (subagents, skills, hooks,
+   * context overflows, checkpoints), by type; present when there were any.
+   */
+  otherEvents?: Record<string, number>;
   /** Lines that could not be read (line numbers and messages). */
   parseErrors: { line?: number; message: string; torn: boolean }[];
 }

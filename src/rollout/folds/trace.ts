@@ -81,6 +81,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let skippedEvents = 0;
   let spent = false;
   let projectPath: string | undefined;
+  const otherEvents: Record<string, number> = {};
 
   /** The turn row an event belongs to (opening an implicit turn for an unknown id). */
   const turnOf = (turnId: string | undefined, e: RolloutEvent) => turns.rowFor(turnId, e.timestamp, e.seq);
@@ -157,7 +158,9 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       case "checkpoint.captured":
       case "checkpoint.restored":
       case "checkpoint.skipped":
-        return; // not part of the trace's spans (replay and other folds read them)
+        // No span of their own: counted by type, so a trace still says they happened.
+        otherEvents[e.type] = (otherEvents[e.type] ?? 0) + 1;
+        return;
       default:
         assertNever(e, "event type");
     }
@@ -231,6 +234,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       stallMs,
       asOf,
       skippedEvents,
+      ...(Object.keys(otherEvents).length > 0 ? { otherEvents: { ...otherEvents } } : {}),
       parseErrors: parseErrors.map((p) => ({ ...p })),
     };
     for (const key of ["turns", "modelSpans", "toolSpans"] as const) {
