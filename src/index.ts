@@ -99,7 +99,7 @@ export {
   RolloutEventSchema,
 } from "./rollout/events.ts";
 export { changedPaths, DEFAULT_CHANGED_FILE_TOOLS } from "./rollout/folds/changed-files.ts";
-export type { Replay, ReplayCall, ReplayTurn } from "./rollout/folds/replay.ts";
+export type { Replay, ReplayCall, ReplayOptions, ReplayTurn } from "./rollout/folds/replay.ts";
 export { createReplayFold, replaySession } from "./rollout/folds/replay.ts";
 export type { TraceFold, TraceOptions } from "./rollout/folds/trace.ts";
 export { buildTrace, createTraceFold, DEFAULT_HANG_MS, DEFAULT_STALL_MS } from "./rollout/folds/trace.ts";
@@ -115,12 +115,13 @@ export type {
 export type { ModelUsage, Price, Usage } from "./rollout/folds/usage.ts";
 export { costOf, createUsageFold, priceFor, usageOf } from "./rollout/folds/usage.ts";
 export { createIdGenerator, newEventId, timeOfId } from "./rollout/ids.ts";
-export type { ReadOptions, RolloutSink, RolloutSource } from "./rollout/load.ts";
+export type { ReadOptions, ReadPosition, RolloutSink, RolloutSource } from "./rollout/load.ts";
 export { foldRollout, loadReplay, loadTrace, loadUsage, readRollout } from "./rollout/load.ts";
 export type { OtlpOptions, OtlpSpan } from "./rollout/otlp.ts";
 export { otlpSpans, traceToOtlp, writeOtlpJson } from "./rollout/otlp.ts";
 export type { DeniedCall, Recorder, RecorderOptions } from "./rollout/recorder.ts";
 export { createRecorder, rolloutEnabled, URGENT_TYPES } from "./rollout/recorder.ts";
+export type { CheckedEvent } from "./rollout/validate.ts";
 export { checkEvent, EventDraftSchema, isValidEvent } from "./rollout/validate.ts";
 export { verifyRollout } from "./rollout/verify.ts";
 export type { WaterfallOptions } from "./rollout/waterfall.ts";

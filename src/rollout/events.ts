@@ -6,15 +6,18 @@
  */
 import * as v from "valibot";
 
+// Every number is finite: JSON has no Infinity or NaN, `JSON.stringify` writes them as null, and the
+// line could no longer be read back.
+const finite = () => v.pipe(v.number(), v.finite());
 const base = {
-  id: v.string(),
+  id: v.pipe(v.string(), v.minLength(1)),
   seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
   aggregateID: v.string(),
-  timestamp: v.number(),
+  timestamp: finite(),
 };
 const turnId = v.string();
-const num = v.number();
-const optNum = v.optional(v.number());
+const num = finite();
+const optNum = v.optional(finite());
 
 /** Who refused a tool call. */
 export const DENY_SOURCES = [

@@ -26,6 +26,7 @@ type Node = {
 
 const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
+const isString: Check = (x) => typeof x === "string";
 
 /** Build a predicate equivalent to `v.is(schema, value)` for the schema kinds the catalogue uses. */
 export function compileCheck(schema: unknown): Check {
@@ -35,7 +36,7 @@ export function compileCheck(schema: unknown): Check {
   if (node.pipe) return compilePipe(node.pipe, fallback);
   switch (node.type) {
     case "string":
-      return (x) => typeof x === "string";
+      return isString;
     case "number":
       return (x) => typeof x === "number" && !Number.isNaN(x);
     case "boolean":
@@ -101,15 +102,29 @@ function variantCheck(key: string, options: [unknown, Check][]): Check {
 
 function compilePipe(pipe: Node[], fallback: Check): Check {
   const [head, ...actions] = pipe;
-  let check: Check = compileCheck({ ...head, pipe: undefined });
+  const isNumber = head?.type === "number";
+  const has = (type: string) => actions.some((a) => a.type === type);
+  // Number.isInteger and Number.isFinite also rule out non-numbers, NaN and ±Infinity: a number that
+  // must be an integer or finite is one call, not a `typeof` check and then another.
+  let check: Check =
+    isNumber && has("integer")
+      ? Number.isInteger
+      : isNumber && has("finite")
+        ? Number.isFinite
+        : compileCheck({ ...head, pipe: undefined });
   for (const action of actions) {
     const r = action.requirement as number;
     const before = check;
     // Chained closures rather than a list walked with `every` on every value.
-    if (action.type === "integer") check = (x) => before(x) && Number.isInteger(x);
+    if (action.type === "integer") check = isNumber ? before : (x) => before(x) && Number.isInteger(x);
+    else if (action.type === "finite") check = isNumber ? before : (x) => before(x) && Number.isFinite(x);
     else if (action.type === "min_value") check = (x) => before(x) && (x as number) >= r;
     else if (action.type === "max_value") check = (x) => before(x) && (x as number) <= r;
-    else if (action.type === "min_length") check = (x) => before(x) && (x as string).length >= r;
+    else if (action.type === "min_length")
+      check =
+        before === isString
+          ? (x) => typeof x === "string" && x.length >= r
+          : (x) => before(x) && (x as string).length >= r;
     else return fallback; // an action we do not mirror: let valibot decide
   }
   return check;
@@ -135,6 +150,20 @@ export const EventDraftSchema = v.variant(
 );
 /** Whether a value is a valid event draft (envelope without `seq`). */
 export const isValidDraft = compileCheck(EventDraftSchema);
+
+/** What is wrong with an event draft, naming the field; undefined when it is valid. */
+export function draftProblem(value: unknown): { message: string; field?: string } | undefined {
+  if (isValidDraft(value)) return undefined;
+  if (!isObject(value)) return { message: "event is not an object" };
+  const type = value.type;
+  if (typeof type !== "string" || type.length === 0) return { message: "event has no type", field: "type" };
+  if (!isKnownEventType(type)) return { message: `unknown event type "${type}"`, field: "type" };
+  const r = v.safeParse(EventDraftSchema, value);
+  // The predicate is never looser than the schema; were it ever stricter, still refuse.
+  if (r.success) return { message: `invalid ${type} event` };
+  const { message, field } = describe(r.issues, type);
+  return { message, field };
+}
 
 /** The outcome of checking one parsed line. */
 export type CheckedEvent =
@@ -163,15 +192,17 @@ export function checkEvent(value: unknown): CheckedEvent {
   return describe(full.issues, type);
 }
 
+const envelope = RolloutEventSchema.options[0].entries;
+/** The catalogue's envelope alone, for types newer than the catalogue. */
 const EnvelopeOnly = v.looseObject({
-  id: v.string(),
-  seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  aggregateID: v.string(),
-  timestamp: v.number(),
+  id: envelope.id,
+  seq: envelope.seq,
+  aggregateID: envelope.aggregateID,
+  timestamp: envelope.timestamp,
 });
 
-function describe(issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]], type: string): CheckedEvent {
+function describe(issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]], type: string) {
   const issue = issues[0];
   const field = v.getDotPath(issue) ?? undefined;
-  return { kind: "invalid", message: `invalid ${type} event: ${issue.message}`, field };
+  return { kind: "invalid" as const, message: `invalid ${type} event: ${issue.message}`, field };
 }

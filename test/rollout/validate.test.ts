@@ -14,6 +14,10 @@ const MUTATIONS: ((e: Record<string, unknown>, key: string) => unknown)[] = [
   (e, k) => void (e[k] = "text"),
   (e, k) => void (e[k] = [1]),
   (e, k) => void (e[k] = Number.NaN),
+  // Regression: ±Infinity passed `v.number()` and was written as null, leaving an unreadable line.
+  (e, k) => void (e[k] = Number.POSITIVE_INFINITY),
+  (e, k) => void (e[k] = Number.NEGATIVE_INFINITY),
+  (e, k) => void (e[k] = ""),
   (e, k) => void (e[k] = 1.5),
   (e, k) => void (e[k] = -1),
 ];
@@ -64,5 +68,21 @@ describe("compiled validator", () => {
       field: "seq",
     });
     expect(checkEvent([1])).toMatchObject({ kind: "invalid" });
+  });
+
+  test("numbers are finite and ids non-empty, in the compiled check as in the schema", () => {
+    const first = { type: "model.first_token", id: "i", seq: 1, aggregateID: "s", timestamp: 1, turnId: "t" };
+    for (const bad of [
+      { ttft_ms: Number.POSITIVE_INFINITY },
+      { ttft_ms: JSON.parse("1e309"), timestamp: 1 },
+      { ttft_ms: 1, timestamp: -Infinity },
+      { ttft_ms: 1, id: "" },
+    ]) {
+      const event = { ...first, ...bad };
+      expect(isValidEvent(event)).toBe(false);
+      expect(v.is(RolloutEventSchema, event)).toBe(false);
+      expect(isValidDraft(event)).toBe(false);
+    }
+    expect(isValidEvent({ ...first, ttft_ms: 300 })).toBe(true);
   });
 });
