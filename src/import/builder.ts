@@ -156,11 +156,13 @@ export class SessionBuilder {
     // Decided before cleaning: every later prompt of a long session offers a title that cannot win.
     if (cur && !(rank > TITLE_RANK[cur.source] || (rank === TITLE_RANK[cur.source] && lastWins))) return;
     if (!text) return;
+    // Masked before it is cut: a key cut to `sk_live_51Hq…` no longer has a key's shape.
+    const whole = this.r(text);
     // A prompt title keeps 50 characters: fold only the head of a long prompt.
-    const clean = source === "prompt" ? foldHead(text, 51) : text.replace(/\s+/g, " ").trim();
+    const clean = source === "prompt" ? foldHead(whole, 51) : whole.replace(/\s+/g, " ").trim();
     if (!clean) return;
     const value = source === "prompt" && clean.length > 50 ? `${clean.slice(0, 49)}…` : clean;
-    this.s.title = { text: this.r(value), source };
+    this.s.title = { text: value, source };
   }
 
   private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {
@@ -421,11 +423,13 @@ export class SessionBuilder {
   }
 
   subagent(kind: "start" | "stop", key: string, at: number, subagentId: string, detail?: string): void {
-    const field = kind === "start" ? { task: detail } : { result: detail };
+    const field = kind === "start" ? { task: this.r(detail) } : { result: this.r(detail) };
     this.ev(`subagent.${kind}`, key, at, { subagentId, ...(detail ? field : {}) });
   }
 
-  hook(key: string, at: number, hookName: string, hookEvent?: string, blocked?: boolean): void {
+  /** A hook run; `hookName` is often the hook's whole command line, so it is redacted like one. */
+  hook(key: string, at: number, command: string, hookEvent?: string, blocked?: boolean): void {
+    const hookName = this.r(command);
     this.ev("hook.triggered", key, at, {
       hookName,
       ...(hookEvent ? { hookEvent } : {}),

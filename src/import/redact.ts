@@ -1,16 +1,68 @@
 /**
  * `--redact`: mask common secret shapes in imported text and tool arguments. Transcripts hold whole
  * file contents, `.env` reads, API error headers and pasted commands; these patterns catch the
- * usual credentials (provider API keys, cloud and VCS tokens, bearer headers, JWTs, private keys,
- * `password=`-style pairs) without trying to be a full secret scanner.
+ * usual credentials (provider API keys, cloud, VCS and registry tokens, bearer and basic headers,
+ * URL passwords, JWTs, private keys, `password=`-style pairs) without trying to be a full secret
+ * scanner. Transcripts are mostly code, so a value next to a secret-sounding name is masked only
+ * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
 const MASK = "[REDACTED]";
 
-const PATTERNS: [RegExp, string][] = [
-  [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, MASK],
-  [/\b(Bearer|Basic|token)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
+/** Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. */
+const KEY_BLOCK =
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g;
+
+/**
+ * Binary data, never searched: a data URL's payload, or a whole string that is one long base64 run
+ * (an image part). Random base64 contains `AKIA…`/`AIza…` shapes by chance.
+ */
+const DATA_URL = /data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+=*/g;
+const BLOB = /^[A-Za-z0-9+/]{256,}=*$/;
+
+/** A value that names where a secret comes from rather than holding it. */
+const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([])/;
+/** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+/** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
+const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
+
+/** A value after `password=`, `api_key:` and the like that looks like the secret itself. */
+function credentialValue(value: string, envFile: boolean): boolean {
+  if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
+  // `.env` and shell lines (`DB_PASSWORD=supersecret`) hold values, not code.
+  if (envFile) return true;
+  return !IDENTIFIER.test(value) && !CONSTANT.test(value);
+}
+
+/** A word after `token` or `Basic` that looks like a credential: letters and digits, not a path. */
+function tokenWord(value: string): boolean {
+  return value.length >= 16 && !REFERENCE.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value);
+}
+
+/** Basic credentials are base64 of `user:password`, however short. */
+function basicCredentials(value: string): boolean {
+  if (tokenWord(value)) return true;
+  if (value.length < 8 || !/^[A-Za-z0-9+/]+=*$/.test(value)) return false;
+  const decoded = Buffer.from(value, "base64").toString("latin1");
+  return /^[\x20-\x7e]+$/.test(decoded) && /^[^:]+:./.test(decoded);
+}
+
+type Replacer = string | ((match: string, ...groups: string[]) => string);
+
+const PATTERNS: [RegExp, Replacer][] = [
+  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
+  [/\b(Basic)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (basicCredentials(v) ? `${word} ${MASK}` : m)],
+  [/\b(token)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (tokenWord(v) ? `${word} ${MASK}` : m)],
+  // The password of `scheme://user:password@host`, however short; the user name stays.
+  [
+    /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)@/gi,
+    (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
+  ],
   [/\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
+  [/\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],
+  [/\bhf_[A-Za-z0-9]{30,}\b/g, MASK],
+  [/\bnpm_[A-Za-z0-9]{30,}\b/g, MASK],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
   [/\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{30,}\b/g, MASK],
@@ -19,16 +71,31 @@ const PATTERNS: [RegExp, string][] = [
   [/\bAIza[0-9A-Za-z_-]{35}\b/g, MASK],
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
   [
-    /\b([A-Za-z0-9_]*(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token|auth[_-]?token)[A-Za-z0-9_]*)(["']?\s*[:=]\s*["']?)([^\s"',;]{6,})/gi,
-    `$1$2${MASK}`,
+    /\b([A-Za-z0-9_]*(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token|auth[_-]?token)[A-Za-z0-9_]*)(["']?\s*[:=]\s*["']?)([^\s"',;]+)/gi,
+    (m, name, sep, value) =>
+      credentialValue(value, /^[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("="))
+        ? `${name}${sep}${MASK}`
+        : m,
   ],
 ];
 
+function maskPatterns(text: string): string {
+  let out = text;
+  for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement as never);
+  return out;
+}
+
 /** Mask secrets in one string. */
 export function redactText(text: string): string {
-  let out = text;
-  for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement);
-  return out;
+  if (BLOB.test(text)) return text;
+  const out = text.replace(KEY_BLOCK, MASK);
+  let masked = "";
+  let from = 0;
+  for (const m of out.matchAll(DATA_URL)) {
+    masked += maskPatterns(out.slice(from, m.index)) + m[0];
+    from = m.index + m[0].length;
+  }
+  return masked + maskPatterns(out.slice(from));
 }
 
 /** Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). */

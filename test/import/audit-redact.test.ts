@@ -1,0 +1,153 @@
+/**
+ * `--redact` audit: secret shapes the first patterns missed, ordinary code they damaged, and event
+ * fields that skipped redaction. Each case names the finding it guards.
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { importSources } from "../../src/import/import.ts";
+import { redactDeep, redactText } from "../../src/import/redact.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
+
+const M = "[REDACTED]";
+const STRIPE = `sk_live_51Hq${"a1B2c3D4".repeat(4)}`;
+const HF = `hf_${"AbCdEfGhIj".repeat(3)}klmn`;
+const NPM = `npm_${"a1b2C3d4E5".repeat(3)}f6g7h8`;
+const PGP =
+  "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF1xyz0BCAC3\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----";
+
+describe("redactText: secrets the audit found unmasked", () => {
+  test.each([
+    ["Stripe live key", `use ${STRIPE}`, "use [REDACTED]"],
+    ["Stripe test key", `key sk_test_${"Z9y8X7w6".repeat(3)} here`, "key [REDACTED] here"],
+    ["Stripe restricted key", `rk_live_${"Q1w2E3r4".repeat(3)}`, M],
+    ["Hugging Face token", `HF ${HF}`, "HF [REDACTED]"],
+    ["npm token", `publish with ${NPM}`, `publish with ${M}`],
+    ["PGP private key block", `key:\n${PGP}\nafter`, `key:\n${M}\nafter`],
+    [
+      "URL password",
+      "git push https://deploy:Hunter2Secret@host/x.git",
+      `git push https://deploy:${M}@host/x.git`,
+    ],
+    ["short URL password", "postgres://admin:pw@db:5432/x", `postgres://admin:${M}@db:5432/x`],
+    ["short Basic header", "Authorization: Basic dXNlcjpwYXNz", `Authorization: Basic ${M}`],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+});
+
+describe("redactText: ordinary code the audit found damaged", () => {
+  test.each([
+    "interface Login { password: string; apiKey: string }",
+    "const secretKey = process.env.SECRET_KEY;",
+    'password = os.environ["DB_PASSWORD"]',
+    "api_key = os.getenv('API_KEY')",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell or CI reference, not a template
+    "secret: ${{ secrets.DEPLOY_SECRET }}",
+    "API_KEY=$API_KEY",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell or CI reference, not a template
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "SECRET_FILE=/run/secrets/db",
+    "apiKey: config.apiKey,",
+    "password: z.string().min(8),",
+    "if (secret === undefined) return;",
+    "token /usr/local/lib/node_modules/typescript/lib/tsc.js",
+    "the token sequenceLengthExceeded was emitted",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell or CI reference, not a template
+    "https://user:${PASSWORD}@host/x",
+  ])("%s", (code) => {
+    expect(redactText(code)).toBe(code);
+  });
+
+  test("hashes, UUIDs and base64 images stay intact", () => {
+    const sha1 = "3f786850e387550fdab836ed7e6dc881de23001b";
+    const sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    const uuid = "c64cc478-3430-40fe-8e9c-4ee9986e9754";
+    // A base64 run that happens to contain a Google-key shape must not be touched.
+    const png = `iVBORw0KGgo${"AAAA".repeat(80)}+AIza${"Q".repeat(35)}/${"B".repeat(200)}==`;
+    const text = `commit ${sha1}\nsha256:${sha256}\nsession ${uuid}\n![x](data:image/png;base64,${png})`;
+    expect(redactText(text)).toBe(text);
+    const part = { type: "image", data: png, mediaType: "image/png" };
+    expect(redactDeep(part)).toEqual(part);
+  });
+});
+
+describe("redactText: what was masked stays masked", () => {
+  test.each([
+    ["password pair", "password=hunter2", `password=${M}`],
+    ["quoted JSON pair", '{"api_key": "abc123def456"}', `{"api_key": "${M}"}`],
+    ["env file, letters only", "DB_PASSWORD=supersecret", `DB_PASSWORD=${M}`],
+    ["YAML pair", "client_secret: 9f8e7d6c5b4a", `client_secret: ${M}`],
+    ["token header", `Authorization: token ${"0123456789abcdef".repeat(2)}`, `Authorization: token ${M}`],
+    ["bearer header", `Bearer ${"x".repeat(30)}`, `Bearer ${M}`],
+    ["long basic header", `Basic ${"QWxhZGRpbjpvcGVuIHNlc2FtZQ"}==`, `Basic ${M}`],
+    ["Anthropic key", `sk-ant-api03-${"A".repeat(40)}`, M],
+    ["AWS key", "AKIAIOSFODNN7EXAMPLE", M],
+    ["npmrc auth token", `//registry.npmjs.org/:_authToken=${NPM}`, `//registry.npmjs.org/:_authToken=${M}`],
+    ["PEM key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", M],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+});
+
+test("--redact reaches messages, events, denied arguments, subagent tasks, hooks and titles", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const f = join(dir.path, "leak.jsonl");
+  const base = { sessionId: "s1", cwd: "/p", timestamp: "2026-01-01T00:00:00.000Z" };
+  const line = (o: Record<string, unknown>) => appendFileSync(f, `${JSON.stringify({ ...base, ...o })}\n`);
+  const usage = { input_tokens: 1, output_tokens: 1 };
+  const use = (id: string, name: string, input: unknown) => ({
+    type: "assistant",
+    uuid: `a-${id}`,
+    message: { id: `m-${id}`, model: "claude", content: [{ type: "tool_use", id, name, input }], usage },
+  });
+  const result = (id: string, content: string, is_error = false) => ({
+    type: "user",
+    uuid: `r-${id}`,
+    message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content, is_error }] },
+  });
+  // The key straddles the 50-character prompt title: cut first, it would lose its shape.
+  const prompt = `please deploy the billing service with ${STRIPE}`;
+  line({ type: "user", uuid: "u1", message: { role: "user", content: prompt } });
+  line(use("t1", "Bash", { command: "psql postgres://admin:pw@db:5432/x" }));
+  line(result("t1", "The user doesn't want to proceed with this tool use. The tool use was rejected", true));
+  line(use("t2", "Task", { description: `publish with ${NPM}`, prompt: "go" }));
+  line({ ...result("t2", `done, HF token ${HF}`), toolUseResult: { agentId: "ag1" } });
+  line({
+    type: "system",
+    uuid: "h1",
+    subtype: "stop_hook_summary",
+    hookInfos: [
+      { command: `curl -H 'Authorization: Basic dXNlcjpwYXNz' https://deploy:Hunter2Secret@hooks` },
+    ],
+  });
+  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+  try {
+    await importSources({
+      agent: "claude",
+      paths: [f],
+      adapter,
+      home: home.path,
+      fsync: false,
+      redact: true,
+    });
+    const { messages } = await adapter.readMessages("claude-s1");
+    const events: Record<string, unknown>[] = [];
+    for await (const r of adapter.readEvents("claude-s1")) if (r.event) events.push(r.event as never);
+    const meta = await adapter.getMeta("claude-s1");
+    const all = JSON.stringify({ messages, events, meta });
+    for (const secret of [STRIPE, NPM, HF, "Hunter2Secret", "admin:pw@", "dXNlcjpwYXNz", "sk_live_51Hq"]) {
+      expect(all).not.toContain(secret);
+    }
+    // The fields themselves are still there, masked rather than dropped.
+    const of = (type: string) => events.filter((e) => e.type === type);
+    expect(JSON.stringify(of("function.denied"))).toContain(`admin:${M}@db`);
+    expect(of("subagent.start")[0]?.task).toBe(`publish with ${M}`);
+    expect(String(of("hook.triggered")[0]?.hookName)).toContain(`Basic ${M}`);
+    expect(meta?.title).toBe(`please deploy the billing service with ${M}`);
+  } finally {
+    await adapter.close();
+  }
+});
