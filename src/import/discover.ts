@@ -3,7 +3,7 @@
  * by their first line (so `import auto` works per file). Credential files are recognised by name
  * and never opened — not even to sniff them.
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import type { Agent, ImportWarning } from "./types.ts";
@@ -64,7 +64,8 @@ export function defaultRoots(agent: Agent, env: Record<string, string | undefine
     case "opencode":
       return [join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode")];
     case "gemini":
-      return [join(env.GEMINI_DIR || join(home, ".gemini"), "tmp")];
+      // Gemini CLI's own override: `$GEMINI_CLI_HOME` replaces the home folder `.gemini` is in.
+      return [join(env.GEMINI_CLI_HOME || home, ".gemini", "tmp")];
   }
 }
 
@@ -152,32 +153,73 @@ function identify(line: string, path: string): Candidate | undefined {
   return undefined;
 }
 
-/** Walk `root` (a file or a folder) and return the transcripts in it, for `agent` or any. */
-export function discover(root: string, agent: Agent | "auto", warnings: ImportWarning[]): Candidate[] {
+/** What a walk needs from the file system; tests replace a part to make it fail. */
+export interface WalkFs {
+  readdir(path: string): string[];
+  detect(path: string): Candidate | undefined;
+}
+const REAL_FS: WalkFs = { readdir: (path) => readdirSync(path), detect: detectFile };
+
+/** An error's reason, with the path it names left out (the warning names the path). */
+const reasonOf = (error: unknown) => {
+  const e = error as NodeJS.ErrnoException;
+  return (e.message ?? String(error)).replace(/^[A-Z]+: /, "").replace(/, \w+( '.*'| [A-Z]+)?$/, "");
+};
+
+/**
+ * Walk `root` (a file or a folder) and return the transcripts in it, for `agent` or any. A folder
+ * that cannot be listed or a file that cannot be read (no permission, gone since it was listed) is
+ * a warning, and the rest is still found. Symlinked folders are followed, each real folder and
+ * file once: a link back up (`x/up -> ..`) would otherwise walk the same tree until ELOOP.
+ */
+export function discover(
+  root: string,
+  agent: Agent | "auto",
+  warnings: ImportWarning[],
+  fs: WalkFs = REAL_FS,
+): Candidate[] {
   const out: Candidate[] = [];
+  const seen = new Set<string>();
   const visit = (path: string, explicit: boolean) => {
     if (isCredentialFile(path)) {
       if (explicit) warnings.push({ file: path, message: "credential file: not read" });
       return;
     }
     let st: ReturnType<typeof statSync>;
+    let real: string;
     try {
       st = statSync(path);
+      real = realpathSync(path);
     } catch (error) {
-      warnings.push({ file: path, message: `cannot read: ${(error as Error).message}` });
+      warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
       return;
     }
+    if (seen.has(real)) return;
+    seen.add(real);
     if (st.isDirectory()) {
       if (ROW_FILES.every((f) => existsSync(join(path, f)))) {
         out.push({ agent: "opencode", kind: "opencode-rows", path });
         return;
       }
       if (!explicit && SKIP_DIRS.has(basename(path))) return;
-      for (const entry of readdirSync(path).sort()) visit(join(path, entry), false);
+      let entries: string[];
+      try {
+        entries = fs.readdir(path);
+      } catch (error) {
+        warnings.push({ file: path, message: `cannot list: ${reasonOf(error)}` });
+        return;
+      }
+      for (const entry of entries.sort()) visit(join(path, entry), false);
       return;
     }
     if (!st.isFile()) return;
-    const found = detectFile(path);
+    let found: Candidate | undefined;
+    try {
+      found = fs.detect(path);
+    } catch (error) {
+      warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
+      return;
+    }
     if (!found) {
       if (explicit) warnings.push({ file: path, message: "not a transcript this importer knows" });
       return;

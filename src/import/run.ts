@@ -63,7 +63,13 @@ export async function importRoot(
   opts: PassOptions,
 ): Promise<SourceSummary> {
   const sum = newSummary(agent, root);
-  const candidates = discover(root, agent, sum.warnings);
+  let candidates: Candidate[] = [];
+  try {
+    candidates = discover(root, agent, sum.warnings);
+  } catch (error) {
+    // Each entry's own failure is a warning already; this is anything else, still not fatal.
+    sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });
+  }
   sum.files.found = candidates.length;
   for (const c of candidates) {
     try {
@@ -131,13 +137,35 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   // Unchanged files are skipped, but for a final read after a watch pass of a JSONL transcript: what
   // that pass left open is closed now (read from where it stopped: nothing new to parse).
   const closing = prev?.open === true && opts.final !== false;
-  if (prev && !closing && prev.agent === c.agent && prev.size === sig.size && prev.mtimeMs === sig.mtimeMs) {
+  // A file imported with another `--redact` than now is read again from the start, as if new.
+  const redact = opts.redact === true;
+  const redactChanged = prev !== undefined && (prev.redact ?? false) !== redact;
+  if (
+    prev &&
+    !closing &&
+    !redactChanged &&
+    prev.agent === c.agent &&
+    prev.size === sig.size &&
+    prev.mtimeMs === sig.mtimeMs
+  ) {
     sum.files.unchanged++;
     sum.sessions.unchanged += prev.sessions.length;
     return;
   }
   sum.files.read++;
-  const next: FileState = { agent: c.agent, ...sig, sessions: prev?.sessions ?? [] };
+  if (redactChanged && redact)
+    sum.warnings.push({
+      file: c.path,
+      message:
+        "imported before without --redact: messages are masked now, but rollout events written then " +
+        "still hold what was not masked (`freecode session purge <id>` and import again to clean them)",
+    });
+  const next: FileState = {
+    agent: c.agent,
+    ...sig,
+    ...(redact ? { redact } : {}),
+    sessions: prev?.sessions ?? [],
+  };
   const outcomes = new Map<string, WriteStatus>();
   // What storage held is loaded once per session and source, not once per part (see WriteNotes).
   const known = opts.cache ?? new Map<string, Known>();
@@ -154,8 +182,9 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
         outcomes.set(s.meta.id, out.status);
     }
   };
-  if (c.kind === "jsonl") await readJsonl(c, prev, next, sum, opts, write);
-  else await readDocument(c, prev, next, sum, opts, write);
+  const basis = redactChanged ? undefined : prev;
+  if (c.kind === "jsonl") await readJsonl(c, basis, next, sum, opts, write);
+  else await readDocument(c, basis, next, sum, opts, write);
   const ids = new Set(next.sessions);
   for (const [id, status] of outcomes) {
     if (status === "empty") continue;

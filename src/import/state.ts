@@ -28,6 +28,8 @@ const FileStateSchema = v.looseObject({
   /** The last read was a `--watch` pass: what it left open (a response still streaming, calls
    * unanswered) waits for a final read, even if the file does not change again. */
   open: v.optional(v.boolean()),
+  /** Read with `--redact` (absent: without): a change of the flag reads the file again. */
+  redact: v.optional(v.boolean()),
   sessions: v.array(v.string()),
 });
 export type FileState = v.InferOutput<typeof FileStateSchema>;

@@ -11,7 +11,7 @@ import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
 import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
-import { MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
+import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
 import type { ImportedSession } from "./types.ts";
@@ -24,6 +24,9 @@ export interface Known {
   messages: Map<string, string | null>;
   events: Set<string>;
   hashed?: boolean;
+  /** The highest event `seq` seen in storage (0: none): what another process appended since is
+   * read from there. */
+  seq: number;
 }
 
 export type WriteStatus = "created" | "updated" | "unchanged" | "empty";
@@ -112,10 +115,37 @@ function withinSize(m: StoredMessage, rejected: WriteOutcome["rejected"]): boole
 const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
 
 async function loadKnown(adapter: StorageAdapter, id: string, exists: boolean): Promise<Known> {
-  const known: Known = { messages: new Map(), events: new Set() };
+  const known: Known = { messages: new Map(), events: new Set(), seq: 0 };
   if (exists) await hashStored(adapter, id, known);
-  for await (const read of adapter.readEvents(id)) if (read.event) known.events.add(read.event.id);
+  await readNewEvents(adapter, id, known);
   return known;
+}
+
+/** Add the ids of events stored after `known.seq` (all of them at first). */
+async function readNewEvents(adapter: StorageAdapter, id: string, known: Known): Promise<void> {
+  for await (const read of adapter.readEvents(id, { fromSeq: known.seq + 1 })) {
+    if (!read.event) continue;
+    known.events.add(read.event.id);
+    known.seq = Math.max(known.seq, read.event.seq);
+  }
+}
+
+/**
+ * A cache kept across watch passes may be behind storage: another import (or a second watch) may
+ * have written the session since. Its messages are loaded again when their count moved, and events
+ * stored past the last known `seq` are read, so ids another process wrote are not written twice.
+ * Only when this write has events to append: a pass that changes nothing reads nothing.
+ */
+async function catchUp(
+  adapter: StorageAdapter,
+  id: string,
+  known: Known,
+  cur: SessionMeta | undefined,
+  s: ImportedSession,
+): Promise<void> {
+  if (cur && cur.messageCount !== known.messages.size) await hashStored(adapter, id, known);
+  if (s.events.some((e) => e.id === undefined || !known.events.has(e.id)))
+    await readNewEvents(adapter, id, known);
 }
 
 async function hashStored(adapter: StorageAdapter, id: string, known: Known): Promise<void> {
@@ -123,6 +153,12 @@ async function hashStored(adapter: StorageAdapter, id: string, known: Known): Pr
   known.messages.clear();
   for (const m of messages) known.messages.set(m.id, digest(m));
   known.hashed = true;
+}
+
+/** Events just appended: their ids (when the cache outlives the pass) and the last `seq`. */
+function noteStored(known: Known, stored: EventRecord[], record: boolean): void {
+  if (record) for (const e of stored) known.events.add(e.id);
+  for (const e of stored) known.seq = Math.max(known.seq, e.seq);
 }
 
 function newMeta(s: ImportedSession): SessionMeta {
@@ -236,7 +272,7 @@ export async function writeSession(
   if (!known) {
     known = await loadKnown(adapter, id, cur !== undefined);
     cache?.set(id, known);
-  }
+  } else if (record) await catchUp(adapter, id, known, cur, s);
   const rejected: WriteOutcome["rejected"] = [];
   const derived = [...s.changed, ...s.messages].filter(
     (m) =>
@@ -269,8 +305,7 @@ export async function writeSession(
 
   if (!cur) {
     if (fresh.length === 0) {
-      if (events.length > 0) await adapter.appendEvents(id, events);
-      if (record) for (const e of events) if (e.id) known.events.add(e.id);
+      if (events.length > 0) noteStored(known, await adapter.appendEvents(id, events), record);
       return { status: "empty", messages: 0, events: events.length, rejected, notes: renamed };
     }
     await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
@@ -321,8 +356,7 @@ export async function writeSession(
   if (record) for (const m of fresh) known.messages.set(m.id, known.hashed ? digest(m) : null);
   else if (cache) for (const m of fresh) known.messages.set(m.id, null);
   if (events.length > 0) {
-    await adapter.appendEvents(id, events);
-    if (record) for (const e of events) if (e.id) known.events.add(e.id);
+    noteStored(known, await adapter.appendEvents(id, events), record);
     status = status === "created" ? "created" : "updated";
   }
   return {

@@ -66,7 +66,7 @@ describe("freecode import without a path", () => {
       CLAUDE_CONFIG_DIR: undefined,
       CODEX_HOME: undefined,
       XDG_DATA_HOME: undefined,
-      GEMINI_DIR: undefined,
+      GEMINI_CLI_HOME: undefined,
     };
     const h = fake.path;
     agentFolders({
@@ -88,7 +88,8 @@ describe("freecode import without a path", () => {
       claude: join(m, "claude-config"),
       codex: join(m, "codex-home"),
       opencode: join(m, "xdg-data"),
-      gemini: join(m, "gemini-dir"),
+      // Gemini CLI keeps `.gemini` under $GEMINI_CLI_HOME.
+      gemini: join(m, "gemini-home", ".gemini"),
     });
     await using home2 = await tempHome();
     const env = {
@@ -96,7 +97,7 @@ describe("freecode import without a path", () => {
       CLAUDE_CONFIG_DIR: join(m, "claude-config"),
       CODEX_HOME: join(m, "codex-home"),
       XDG_DATA_HOME: join(m, "xdg-data"),
-      GEMINI_DIR: join(m, "gemini-dir"),
+      GEMINI_CLI_HOME: join(m, "gemini-home"),
     };
     for (const [agent, n] of [
       ["claude", 1],

@@ -1,0 +1,219 @@
+/**
+ * Audit findings on discovery and import state, one regression test each:
+ * - one unreadable folder or file aborted the whole import (and stopped `--watch`);
+ * - a folder symlink back up (`x/up -> ..`) imported the same transcript until ELOOP;
+ * - Gemini's location override is `GEMINI_CLI_HOME` (Gemini CLI's own variable);
+ * - `--redact` was not part of the import state: a plain import then `--redact` masked nothing;
+ * - a watch kept its cache of stored event ids across passes: a plain import run meanwhile made
+ *   it write those events again.
+ * Tests run as root, so permission errors cannot be made with chmod: a symlink to /proc/self/mem
+ * (a regular file whose read at offset 0 fails with EIO) stands for an unreadable transcript, and
+ * a failing folder listing is injected through `discover`'s file-system parameter.
+ */
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { defaultRoots, detectFile, discover } from "../../src/import/discover.ts";
+import { importSources } from "../../src/import/import.ts";
+import type { ImportWarning } from "../../src/import/types.ts";
+import { watchSources } from "../../src/import/watch.ts";
+import type { Known } from "../../src/import/write.ts";
+import { openStore } from "../../src/storage/select.ts";
+import { CORPUS, runCli, tempDir, tempHome } from "../_helpers.ts";
+
+const SRC = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+const ID = "claude-c64cc478-3430-40fe-8e9c-4ee9986e9754";
+
+async function importOnce(home: string, paths: string[], extra: { redact?: boolean; final?: boolean } = {}) {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    return await importSources({ agent: "claude", paths, adapter, home, fsync: false, ...extra });
+  } finally {
+    await adapter.close();
+  }
+}
+
+async function storedEventIds(home: string, id: string): Promise<string[]> {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    const ids: string[] = [];
+    for await (const r of adapter.readEvents(id)) if (r.event) ids.push(r.event.id);
+    return ids;
+  } finally {
+    await adapter.close();
+  }
+}
+
+const importsJson = (home: string) =>
+  JSON.parse(readFileSync(join(home, "state", "imports.json"), "utf8")) as { files: Record<string, unknown> };
+
+describe("an unreadable entry is a warning, not the end of the import", () => {
+  test("a folder that cannot be listed: the others are still found", async () => {
+    await using dir = await tempDir();
+    mkdirSync(join(dir.path, "a-locked"));
+    mkdirSync(join(dir.path, "b-open"));
+    copyFileSync(SRC, join(dir.path, "b-open", "t.jsonl"));
+    const warnings: ImportWarning[] = [];
+    const denied = Object.assign(new Error("EACCES: permission denied, scandir 'x'"), { code: "EACCES" });
+    const found = discover(dir.path, "claude", warnings, {
+      readdir: (path) => {
+        if (path.endsWith("a-locked")) throw denied;
+        return require("node:fs").readdirSync(path) as string[];
+      },
+      detect: detectFile,
+    });
+    expect(found.map((c) => c.path)).toEqual([join(dir.path, "b-open", "t.jsonl")]);
+    expect(warnings).toEqual([
+      { file: join(dir.path, "a-locked"), message: "cannot list: permission denied" },
+    ]);
+  });
+
+  test("a transcript that cannot be read: the rest is imported", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    copyFileSync(SRC, join(dir.path, "good.jsonl"));
+    symlinkSync("/proc/self/mem", join(dir.path, "bad.jsonl"));
+    const report = await importOnce(home.path, [dir.path]);
+    const s = report.sources[0]!;
+    expect(s.sessions.created).toBe(1);
+    expect(s.warnings).toContainEqual({
+      file: join(dir.path, "bad.jsonl"),
+      message: "cannot read: i/o error",
+    });
+  });
+
+  test("the CLI warns and exits 0 (was: `[error] cannot read …`, exit 74, nothing imported)", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    copyFileSync(SRC, join(dir.path, "good.jsonl"));
+    symlinkSync("/proc/self/mem", join(dir.path, "bad.jsonl"));
+    const r = runCli(["import", "claude", dir.path, "--json"], { home: home.path });
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { totals: { created: number } }).totals.created).toBe(1);
+    expect(r.stderr).toContain("bad.jsonl");
+  });
+
+  test("a file that vanishes between the listing and the sniff is a warning", async () => {
+    await using dir = await tempDir();
+    copyFileSync(SRC, join(dir.path, "a.jsonl"));
+    copyFileSync(SRC, join(dir.path, "b.jsonl"));
+    const warnings: ImportWarning[] = [];
+    const gone = Object.assign(new Error("ENOENT: no such file or directory, open 'a.jsonl'"), {
+      code: "ENOENT",
+    });
+    const found = discover(dir.path, "auto", warnings, {
+      readdir: (path) => require("node:fs").readdirSync(path) as string[],
+      detect: (path) => {
+        if (path.endsWith("a.jsonl")) throw gone;
+        return detectFile(path);
+      },
+    });
+    expect(found.map((c) => c.path)).toEqual([join(dir.path, "b.jsonl")]);
+    expect(warnings[0]?.message).toBe("cannot read: no such file or directory");
+  });
+
+  test("--watch keeps running past an unreadable transcript", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    copyFileSync(SRC, join(dir.path, "good.jsonl"));
+    symlinkSync("/proc/self/mem", join(dir.path, "bad.jsonl"));
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    const stop = new AbortController();
+    const created: number[] = [];
+    try {
+      const passes = await watchSources({
+        agent: "claude",
+        paths: [dir.path],
+        adapter,
+        home: home.path,
+        fsync: false,
+        intervalMs: 1,
+        signal: stop.signal,
+        onPass(report, pass) {
+          created.push(report.sources[0]!.sessions.created);
+          if (pass === 2) stop.abort();
+        },
+      });
+      expect(passes).toBe(2);
+      expect(created).toEqual([1, 0]);
+    } finally {
+      await adapter.close();
+    }
+  });
+});
+
+test("a folder symlink back up is walked once (was: the same transcript imported until ELOOP)", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  copyFileSync(SRC, join(dir.path, "t.jsonl"));
+  mkdirSync(join(dir.path, "x"));
+  symlinkSync("..", join(dir.path, "x", "up"));
+  // A second name for the same file is one transcript too.
+  symlinkSync(join(dir.path, "t.jsonl"), join(dir.path, "x", "same.jsonl"));
+  expect(discover(dir.path, "claude", []).length).toBe(1);
+  const report = await importOnce(home.path, [dir.path]);
+  expect(report.sources[0]!.files.found).toBe(1);
+  expect(Object.keys(importsJson(home.path).files)).toEqual([join(dir.path, "t.jsonl")]);
+});
+
+test("Gemini's location moves with GEMINI_CLI_HOME (Gemini CLI's variable), not GEMINI_DIR", () => {
+  expect(defaultRoots("gemini", { HOME: "/h", GEMINI_CLI_HOME: "/g" })).toEqual(["/g/.gemini/tmp"]);
+  expect(defaultRoots("gemini", { HOME: "/h", GEMINI_DIR: "/d" })).toEqual(["/h/.gemini/tmp"]);
+});
+
+test("--redact after a plain import reads the file again, masks messages and says what stays", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const f = join(dir.path, "secret.jsonl");
+  const key = `sk-ant-api03-${"A".repeat(40)}`;
+  const base = { sessionId: "s1", cwd: "/p", timestamp: "2026-01-01T00:00:00.000Z" };
+  const user = { ...base, type: "user", uuid: "u1", message: { role: "user", content: `use ${key}` } };
+  writeFileSync(f, `${JSON.stringify(user)}\n`);
+  await importOnce(home.path, [f]);
+  const again = (await importOnce(home.path, [f], { redact: true })).sources[0]!;
+  expect(again.files).toEqual({ found: 1, read: 1, unchanged: 0 });
+  expect(again.warnings.map((w) => w.message).join("\n")).toContain("freecode session purge");
+  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+  const { messages } = await adapter.readMessages("claude-s1");
+  await adapter.close();
+  expect(JSON.stringify(messages)).not.toContain(key);
+  // Remembered: the same flag again changes nothing.
+  const third = (await importOnce(home.path, [f], { redact: true })).sources[0]!;
+  expect(third.files.unchanged).toBe(1);
+  expect(third.warnings).toEqual([]);
+});
+
+test("a watch pass after a separate plain import writes no duplicate event ids", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const live = join(dir.path, "live.jsonl");
+  const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+  writeFileSync(live, `${lines.slice(0, 20).join("\n")}\n`);
+  const cache = new Map<string, Known>();
+  const watchPass = async () => {
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    try {
+      await importSources({
+        agent: "claude",
+        paths: [live],
+        adapter,
+        home: home.path,
+        fsync: false,
+        final: false,
+        cache,
+      });
+    } finally {
+      await adapter.close();
+    }
+  };
+  await watchPass();
+  appendFileSync(live, `${lines.slice(20, 40).join("\n")}\n`);
+  // Meanwhile a plain import reads the same transcript under another name (its own state entry).
+  const alias = join(dir.path, "alias.jsonl");
+  symlinkSync(live, alias);
+  await importOnce(home.path, [alias]);
+  await watchPass();
+  const ids = await storedEventIds(home.path, ID);
+  expect(ids.length).toBeGreaterThan(0);
+  expect(ids.length - new Set(ids).size).toBe(0);
+});
