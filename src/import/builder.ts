@@ -11,6 +11,7 @@ import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { drop, has, own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
+import { NumberSet } from "../util/number-set.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
@@ -120,7 +121,7 @@ export class SessionBuilder {
    * slower. Two ids that hash alike make the later one `#2`: still unique, and the same on every run
    * over the same lines.
    */
-  private readonly eventIds = new Set<number>();
+  private readonly eventIds = new NumberSet();
   /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
   private lateInterrupts: string[] = [];
   /** Held messages the last partial result met, with how many partial results met them. */

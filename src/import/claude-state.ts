@@ -3,6 +3,7 @@
  * context the entry handlers get, and closing a streamed response into its `model.response`.
  */
 import { idHash } from "../util/id-hash.ts";
+import type { NumberSet } from "../util/number-set.ts";
 import type { BuilderState, SessionBuilder } from "./builder.ts";
 import { foldHead } from "./text.ts";
 import type { EntryCounts, ImportWarning } from "./types.ts";
@@ -60,7 +61,7 @@ export interface ClaudeContext {
    * `ClaudeParser.feed`). Not saved between reads: there, a replayed response's events and messages
    * carry ids the store already holds, and it merges them.
    */
-  closed: Set<number>;
+  closed: NumberSet;
 }
 
 /** The first 200 characters of a prompt, whitespace-folded: how a sidechain root finds its Task. */

@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
+import { NumberSet } from "../util/number-set.ts";
 import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
@@ -32,7 +33,7 @@ export class ClaudeParser {
   private readonly agentFile: RegExpExecArray | null;
   private readonly ctx: ClaudeContext;
   /** The uuids of this read's entries, as `idHash` numbers (see `feed`; not saved, like `closed`). */
-  private readonly seen = new Set<number>();
+  private readonly seen = new NumberSet();
 
   constructor(
     private readonly opts: ParseOptions,
@@ -55,7 +56,7 @@ export class ClaudeParser {
       file: opts.path,
       redact: opts.redact === true,
       builder: (id) => this.builderFor(id),
-      closed: new Set(),
+      closed: new NumberSet(),
     };
   }
 
