@@ -49,7 +49,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
   ensureDir(state); // a missing directory would cost the lock a retry sleep
   const lock = join(state, "imports.lock");
   return withLock(lock, async () => {
-    const { imports, problem } = loadImports(opts.home);
+    const { imports, problem, text } = loadImports(opts.home);
     const sources: SourceSummary[] = [];
     for (const { agent, root } of rootsFor(opts.agent, opts.paths)) {
       if (!existsSync(root) && opts.paths.length === 0) continue;
@@ -64,7 +64,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
         }),
       );
     }
-    saveImports(opts.home, imports, opts.fsync !== false);
+    saveImports(opts.home, imports, opts.fsync !== false, text);
     return { sources, notes: problem ? [problem] : [] };
   });
 }

@@ -4,7 +4,7 @@
  * line is reported with file and line while the rest imports; credential files are never read.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCredentialFile } from "../../src/import/discover.ts";
 import { importSources } from "../../src/import/import.ts";
@@ -35,11 +35,16 @@ describe("incremental import", () => {
     await using home = await tempHome();
     const first = await run(home.path, [SRC]);
     expect(first.s.sessions.created).toBe(1);
+    const state = join(home.path, "state", "imports.json");
+    const before = statSync(state);
     const second = await run(home.path, [SRC]);
     expect(second.s.files.unchanged).toBe(1);
     expect(second.s.sessions).toEqual({ created: 0, updated: 0, unchanged: 1 });
     expect(second.events).toEqual(first.events);
     expect(second.meta).toEqual(first.meta);
+    // Nothing new: the import state is not rewritten either (a watch pass every second would).
+    const after = statSync(state);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
 
   test("a lost import state re-reads but writes no duplicate", async () => {
