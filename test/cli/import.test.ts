@@ -166,4 +166,29 @@ describe("freecode import --watch", () => {
     expect(trace.toolSpans).toHaveLength(13);
     expect(trace.pendingCalls).toHaveLength(0);
   }, 120_000);
+
+  test("a warning every pass finds again is said once", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const codex = join(dir.path, "r.jsonl");
+    const src = join(
+      CORPUS,
+      "codex",
+      "rollout-2026-04-10T09-55-11-019d781a-be34-7041-abb1-577f9360b907.jsonl",
+    );
+    writeFileSync(codex, readFileSync(src));
+    const proc = Bun.spawn(
+      [BUN, join(ROOT, "src/cli/main.ts"), "import", "claude", codex, "--watch", "--interval", "50"],
+      {
+        env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    await Bun.sleep(1_500); // many passes
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+    const stderr = await new Response(proc.stderr).text();
+    expect(stderr.split("\n").filter((l) => l.includes("looks like a codex transcript"))).toHaveLength(1);
+  }, 60_000);
 });

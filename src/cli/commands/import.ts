@@ -58,12 +58,20 @@ export default command({
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
       ctx.log.info(`watching (every ${interval} ms); Ctrl+C stops`);
+      // A warning that every pass finds again (a file of another format in the folder) is said once.
+      const said = new Set<string>();
       await watchSources({
         ...base,
         intervalMs: interval,
         signal: stop.signal,
         async onPass(report, pass) {
-          for (const s of report.sources) for (const w of s.warnings) ctx.log.warn(warningLine(w));
+          for (const s of report.sources)
+            for (const w of s.warnings) {
+              const line = warningLine(w);
+              if (said.has(line)) continue;
+              said.add(line);
+              ctx.log.warn(line);
+            }
           const t = totals(report);
           if (pass > 1 && t.created + t.updated === 0) return;
           // Streams are JSONL: one compact line per pass that changed something.
