@@ -154,6 +154,13 @@ function identify(line: string, path: string): Candidate | undefined {
 }
 
 /** What a walk needs from the file system; tests replace a part to make it fail. */
+/**
+ * What an earlier pass already told of a file that has not changed since (same size and mtime):
+ * its candidate, so a watch pass does not read the head of every transcript again to tell its
+ * format (~33 ms a pass for 300 files).
+ */
+export type KnownFiles = (path: string, size: number, mtimeMs: number) => Candidate | undefined;
+
 export interface WalkFs {
   readdir(path: string): string[];
   detect(path: string): Candidate | undefined;
@@ -177,6 +184,7 @@ export function discover(
   agent: Agent | "auto",
   warnings: ImportWarning[],
   fs: WalkFs = REAL_FS,
+  known?: KnownFiles,
 ): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
@@ -213,9 +221,9 @@ export function discover(
       return;
     }
     if (!st.isFile()) return;
-    let found: Candidate | undefined;
+    let found: Candidate | undefined = known?.(path, st.size, st.mtimeMs);
     try {
-      found = fs.detect(path);
+      found ??= fs.detect(path);
     } catch (error) {
       warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
       return;

@@ -6,11 +6,12 @@
  */
 import { statSync } from "node:fs";
 import type { StorageAdapter } from "../storage/contract.ts";
+import { own } from "../util/dict.ts";
 import { createCollectionPace } from "../util/memory-guard.ts";
 import { ClaudeParser } from "./claude.ts";
 import type { ClaudeState } from "./claude-state.ts";
 import { CodexParser, type CodexState } from "./codex.ts";
-import { type Candidate, discover } from "./discover.ts";
+import { type Candidate, discover, type KnownFiles } from "./discover.ts";
 import { mapGemini } from "./gemini.ts";
 import { feedJsonl } from "./jsonl.ts";
 import { mapOpencodeSession } from "./opencode.ts";
@@ -56,6 +57,20 @@ function addCounts(sum: SourceSummary, counts: EntryCounts, warnings: ImportWarn
   sum.warnings.push(...warnings);
 }
 
+/**
+ * Files the import state knows, unchanged since (a JSONL transcript or a whole document, by its
+ * name): their candidate without sniffing them again (see `KnownFiles`).
+ */
+const knownFiles =
+  (imports: Imports): KnownFiles =>
+  (path, size, mtimeMs) => {
+    const f = own(imports.files, path);
+    if (!f || f.size !== size || f.mtimeMs !== mtimeMs) return undefined;
+    if (path.endsWith(".jsonl")) return { agent: f.agent, kind: "jsonl", path };
+    if (path.endsWith(".json")) return { agent: f.agent, kind: "document", path };
+    return undefined;
+  };
+
 /** Import everything under `root` (a file or folder) for `agent`. */
 export async function importRoot(
   root: string,
@@ -65,7 +80,7 @@ export async function importRoot(
   const sum = newSummary(agent, root);
   let candidates: Candidate[] = [];
   try {
-    candidates = discover(root, agent, sum.warnings);
+    candidates = discover(root, agent, sum.warnings, undefined, knownFiles(opts.imports));
   } catch (error) {
     // Each entry's own failure is a warning already; this is anything else, still not fatal.
     sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });

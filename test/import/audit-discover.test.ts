@@ -11,7 +11,15 @@
  * a failing folder listing is injected through `discover`'s file-system parameter.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { defaultRoots, detectFile, discover } from "../../src/import/discover.ts";
 import { importSources } from "../../src/import/import.ts";
@@ -216,4 +224,31 @@ test("a watch pass after a separate plain import writes no duplicate event ids",
   const ids = await storedEventIds(home.path, ID);
   expect(ids.length).toBeGreaterThan(0);
   expect(ids.length - new Set(ids).size).toBe(0);
+});
+
+describe("a file the import state knows, unchanged, is not sniffed again", () => {
+  test("known by size and mtime: no read of its head; changed: read again", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "t.jsonl");
+    copyFileSync(SRC, path);
+    const sniffed: string[] = [];
+    const fs = {
+      readdir: (p: string) => require("node:fs").readdirSync(p) as string[],
+      detect: (p: string) => {
+        sniffed.push(p);
+        return detectFile(p);
+      },
+    };
+    const first = discover(dir.path, "claude", [], fs);
+    expect(sniffed).toEqual([path]);
+    const st = statSync(path);
+    const known = (p: string, size: number, mtimeMs: number) =>
+      p === path && size === st.size && mtimeMs === st.mtimeMs ? first[0] : undefined;
+    sniffed.length = 0;
+    expect(discover(dir.path, "claude", [], fs, known)).toEqual(first);
+    expect(sniffed).toEqual([]);
+    appendFileSync(path, "\n");
+    discover(dir.path, "claude", [], fs, known);
+    expect(sniffed).toEqual([path]);
+  });
 });
