@@ -11,7 +11,7 @@ import { ensureDir } from "../util/atomic.ts";
 import { withLock } from "../util/lock.ts";
 import { defaultRoots } from "./discover.ts";
 import { importRoot, type SourceSummary } from "./run.ts";
-import { loadImports, saveImports } from "./state.ts";
+import { loadImports, type StateCache, saveImports } from "./state.ts";
 import { AGENTS, type Agent } from "./types.ts";
 import type { Known } from "./write.ts";
 
@@ -26,6 +26,8 @@ export interface ImportOptions {
   final?: boolean;
   fsync?: boolean;
   cache?: Map<string, Known>;
+  /** The import state as this process last saw it (watch mode: see `StateCache`). */
+  stateCache?: StateCache;
   /** Write a JSONL transcript's ready part every this many bytes read (default 4 MiB). */
   writeEveryBytes?: number;
 }
@@ -49,7 +51,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
   ensureDir(state); // a missing directory would cost the lock a retry sleep
   const lock = join(state, "imports.lock");
   return withLock(lock, async () => {
-    const { imports, problem, text } = loadImports(opts.home);
+    const { imports, problem, text } = loadImports(opts.home, opts.stateCache);
     const sources: SourceSummary[] = [];
     for (const { agent, root } of rootsFor(opts.agent, opts.paths)) {
       if (!existsSync(root) && opts.paths.length === 0) continue;
@@ -64,7 +66,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
         }),
       );
     }
-    saveImports(opts.home, imports, opts.fsync !== false, text);
+    saveImports(opts.home, imports, opts.fsync !== false, text, opts.stateCache);
     return { sources, notes: problem ? [problem] : [] };
   });
 }

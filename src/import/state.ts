@@ -4,7 +4,7 @@
  * documents a content hash. It is derived data — the writer merges by stable ids, so a lost or
  * corrupt state file only costs a full re-read, never a duplicate. Written atomically.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { homePaths } from "../home.ts";
@@ -40,15 +40,44 @@ export type Imports = v.InferOutput<typeof ImportsSchema>;
 export const importsPath = (home: string) => join(homePaths(home).state, "imports.json");
 
 /** Load the state; a missing file is empty, a corrupt one is reported and started afresh. */
-export function loadImports(home: string): { imports: Imports; problem?: string; text?: string } {
+/**
+ * What one process last loaded or saved, and the file's identity then. A watch pass read, parsed and
+ * validated the whole state every second (~1.1 KB a transcript: 340 KB for 300) although only this
+ * process had written it: while the file is the one this process saw, its text is taken back as it
+ * is (it was validated or written here).
+ */
+export interface StateCache {
+  stamp?: string;
+  text?: string;
+}
+
+const stampOf = (path: string): string | undefined => {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+};
+
+export function loadImports(
+  home: string,
+  cache?: StateCache,
+): { imports: Imports; problem?: string; text?: string } {
   const path = importsPath(home);
   const empty: Imports = { version: 1, files: {} };
+  if (cache?.text !== undefined && cache.stamp !== undefined && cache.stamp === stampOf(path))
+    return { imports: JSON.parse(cache.text) as Imports, text: cache.text };
   if (!existsSync(path)) return { imports: empty };
   try {
     const parsed = v.safeParse(ImportsSchema, JSON.parse(readFileSync(path, "utf8")));
     // `text` is the state as it would be saved (the schema's key order), to tell a pass that changed
     // nothing (see `saveImports`).
-    if (parsed.success) return { imports: parsed.output, text: JSON.stringify(parsed.output) };
+    if (parsed.success) {
+      const text = JSON.stringify(parsed.output);
+      if (cache) Object.assign(cache, { stamp: stampOf(path), text });
+      return { imports: parsed.output, text };
+    }
     return { imports: empty, problem: `${path}: ${v.summarize(parsed.issues)} (re-reading every source)` };
   } catch (error) {
     return { imports: empty, problem: `${path}: ${(error as Error).message} (re-reading every source)` };
@@ -60,10 +89,16 @@ export function loadImports(home: string): { imports: Imports; problem?: string;
  * loaded) already holds: a watch pass that found nothing new rewrote and fsynced the whole file
  * every second (~1.1 KB a transcript: 340 KB a pass for 300 files).
  */
-export function saveImports(home: string, imports: Imports, fsync = true, previous?: string): void {
+export function saveImports(
+  home: string,
+  imports: Imports,
+  fsync = true,
+  previous?: string,
+  cache?: StateCache,
+): void {
   const text = JSON.stringify(imports);
-  if (text === previous) return;
-  writeFileAtomic(importsPath(home), text, { fsync });
+  if (text !== previous) writeFileAtomic(importsPath(home), text, { fsync });
+  if (cache) Object.assign(cache, { stamp: stampOf(importsPath(home)), text });
 }
 
 const SAMPLE = 64 * 1024;

@@ -6,9 +6,10 @@
  * the next pass. Stops when `signal` aborts.
  */
 import { type ImportOptions, type ImportReport, importSources } from "./import.ts";
+import type { StateCache } from "./state.ts";
 import type { Known } from "./write.ts";
 
-export interface WatchOptions extends Omit<ImportOptions, "final" | "cache"> {
+export interface WatchOptions extends Omit<ImportOptions, "final" | "cache" | "stateCache"> {
   intervalMs: number;
   signal: AbortSignal;
   /** Called after each pass (with what changed); the next pass waits for it. */
@@ -27,10 +28,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /** Poll until aborted; resolves to the number of passes made. */
 export async function watchSources(opts: WatchOptions): Promise<number> {
   const cache = new Map<string, Known>();
+  const stateCache: StateCache = {};
   let pass = 0;
   while (!opts.signal.aborted) {
     pass++;
-    const report = await importSources({ ...opts, final: false, cache });
+    const report = await importSources({ ...opts, final: false, cache, stateCache });
     await opts.onPass(report, pass);
     await sleep(opts.intervalMs, opts.signal);
   }
