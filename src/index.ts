@@ -31,7 +31,15 @@ export {
   percentile,
   ttft,
 } from "./eval/assertions/health.ts";
-export { changedFiles, cost, maxModelCalls, tokens, turns } from "./eval/assertions/outcome.ts";
+export {
+  changedFiles,
+  cost,
+  maxModelCalls,
+  type PriceLookup,
+  priceIn,
+  tokens,
+  turns,
+} from "./eval/assertions/outcome.ts";
 export {
   expectSequence,
   SEQUENCE_MODES,

@@ -3,7 +3,6 @@
  * `over: selection` collect values from every selected session and decide once, over all of them.
  */
 import type { Trace } from "../rollout/folds/trace-types.ts";
-import { priceFor } from "../rollout/folds/usage.ts";
 import { assertNever } from "../util/assert-never.ts";
 import { expectBashMatches, forbidBashMatches } from "./assertions/bash.ts";
 import { deniedNeverRan, expectDenied, forbidDenied, noRetryAfterDenial } from "./assertions/denied.ts";
@@ -20,7 +19,16 @@ import {
   ttft,
   ttftPoints,
 } from "./assertions/health.ts";
-import { changedFiles, cost, maxModelCalls, type Price, tokens, turns } from "./assertions/outcome.ts";
+import {
+  changedFiles,
+  cost,
+  maxModelCalls,
+  type Price,
+  type PriceLookup,
+  priceIn,
+  tokens,
+  turns,
+} from "./assertions/outcome.ts";
 import { expectSequence } from "./assertions/sequence.ts";
 import {
   expectFirstToolIn,
@@ -57,7 +65,7 @@ const list = (x: string | string[]) => (Array.isArray(x) ? x : [x]);
 const skipped = (name: string) => pass(`${name}: false (not checked)`);
 
 /** One expectation as a function of a Trace. */
-function toRun(exp: Expectation, prices: (t: Trace) => Record<string, Price>): (t: Trace) => Outcome {
+function toRun(exp: Expectation, priceOf: PriceLookup): (t: Trace) => Outcome {
   const name = exp.name as AssertionName;
   const val = <K extends AssertionName>(_k: K) => exp.value as AssertionValue<K>;
   switch (name) {
@@ -159,48 +167,16 @@ function toRun(exp: Expectation, prices: (t: Trace) => Record<string, Price>): (
     }
     case "cost": {
       const s = val("cost");
-      return (t) => cost(t, s, prices(t));
+      return (t) => cost(t, s, priceOf);
     }
     default:
       return assertNever(name);
   }
 }
 
-/**
- * The prices a session is costed at: for each model it used, the case's own price when one of the
- * case's keys matches, else config's. Resolved per model because no merged table could say this:
- * `priceFor` takes any exact key before any glob and the first matching glob after that, so config's
- * `claude-*` would beat a case's `claude-sonnet-*` placed after it, and config's exact
- * `claude-sonnet-4` a case's glob wherever it stood. The table holds only the answers, keyed by
- * model id, or by `provider/model` where one id is priced differently under two providers.
- */
-function pricesCaseFirst(
-  own: Record<string, Price>,
-  config: Record<string, Price>,
-): (t: Trace) => Record<string, Price> {
-  if (Object.keys(own).length === 0) return () => config;
-  return (t) => {
-    const byModel = new Map<string, Map<string, Price | undefined>>();
-    for (const { provider, model } of t.modelSpans) {
-      const providers = byModel.get(model) ?? new Map<string, Price | undefined>();
-      if (!providers.has(provider))
-        providers.set(provider, priceFor(own, provider, model) ?? priceFor(config, provider, model));
-      byModel.set(model, providers);
-    }
-    const entries: [string, Price][] = [];
-    for (const [model, providers] of byModel) {
-      const alike = new Set(providers.values()).size === 1;
-      for (const [provider, price] of providers)
-        if (price) entries.push([alike ? model : `${provider}/${model}`, price]);
-    }
-    // fromEntries, not assignment: a model may be called `__proto__`.
-    return Object.fromEntries(entries);
-  };
-}
-
 /** Compile a case; `prices` (config.json) is overridden per model by the case's own `prices`. */
 export function compileCase(c: LoadedCase, prices: Record<string, Price> = {}): CompiledCase {
-  const pricesOf = pricesCaseFirst(c.input.prices ?? {}, prices);
+  const priceOf = priceIn(c.input.prices ?? {}, prices);
   const sessionChecks: SessionCheck[] = [];
   const selectionChecks: SelectionCheck[] = [];
   for (const exp of c.expectations) {
@@ -214,7 +190,7 @@ export function compileCase(c: LoadedCase, prices: Record<string, Price> = {}): 
         decide: (points) =>
           checkBounds(points, exp.value as { max?: number; p95?: number }, `${label} over the selection,`),
       });
-    } else sessionChecks.push({ exp, run: toRun(exp, pricesOf) });
+    } else sessionChecks.push({ exp, run: toRun(exp, priceOf) });
   }
   return { sessionChecks, selectionChecks };
 }

@@ -110,12 +110,34 @@ export function tokens(trace: Trace, budget: TokenBudget): Outcome {
 
 export type { Price };
 
+/** The price of a model a session used, or undefined when none is configured. */
+export type PriceLookup = (provider: string, model: string) => Price | undefined;
+
+/**
+ * Look a model up in `tables`, the first that prices it winning: a case's own `prices` before
+ * config.json's, model by model. (One merged table could not say this: `priceFor` takes any exact
+ * key before any glob, so config's exact `claude-sonnet-4` would beat a case's `claude-sonnet-*`.)
+ */
+export const priceIn =
+  (...tables: Record<string, Price>[]): PriceLookup =>
+  (provider, model) => {
+    for (const table of tables) {
+      const price = priceFor(table, provider, model);
+      if (price) return price;
+    }
+    return undefined;
+  };
+
 /** The session's cost in USD; undefined with the first unpriced model when a model has no price. */
-export function costOf(trace: Trace, prices: Record<string, Price>): { usd?: number; unpriced?: string } {
+export function costOf(
+  trace: Trace,
+  prices: Record<string, Price> | PriceLookup,
+): { usd?: number; unpriced?: string } {
+  const priceOf = typeof prices === "function" ? prices : priceIn(prices);
   let usd = 0;
   for (const m of trace.modelSpans) {
     const id = m.model;
-    const price = priceFor(prices, m.provider, m.model);
+    const price = priceOf(m.provider, m.model);
     const used =
       (m.inputTokens ?? 0) + (m.outputTokens ?? 0) + (m.cacheReadTokens ?? 0) + (m.cacheWriteTokens ?? 0);
     if (!price) {
@@ -133,7 +155,11 @@ export function costOf(trace: Trace, prices: Record<string, Price>): { usd?: num
 }
 
 /** The session cost at or under `maxUsd`; an unpriced model is "could not evaluate", not $0. */
-export function cost(trace: Trace, spec: { maxUsd: number }, prices: Record<string, Price>): Outcome {
+export function cost(
+  trace: Trace,
+  spec: { maxUsd: number },
+  prices: Record<string, Price> | PriceLookup,
+): Outcome {
   const c = costOf(trace, prices);
   if (c.usd === undefined)
     return cannot(`no price for model ${c.unpriced} (add it to config.json "prices" or the case's "prices")`);
