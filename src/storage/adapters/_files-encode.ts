@@ -7,9 +7,6 @@
  * few MB on a VM). A reused buffer is already mapped.
  */
 
-/** Called with each line before it is encoded; throw to refuse the batch (nothing is written). */
-export type LineCheck = (line: string, index: number) => void;
-
 /** The largest buffer kept for the next batch; a bigger batch gets memory of its own. */
 const KEEP_BYTES = 16 * 1024 * 1024;
 let scratch: Buffer | undefined;
@@ -28,17 +25,12 @@ function take(size: number): Buffer {
  * `use`, which must consume them before returning: the buffer is reused by the next call.
  * Returns the number of bytes.
  */
-export function withJsonLines(
-  records: readonly unknown[],
-  use: (bytes: Uint8Array) => void,
-  check?: LineCheck,
-): number {
+export function withJsonLines(records: readonly unknown[], use: (bytes: Uint8Array) => void): number {
   let buf = take(0);
   let off = 0;
   for (let i = 0; i < records.length; i++) {
     // Encoded as soon as it is made: the string dies young instead of a batch of them living on.
     const line = JSON.stringify(records[i]);
-    check?.(line, i);
     if (buf.length - off < line.length * 3 + 1) {
       const need = Buffer.byteLength(line) + 1;
       if (buf.length - off < need) {

@@ -12,7 +12,7 @@ import { badInput, conflict, FreecodeError, notFound } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
-import { checkMessages, checkMeta, MAX_MESSAGE_BYTES } from "../_validate.ts";
+import { checkMessages, checkMeta } from "../_validate.ts";
 import type { SessionMeta, StoredMessage } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
@@ -125,17 +125,8 @@ export class FilesSession implements LeaseOwner {
     const meta = await this.hold();
     const msgs = checkMessages(messages);
     checkUsageRule(meta, msgs);
-    withJsonLines(
-      msgs,
-      (bytes) => this.log.append(bytes),
-      (line, i) => {
-        if (line.length > MAX_MESSAGE_BYTES) {
-          throw badInput(`message ${msgs[i]!.id} is larger than ${MAX_MESSAGE_BYTES} bytes`, {
-            field: `[${i}]`,
-          });
-        }
-      },
-    );
+    // `checkMessages` refused any message whose line is over the limit, in every adapter.
+    withJsonLines(msgs, (bytes) => this.log.append(bytes));
     this.meta = foldMessagesIntoMeta(meta, msgs);
     this.metaDirty = true;
   }
