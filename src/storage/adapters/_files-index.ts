@@ -14,14 +14,11 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { lines } from "../../util/lines.ts";
-import { foldMessagesIntoMeta } from "../_meta-fold.ts";
 import type { ListPage, ListQuery } from "../contract.ts";
-import type { SessionMeta, StoredMessage } from "../records.ts";
+import type { SessionMeta } from "../records.ts";
 import { journalStat, readJournal } from "./_files-journal.ts";
-import { tryParseMessage } from "./_files-messages.ts";
 import { type FilesLayout, listDir, sessionFiles } from "./_files-paths.ts";
-import { readMetaFile } from "./_files-session.ts";
+import { healCounters, readMetaFile } from "./_files-session.ts";
 
 /** Bumped when the index's shape changes: an index of another version is rebuilt. */
 export const INDEX_VERSION = 1;
@@ -228,25 +225,13 @@ export class SessionIndex {
 }
 
 /**
- * The meta of the session in `dir` with the messages meta.json does not count yet folded in: one
- * stat when it is current. The healing of `healCounters` (_files-session.ts), done synchronously
- * because the index is written inside a transaction; undefined when there is no meta.json.
+ * The meta of the session in `dir` with the messages meta.json does not count yet folded in
+ * (`healCounters`): one stat when it is current; undefined when there is no meta.json.
  */
 function readHealedMeta(dir: string): SessionMeta | undefined {
   const files = sessionFiles(dir);
   const read = readMetaFile(files.meta);
   if (!read) return undefined;
   const size = statSync(files.messages, { throwIfNoEntry: false })?.size ?? 0;
-  const from = read.messagesBytes;
-  if (from === size) return read.meta;
-  const known = from >= 0 && from <= size;
-  const tail: StoredMessage[] = [];
-  if (size > 0) {
-    for (const line of lines(files.messages, { fromOffset: known ? from : 0 })) {
-      const m = line.torn ? undefined : tryParseMessage(line.text);
-      if (m) tail.push(m);
-    }
-  }
-  // Unknown or impossible cursor: count the whole log again (history counters are kept).
-  return known ? foldMessagesIntoMeta(read.meta, tail) : { ...read.meta, messageCount: tail.length };
+  return healCounters(read.meta, files.messages, read.messagesBytes, size);
 }

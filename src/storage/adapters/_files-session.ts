@@ -10,14 +10,14 @@
 import { readFileSync } from "node:fs";
 import { badInput, conflict, FreecodeError, notFound } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
-import { readLines } from "../../util/lines.ts";
+import { lines } from "../../util/lines.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
 import { checkMessages, checkMeta } from "../_validate.ts";
 import type { SessionMeta, StoredMessage } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode } from "./_files-log.ts";
-import { readMessagesFile, tryParseMessage } from "./_files-messages.ts";
+import { tryParseMessage } from "./_files-messages.ts";
 import type { SessionFiles } from "./_files-paths.ts";
 import { metaAfterReplace } from "./_sql-core.ts";
 
@@ -51,26 +51,25 @@ export function readMetaFile(path: string): { meta: SessionMeta; messagesBytes: 
   return { meta: checked, messagesBytes: typeof messagesBytes === "number" ? messagesBytes : -1 };
 }
 
-/** Fold the messages stored past `fromByte` into `meta` (crash recovery of the counters). */
-export async function healCounters(
-  meta: SessionMeta,
-  file: string,
-  fromByte: number,
-  size: number,
-): Promise<SessionMeta> {
+/**
+ * Fold the messages stored past `fromByte` into `meta` (crash recovery of the counters). Synchronous:
+ * the listing index heals its rows inside a transaction as well (`_files-index.ts`).
+ */
+export function healCounters(meta: SessionMeta, file: string, fromByte: number, size: number): SessionMeta {
   if (fromByte === size) return meta;
-  if (fromByte < 0 || fromByte > size) {
-    // Unknown or impossible cursor: count the whole log again (history counters are kept).
-    const { messages } = await readMessagesFile(file);
-    return { ...meta, messageCount: messages.length };
-  }
+  // Unknown or impossible cursor: count the whole log again (history counters are kept).
+  const known = fromByte >= 0 && fromByte <= size;
   const tail: StoredMessage[] = [];
-  for await (const line of readLines(file, { fromOffset: fromByte })) {
-    if (line.torn) continue;
-    const m = tryParseMessage(line.text);
-    if (m) tail.push(m);
+  let count = 0;
+  if (size > 0) {
+    for (const line of lines(file, { fromOffset: known ? fromByte : 0 })) {
+      const m = line.torn ? undefined : tryParseMessage(line.text);
+      if (!m) continue;
+      count++;
+      if (known) tail.push(m);
+    }
   }
-  return foldMessagesIntoMeta(meta, tail);
+  return known ? foldMessagesIntoMeta(meta, tail) : { ...meta, messageCount: count };
 }
 
 export interface SessionContext {
@@ -99,7 +98,7 @@ export class FilesSession implements LeaseOwner {
       const read = readMetaFile(this.files.meta);
       if (!read) throw notFound(`no session ${this.id}`);
       this.log.reload(true);
-      this.meta = await healCounters(read.meta, this.files.messages, read.messagesBytes, this.log.size);
+      this.meta = healCounters(read.meta, this.files.messages, read.messagesBytes, this.log.size);
       this.metaDirty = read.messagesBytes !== this.log.size;
     }
     return this.meta!;
