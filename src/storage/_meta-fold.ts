@@ -87,3 +87,15 @@ export function foldMessagesIntoMeta(meta: SessionMeta, messages: StoredMessage[
   if (usageResponseId !== undefined) out.usageResponseId = usageResponseId;
   return out;
 }
+
+/**
+ * The meta after `replaceMessages`: `messageCount` is the new length; turns and tokens are history
+ * and stay. `updatedAt` always moves forward (to the newest message, else by 1 ms), so whatever
+ * compares metas to notice a change (the thread store's refresh) sees a rewrite that kept the
+ * count. Not the clock: every adapter must store the same meta for the same writes.
+ */
+export function metaAfterReplace(meta: SessionMeta, messages: StoredMessage[]): SessionMeta {
+  let updatedAt = meta.updatedAt + 1;
+  for (const m of messages) if (m.timestamp > updatedAt) updatedAt = m.timestamp;
+  return { ...meta, messageCount: messages.length, updatedAt };
+}

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { badInput, conflict, FreecodeError, notFound } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { lines } from "../../util/lines.ts";
-import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import { checkMessages, checkMeta } from "../_validate.ts";
 import type { SessionMeta, StoredMessage } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -19,7 +19,6 @@ import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode } from "./_files-log.ts";
 import { tryParseMessage } from "./_files-messages.ts";
 import type { SessionFiles } from "./_files-paths.ts";
-import { metaAfterReplace } from "./_sql-core.ts";
 
 /** meta.json as stored: the meta plus the files adapter's own bookkeeping. */
 type MetaOnDisk = SessionMeta & { messagesBytes?: number };

@@ -5,7 +5,7 @@
  */
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
-import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
@@ -77,18 +77,6 @@ export function checkCount(meta: SessionMeta, expected: number | undefined): voi
       `session ${meta.id} has ${meta.messageCount} messages, not ${expected}: it changed since it was read`,
     );
   }
-}
-
-/**
- * The meta after `replaceMessages`: `messageCount` is the new length; turns and tokens are history
- * and stay. `updatedAt` always moves forward (to the newest message, else by 1 ms), so whatever
- * compares metas to notice a change (the thread store's refresh) sees a rewrite that kept the
- * count. Not the clock: every adapter must store the same meta for the same writes.
- */
-export function metaAfterReplace(meta: SessionMeta, messages: StoredMessage[]): SessionMeta {
-  let updatedAt = meta.updatedAt + 1;
-  for (const m of messages) if (m.timestamp > updatedAt) updatedAt = m.timestamp;
-  return { ...meta, messageCount: messages.length, updatedAt };
 }
 
 /** Build the contract object over a host. */

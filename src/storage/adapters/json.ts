@@ -10,7 +10,7 @@ import { badInput, conflict, notFound } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
-import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
 import {
@@ -21,7 +21,7 @@ import {
   type StoredMessage,
 } from "../records.ts";
 import { type ImageFormat, JournaledImage } from "./_image.ts";
-import { checkCount, metaAfterReplace } from "./_sql-core.ts";
+import { checkCount } from "./_sql-core.ts";
 
 /** The file of the json adapter under `home`. */
 export const jsonStorePath = (home: string) => join(homePaths(home).state, "store.json");

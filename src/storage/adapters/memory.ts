@@ -6,11 +6,10 @@
 import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
-import { checkUsageRule, foldMessagesIntoMeta } from "../_meta-fold.ts";
+import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
-import { metaAfterReplace } from "./_sql-core.ts";
 
 interface Entry {
   meta: SessionMeta;
