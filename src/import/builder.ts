@@ -88,6 +88,15 @@ const HELD_PARTS = 4;
 /** Output kept in `function.output` events: a summary, not the whole tool output. */
 const OUTPUT_CHARS = 2000;
 
+/**
+ * Whether a session whose last recorded change was at `lastAt` has gone idle: one with no change
+ * for an hour is not running any more, so a call it left open was cut off (a crash, a kill).
+ * Shorter would cut off a live call (a subagent at work, a question waiting for its answer), and
+ * the rollout keeps that abort for good; longer leaves a fresh crash unmarked (a session that never
+ * changes again is not read again). Used by the whole-document importers (OpenCode, Gemini).
+ */
+export const idleSince = (lastAt: number, now = Date.now()): boolean => now - lastAt > 60 * 60 * 1000;
+
 /** A fresh builder state for session `id`. */
 export const newBuilderState = (id: string): BuilderState => ({
   id,

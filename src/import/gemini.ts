@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { splitLines } from "../util/lines.ts";
-import { newBuilderState, SessionBuilder } from "./builder.ts";
+import { idleSince, newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import {
   bump,
@@ -37,9 +37,6 @@ const textOf = (content: unknown): string =>
 
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const time = (v: unknown) => n(Date.parse(String(v)));
-
-/** As for OpenCode (`opencode.ts`): idle this long, the session is not running a call any more. */
-const IDLE_MS = 60 * 60 * 1000;
 
 /** The last change the recording shows. */
 function lastActivity(meta: Obj, messages: GeminiMessage[]): number {
@@ -135,7 +132,7 @@ export function mapGemini(
   let prevAt = started || 0;
   // A call left open is cut off once a later response began, or once the session has gone idle.
   const lastResponse = messages.findLastIndex((m) => m.type === "gemini");
-  const idle = Date.now() - lastActivity(meta, messages) > IDLE_MS;
+  const idle = idleSince(lastActivity(meta, messages));
   for (const [i, m] of messages.entries()) {
     const at = Date.parse(String(m.timestamp)) || prevAt;
     try {

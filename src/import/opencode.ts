@@ -8,7 +8,7 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
-import { newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
+import { idleSince, newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import type { EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
 import { bump, unreadableEntry } from "./types.ts";
@@ -35,13 +35,6 @@ const RULE_DENIED = /^The user has specified a rule which prevents/;
 /** `state.error` is `error.toString()`: the message follows the class name (`Error: `,
  * `PermissionRejectedError: `…), and a denial is told by its message. */
 const ERROR_CLASS = /^\w*Error:\s*/;
-/**
- * A session with no recorded change for this long is not running any more: a call it left open
- * was cut off (a crash, a kill). Shorter would cut off a live call (a subagent at work, a question
- * waiting for its answer), and the rollout keeps that abort for good; longer leaves a fresh crash
- * unmarked (a session that never changes again is not read again).
- */
-const IDLE_MS = 60 * 60 * 1000;
 
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
@@ -99,7 +92,7 @@ export function mapOpencodeSession(
   // OpenCode runs one response at a time: a call left open is cut off once a later one began, or
   // once the whole session has gone idle.
   const lastResponse = messages.findLastIndex((m) => m.info.role === "assistant");
-  const idle = Date.now() - lastActivity(s, messages) > IDLE_MS;
+  const idle = idleSince(lastActivity(s, messages));
   for (const [i, { info, parts }] of messages.entries()) {
     try {
       const time = (info.time ?? {}) as { created?: number; completed?: number };
