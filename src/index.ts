@@ -184,6 +184,7 @@ export type {
   ReadIssue,
   StorageAdapter,
 } from "./storage/contract.ts";
+export { type LockReport, lockFiles, unlockHome } from "./storage/locks.ts";
 export type { MigrateReport, StoreDigest } from "./storage/migrate.ts";
 export { digestStore, migrateStore } from "./storage/migrate.ts";
 export { formatSessionDirName, isSessionDirName, parseSessionDirName } from "./storage/project-key.ts";

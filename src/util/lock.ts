@@ -237,7 +237,8 @@ function lockedError(path: string, timeoutMs: number, seen: LockFileSeen | null)
   if (owner && owner !== "unreadable") {
     who = ` (held by pid ${owner.pid} on ${owner.host})`;
     // A lock of another host is never broken here: say how to clear it if that process is gone.
-    if (owner.host !== self.host) who += `; if that process is gone, delete ${path}`;
+    if (owner.host !== self.host)
+      who += `; if that process is gone, run: freecode store unlock --host ${owner.host} (or delete ${path})`;
   }
   return new FreecodeError("locked", `could not lock ${path} within ${timeoutMs} ms${who}`);
 }
@@ -287,4 +288,54 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, timeoutMs?
   } finally {
     lock.release();
   }
+}
+
+/**
+ * A lock file as `freecode store unlock` reports it: `live` (a running process of this host holds
+ * it), `stale` (its process of this host is gone: any taker breaks it), `other-host` (held from
+ * another host: cannot be checked from here, so never broken unless that host is named), or
+ * `unreadable` (empty or garbled: a taker breaks it once it has stayed so for a second).
+ */
+export interface LockInfo {
+  state: "live" | "stale" | "other-host" | "unreadable";
+  pid?: number;
+  host?: string;
+  /** Milliseconds since the lock file last changed (taken, or touched by a waiter). */
+  ageMs: number;
+}
+
+function infoOf(seen: LockFileSeen): LockInfo {
+  const ageMs = Math.max(0, Math.round(Date.now() - seen.mtimeMs));
+  const owner = seen.owner;
+  if (owner === "unreadable") return { state: "unreadable", ageMs };
+  const state = owner.host !== self.host ? "other-host" : isStale(owner) ? "stale" : "live";
+  return { state, pid: owner.pid, host: owner.host, ageMs };
+}
+
+/** What the lock file at `path` says of its holder (null when there is none). */
+export function inspectLock(path: string): LockInfo | null {
+  const seen = lookAtLock(path);
+  return seen && infoOf(seen);
+}
+
+/**
+ * Remove the lock file at `path` if no live holder can have it: a `stale` lock, an `unreadable` one
+ * unchanged for over a second, and an `other-host` lock whose host is `host` (the caller checked
+ * that its process is gone; nothing here can). A `live` lock is never removed. Breaking takes the
+ * same turns as a taker's, so a lock taken anew meanwhile is left alone.
+ */
+export function clearLock(path: string, host?: string): { info: LockInfo | null; removed: boolean } {
+  const seen = lookAtLock(path);
+  if (!seen) return { info: null, removed: false };
+  const info = infoOf(seen);
+  return { info, removed: isClearable(info, host) && breakLock(path, seen) };
+}
+
+/** Whether `clearLock` removes a lock seen as `info` (see there). */
+export function isClearable(info: LockInfo, host?: string): boolean {
+  return (
+    info.state === "stale" ||
+    (info.state === "unreadable" && info.ageMs > GARBAGE_MS) ||
+    (info.state === "other-host" && host !== undefined && info.host === host)
+  );
 }

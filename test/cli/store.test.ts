@@ -4,7 +4,8 @@
  * refused non-empty target, verify finding and repairing a torn line, goals set and shown.
  */
 import { expect, test } from "bun:test";
-import { appendFileSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { parseJson, runCli, tempHome } from "../_helpers.ts";
 
@@ -90,4 +91,46 @@ test("store reindex rebuilds the thread store; store goal sets and shows a goal"
     runCli(["store", "goal", "s1", "--store", "sqlite", "--status", "bogus"], { home: home.path }).code,
   ).toBe(2);
   expect(runCli(["store", "goal", "nope", "--store", "sqlite"], { home: home.path }).code).toBe(3);
+}, 30_000);
+
+test("store unlock removes dead locks, keeps live ones, and another host's only when named", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "hello");
+  const locks = join(home.path, "state", "locks");
+  mkdirSync(locks, { recursive: true });
+  const host = hostname();
+  const dead = Bun.spawnSync(["true"]).pid;
+  writeFileSync(join(locks, "e-s1.lock"), JSON.stringify({ pid: dead, start: null, host }));
+  writeFileSync(join(locks, "s-s1.lock"), JSON.stringify({ pid: 1, start: null, host: "gone-box" }));
+  writeFileSync(
+    join(home.path, "state", "imports.lock"),
+    JSON.stringify({ pid: process.pid, start: null, host }),
+  );
+
+  const dry = runCli(["store", "unlock", "--dry-run"], { home: home.path });
+  expect(dry.code, dry.stderr).toBe(0);
+  expect(dry.stdout).toContain("would remove state/locks/e-s1.lock: pid");
+  expect(existsSync(join(locks, "e-s1.lock"))).toBe(true);
+
+  const r = runCli(["store", "unlock"], { home: home.path });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toContain("removed      state/locks/e-s1.lock");
+  expect(r.stdout).toContain("kept         state/locks/s-s1.lock: held by pid 1 on gone-box");
+  expect(r.stdout).toContain("kept         state/imports.lock: held by pid");
+  expect(existsSync(join(locks, "e-s1.lock"))).toBe(false);
+  expect(existsSync(join(locks, "s-s1.lock"))).toBe(true);
+
+  const named = parseJson<{ locks: { file: string; state: string; removed: boolean }[] }>(
+    runCli(["store", "unlock", "--host", "gone-box", "--json"], { home: home.path }),
+  );
+  expect(named.locks).toEqual([
+    expect.objectContaining({ file: "state/imports.lock", state: "live", removed: false }),
+    expect.objectContaining({ file: "state/locks/s-s1.lock", state: "other-host", removed: true }),
+  ]);
+  expect(existsSync(join(home.path, "state", "imports.lock"))).toBe(true);
+  const appended = runCli(["session", "append", "s1"], {
+    home: home.path,
+    stdin: `${JSON.stringify({ role: "user", parts: [{ type: "text", content: "more" }] })}\n`,
+  });
+  expect(appended.code, appended.stderr).toBe(0);
 }, 30_000);

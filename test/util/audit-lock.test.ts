@@ -202,7 +202,7 @@ describe("audit: a lock of another host", () => {
     expect(error).toBeInstanceOf(FreecodeError);
     expect((error as FreecodeError).code).toBe("locked");
     expect((error as FreecodeError).message).toBe(
-      `could not lock ${path} within 100 ms (held by pid 1 on gone-container); if that process is gone, delete ${path}`,
+      `could not lock ${path} within 100 ms (held by pid 1 on gone-container); if that process is gone, run: freecode store unlock --host gone-container (or delete ${path})`,
     );
     expect(existsSync(path)).toBe(true);
   });

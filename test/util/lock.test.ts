@@ -1,8 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
-import { acquireLock, isProcessAlive, processStartTime, withLockSync } from "../../src/util/lock.ts";
+import {
+  acquireLock,
+  clearLock,
+  inspectLock,
+  isProcessAlive,
+  processStartTime,
+  withLockSync,
+} from "../../src/util/lock.ts";
 import { BUN, ROOT, tempDir } from "../_helpers.ts";
 
 const lockModule = join(ROOT, "src/util/lock.ts");
@@ -75,5 +83,50 @@ describe("cross-process lock", () => {
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0, 0]);
     expect(readFileSync(counter, "utf8")).toBe("300");
+  });
+});
+
+describe("clearing locks by hand (store unlock)", () => {
+  const host = hostname();
+  const deadPid = () => {
+    const p = Bun.spawnSync(["true"]);
+    return p.pid;
+  };
+
+  test("a live lock is never removed; a stale one is; another host's only when named", async () => {
+    await using dir = await tempDir();
+    const live = join(dir.path, "live.lock");
+    const stale = join(dir.path, "stale.lock");
+    const remote = join(dir.path, "remote.lock");
+    const held = acquireLock(live);
+    writeFileSync(stale, JSON.stringify({ pid: deadPid(), start: null, host }));
+    writeFileSync(remote, JSON.stringify({ pid: process.pid, start: null, host: "gone-box" }));
+
+    expect(inspectLock(live)).toMatchObject({ state: "live", pid: process.pid, host });
+    expect(clearLock(live, host)).toMatchObject({ removed: false, info: { state: "live" } });
+    expect(existsSync(live)).toBe(true);
+    expect(clearLock(stale)).toMatchObject({ removed: true, info: { state: "stale" } });
+    expect(existsSync(stale)).toBe(false);
+    expect(clearLock(remote)).toMatchObject({
+      removed: false,
+      info: { state: "other-host", host: "gone-box" },
+    });
+    expect(clearLock(remote, "other-box").removed).toBe(false);
+    expect(existsSync(remote)).toBe(true);
+    expect(clearLock(remote, "gone-box").removed).toBe(true);
+    expect(existsSync(remote)).toBe(false);
+    expect(clearLock(remote, "gone-box")).toEqual({ info: null, removed: false });
+    held.release();
+  });
+
+  test("a garbled lock goes only once it has stayed so for a second", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    writeFileSync(path, "");
+    expect(clearLock(path)).toMatchObject({ removed: false, info: { state: "unreadable" } });
+    const old = new Date(Date.now() - 5_000);
+    utimesSync(path, old, old);
+    expect(clearLock(path).removed).toBe(true);
+    expect(existsSync(path)).toBe(false);
   });
 });
