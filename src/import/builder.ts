@@ -362,6 +362,8 @@ export class SessionBuilder {
       textChars?: number;
       thinkingChars?: number;
       messageId?: string;
+      /** The provider's id for the response, when the transcript has one (see `model.response`). */
+      providerId?: string;
     },
   ): void {
     const turnId = this.turn(r.startAt);
@@ -372,6 +374,7 @@ export class SessionBuilder {
       turnId,
       provider: r.provider,
       model: r.model,
+      ...(r.providerId !== undefined ? { responseId: r.providerId } : {}),
       duration_ms: finite(r.at - startAt),
       ...(u
         ? {

@@ -101,6 +101,8 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     textChars: g.textChars,
     thinkingChars: g.thinkingChars,
     messageId: g.messageId,
+    // Anthropic's `msg_…` (or the request's or entry's id): a fork copies it with the history.
+    providerId: g.responseId,
   });
   ctx.st.lastResponse[b.id] = g.responseId;
   ctx.closed.add(idHash(g.responseId));

@@ -143,6 +143,12 @@ const WRITE_EVERY_BYTES = 4 * 1024 * 1024;
  */
 const collections = createCollectionPace({ everyBytes: WRITE_EVERY_BYTES, maxMsPerMiB: 1.5 });
 
+/** Whether any of `ids` is not in the store. */
+async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boolean> {
+  for (const id of ids) if ((await adapter.getMeta(id)) === undefined) return true;
+  return false;
+}
+
 /** The strongest of a session's write outcomes over the parts of one source. */
 const STATUS_RANK: Record<WriteStatus, number> = { empty: 0, unchanged: 1, updated: 2, created: 3 };
 
@@ -155,31 +161,41 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   // A file imported with another `--redact` than now is read again from the start, as if new.
   const redact = opts.redact === true;
   const redactChanged = prev !== undefined && (prev.redact ?? false) !== redact;
-  if (
-    prev &&
+  const unchanged =
+    prev !== undefined &&
     !closing &&
     !redactChanged &&
     prev.agent === c.agent &&
     prev.size === sig.size &&
-    prev.mtimeMs === sig.mtimeMs
-  ) {
+    prev.mtimeMs === sig.mtimeMs;
+  // A session this file made that the store no longer holds (deleted for good) is made again, whole:
+  // the file is read from the start. A watch pass asks only for files that changed (its idle pass
+  // costs a stat per file); the next import without --watch brings back the rest.
+  const purged =
+    prev !== undefined &&
+    !redactChanged &&
+    !(unchanged && opts.final === false) &&
+    (await anyMissing(opts.adapter, prev.sessions));
+  if (unchanged && !purged) {
     sum.files.unchanged++;
     sum.sessions.unchanged += prev.sessions.length;
     return;
   }
+  if (purged) for (const id of prev.sessions) opts.cache?.delete(id);
+  const restart = redactChanged || purged;
   sum.files.read++;
   if (redactChanged && redact)
     sum.warnings.push({
       file: c.path,
       message:
         "imported before without --redact: messages are masked now, but rollout events written then " +
-        "still hold what was not masked (`freecode session purge <id>` and import again to clean them)",
+        "still hold what was not masked (`freecode session delete <id> --purge` and import again to clean them)",
     });
   const next: FileState = {
     agent: c.agent,
     ...sig,
     ...(redact ? { redact } : {}),
-    sessions: prev?.sessions ?? [],
+    sessions: restart ? [] : (prev?.sessions ?? []),
   };
   const outcomes = new Map<string, WriteStatus>();
   // What storage held is loaded once per session and source, not once per part (see WriteNotes).
@@ -197,7 +213,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
         outcomes.set(s.meta.id, out.status);
     }
   };
-  const basis = redactChanged ? undefined : prev;
+  const basis = restart ? undefined : prev;
   if (c.kind === "jsonl") await readJsonl(c, basis, next, sum, opts, write);
   else await readDocument(c, basis, next, sum, opts, write);
   const ids = new Set(next.sessions);

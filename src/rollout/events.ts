@@ -93,6 +93,11 @@ export const ModelResponse = ev("model.response", {
   turnId,
   provider: v.string(),
   model: v.string(),
+  /**
+   * The provider's own id for the response (Anthropic `msg_…`), where an importer has it: a response
+   * found in two sessions (history copied into a fork) is counted once in usage over all sessions.
+   */
+  responseId: v.optional(v.string()),
   echoedModel: v.optional(v.string()),
   duration_ms: optNum,
   ttft_ms: optNum,

@@ -280,8 +280,12 @@ export async function loadReplay(source: RolloutSource, options?: ReplayOptions)
 }
 
 /** Fold a rollout into its token usage and cost. */
-export async function loadUsage(source: RolloutSource, prices?: Record<string, Price>): Promise<Usage> {
-  const fold = createUsageFold(sessionIdOf(source), prices);
+export async function loadUsage(
+  source: RolloutSource,
+  prices?: Record<string, Price>,
+  counted?: Set<string>,
+): Promise<Usage> {
+  const fold = createUsageFold(sessionIdOf(source), prices, counted);
   await foldRollout(source, fold);
   return fold.finish();
 }

@@ -1,9 +1,9 @@
 /** `freecode replay` and `freecode usage` over the fixture log and config.json prices. */
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadReplay } from "../../src/rollout/load.ts";
-import { parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
+import { CORPUS, parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
 
 function setup(home: string) {
   const dir = join(home, "rollout", "sessions", "fixture-session");
@@ -50,4 +50,81 @@ describe("usage", () => {
     expect(claude.costUsd).toBeCloseTo((2500 * 3 + 500 * 15 + 5000 * 3 + 100 * 3) / 1e6, 10);
     expect(after.models.find((m) => m.model === "gpt-5")!.costUsd).toBeNull();
   });
+});
+
+describe("usage over imported forks", () => {
+  // A Claude Code fork (`--fork-session`, or an old `--resume`) starts a new session file with the
+  // parent's entries copied in, message ids kept: those responses were paid for once.
+  const ORIGINAL = join(CORPUS, "claude/drmaciver_claude-reliability/coverage-test-fix.transcript.jsonl");
+  const PARENT = "c64cc478-3430-40fe-8e9c-4ee9986e9754";
+  const FORK = "c64cc478-3430-40fe-8e9c-0000000f0f0f";
+
+  test("a response copied into a fork counts once over all sessions, and fully in the fork alone", async () => {
+    await using home = await tempHome();
+    const projects = join(home.path, "claude-projects", "-tmp-tmpw6sk2trg");
+    mkdirSync(projects, { recursive: true });
+    const text = readFileSync(ORIGINAL, "utf8");
+    writeFileSync(join(projects, `${PARENT}.jsonl`), text);
+    const lines = text
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const last = lines.findLast((e) => e.type === "assistant");
+    const more = {
+      ...last,
+      uuid: "f0f0f0f0-0000-4000-8000-000000000001",
+      parentUuid: last.uuid,
+      timestamp: "2026-01-21T07:00:00.000Z",
+      message: {
+        ...last.message,
+        id: "msg_fork_only_response",
+        content: [{ type: "text", text: "one more answer, in the fork only" }],
+        usage: {
+          input_tokens: 7,
+          output_tokens: 11,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+        },
+      },
+    };
+    writeFileSync(
+      join(projects, `${FORK}.jsonl`),
+      `${text.replaceAll(PARENT, FORK).trimEnd()}\n${JSON.stringify({ ...more, sessionId: FORK })}\n`,
+    );
+    const imp = runCli(["import", "claude", join(home.path, "claude-projects")], { home: home.path });
+    expect(imp.code, imp.stderr).toBe(0);
+
+    type U = {
+      copiedResponses: number;
+      totals: { responses: number; requests: number; outputTokens: number; inputTokens: number };
+    };
+    const one = (id: string) => parseJson<U>(runCli(["usage", id, "--json"], { home: home.path }));
+    const parent = one(`claude-${PARENT}`);
+    const fork = one(`claude-${FORK}`);
+    // An independent count: the distinct message ids with usage in the original file.
+    const responses = new Set(
+      lines.filter((e) => e.type === "assistant" && e.message?.usage).map((e) => e.message.id),
+    );
+    expect(parent.totals.responses).toBe(responses.size);
+    expect(fork.totals.responses).toBe(responses.size + 1);
+    expect(fork.totals.outputTokens).toBe(parent.totals.outputTokens + 11);
+    expect(fork.copiedResponses).toBe(0);
+
+    const all = parseJson<U & { sessions: { sessionId: string; copiedResponses: number }[] }>(
+      runCli(["usage", "--json"], { home: home.path }),
+    );
+    expect(all.totals.responses).toBe(responses.size + 1);
+    expect(all.totals.requests).toBe(parent.totals.requests + 1);
+    expect(all.totals.outputTokens).toBe(parent.totals.outputTokens + 11);
+    expect(all.totals.inputTokens).toBe(parent.totals.inputTokens + 7);
+    expect(all.copiedResponses).toBe(responses.size);
+    // Credited to the parent, which went quiet before the fork did.
+    expect(all.sessions.map((s) => [s.sessionId, s.copiedResponses])).toEqual([
+      [`claude-${FORK}`, responses.size],
+      [`claude-${PARENT}`, 0],
+    ]);
+    expect(runCli(["usage"], { home: home.path }).stdout).toContain(
+      `(${responses.size} responses found in more than one session — a fork's copied history — counted once)`,
+    );
+  }, 30_000);
 });

@@ -84,6 +84,46 @@ describe("incremental import", () => {
     expect(part2.meta?.tokens).toEqual(whole.meta?.tokens);
   });
 
+  test("a session deleted for good comes back whole on the next import; a soft-deleted one stays deleted", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const live = join(dir.path, "live.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    writeFileSync(live, `${lines.slice(0, 20).join("\n")}\n`);
+    const first = await run(home.path, [live]);
+    const purge = async () => {
+      const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+      try {
+        expect(await adapter.purgeSession(ID)).toBe(true);
+      } finally {
+        await adapter.close();
+      }
+    };
+    // Unchanged file: read again from the start, the session made again as it was.
+    await purge();
+    const back = await run(home.path, [live]);
+    expect(back.s.files.read).toBe(1);
+    expect(back.s.sessions.created).toBe(1);
+    expect(back.events).toEqual(first.events);
+    expect(back.messages).toEqual(first.messages);
+    // Grown file: the whole session, not only what was added since.
+    await purge();
+    writeFileSync(live, `${lines.join("\n")}\n`);
+    const grown = await run(home.path, [live]);
+    await using home2 = await tempHome();
+    const whole = await run(home2.path, [live]);
+    expect(grown.events).toEqual(whole.events);
+    expect(grown.messages).toEqual(whole.messages);
+    expect(grown.meta?.tokens).toEqual(whole.meta?.tokens);
+    // A soft delete is the user's choice, kept: the next import leaves it alone.
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    await adapter.updateMeta(ID, (m) => ({ ...m, status: "deleted" }));
+    await adapter.close();
+    const after = await run(home.path, [live]);
+    expect(after.s.files.unchanged).toBe(1);
+    expect(after.meta?.status).toBe("deleted");
+  });
+
   test("a malformed line is reported with file and line; the rest imports", async () => {
     await using home = await tempHome();
     await using dir = await tempDir();

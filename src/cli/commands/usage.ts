@@ -1,5 +1,6 @@
 /**
- * `freecode usage [id]`: tokens and cost per model, for one session or for every session with a log.
+ * `freecode usage [id]`: tokens and cost per model, for one session or for every session with a log
+ * (where a response copied into several sessions, a fork's history, counts once).
  * Prices come from config.json `prices` (USD per million tokens); a model without one shows its
  * tokens and "cost unknown", never $0.
  */
@@ -46,15 +47,26 @@ export default command({
   async run(ctx, args) {
     const prices = ctx.config().prices ?? {};
     const sessions = await withRollouts(ctx, async (r) => {
-      const ids = args.id !== undefined ? [args.id] : (await r.list()).map((l) => l.id).sort();
+      // Over several sessions a response is counted once, in the session that has it and was last
+      // active first (its meta's `updatedAt`: an import's is the transcript's last entry): a fork
+      // usually goes on after its parent stopped. Ties by id; listed by id.
+      let ids = args.id !== undefined ? [args.id] : [];
+      if (args.id === undefined) {
+        const logs = await r.list();
+        const at = new Map<string, number>();
+        for (const l of logs) at.set(l.id, (await r.adapter.getMeta(l.id))?.updatedAt ?? l.lastAt);
+        ids = logs.map((l) => l.id).sort((a, b) => at.get(a)! - at.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+      }
+      const counted = ids.length > 1 ? new Set<string>() : undefined;
       const out: Usage[] = [];
-      for (const id of ids) out.push(await loadUsage(await r.source(id), prices));
-      return out;
+      for (const id of ids) out.push(await loadUsage(await r.source(id), prices, counted));
+      return out.sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
     });
     const models = mergeModels(sessions);
     const totals = sumUsage(models);
+    const copies = sessions.reduce((n, s) => n + s.copiedResponses, 0);
     if (ctx.json) {
-      ctx.out({ sessions, models, totals });
+      ctx.out({ sessions, models, totals, copiedResponses: copies });
       return 0;
     }
     const row = (name: string, u: Omit<ModelUsage, "provider" | "model">) =>
@@ -64,6 +76,10 @@ export default command({
     ];
     for (const m of models) lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m));
     lines.push(row(`total (${sessions.length} session${sessions.length === 1 ? "" : "s"})`, totals));
+    if (copies > 0)
+      lines.push(
+        `(${copies} response${copies === 1 ? "" : "s"} found in more than one session — a fork's copied history — counted once)`,
+      );
     ctx.out(`${lines.join("\n")}\n`);
     if (totals.unpricedModels.length) {
       ctx.log.warn(

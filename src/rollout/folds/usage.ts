@@ -43,6 +43,11 @@ export interface Usage {
   sessionId: string;
   /** Lines of the log that could not be read (their tokens, if any, are missing from the sums). */
   unreadableLines: number;
+  /**
+   * Responses left out because an earlier session of the same fold run holds them too (the same
+   * provider `responseId`: a fork's copied history); always 0 for one session on its own.
+   */
+  copiedResponses: number;
   models: ModelUsage[];
   totals: UsageTotals;
 }
@@ -90,10 +95,20 @@ const zeroCounts = () => ({
   reasoningTokens: 0,
 });
 
-/** Start a usage fold; `prices` as in config.json. */
-export function createUsageFold(sessionId: string, prices: Record<string, Price> = {}) {
+/**
+ * Start a usage fold; `prices` as in config.json. `counted` is shared by the folds of several
+ * sessions summed together: a `model.response` whose provider `responseId` an earlier fold already
+ * counted is a copy (a fork of an imported session carries its parent's history), and neither it nor
+ * its request is counted again.
+ */
+export function createUsageFold(
+  sessionId: string,
+  prices: Record<string, Price> = {},
+  counted?: Set<string>,
+) {
   const rows = new Map<string, ModelUsage>();
   let unreadableLines = 0;
+  let copiedResponses = 0;
   const row = (provider: string, model: string) => {
     const key = `${provider}\u0000${model}`;
     let r = rows.get(key);
@@ -106,6 +121,16 @@ export function createUsageFold(sessionId: string, prices: Record<string, Price>
       else if (e.type === "model.error") row(e.provider, e.model).errors++;
       else if (e.type === "model.response") {
         const r = row(e.provider, e.model);
+        if (counted && e.responseId !== undefined) {
+          const key = `${e.provider}\u0000${e.responseId}`;
+          if (counted.has(key)) {
+            // Its `model.request` (the importer writes one per response) was a copy too.
+            if (r.requests > 0) r.requests--;
+            copiedResponses++;
+            return;
+          }
+          counted.add(key);
+        }
         r.responses++;
         r.inputTokens += e.inputTokens ?? 0;
         r.outputTokens += e.outputTokens ?? 0;
@@ -130,7 +155,7 @@ export function createUsageFold(sessionId: string, prices: Record<string, Price>
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
         return { ...r, costUsd: price ? costOf(r, price) : null };
       });
-      return { sessionId, unreadableLines, models, totals: sumUsage(models) };
+      return { sessionId, unreadableLines, copiedResponses, models, totals: sumUsage(models) };
     },
   };
 }
