@@ -32,7 +32,9 @@ const Summarizer = v.variant("type", [
     url: v.pipe(v.string(), v.url()),
     model: v.string(),
     /** Name of the environment variable holding the API key (the key itself never goes in the file). */
-    apiKeyEnv: v.optional(v.string()),
+    apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
+    /** Give up after this many milliseconds (default 120 000). */
+    timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   }),
 ]);
 

@@ -16,6 +16,8 @@ export const ERROR_EXIT_CODES = {
   conflict: 4,
   /** A lock could not be taken in time. */
   locked: 4,
+  /** A service freecode was configured to call (an HTTP summarizer) failed or did not answer. */
+  unavailable: 69,
   /** A bug or an environment failure we did not expect. */
   internal: 70,
 } as const;

@@ -142,6 +142,7 @@ export {
   keepLastUserTurns,
 } from "./session/compaction.ts";
 export { type LoopBlock, type LoopMessage, loadHistory, toolCallId } from "./session/history.ts";
+export { type HttpSummarizerOptions, httpSummarizer } from "./session/http-summarizer.ts";
 export {
   InterruptHandler,
   type InterruptOptions,
@@ -171,6 +172,7 @@ export { CONTINUE_TEXT, resumeSession, type SessionContext } from "./session/res
 export { MessageInputSchema, ROLES } from "./session/schema.ts";
 export { markIdle, markRunning, recoverCrashed } from "./session/status.ts";
 export { builtinSummarizer, type CompactionSummary, type Summarizer } from "./session/summarizer.ts";
+export { summarizerFromConfig } from "./session/summarizer-config.ts";
 export { type TurnView, turnsOf } from "./session/turns.ts";
 // Storage
 export type {

@@ -20,6 +20,11 @@ export default command({
   meta: { name: "import", description: "Import Claude Code, Codex, OpenCode or Gemini CLI sessions" },
   args: {
     agent: { type: "positional", description: `Which agent: ${CHOICES.join("|")}`, required: true },
+    path: {
+      type: "positional",
+      description: "Transcript files or folders, any number (default: the agent's own location)",
+      required: false,
+    },
     watch: { type: "boolean", description: "Keep following live transcripts (Ctrl+C stops)" },
     interval: { type: "string", description: "Watch poll interval in ms (default 1000)", valueHint: "ms" },
     redact: { type: "boolean", description: "Mask API keys, bearer tokens and private keys" },

@@ -1,0 +1,169 @@
+/**
+ * An LLM-backed compaction summarizer: the messages compaction drops, rendered as a plain
+ * transcript, go to an OpenAI-compatible chat completions endpoint, which answers with the four
+ * sections as JSON. Nothing is stored until the answer is read and checked, so a provider that
+ * fails, times out or answers out of shape leaves the session as it was (compaction stores its
+ * plan only after the summary exists).
+ */
+import * as v from "valibot";
+import { FreecodeError } from "../errors.ts";
+import type { Part, StoredMessage } from "../storage/records.ts";
+import { type CompactionSummary, renderSummary, type Summarizer } from "./summarizer.ts";
+
+export interface HttpSummarizerOptions {
+  /** The chat completions URL (`https://api.openai.com/v1/chat/completions`, a local server's…). */
+  url: string;
+  model: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  /** Give up after this long (default 120 s). */
+  timeoutMs?: number;
+  /** The transcript sent is cut to about this many characters, oldest messages first (default 200,000). */
+  maxChars?: number;
+  /** For tests and proxies; default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+const INSTRUCTIONS = `You summarize the older part of a conversation between a user and an AI coding agent, so the agent can continue without it.
+Answer with one JSON object and nothing else, with exactly these fields:
+{"taskGoal": string, "completedSteps": string[], "keyDecisions": string[], "currentState": string}
+- taskGoal: what the user wants done overall, in one or two sentences.
+- completedSteps: what was done, in order, one short line each (files changed, commands run and their outcome).
+- keyDecisions: choices made and why, one short line each.
+- currentState: where the work stands at the end of this part: what works, what is failing, what was about to happen.
+Keep file names, function names, commands and error messages exact. If a previous summary is given, build on it: it covers what came before this part.`;
+
+/** The answer's shape; lines are clipped so a chatty model cannot bloat the session's meta. */
+const Answer = v.object({
+  taskGoal: v.string(),
+  completedSteps: v.array(v.string()),
+  keyDecisions: v.array(v.string()),
+  currentState: v.string(),
+});
+
+const Completion = v.object({
+  choices: v.pipe(
+    v.array(v.object({ message: v.object({ content: v.nullable(v.string()) }) })),
+    v.minLength(1),
+  ),
+});
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function partText(p: Part): string {
+  switch (p.type) {
+    case "text":
+      return p.content ?? "";
+    case "code":
+      return `\`\`\`${p.language ?? ""}\n${p.content ?? ""}\n\`\`\``;
+    case "image":
+      return `[image${p.altText ? `: ${p.altText}` : ""}]`;
+    case "tool": {
+      const call = `[tool ${p.tool?.name ?? "?"} ${clip(JSON.stringify(p.tool?.args ?? {}), 1_000)}]`;
+      if (p.result === undefined) return `${call} (no result)`;
+      const result = typeof p.result === "string" ? p.result : JSON.stringify(p.result);
+      return `${call}\n[${p.denied ? "denied" : p.failed ? "failed" : "result"}] ${clip(result, 2_000)}`;
+    }
+  }
+}
+
+/** A message as transcript text, at most ~8,000 characters. */
+export function transcriptLine(m: StoredMessage): string {
+  return clip(`${m.role}: ${m.parts.map(partText).join("\n")}`, 8_000);
+}
+
+/** The user content of the request: previous summary, the dropped part (cut to `maxChars`), what follows. */
+export function summaryRequestText(
+  input: { dropped: StoredMessage[]; kept: StoredMessage[]; previous?: string },
+  maxChars: number,
+): string {
+  const lines = input.dropped.map(transcriptLine);
+  // Oldest first out: the end of the part says most about where the work stands.
+  let total = lines.reduce((n, l) => n + l.length + 2, 0);
+  let skip = 0;
+  while (total > maxChars && skip < lines.length - 1) total -= lines[skip++]!.length + 2;
+  const body = [
+    ...(skip > 0 ? [`[… ${skip} earlier message(s) left out …]`] : []),
+    ...lines.slice(skip),
+  ].join("\n\n");
+  const next = input.kept.find((m) => m.role === "user" && !m.synthetic);
+  return [
+    input.previous ? `Previous summary:\n${input.previous}` : "",
+    `Conversation part to summarize:\n${body}`,
+    next ? `The conversation then continues with this user message:\n${transcriptLine(next)}` : "",
+  ]
+    .filter(Boolean)
+    .join("\n\n---\n\n");
+}
+
+/** The JSON object in a reply that may wrap it in a code fence or a sentence. */
+function jsonIn(content: string): unknown {
+  const start = content.indexOf("{");
+  const end = content.lastIndexOf("}");
+  if (start === -1 || end < start) throw new Error("no JSON object in the reply");
+  return JSON.parse(content.slice(start, end + 1));
+}
+
+/** A summarizer that asks the model at `url`; its name (in the session's summary) is `http:<model>`. */
+export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
+  const name = `http:${options.model}`;
+  const fail = (message: string, cause?: unknown) =>
+    new FreecodeError("unavailable", `summarizer ${options.url}: ${message}`, { cause });
+  return {
+    name,
+    async summarize(input): Promise<CompactionSummary> {
+      const timeoutMs = options.timeoutMs ?? 120_000;
+      const body = {
+        model: options.model,
+        temperature: 0,
+        messages: [
+          { role: "system", content: INSTRUCTIONS },
+          { role: "user", content: summaryRequestText(input, options.maxChars ?? 200_000) },
+        ],
+      };
+      let response: Response;
+      try {
+        response = await (options.fetch ?? fetch)(options.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        const e = error as Error;
+        if (e.name === "TimeoutError") throw fail(`no answer within ${timeoutMs / 1000} s`, e);
+        throw fail(e.message.split("\n")[0] ?? String(e), e);
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw fail(`reading the answer failed: ${(error as Error).message}`, error);
+      }
+      if (!response.ok) {
+        const detail = text.replace(/\s+/g, " ").trim();
+        throw fail(`HTTP ${response.status}${detail ? `: ${clip(detail, 200)}` : ""}`);
+      }
+      let answer: v.InferOutput<typeof Answer>;
+      try {
+        const completion = v.parse(Completion, JSON.parse(text));
+        answer = v.parse(Answer, jsonIn(completion.choices[0]!.message.content ?? ""));
+      } catch (error) {
+        const issue = error instanceof v.ValiError ? error.issues[0] : undefined;
+        const path = issue ? v.getDotPath(issue) : null;
+        const why = issue ? `${issue.message}${path ? ` (field ${path})` : ""}` : (error as Error).message;
+        throw fail(`the answer is not the JSON summary asked for: ${why}`, error);
+      }
+      const summary = {
+        taskGoal: clip(answer.taskGoal.trim(), 1_000) || "(unknown)",
+        completedSteps: answer.completedSteps.slice(0, 50).map((s) => clip(s.trim(), 300)),
+        keyDecisions: answer.keyDecisions.slice(0, 20).map((s) => clip(s.trim(), 300)),
+        currentState: clip(answer.currentState.trim(), 2_000) || "(nothing recorded)",
+      };
+      return { ...summary, text: renderSummary(summary) };
+    },
+  };
+}
