@@ -16,29 +16,7 @@ import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { BUN, runCli, tempHome } from "../_helpers.ts";
-
-const say = (id: string, role: StoredMessage["role"], content: string): StoredMessage => ({
-  id,
-  role,
-  parts: [{ type: "text", content }],
-  timestamp: 1,
-});
-
-/** `turns` user turns: a request, a tool-using answer, a closing answer. */
-function conversation(turns: number): StoredMessage[] {
-  const out: StoredMessage[] = [];
-  for (let t = 1; t <= turns; t++) {
-    out.push(say(`u${t}`, "user", `request ${t}`));
-    out.push({
-      id: `a${t}`,
-      role: "assistant",
-      timestamp: 1,
-      parts: [{ type: "tool", tool: { name: "edit", args: { path: `f${t}.ts` } }, result: "ok" }],
-    });
-    out.push(say(`b${t}`, "assistant", `finished ${t}`));
-  }
-  return out;
-}
+import { conversation, say } from "./_conversation.ts";
 
 const ids = (messages: StoredMessage[]) => messages.map((m) => m.id);
 

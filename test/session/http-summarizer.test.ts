@@ -13,30 +13,8 @@ import { httpSummarizer } from "../../src/session/http-summarizer.ts";
 import { createSession } from "../../src/session/lifecycle.ts";
 import { summarizerFromConfig } from "../../src/session/summarizer-config.ts";
 import factory from "../../src/storage/adapters/files.ts";
-import type { StoredMessage } from "../../src/storage/records.ts";
 import { BUN, ROOT, tempHome } from "../_helpers.ts";
-
-const say = (id: string, role: StoredMessage["role"], content: string): StoredMessage => ({
-  id,
-  role,
-  parts: [{ type: "text", content }],
-  timestamp: 1,
-});
-
-function conversation(turns: number): StoredMessage[] {
-  const out: StoredMessage[] = [];
-  for (let t = 1; t <= turns; t++) {
-    out.push(say(`u${t}`, "user", `request ${t}`));
-    out.push({
-      id: `a${t}`,
-      role: "assistant",
-      timestamp: 1,
-      parts: [{ type: "tool", tool: { name: "edit", args: { path: `f${t}.ts` } }, result: `ok ${t}` }],
-    });
-    out.push(say(`b${t}`, "assistant", `finished ${t}`));
-  }
-  return out;
-}
+import { conversation } from "./_conversation.ts";
 
 const ANSWER = {
   taskGoal: "Fix the parser",
@@ -79,7 +57,7 @@ async function compactWith(summarizer: ReturnType<typeof httpSummarizer>) {
   await using home = await tempHome();
   const store = factory({ home: home.path, fsync: "never" });
   try {
-    await createSession(store, { projectPath: "/p", id: "s" }, conversation(3));
+    await createSession(store, { projectPath: "/p", id: "s" }, conversation(3, { result: (t) => `ok ${t}` }));
     const before = readFileSync(join(home.path, "sessions", "p", "s", "messages.jsonl"), "utf8");
     let error: unknown;
     let result: Awaited<ReturnType<typeof compactSession>> | undefined;
@@ -202,7 +180,7 @@ describe("config.json summarizer", () => {
   test("session compact uses it; a failing provider exits 69 and changes nothing", async () => {
     await using home = await tempHome();
     const store = factory({ home: home.path, fsync: "never" });
-    await createSession(store, { projectPath: "/p", id: "s" }, conversation(3));
+    await createSession(store, { projectPath: "/p", id: "s" }, conversation(3, { result: (t) => `ok ${t}` }));
     await store.close();
     writeFileSync(
       join(home.path, "config.json"),

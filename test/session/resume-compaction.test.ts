@@ -7,31 +7,11 @@ import { builtinSummarizer } from "../../src/session/summarizer.ts";
 import filesFactory from "../../src/storage/adapters/files.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 import { tempHome } from "../_helpers.ts";
-
-const say = (id: string, role: "user" | "assistant", content: string, extra: Partial<StoredMessage> = {}) =>
-  ({ id, role, parts: [{ type: "text", content }], timestamp: 1, ...extra }) as StoredMessage;
-
-function conversation(turns: number): StoredMessage[] {
-  const out: StoredMessage[] = [];
-  for (let t = 1; t <= turns; t++) {
-    out.push(say(`u${t}`, "user", `request ${t}`));
-    out.push({
-      id: `a${t}`,
-      role: "assistant",
-      timestamp: 1,
-      parts: [
-        { type: "text", content: `I decided to edit file ${t} because it is needed.` },
-        { type: "tool", tool: { name: "edit", args: { path: `f${t}.ts` } }, result: "ok" },
-      ],
-    });
-    out.push(say(`b${t}`, "assistant", `finished ${t}`));
-  }
-  return out;
-}
+import { conversation, say } from "./_conversation.ts";
 
 describe("keepLastUserTurns", () => {
   test("starts at a user message, never mid-turn", () => {
-    const msgs = conversation(4);
+    const msgs = conversation(4, { decision: true });
     expect(keepLastUserTurns(msgs, 2).map((m) => m.id)).toEqual(["u3", "a3", "b3", "u4", "a4", "b4"]);
     expect(keepLastUserTurns(msgs, 9)).toHaveLength(12);
     expect(keepLastUserTurns(msgs, 0)).toEqual([]);
@@ -71,7 +51,7 @@ describe("compaction", () => {
   test("keeps the last N user turns, stores the summary, rewrites atomically, records compact.occurred", async () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "always" });
-    await createSession(store, { projectPath: "/p", id: "c1" }, conversation(5));
+    await createSession(store, { projectPath: "/p", id: "c1" }, conversation(5, { decision: true }));
     const r = await compactSession(store, "c1", { keepUserTurns: 2, rollout: true });
     expect(r.compacted).toBe(true);
     expect(r.messagesBefore).toBe(15);
@@ -108,7 +88,7 @@ describe("compaction", () => {
     };
     await createSession(store, { projectPath: "/p", id: "c9" }, [
       system as StoredMessage,
-      ...conversation(4),
+      ...conversation(4, { decision: true }),
     ]);
     expect((await resumeSession(store, "c9")).summaryMessage).toBeUndefined();
     await compactSession(store, "c9", { keepUserTurns: 1, rollout: false });
@@ -125,7 +105,7 @@ describe("compaction", () => {
   test("FREECODE_ROLLOUT=off records nothing", async () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "never" });
-    await createSession(store, { projectPath: "/p", id: "c2" }, conversation(3));
+    await createSession(store, { projectPath: "/p", id: "c2" }, conversation(3, { decision: true }));
     process.env.FREECODE_ROLLOUT = "off";
     try {
       expect((await compactSession(store, "c2", { keepUserTurns: 1 })).compacted).toBe(true);
@@ -141,7 +121,7 @@ describe("compaction", () => {
     const store = filesFactory({ home: home.path, fsync: "never" });
     expect(process.env.NODE_ENV).toBe("test");
     const logged = async (id: string, flag?: string) => {
-      await createSession(store, { projectPath: "/p", id }, conversation(3));
+      await createSession(store, { projectPath: "/p", id }, conversation(3, { decision: true }));
       if (flag === undefined) delete process.env.FREECODE_ROLLOUT;
       else process.env.FREECODE_ROLLOUT = flag;
       try {
@@ -158,7 +138,7 @@ describe("compaction", () => {
   });
 
   test("the built-in summarizer is deterministic", async () => {
-    const dropped = conversation(3);
+    const dropped = conversation(3, { decision: true });
     const a = await builtinSummarizer.summarize({ dropped, kept: [] });
     const b = await builtinSummarizer.summarize({ dropped: structuredClone(dropped), kept: [] });
     expect(a).toEqual(b);
@@ -170,7 +150,7 @@ describe("compaction", () => {
   test("a message appended while summarizing is not lost", async () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "never" });
-    await createSession(store, { projectPath: "/p", id: "c3" }, conversation(3));
+    await createSession(store, { projectPath: "/p", id: "c3" }, conversation(3, { decision: true }));
     let raced = false;
     const racing = {
       name: "racing",
