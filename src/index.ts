@@ -141,6 +141,14 @@ export {
   estimateTokens,
   keepLastUserTurns,
 } from "./session/compaction.ts";
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportDocument,
+  exportSession,
+  importSessionDocument,
+  parseExportDocument,
+} from "./session/export.ts";
 export { type LoopBlock, type LoopMessage, loadHistory, toolCallId } from "./session/history.ts";
 export { type HttpSummarizerOptions, httpSummarizer } from "./session/http-summarizer.ts";
 export {

@@ -61,6 +61,8 @@ export const SessionMetaSchema = v.looseObject({
   unread: v.optional(v.boolean()),
   /** The process that has the session `running`, for crash recovery. */
   owner: v.optional(v.object({ pid: v.number(), start: v.nullable(v.number()), host: v.string() })),
+  /** A session recreated from an export document (`session import`): the id it had, and when it was exported. */
+  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: v.number() })),
   /** Where an imported session came from. */
   source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),
   /** Goal tracking (thread store). */

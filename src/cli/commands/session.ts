@@ -4,7 +4,10 @@ import { defineCommand } from "citty";
 const leaf = (load: () => Promise<{ default: unknown }>) => () => load().then((m) => m.default as never);
 
 export default defineCommand({
-  meta: { name: "session", description: "List, show, create, append to, fork, resume and compact sessions" },
+  meta: {
+    name: "session",
+    description: "List, show, create, append to, fork, resume, compact, export and import sessions",
+  },
   subCommands: {
     list: leaf(() => import("./session/list.ts")),
     show: leaf(() => import("./session/show.ts")),
@@ -16,6 +19,8 @@ export default defineCommand({
     fork: leaf(() => import("./session/fork.ts")),
     resume: leaf(() => import("./session/resume.ts")),
     compact: leaf(() => import("./session/compact.ts")),
+    export: leaf(() => import("./session/export.ts")),
+    import: leaf(() => import("./session/import.ts")),
     archive: leaf(() => import("./session/archive.ts")),
     unarchive: leaf(() => import("./session/unarchive.ts")),
     pin: leaf(() => import("./session/pin.ts")),

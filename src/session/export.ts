@@ -1,0 +1,212 @@
+/**
+ * A session as one portable document, and back. `exportSession` gathers what a session is — its
+ * meta (counters, token totals, title and its source, timestamps, summary, goal), its messages as
+ * stored, its context cache and, when asked, its rollout log with event ids and timestamps — into a
+ * versioned JSON document. `importSessionDocument` checks every part of such a document before it
+ * writes anything and recreates it as a new session (a new id unless one is given), which records
+ * where it came from in `copiedFrom`. A failure after the session was created (a disk error while
+ * appending its events) purges it: an import is whole or absent.
+ */
+import * as v from "valibot";
+import { badInput, conflict, FreecodeError } from "../errors.ts";
+import { checkEvent } from "../rollout/validate.ts";
+import { checkId, checkMessage } from "../storage/_validate.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import {
+  type EventDraft,
+  type EventRecord,
+  type SessionMeta,
+  SessionMetaSchema,
+  type StoredMessage,
+} from "../storage/records.ts";
+import { pendingCompaction } from "./_compaction-plan.ts";
+import { newSessionId } from "./ids.ts";
+import { getSession } from "./lifecycle.ts";
+
+export const EXPORT_FORMAT = "freecode.session";
+/** The document version this build writes and the newest it reads. */
+export const EXPORT_VERSION = 1;
+
+export interface ExportDocument {
+  format: typeof EXPORT_FORMAT;
+  version: number;
+  /** When it was written (ms since the epoch). */
+  exportedAt: number;
+  meta: SessionMeta;
+  messages: StoredMessage[];
+  /** The session's context cache (files requested across turns), when it has one. */
+  contextCache?: unknown;
+  /** The rollout log as stored (`seq` order), when the export asked for it. */
+  rollout?: EventRecord[];
+}
+
+/** Events are appended in batches this big on import (a long log is never one write). */
+const EVENT_BATCH = 1000;
+
+/**
+ * The document for session `id`. A log line that cannot be read fails the export rather than
+ * leaving it out silently (`store verify --repair` cuts a torn tail); so does a compaction a crash
+ * left half done (`session compact` finishes it).
+ */
+export async function exportSession(
+  store: StorageAdapter,
+  id: string,
+  options: { rollout?: boolean; now?: number } = {},
+): Promise<ExportDocument> {
+  const meta = await getSession(store, id);
+  if (pendingCompaction(meta))
+    throw conflict(
+      `session ${meta.id} has a compaction in progress: run \`freecode session compact ${meta.id}\` first`,
+    );
+  const { messages, issues } = await store.readMessages(meta.id);
+  if (issues.length > 0) throw unreadable(meta.id, issues[0]!, issues.length, "message");
+  const contextCache = await store.getContextCache(meta.id);
+  const doc: ExportDocument = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: options.now ?? Date.now(),
+    meta,
+    messages,
+    ...(contextCache !== undefined ? { contextCache } : {}),
+  };
+  if (options.rollout) {
+    const events: EventRecord[] = [];
+    const bad: { file?: string; line?: number; message: string }[] = [];
+    for await (const r of store.readEvents(meta.id)) {
+      if (r.event) events.push(r.event);
+      else if (r.issue) bad.push(r.issue);
+    }
+    if (bad.length > 0) throw unreadable(meta.id, bad[0]!, bad.length, "rollout");
+    doc.rollout = events;
+  }
+  return doc;
+}
+
+function unreadable(
+  id: string,
+  issue: { file?: string; line?: number; message: string },
+  count: number,
+  what: string,
+): FreecodeError {
+  return new FreecodeError(
+    "check_failed",
+    `session ${id} has ${count} unreadable ${what} line(s): ${issue.message}; run \`freecode store verify --repair\` first`,
+    { source: { file: issue.file, line: issue.line } },
+  );
+}
+
+/** The envelope, checked before the parts (which are checked one by one, to name the bad one). */
+const Envelope = v.looseObject({
+  format: v.string(),
+  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  exportedAt: v.pipe(v.number(), v.finite()),
+  meta: v.unknown(),
+  messages: v.array(v.unknown()),
+  contextCache: v.optional(v.unknown()),
+  rollout: v.optional(v.array(v.unknown())),
+});
+
+/** A checked document: every message, the meta and every event valid. `file` names it in errors. */
+export function parseExportDocument(raw: unknown, file?: string): ExportDocument {
+  const at = (field: string) => ({ file, field });
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw badInput("not a freecode session export: the document must be a JSON object", { file });
+  const env = v.safeParse(Envelope, raw);
+  if (!env.success) {
+    const issue = env.issues[0];
+    throw badInput(`invalid session export: ${issue.message}`, at(v.getDotPath(issue) ?? ""));
+  }
+  const d = env.output;
+  if (d.format !== EXPORT_FORMAT)
+    throw badInput(
+      `not a freecode session export (format "${d.format}", expected "${EXPORT_FORMAT}")`,
+      at("format"),
+    );
+  if (d.version > EXPORT_VERSION)
+    throw badInput(
+      `session export version ${d.version} is newer than this freecode reads (${EXPORT_VERSION}): upgrade freecode`,
+      at("version"),
+    );
+  const meta = v.safeParse(SessionMetaSchema, d.meta);
+  if (!meta.success) {
+    const issue = meta.issues[0];
+    throw badInput(`invalid session meta: ${issue.message}`, at(`meta.${v.getDotPath(issue) ?? ""}`));
+  }
+  const messages = d.messages.map((m, i) => {
+    try {
+      return checkMessage(m, i);
+    } catch (error) {
+      if (!(error instanceof FreecodeError)) throw error;
+      // The store's check names the field from the message's index: `[3].parts.0.type`.
+      throw badInput(error.message, at(`messages${error.source?.field ?? `[${i}]`}`));
+    }
+  });
+  const ids = new Set<string>();
+  for (const [i, m] of messages.entries()) {
+    if (ids.has(m.id)) throw badInput(`duplicate message id "${m.id}"`, at(`messages[${i}].id`));
+    ids.add(m.id);
+  }
+  let rollout: EventRecord[] | undefined;
+  if (d.rollout) {
+    let lastSeq = 0;
+    rollout = d.rollout.map((e, i) => {
+      const checked = checkEvent(e);
+      if (checked.kind === "invalid")
+        throw badInput(checked.message, at(`rollout[${i}]${checked.field ? `.${checked.field}` : ""}`));
+      const record = e as EventRecord;
+      if (record.seq <= lastSeq)
+        throw badInput(`events out of order: seq ${record.seq} after ${lastSeq}`, at(`rollout[${i}].seq`));
+      lastSeq = record.seq;
+      return record;
+    });
+  }
+  return {
+    format: EXPORT_FORMAT,
+    version: d.version,
+    exportedAt: d.exportedAt,
+    meta: meta.output,
+    messages,
+    ...(d.contextCache !== undefined ? { contextCache: d.contextCache } : {}),
+    ...(rollout ? { rollout } : {}),
+  };
+}
+
+/**
+ * Recreate `doc` (checked with `parseExportDocument` first) as a new session: id `options.id`, or a
+ * new one; `conflict` if that id is taken. Meta, messages, context cache and rollout events (ids
+ * and timestamps; `seq` numbered again from 1, in order) come through as exported; a `running`
+ * session arrives `idle` (its process is on the other machine).
+ */
+export async function importSessionDocument(
+  store: StorageAdapter,
+  raw: unknown,
+  options: { id?: string; file?: string; now?: number } = {},
+): Promise<SessionMeta> {
+  const doc = parseExportDocument(raw, options.file);
+  const id = options.id === undefined ? newSessionId(options.now) : checkId(options.id);
+  if (await store.getMeta(id)) throw conflict(`session ${id} already exists`);
+  if (doc.rollout?.length && (await store.listEventLogs()).includes(id))
+    throw conflict(`a rollout log for ${id} already exists`);
+  const { owner: _o, pendingCompaction: _p, ...rest } = doc.meta;
+  const meta: SessionMeta = {
+    ...rest,
+    id,
+    status: rest.status === "running" ? "idle" : rest.status,
+    copiedFrom: { id: doc.meta.id, exportedAt: doc.exportedAt },
+  };
+  await store.createSession(meta, doc.messages);
+  try {
+    if (doc.contextCache !== undefined) await store.putContextCache(id, doc.contextCache);
+    const events = doc.rollout ?? [];
+    for (let i = 0; i < events.length; i += EVENT_BATCH) {
+      const batch = events
+        .slice(i, i + EVENT_BATCH)
+        .map(({ seq: _s, aggregateID: _a, ...e }) => e as EventDraft);
+      await store.appendEvents(id, batch);
+    }
+  } catch (error) {
+    await store.purgeSession(id).catch(() => false);
+    throw error;
+  }
+  return (await store.getMeta(id)) ?? meta;
+}

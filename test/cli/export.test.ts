@@ -1,0 +1,201 @@
+/**
+ * `freecode session export` / `session import` on real homes: a real imported Claude Code session
+ * (subagents, rollout) goes from a files store to a sqlite store and back unchanged but for its id;
+ * every kind of bad document is refused with a one-line error naming the field and leaves nothing
+ * behind; an import that fails half way is purged.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FreecodeError } from "../../src/errors.ts";
+import { exportSession, importSessionDocument } from "../../src/session/export.ts";
+import memoryFactory from "../../src/storage/adapters/memory.ts";
+import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+
+const SOURCE = "claude-ad723d79-d1aa-4c89-9a82-926c1918e7ee";
+
+type Shown = { meta: Record<string, unknown> & { id: string }; messages: unknown[] };
+
+async function importedHome() {
+  const home = await tempHome();
+  const r = runCli(["import", "claude", join(CORPUS, "claude", "laf-us_idaho-vault")], { home: home.path });
+  expect(r.code, r.stderr).toBe(0);
+  return home;
+}
+
+const show = (home: string, id: string, store = "files") =>
+  parseJson<Shown>(runCli(["session", "show", id, "--json", "--store", store], { home }));
+const events = (home: string, id: string, store = "files") =>
+  runCli(["rollout", "cat", id, "--store", store], { home })
+    .stdout.trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const withoutStamp = ({ seq: _s, aggregateID: _a, ...e }: Record<string, unknown>) => e;
+
+describe("session export / import", () => {
+  test("a real session round-trips between homes and adapters: messages, meta, context cache, rollout", async () => {
+    await using src = await importedHome();
+    await using dst = await tempHome();
+    await using dir = await tempDir();
+    // A context cache, which only the library writes.
+    const store = (await import("../../src/storage/adapters/files.ts")).default({
+      home: src.path,
+      fsync: "never",
+    });
+    await store.putContextCache(SOURCE, { files: ["notes.md"], turns: 3 });
+    await store.close();
+
+    const file = join(dir.path, "out", "session.json");
+    const out = runCli(["session", "export", SOURCE, "--rollout", "--out", file, "--json"], {
+      home: src.path,
+    });
+    expect(out.code, out.stderr).toBe(0);
+    const summary = JSON.parse(out.stdout);
+    const original = show(src.path, SOURCE);
+    expect(summary).toMatchObject({ id: SOURCE, file, messages: original.messages.length });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir.path, "out"))).toEqual(["session.json"]);
+
+    const imp = runCli(["session", "import", file, "--store", "sqlite", "--json"], { home: dst.path });
+    expect(imp.code, imp.stderr).toBe(0);
+    const id = JSON.parse(imp.stdout).id as string;
+    expect(id).toStartWith("ses_");
+    const copy = show(dst.path, id, "sqlite");
+    expect(copy.messages).toEqual(original.messages);
+    const { id: _a, copiedFrom, ...meta } = copy.meta;
+    const { id: _b, ...originalMeta } = original.meta;
+    expect(meta).toEqual(originalMeta);
+    expect(copiedFrom).toEqual({ id: SOURCE, exportedAt: expect.any(Number) });
+    const before = events(src.path, SOURCE);
+    const after = events(dst.path, id, "sqlite");
+    expect(before.length).toBe(summary.events);
+    expect(after.map(withoutStamp)).toEqual(before.map(withoutStamp));
+    expect(after.map((e) => e.seq)).toEqual(before.map((_, i) => i + 1));
+    expect(new Set(after.map((e) => e.aggregateID))).toEqual(new Set([id]));
+
+    // Back again, through stdin and under a chosen id: the same document but for the ids.
+    const again = runCli(["session", "export", id, "--rollout", "--store", "sqlite"], { home: dst.path });
+    const back = runCli(["session", "import", "-", "--id", "round-trip"], {
+      home: src.path,
+      stdin: again.stdout,
+    });
+    expect(back.code, back.stderr).toBe(0);
+    expect(show(src.path, "round-trip").messages).toEqual(original.messages);
+    const cache = (await import("../../src/storage/adapters/files.ts")).default({
+      home: src.path,
+      fsync: "never",
+    });
+    expect(await cache.getContextCache("round-trip")).toEqual({ files: ["notes.md"], turns: 3 });
+    await cache.close();
+    // The id is taken now: refused, nothing changed.
+    const taken = runCli(["session", "import", file, "--id", "round-trip"], { home: src.path });
+    expect(taken.code).toBe(4);
+    expect(taken.stderr).toContain("session round-trip already exists");
+  }, 60_000);
+
+  test("bad documents: one line naming the file and field, exit 2, nothing written", async () => {
+    await using src = await importedHome();
+    await using dst = await tempHome();
+    await using dir = await tempDir();
+    const doc = JSON.parse(runCli(["session", "export", SOURCE, "--rollout"], { home: src.path }).stdout);
+    const cases: [string, unknown, string][] = [
+      ["not a document", [1, 2], "not a freecode session export: the document must be a JSON object"],
+      ["another format", { ...doc, format: "other" }, 'not a freecode session export (format "other"'],
+      [
+        "a newer version",
+        { ...doc, version: 2 },
+        "session export version 2 is newer than this freecode reads (1): upgrade freecode (field version)",
+      ],
+      [
+        "a bad message",
+        { ...doc, messages: [doc.messages[0], { ...doc.messages[1], role: "robot" }] },
+        "(field messages[1].role)",
+      ],
+      [
+        "a duplicate message id",
+        { ...doc, messages: [doc.messages[0], doc.messages[0]] },
+        "(field messages[1].id)",
+      ],
+      ["a bad meta", { ...doc, meta: { ...doc.meta, createdAt: "yesterday" } }, "(field meta.createdAt)"],
+      [
+        "a bad event",
+        { ...doc, rollout: [doc.rollout[0], { ...doc.rollout[1], timestamp: "x" }] },
+        "(field rollout[1].timestamp)",
+      ],
+      [
+        "events out of order",
+        { ...doc, rollout: [doc.rollout[1], doc.rollout[0]] },
+        "events out of order: seq 1 after 2 (field rollout[1].seq)",
+      ],
+    ];
+    for (const [what, body, message] of cases) {
+      const file = join(dir.path, `${what.replaceAll(" ", "-")}.json`);
+      writeFileSync(file, JSON.stringify(body));
+      const r = runCli(["session", "import", file], { home: dst.path });
+      expect([what, r.code]).toEqual([what, 2]);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`${file}: `);
+      expect(r.stderr).toContain(message);
+    }
+    writeFileSync(join(dir.path, "torn.json"), JSON.stringify(doc).slice(0, 500));
+    const torn = runCli(["session", "import", join(dir.path, "torn.json")], { home: dst.path });
+    expect(torn.code).toBe(2);
+    expect(torn.stderr).toContain("torn.json: not JSON");
+    expect(runCli(["session", "import", join(dir.path, "missing.json")], { home: dst.path }).code).toBe(3);
+    expect(
+      parseJson<{ items: unknown[] }>(runCli(["session", "list", "--all", "--json"], { home: dst.path }))
+        .items,
+    ).toEqual([]);
+    const logs = join(dst.path, "rollout", "sessions");
+    expect(existsSync(logs) ? readdirSync(logs) : []).toEqual([]);
+  }, 60_000);
+
+  test("export refuses what it cannot carry whole: an unknown id, an unreadable log line", async () => {
+    await using src = await importedHome();
+    expect(runCli(["session", "export", "nope"], { home: src.path }).code).toBe(3);
+    const log = join(src.path, "rollout", "sessions", SOURCE, "events.jsonl");
+    const lines = readFileSync(log, "utf8").split("\n");
+    lines[4] = "{not json";
+    writeFileSync(log, lines.join("\n"));
+    const r = runCli(["session", "export", SOURCE, "--rollout"], { home: src.path });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${log}:5: session ${SOURCE} has 1 unreadable rollout line(s)`);
+    expect(r.stdout).toBe("");
+    // Without the rollout, the session itself still exports.
+    expect(runCli(["session", "export", SOURCE], { home: src.path }).code).toBe(0);
+  }, 60_000);
+
+  test("a running session arrives idle; an import that fails half way leaves nothing", async () => {
+    await using home = await tempHome();
+    const store = memoryFactory({ home: home.path });
+    const now = Date.now();
+    await store.createSession(
+      {
+        id: "live",
+        title: "t",
+        projectPath: "/p",
+        status: "running",
+        owner: { pid: 1, start: null, host: "elsewhere" },
+        createdAt: now,
+        updatedAt: now,
+        turnCount: 1,
+        messageCount: 1,
+      },
+      [{ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: now }],
+    );
+    await store.appendEvents("live", [{ type: "turn.started", turnId: "t1" }]);
+    const doc = await exportSession(store, "live", { rollout: true });
+    const meta = await importSessionDocument(store, doc, { id: "copy" });
+    expect(meta.status).toBe("idle");
+    expect(meta.owner).toBeUndefined();
+    // A store whose event append fails: the session it just created is purged.
+    const failing = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+      appendEvents: async () => {
+        throw new FreecodeError("internal", "disk full");
+      },
+    });
+    await expect(importSessionDocument(failing, doc, { id: "half" })).rejects.toThrow("disk full");
+    expect(await store.getMeta("half")).toBeUndefined();
+    await store.close();
+  });
+});
