@@ -100,6 +100,12 @@ export interface StorageAdapter {
   readEvents(sessionId: string, options?: { fromSeq?: number }): AsyncIterable<EventRead>;
   /** Ids of every session that has a rollout log. */
   listEventLogs(): Promise<string[]>;
+  /**
+   * A cheap value that changes whenever the session's rollout log changes (undefined: no log), so
+   * a reader that folded the log can tell it is unchanged without reading it. Optional: adapters
+   * whose `readEvents` from a `seq` is an index lookup leave it out.
+   */
+  eventLogStamp?(sessionId: string): Promise<string | undefined>;
 
   /** The per-session context cache (files requested across turns); free-form JSON. */
   getContextCache(id: string): Promise<unknown | undefined>;

@@ -71,43 +71,58 @@ function factsCollector(knownCalls: Set<string>) {
   return { facts, add };
 }
 
+/**
+ * Turns from the message log: one per non-synthetic user message, as the meta's `turnCount` counts
+ * them. Messages before the first prompt (a system prompt, synthetic context) open no turn of
+ * their own: they join the first turn, their tool calls with them, but what the model says to a
+ * prompt comes after it, so they give it no response. With no prompt at all they are in no turn.
+ */
 function turnsFromMessages(messages: StoredMessage[]): Turn[] {
   const turns: Turn[] = [];
   let current: Turn | undefined;
+  let leading: StoredMessage[] = [];
   for (const m of messages) {
-    if (!current || isTurnStart(m)) {
-      current = {
-        number: turns.length + 1,
-        prompt: isTurnStart(m) ? messageText(m) : "",
-        startedAt: m.timestamp,
-        endedAt: m.timestamp,
-        outcome: "no_response",
-        messageIds: [],
-        toolCalls: [],
-      };
-      turns.push(current);
+    if (!isTurnStart(m)) {
+      if (current) addMessage(current, m, true);
+      else leading.push(m);
+      continue;
     }
-    current.messageIds.push(m.id);
-    current.endedAt = Math.max(current.endedAt, m.timestamp);
-    if (m.role !== "assistant") continue;
-    const text = messageText(m);
-    if (text) current.response = text;
-    if (m.interrupted) current.outcome = "interrupted";
-    for (const p of m.parts) {
-      if (p.type !== "tool" || !p.tool) continue;
-      const call: ToolCall = {
-        sequence: current.toolCalls.length + 1,
-        name: p.tool.name,
-        timestamp: m.timestamp,
-      };
-      if (p.tool.args !== undefined) call.args = p.tool.args;
-      if (p.callId) call.callId = p.callId;
-      if (p.result !== undefined) call.result = p.result;
-      if (p.failed) call.failed = true;
-      current.toolCalls.push(call);
-    }
+    current = {
+      number: turns.length + 1,
+      prompt: messageText(m),
+      startedAt: m.timestamp,
+      endedAt: m.timestamp,
+      outcome: "no_response",
+      messageIds: [],
+      toolCalls: [],
+    };
+    turns.push(current);
+    for (const l of leading) addMessage(current, l, false);
+    leading = [];
+    addMessage(current, m, true);
   }
   return turns;
+}
+
+/** Put a message in a turn: its id, its tool calls and, when it `answers`, its text and interruption. */
+function addMessage(turn: Turn, m: StoredMessage, answers: boolean): void {
+  turn.messageIds.push(m.id);
+  turn.endedAt = Math.max(turn.endedAt, m.timestamp);
+  if (m.role !== "assistant") return;
+  if (answers) {
+    const text = messageText(m);
+    if (text) turn.response = text;
+    if (m.interrupted) turn.outcome = "interrupted";
+  }
+  for (const p of m.parts) {
+    if (p.type !== "tool" || !p.tool) continue;
+    const call: ToolCall = { sequence: turn.toolCalls.length + 1, name: p.tool.name, timestamp: m.timestamp };
+    if (p.tool.args !== undefined) call.args = p.tool.args;
+    if (p.callId) call.callId = p.callId;
+    if (p.result !== undefined) call.result = p.result;
+    if (p.failed) call.failed = true;
+    turn.toolCalls.push(call);
+  }
 }
 
 /**
@@ -242,5 +257,5 @@ function finishThread(
     ...(meta?.parentId !== undefined ? { parentId: meta.parentId } : {}),
     ...(meta?.goal ? { goal: meta.goal.text, goalStatus: meta.goal.status } : {}),
   };
-  return { thread, turns };
+  return { thread, turns, ...(meta ? {} : { untitled: true }) };
 }

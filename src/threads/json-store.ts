@@ -10,8 +10,11 @@ import { withLockSync } from "../util/lock.ts";
 import type { ThreadStore } from "./store.ts";
 import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from "./types.ts";
 
+/** Bump to rebuild existing files (2: leading messages open no turn; log change stamps). */
+const VERSION = 2;
+
 const FileSchema = v.object({
-  version: v.literal(1),
+  version: v.literal(VERSION),
   threads: v.record(
     v.string(),
     v.object({
@@ -22,6 +25,7 @@ const FileSchema = v.object({
         messageCount: v.number(),
         lastSeq: v.number(),
         metaHash: v.string(),
+        eventStamp: v.optional(v.string()),
       }),
     }),
   ),
@@ -31,7 +35,9 @@ type Stored = DerivedThread & { source: ThreadSource };
 /** Open the JSON thread store at `file` (in memory only when `file` is undefined). */
 export function openJsonThreadStore(file: string | undefined): ThreadStore {
   let threads = new Map<string, Stored>();
+  let loaded = false;
   const load = () => {
+    loaded = true;
     threads = new Map();
     if (!file || !existsSync(file)) return;
     try {
@@ -44,21 +50,24 @@ export function openJsonThreadStore(file: string | undefined): ThreadStore {
   };
   const save = () => {
     if (!file) return;
-    writeFileAtomic(file, JSON.stringify({ version: 1, threads: Object.fromEntries(threads) }), {
+    writeFileAtomic(file, JSON.stringify({ version: VERSION, threads: Object.fromEntries(threads) }), {
       fsync: false,
     });
   };
+  // Read on first use: a search that finds this store has no index scans without it.
+  const current = () => {
+    if (!loaded) load();
+    return threads;
+  };
   let depth = 0;
-  load();
 
   const store: ThreadStore = {
     engine: "json",
     location: file ?? ":memory:",
-    sources: () => new Map([...threads].map(([id, t]) => [id, t.source])),
+    sources: () => new Map([...current()].map(([id, t]) => [id, t.source])),
     put: (derived, _rows, source) =>
       store.batch(() => threads.set(derived.thread.id, { ...derived, source })),
     remove: (id) => store.batch(() => threads.delete(id)),
-    clear: () => store.batch(() => threads.clear()),
     batch<T>(fn: () => T): T {
       if (depth > 0) return fn();
       const run = () => {
@@ -75,9 +84,9 @@ export function openJsonThreadStore(file: string | undefined): ThreadStore {
       };
       return file ? withLockSync(`${file}.lock`, run) : run();
     },
-    getThread: (id) => threads.get(id)?.thread,
+    getThread: (id) => current().get(id)?.thread,
     listThreads(filter = {}) {
-      const list = [...threads.values()]
+      const list = [...current().values()]
         .map((t) => t.thread)
         .filter(
           (t) =>
@@ -88,7 +97,7 @@ export function openJsonThreadStore(file: string | undefined): ThreadStore {
       const offset = filter.offset ?? 0;
       return list.slice(offset, filter.limit === undefined ? undefined : offset + filter.limit);
     },
-    getTurns: (id) => threads.get(id)?.turns ?? [],
+    getTurns: (id) => current().get(id)?.turns ?? [],
     close() {},
   };
   return store;

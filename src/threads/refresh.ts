@@ -1,8 +1,9 @@
 /**
  * Keeping the thread store in step with the sessions. A thread is re-derived only when its source
  * moved: the meta changed (its hash covers updatedAt, messageCount, title, status, goal) or the
- * rollout has events past the last `seq` folded in. Threads whose session is gone are dropped. A
- * session written by another process therefore shows up at the next refresh, with no manual step.
+ * rollout log did (its change stamp moved, or, for an adapter without stamps, it has events past the
+ * last `seq` folded in). Threads whose session is gone are dropped. A session written by another
+ * process therefore shows up at the next refresh, with no manual step.
  */
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
@@ -28,6 +29,8 @@ const hashMeta = (meta: SessionMeta | undefined) => (meta ? Bun.hash(JSON.string
  * streamed into the derivation, not gathered: a session of 1.3 M events held them all (GBs).
  */
 export async function deriveFromAdapter(adapter: StorageAdapter, id: string, meta?: SessionMeta) {
+  // Stamped before reading: an append made while this reads moves the stamp past the one kept.
+  const eventStamp = await adapter.eventLogStamp?.(id);
   const m = meta ?? (await adapter.getMeta(id));
   const { messages } = m ? await adapter.readMessages(id) : { messages: [] };
   const deriver = threadDeriver(id, m, messages);
@@ -38,16 +41,54 @@ export async function deriveFromAdapter(adapter: StorageAdapter, id: string, met
     messageCount: m?.messageCount ?? 0,
     lastSeq: deriver.lastSeq,
     metaHash: hashMeta(m),
+    ...(eventStamp !== undefined ? { eventStamp } : {}),
   };
   return { derived, rows: searchRows(derived, messages), source };
 }
 
+export type Derived = Awaited<ReturnType<typeof deriveFromAdapter>>;
+
+/**
+ * `deriveFromAdapter`, or undefined when the session vanished between the listing and the read (a
+ * purge in another process): its meta is gone, or, for a rollout-only one, its log.
+ */
+export async function deriveUnlessGone(
+  adapter: StorageAdapter,
+  id: string,
+  meta: SessionMeta | undefined,
+): Promise<Derived | undefined> {
+  try {
+    return await deriveFromAdapter(adapter, id, meta);
+  } catch (error) {
+    if (await adapter.getMeta(id)) throw error;
+    if (meta === undefined && (await adapter.listEventLogs()).includes(id)) throw error;
+    return undefined;
+  }
+}
+
+/** Events (not unreadable lines: a log with a bad line would be re-derived at every refresh). */
 async function hasEventsAfter(adapter: StorageAdapter, id: string, seq: number): Promise<boolean> {
-  for await (const _ of adapter.readEvents(id, { fromSeq: seq + 1 })) return true;
+  for await (const r of adapter.readEvents(id, { fromSeq: seq + 1 })) if (r.event) return true;
   return false;
 }
 
-/** Bring the thread store up to date with the adapter; `full` re-derives every thread. */
+/** Whether the rollout log of a thread stored from `old` moved; a stamp spares reading it. */
+async function logMoved(adapter: StorageAdapter, id: string, old: ThreadSource): Promise<boolean> {
+  if (adapter.eventLogStamp && old.eventStamp !== undefined)
+    return (await adapter.eventLogStamp(id)) !== old.eventStamp;
+  try {
+    return await hasEventsAfter(adapter, id, old.lastSeq);
+  } catch {
+    // Unreadable now (removed meanwhile?): re-deriving it says what became of it.
+    return true;
+  }
+}
+
+/**
+ * Bring the thread store up to date with the adapter; `full` re-derives every thread. Threads are
+ * replaced in place and the gone ones removed last, so a search running meanwhile sees every
+ * thread (old or new), never a half-built store.
+ */
 export async function refreshThreads(
   adapter: StorageAdapter,
   store: ThreadStore,
@@ -55,24 +96,28 @@ export async function refreshThreads(
 ): Promise<RefreshStats> {
   const metas = new Map((await adapter.listSessions({ all: true })).items.map((m) => [m.id, m]));
   const logs = new Set(await adapter.listEventLogs());
-  const known = full ? new Map<string, ThreadSource>() : store.sources();
+  const known = store.sources();
   const stale: string[] = [];
   for (const id of new Set([...metas.keys(), ...logs])) {
     const old = known.get(id);
     const meta = metas.get(id);
-    if (!old || old.metaHash !== hashMeta(meta)) stale.push(id);
-    else if (logs.has(id) ? await hasEventsAfter(adapter, id, old.lastSeq) : old.lastSeq > 0) stale.push(id);
+    if (full || !old || old.metaHash !== hashMeta(meta)) stale.push(id);
+    else if (logs.has(id) ? await logMoved(adapter, id, old) : old.lastSeq > 0) stale.push(id);
   }
-  const gone = full ? [] : [...known.keys()].filter((id) => !metas.has(id) && !logs.has(id));
-  if (full) store.clear();
+  const gone = [...known.keys()].filter((id) => !metas.has(id) && !logs.has(id));
+  let updated = 0;
   // In chunks: memory stays bounded however many sessions changed, each chunk one transaction.
   for (let i = 0; i < stale.length; i += CHUNK) {
-    const derived: Awaited<ReturnType<typeof deriveFromAdapter>>[] = [];
-    for (const id of stale.slice(i, i + CHUNK))
-      derived.push(await deriveFromAdapter(adapter, id, metas.get(id)));
+    const derived: Derived[] = [];
+    for (const id of stale.slice(i, i + CHUNK)) {
+      const d = await deriveUnlessGone(adapter, id, metas.get(id));
+      if (d) derived.push(d);
+      else if (known.has(id)) gone.push(id);
+    }
     store.batch(() => {
       for (const d of derived) store.put(d.derived, d.rows, d.source);
     });
+    updated += derived.length;
   }
   if (gone.length) {
     store.batch(() => {
@@ -81,7 +126,7 @@ export async function refreshThreads(
   }
   return {
     seen: metas.size + [...logs].filter((id) => !metas.has(id)).length,
-    updated: stale.length,
+    updated,
     removed: gone.length,
   };
 }

@@ -1,12 +1,16 @@
 /**
  * What search sees of a thread — its title, each message's text, each tool call's name and
- * arguments, one row each — and the scan fallback over those rows. The scan tokenizes like SQLite
- * FTS5's `unicode61 remove_diacritics 2`, matches each query term as a token prefix (like `"term"*`)
- * and ranks with FTS5's own BM25 formula, so both engines return the same hits in the same shape.
+ * arguments, one row each — the query (validated: it comes from outside) and the filters both
+ * engines apply the same way. Words and their folding are in words.ts, the scan in scan.ts.
  */
+import * as v from "valibot";
+import { badInput } from "../errors.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { messageText } from "./derive.ts";
 import type { DerivedThread } from "./types.ts";
+import { MARK_CLOSE, MARK_OPEN, queryTerms } from "./words.ts";
+
+export { queryTerms };
 
 export const ROW_KINDS = ["title", "message", "tool"] as const;
 export type RowKind = (typeof ROW_KINDS)[number];
@@ -14,7 +18,7 @@ export type RowKind = (typeof ROW_KINDS)[number];
 export interface SearchRow {
   threadId: string;
   kind: RowKind;
-  /** The turn the row belongs to (0 for the title). */
+  /** The turn the row belongs to (0 for the title and messages before the first prompt). */
   turn: number;
   role?: string;
   tool?: string;
@@ -22,17 +26,33 @@ export interface SearchRow {
   text: string;
 }
 
-export interface SearchQuery {
-  text: string;
+const time = v.pipe(v.number(), v.finite());
+
+export const SearchQuerySchema = v.object({
+  text: v.string(),
   /** Only threads of this project (the path itself or below it). */
-  projectPath?: string;
-  since?: number;
-  until?: number;
+  projectPath: v.optional(v.string()),
+  /** Only rows at or after this time (epoch ms). */
+  since: v.optional(time),
+  /** Only rows at or before this time (epoch ms). */
+  until: v.optional(time),
   /** Only tool-call rows of this tool (case-insensitive). */
-  tool?: string;
+  tool: v.optional(v.string()),
   /** Include soft-deleted sessions. */
-  all?: boolean;
-  limit?: number;
+  all: v.optional(v.boolean()),
+  /** At most this many hits (default 20; 0 counts the matches and returns none). */
+  limit: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0))),
+});
+export type SearchQuery = v.InferOutput<typeof SearchQuerySchema>;
+
+/** A query from outside, checked: a one-line `bad_input` naming the field otherwise. */
+export function checkSearchQuery(query: unknown): SearchQuery {
+  const r = v.safeParse(SearchQuerySchema, query);
+  if (!r.success) {
+    const issue = r.issues[0];
+    throw badInput(`invalid search query: ${issue.message}`, { field: v.getDotPath(issue) ?? "query" });
+  }
+  return r.output;
 }
 
 export interface SearchHit {
@@ -58,58 +78,36 @@ export interface SearchResult {
   hits: SearchHit[];
 }
 
-export const MARK_OPEN = "\u0002";
-export const MARK_CLOSE = "\u0003";
+// The match markers, were they left in recorded text, would show as highlights.
+const MARKERS = /[\u0002\u0003]/g;
 
-/** Fold a token the way unicode61 with remove_diacritics does: decompose, drop marks, lower-case. */
-export const foldToken = (s: string) =>
-  s
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .toLowerCase();
-
-const TOKEN = /[\p{L}\p{N}]+/gu;
-
-/** The query's terms (empty when it has no letters or digits). */
-export function queryTerms(text: string): string[] {
-  return [...new Set((text.match(TOKEN) ?? []).map(foldToken).filter(Boolean))];
-}
-
-/** The FTS5 MATCH expression for terms: every term, each as a token prefix. */
-export const ftsExpression = (terms: string[]) => terms.map((t) => `"${t}"*`).join(" AND ");
-
-/** The search rows of one derived thread. */
+/** The search rows of one derived thread (a rollout-only thread's placeholder title is not one). */
 export function searchRows(derived: DerivedThread, messages: StoredMessage[]): SearchRow[] {
   const { thread, turns } = derived;
-  const rows: SearchRow[] = [
-    { threadId: thread.id, kind: "title", turn: 0, timestamp: thread.updatedAt, text: thread.title },
-  ];
+  const row = (r: Omit<SearchRow, "threadId">): SearchRow => ({
+    threadId: thread.id,
+    ...r,
+    text: r.text.replace(MARKERS, " "),
+  });
+  const rows: SearchRow[] = derived.untitled
+    ? []
+    : [row({ kind: "title", turn: 0, timestamp: thread.updatedAt, text: thread.title })];
   const turnOf = new Map<string, number>();
   for (const t of turns) for (const id of t.messageIds) turnOf.set(id, t.number);
   for (const m of messages) {
     const text = messageText(m);
     if (text)
-      rows.push({
-        threadId: thread.id,
-        kind: "message",
-        turn: turnOf.get(m.id) ?? 0,
-        role: m.role,
-        timestamp: m.timestamp,
-        text,
-      });
+      rows.push(
+        row({ kind: "message", turn: turnOf.get(m.id) ?? 0, role: m.role, timestamp: m.timestamp, text }),
+      );
   }
   for (const t of turns) {
     for (const c of t.toolCalls) {
       const args =
         c.args === undefined ? "" : ` ${typeof c.args === "string" ? c.args : JSON.stringify(c.args)}`;
-      rows.push({
-        threadId: thread.id,
-        kind: "tool",
-        turn: t.number,
-        tool: c.name,
-        timestamp: c.timestamp,
-        text: `${c.name}${args}`,
-      });
+      rows.push(
+        row({ kind: "tool", turn: t.number, tool: c.name, timestamp: c.timestamp, text: `${c.name}${args}` }),
+      );
     }
   }
   return rows;
@@ -124,88 +122,32 @@ export function rowPasses(row: Pick<SearchRow, "kind" | "tool" | "timestamp">, q
   return true;
 }
 
-/** The project filter: the path itself or anything below it. */
-export const inProject = (path: string, wanted: string | undefined) =>
-  wanted === undefined || path === wanted || path.startsWith(wanted.endsWith("/") ? wanted : `${wanted}/`);
-
-interface Scored {
-  row: SearchRow;
-  hits: number[];
-  tokens: { start: number; end: number; norm: string }[];
+/** The project filter, normalised once for both engines. */
+export interface ProjectScope {
+  /** The wanted path, without trailing separators (`/` for the root, `C:/` for a drive). */
+  path: string;
+  /** `path` followed by one separator: what a path below it starts with. */
+  prefix: string;
+  /** A Windows path: `\` and `/` are both separators (compare with `\` read as `/`). */
+  windows: boolean;
 }
 
-/**
- * A streaming BM25 scan: feed every row (`add`), then `top(limit)`. Statistics (row count, average
- * length, rows per term) cover every row fed, as FTS5's cover the whole table.
- */
-export function createScan(terms: string[], keep: (row: SearchRow) => boolean) {
-  let rows = 0;
-  let tokensTotal = 0;
-  const df = terms.map(() => 0);
-  const matched: Scored[] = [];
-  return {
-    add(row: SearchRow) {
-      const tokens = [...row.text.matchAll(TOKEN)].map((m) => ({
-        start: m.index,
-        end: m.index + m[0].length,
-        norm: foldToken(m[0]),
-      }));
-      rows++;
-      tokensTotal += tokens.length;
-      const tf = terms.map((t) => tokens.reduce((n, tok) => n + (tok.norm.startsWith(t) ? 1 : 0), 0));
-      tf.forEach((n, i) => {
-        if (n > 0) df[i]!++;
-      });
-      if (tf.every((n) => n > 0) && keep(row)) matched.push({ row, hits: tf, tokens });
-    },
-    top(limit: number): { total: number; results: { row: SearchRow; score: number; snippet: string }[] } {
-      const avg = tokensTotal / Math.max(1, rows);
-      const idf = df.map((d) => Math.max(1e-6, Math.log((rows - d + 0.5) / (d + 0.5))));
-      const k1 = 1.2;
-      const b = 0.75;
-      const scored = matched.map((s) => {
-        const len = s.tokens.length;
-        const score = s.hits.reduce(
-          (sum, tf, i) => sum + (idf[i]! * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg)),
-          0,
-        );
-        return { s, score };
-      });
-      scored.sort((a, b2) => b2.score - a.score || a.s.row.timestamp - b2.s.row.timestamp);
-      return {
-        total: matched.length,
-        results: scored
-          .slice(0, limit)
-          .map(({ s, score }) => ({ row: s.row, score, snippet: snippetOf(s, terms) })),
-      };
-    },
-  };
+const WINDOWS_PATH = /^([A-Za-z]:([\\/]|$)|\\\\)/;
+
+/** The scope of a `projectPath` filter: `C:\a\` and `C:/a` are the same; `/a/` is `/a`. */
+export function projectScope(wanted: string): ProjectScope {
+  const windows = WINDOWS_PATH.test(wanted);
+  const slashed = windows ? wanted.replaceAll("\\", "/") : wanted;
+  const trimmed = slashed.replace(/\/+$/, "");
+  const path = trimmed === "" || /^[A-Za-z]:$/.test(trimmed) ? `${trimmed}/` : trimmed;
+  return { path, prefix: path.endsWith("/") ? path : `${path}/`, windows };
 }
 
-const SNIPPET_TOKENS = 12;
-
-/** Up to 12 tokens around the first match, matches marked, "…" where text was cut. */
-function snippetOf(s: Scored, terms: string[]): string {
-  const { tokens, row } = s;
-  const isHit = (i: number) => terms.some((t) => tokens[i]!.norm.startsWith(t));
-  const first = Math.max(
-    0,
-    tokens.findIndex((_, i) => isHit(i)),
-  );
-  const from = Math.max(0, Math.min(first - 3, tokens.length - SNIPPET_TOKENS));
-  const to = Math.min(tokens.length, from + SNIPPET_TOKENS);
-  let out = from > 0 ? "…" : "";
-  let cursor = from > 0 ? tokens[from]!.start : 0;
-  for (let i = from; i < to; i++) {
-    const t = tokens[i]!;
-    out += row.text.slice(cursor, t.start);
-    out += isHit(i)
-      ? `${MARK_OPEN}${row.text.slice(t.start, t.end)}${MARK_CLOSE}`
-      : row.text.slice(t.start, t.end);
-    cursor = t.end;
-  }
-  out += to < tokens.length ? "…" : row.text.slice(cursor);
-  return out;
+/** Whether a thread's project path is the scope's path or below it. */
+export function inProject(path: string, scope: ProjectScope | undefined): boolean {
+  if (!scope) return true;
+  const p = scope.windows ? path.replaceAll("\\", "/") : path;
+  return p === scope.path || p.startsWith(scope.prefix);
 }
 
 /** Render a snippet: bold yellow matches on a colour terminal, `[match]` otherwise; one line. */

@@ -1,19 +1,27 @@
 /**
  * The thread store on bun:sqlite (`state/freecode.db`): threads → turns → tool calls as tables, and
  * an FTS5 index over the search rows (titles, message text, tool names and arguments) ranked with
- * BM25. `search_rows` keeps each indexed row's thread, so replacing a thread deletes its FTS rows by
- * rowid instead of scanning the index.
+ * BM25. The index holds each row's folded words (words.ts), `search_rows` its original text (for
+ * the snippet, built in JS as the scan builds it) and its thread, so replacing a thread deletes its
+ * FTS rows by rowid instead of scanning the index.
  */
 
 import { Database } from "bun:sqlite";
 import { bunSqliteDriver, inTransaction, type SqlValue } from "../storage/adapters/_sql-driver.ts";
 import { openSqliteFile } from "../storage/engines/bun-sqlite.ts";
-import { ftsExpression, type RowKind, type SearchHit } from "./search-text.ts";
+import { projectScope, type RowKind, type SearchHit } from "./search-text.ts";
+import { fileIdentity, isDamage, setAside } from "./sql-damage.ts";
 import type { ThreadStore } from "./store.ts";
 import type { Thread, ThreadSource, Turn } from "./types.ts";
+import { ftsExpression, indexedText, snippet } from "./words.ts";
 
-/** Bump to rebuild every existing thread store (it is derived: nothing is lost). */
-const THREAD_SCHEMA = 1;
+/**
+ * Bump to rebuild every existing thread store (it is derived: nothing is lost). 2: the index holds
+ * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name.
+ */
+const THREAD_SCHEMA = 2;
+
+const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 
 const DDL = `
 CREATE TABLE threads (
@@ -33,33 +41,33 @@ CREATE TABLE tool_calls (
 CREATE INDEX tool_calls_name ON tool_calls (name);
 CREATE TABLE search_rows (
   rowid INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, kind TEXT NOT NULL, turn INTEGER NOT NULL,
-  role TEXT, tool TEXT, ts INTEGER NOT NULL
+  role TEXT, tool TEXT, tool_key TEXT, ts INTEGER NOT NULL, text TEXT NOT NULL
 );
 CREATE INDEX search_rows_thread ON search_rows (thread_id);
-CREATE VIRTUAL TABLE search USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE search USING fts5 (body, tokenize = 'ascii');
 `;
+
+/** Create the schema, or replace one of another version (derived data: dropping loses nothing). */
+function init(db: Database): void {
+  const d = bunSqliteDriver(db);
+  const version = d.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
+  if (version === THREAD_SCHEMA) return;
+  inTransaction(d, () => {
+    for (const t of TABLES) d.exec(`DROP TABLE IF EXISTS ${t}`);
+    d.exec(DDL);
+    d.exec(`PRAGMA user_version = ${THREAD_SCHEMA}`);
+  });
+}
 
 /** Open (creating) the SQLite thread store at `file` (or `:memory:`). */
 export function openSqlThreadStore(file: string): ThreadStore {
-  const init = (db: Database) => {
-    const d = bunSqliteDriver(db);
-    const version = d.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-    if (version === THREAD_SCHEMA) return;
-    if (version !== 0)
-      throw Object.assign(new Error(`thread store schema ${version}`), { code: "thread_store_version" });
-    inTransaction(d, () => {
-      d.exec(DDL);
-      d.exec(`PRAGMA user_version = ${THREAD_SCHEMA}`);
-    });
-  };
-  const db =
-    file === ":memory:"
-      ? (() => {
-          const mem = new Database(":memory:", { strict: true });
-          init(mem);
-          return mem;
-        })()
-      : openSqliteFile(file, { busyTimeoutMs: 15_000, synchronous: "NORMAL", init });
+  const memory = file === ":memory:";
+  const db = memory
+    ? new Database(":memory:", { strict: true })
+    : openSqliteFile(file, { busyTimeoutMs: 15_000, synchronous: "NORMAL", init });
+  if (memory) init(db);
+  // Which file this connection holds: a damaged one is set aside only if it is still this one.
+  const identity = memory ? undefined : fileIdentity(file);
   const d = bunSqliteDriver(db);
   let depth = 0;
 
@@ -112,30 +120,41 @@ export function openSqlThreadStore(file: string): ThreadStore {
           }
         }
         for (const r of rows) {
-          d.run("INSERT INTO search_rows (thread_id, kind, turn, role, tool, ts) VALUES (?, ?, ?, ?, ?, ?)", [
-            r.threadId,
-            r.kind,
-            r.turn,
-            r.role ?? null,
-            r.tool ?? null,
-            r.timestamp,
-          ]);
-          d.run("INSERT INTO search (rowid, body) VALUES (last_insert_rowid(), ?)", [r.text]);
+          d.run(
+            `INSERT INTO search_rows (thread_id, kind, turn, role, tool, tool_key, ts, text)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            [
+              r.threadId,
+              r.kind,
+              r.turn,
+              r.role ?? null,
+              r.tool ?? null,
+              r.tool?.toLowerCase() ?? null,
+              r.timestamp,
+              r.text,
+            ],
+          );
+          d.run("INSERT INTO search (rowid, body) VALUES (last_insert_rowid(), ?)", [indexedText(r.text)]);
         }
       });
     },
     remove: (id) => store.batch(() => remove(id)),
-    clear: () =>
-      store.batch(() => {
-        for (const t of ["search", "search_rows", "tool_calls", "turns", "threads"])
-          d.run(`DELETE FROM ${t}`);
-      }),
     batch<T>(fn: () => T): T {
       // Nested batches join the outer transaction.
       if (depth > 0) return fn();
       depth++;
       try {
-        return inTransaction(d, fn);
+        d.exec("BEGIN IMMEDIATE");
+        try {
+          const result = fn();
+          d.exec("COMMIT");
+          return result;
+        } catch (error) {
+          // SQLite may have ended the transaction itself (a damaged page): then ROLLBACK fails too,
+          // and its "no transaction" must not hide the damage error callers recover from.
+          if (db.inTransaction) d.exec("ROLLBACK");
+          throw error;
+        }
       } finally {
         depth--;
       }
@@ -163,14 +182,16 @@ export function openSqlThreadStore(file: string): ThreadStore {
       const where = ["search MATCH ?"];
       const params: SqlValue[] = [ftsExpression(terms)];
       if (q.projectPath !== undefined) {
-        const prefix = q.projectPath.endsWith("/") ? q.projectPath : `${q.projectPath}/`;
-        where.push("(t.project_path = ? OR substr(t.project_path, 1, ?) = ?)");
-        params.push(q.projectPath, prefix.length, prefix);
+        const scope = projectScope(q.projectPath);
+        const path = scope.windows ? "replace(t.project_path, '\\', '/')" : "t.project_path";
+        // substr counts characters (code points), not UTF-16 units.
+        where.push(`(${path} = ? OR substr(${path}, 1, ?) = ?)`);
+        params.push(scope.path, [...scope.prefix].length, scope.prefix);
       }
       if (q.since !== undefined) where.push("r.ts >= ?") && params.push(q.since);
       if (q.until !== undefined) where.push("r.ts <= ?") && params.push(q.until);
       if (q.tool !== undefined)
-        where.push("r.kind = 'tool' AND lower(r.tool) = ?") && params.push(q.tool.toLowerCase());
+        where.push("r.kind = 'tool' AND r.tool_key = ?") && params.push(q.tool.toLowerCase());
       if (!q.all) where.push("t.status != 'deleted'");
       const from = `FROM search JOIN search_rows r ON r.rowid = search.rowid JOIN threads t ON t.id = r.thread_id
         WHERE ${where.join(" AND ")}`;
@@ -181,11 +202,11 @@ export function openSqlThreadStore(file: string): ThreadStore {
         role: string | null;
         tool: string | null;
         ts: number;
+        text: string;
         score: number;
-        snippet: string;
       }>(
-        `SELECT t.body AS thread, r.kind, r.turn, r.role, r.tool, r.ts, -bm25(search) AS score,
-           snippet(search, 0, char(2), char(3), '…', 12) AS snippet ${from} ORDER BY bm25(search), r.ts LIMIT ?`,
+        `SELECT t.body AS thread, r.kind, r.turn, r.role, r.tool, r.ts, r.text, -bm25(search) AS score ${from}
+         ORDER BY bm25(search), r.ts, r.thread_id, r.rowid LIMIT ?`,
         [...params, q.limit ?? 20],
       );
       const total = d.get<{ n: number }>(`SELECT count(*) AS n ${from}`, params)?.n ?? 0;
@@ -201,10 +222,26 @@ export function openSqlThreadStore(file: string): ThreadStore {
           ...(r.tool !== null ? { tool: r.tool } : {}),
           timestamp: r.ts,
           score: r.score,
-          snippet: r.snippet,
+          snippet: snippet(r.text, terms),
         };
       });
       return { query: q.text, engine: "fts5", total, hits };
+    },
+    damaged: isDamage,
+    discard() {
+      try {
+        db.close();
+      } finally {
+        if (identity !== undefined && fileIdentity(file) === identity) setAside(file);
+      }
+    },
+    check() {
+      const result = d.all<{ quick_check: string }>("PRAGMA quick_check");
+      if (result.length !== 1 || result[0]!.quick_check !== "ok")
+        throw Object.assign(new Error(`thread store damaged: ${result[0]?.quick_check ?? "no answer"}`), {
+          code: "SQLITE_CORRUPT",
+        });
+      d.run("INSERT INTO search (search) VALUES ('integrity-check')");
     },
     close: () => db.close(),
   };

@@ -3,10 +3,11 @@
  * index) when SQLite starts here, else `state/threads.json` (search then scans the sessions).
  * Either is derived data: a missing, old or corrupt one is thrown away and rebuilt from the logs.
  */
-import { existsSync, renameSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../home.ts";
 import type { SearchQuery, SearchResult, SearchRow } from "./search-text.ts";
+import { isDamage, setAside } from "./sql-damage.ts";
 import type { DerivedThread, Thread, ThreadFilter, ThreadSource, Turn } from "./types.ts";
 
 export interface ThreadStore {
@@ -18,8 +19,6 @@ export interface ThreadStore {
   /** Replace a thread's rows (thread, turns, tool calls, search rows). */
   put(derived: DerivedThread, rows: SearchRow[], source: ThreadSource): void;
   remove(id: string): void;
-  /** Drop everything (before a full rebuild). */
-  clear(): void;
   /** Run a batch of changes as one unit (one transaction or one file write). */
   batch<T>(fn: () => T): T;
   getThread(id: string): Thread | undefined;
@@ -27,6 +26,12 @@ export interface ThreadStore {
   getTurns(id: string): Turn[];
   /** Indexed full-text search; absent when the engine has none (callers scan). */
   search?(query: SearchQuery, terms: string[]): SearchResult;
+  /** Whether an error this store threw says its file is damaged (then `discard` and rebuild). */
+  damaged?(error: unknown): boolean;
+  /** Close, and set the damaged file aside (if the path still names the file this store opened). */
+  discard?(): void;
+  /** Throw a damage error if the file fails its integrity checks (`store reindex` runs it). */
+  check?(): void;
   close(): void;
 }
 
@@ -54,8 +59,8 @@ export async function openThreadStore(
         return openSqlThreadStore(file);
       } catch (error) {
         // Derived data: a damaged or foreign file is moved aside and rebuilt, never trusted.
-        if (file === ":memory:" || !existsSync(file) || !isDamaged(error)) throw error;
-        renameSync(file, `${file}.corrupt-${Date.now()}`);
+        if (file === ":memory:" || !existsSync(file) || !isDamage(error)) throw error;
+        setAside(file);
         return openSqlThreadStore(file);
       }
     } catch (error) {
@@ -64,9 +69,4 @@ export async function openThreadStore(
   }
   const { openJsonThreadStore } = await import("./json-store.ts");
   return openJsonThreadStore(options.inMemory ? undefined : threadJsonPath(home));
-}
-
-function isDamaged(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? "";
-  return code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || code === "thread_store_version";
 }

@@ -65,25 +65,43 @@ export interface ThreadSource {
   lastSeq: number;
   /** The meta as JSON hash input (title, status, goal edits do not move `updatedAt`). */
   metaHash: string;
+  /**
+   * The adapter's change stamp of the rollout log when it was read (`eventLogStamp`): an equal
+   * stamp means an unchanged log, with no need to read it.
+   */
+  eventStamp?: string;
 }
 
 export interface DerivedThread {
   thread: Thread;
   turns: Turn[];
+  /** The title is a placeholder (a rollout-only session has no meta): search leaves it out. */
+  untitled?: boolean;
 }
 
-export interface ThreadFilter {
-  projectPath?: string;
-  status?: string;
-  limit?: number;
-  offset?: number;
-}
+const count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+export const ThreadFilterSchema = v.object({
+  projectPath: v.optional(v.string()),
+  status: v.optional(v.string()),
+  limit: v.optional(count),
+  offset: v.optional(count),
+});
+export type ThreadFilter = v.InferOutput<typeof ThreadFilterSchema>;
 
 /** One turn as `session show --turns` prints it. */
 export interface TurnItem {
   number: number;
   prompt: string;
-  tools: { name: string; args?: unknown; failed?: boolean; deniedBy?: string; durationMs?: number }[];
+  tools: {
+    name: string;
+    args?: unknown;
+    failed?: boolean;
+    deniedBy?: string;
+    durationMs?: number;
+    /** Neither a result nor an outcome was recorded: it never finished (or was cut off). */
+    pending?: boolean;
+  }[];
   response?: string;
   outcome: Turn["outcome"];
   startedAt: number;

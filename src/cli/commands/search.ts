@@ -3,6 +3,7 @@
  * (BM25), with the match highlighted in a snippet — colour on a terminal, `[…]` otherwise. FTS5 when
  * the thread store has it, a scan with the same result shape otherwise (`engine` in --json says).
  */
+import { resolve } from "node:path";
 import { usageError } from "../../errors.ts";
 import { searchThreads } from "../../threads/api.ts";
 import { renderSnippet } from "../../threads/search-text.ts";
@@ -13,21 +14,59 @@ import { withOpenStore } from "./store/_open.ts";
 /** Control characters of recorded text, but the match markers (\x02 \x03) `renderSnippet` reads. */
 const SNIPPET_CONTROLS = /[\x00\x01\x04-\x08\x0e-\x1f\x7f-\x9f]/g;
 
-/** A date flag: ISO date/time, or epoch milliseconds. */
-function parseTime(value: string | undefined, flag: string, endOfDay = false): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\d+$/.test(value)) return Number(value);
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/** Whether the parts of an ISO date (and time) name a real one: `2025-02-30` does not. */
+function realDate(m: RegExpExecArray): boolean {
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > days) return false;
+  if (m[4] === undefined) return true;
+  const zone = m[7]?.match(/^[+-](\d{2}):(\d{2})$/);
+  return (
+    Number(m[4]) <= 23 &&
+    Number(m[5]) <= 59 &&
+    Number(m[6] ?? 0) <= 59 &&
+    (!zone || (Number(zone[1]) <= 23 && Number(zone[2]) <= 59))
+  );
+}
+
+/**
+ * A date flag: YYYY-MM-DD (UTC; with `endOfDay` its last millisecond), an ISO date-time (local
+ * time without a zone), or epoch ms. Anything else is refused: `Date.parse` reads `2025-02-30` as
+ * March 2 and `-5` as a year.
+ */
+function parseTime(value: string, flag: string, endOfDay = false): number {
+  const fail = () =>
+    usageError(`--${flag} must be a date (YYYY-MM-DD), an ISO date-time or epoch ms (got "${value}")`);
+  if (/^\d+$/.test(value)) {
+    const ms = Number(value);
+    if (!Number.isSafeInteger(ms)) throw fail();
+    return ms;
+  }
+  const m = ISO.exec(value);
+  if (!m || !realDate(m)) throw fail();
+  const dateOnly = m[4] === undefined;
   const ms = Date.parse(dateOnly ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(ms))
-    throw usageError(`--${flag} must be a date (YYYY-MM-DD), a date-time or epoch ms (got "${value}")`);
+  if (Number.isNaN(ms)) throw fail();
   return dateOnly && endOfDay ? ms + 86_400_000 - 1 : ms;
 }
+
+/**
+ * `--project` as a path to compare: a Windows path (`C:\…`, `\\server\…`) is left to the library,
+ * which reads its `\` as separators; any other is resolved against the current directory (`.`,
+ * `sub`, `../x`) and loses its trailing `/`.
+ */
+const projectFlag = (value: string) => (/^([A-Za-z]:|\\\\)/.test(value) ? value : resolve(value));
 
 export default command({
   meta: { name: "search", description: "Full-text search over sessions: titles, messages, tool calls" },
   args: {
-    query: { type: "positional", required: true, description: "Words to find (each as a word prefix)" },
+    query: {
+      type: "positional",
+      required: true,
+      description: "Words to find, every one (each as a word prefix); quoting them is optional",
+    },
     project: { type: "string", description: "Only sessions of this project path (or below it)" },
     since: { type: "string", description: "Only matches at or after this date (YYYY-MM-DD, ISO, epoch ms)" },
     until: { type: "string", description: "Only matches at or before this date (a date includes its day)" },
@@ -39,8 +78,9 @@ export default command({
   async run(ctx, args) {
     const limit = wholeNumber(args.limit, "limit", 1) ?? 20;
     const query = {
-      text: args.query,
-      ...(args.project ? { projectPath: args.project } : {}),
+      // Every positional: `search todo zzz` must match both words, as `search "todo zzz"` does.
+      text: (args._ as string[]).map(String).join(" "),
+      ...(args.project ? { projectPath: projectFlag(args.project) } : {}),
       ...(args.since ? { since: parseTime(args.since, "since") } : {}),
       ...(args.until ? { until: parseTime(args.until, "until", true) } : {}),
       ...(args.tool ? { tool: args.tool } : {}),

@@ -3,7 +3,7 @@
  * under the session's event lock: the last seq is cached with the file's size and re-read from the
  * tail only when another process (or a crash) changed the file. A batch is one lock, one write.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DIR_MODE } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
@@ -108,3 +108,12 @@ export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator
 
 /** The rollout log path of a session. */
 export const eventsPath = (rolloutDir: string, id: string) => join(rolloutDir, id, "events.jsonl");
+
+/**
+ * The change stamp of a rollout log: inode, size and mtime. Appends grow it, a rewrite is a new
+ * inode; reading it costs one stat where parsing a 200,000-event log took seconds.
+ */
+export function eventsStamp(file: string): string | undefined {
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  return st ? `${st.ino}:${st.size}:${st.mtimeNs}` : undefined;
+}

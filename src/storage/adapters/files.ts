@@ -14,7 +14,7 @@ import { checkId, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
-import { eventsPath, FilesEvents, readEventsFile } from "./_files-events.ts";
+import { eventsPath, eventsStamp, FilesEvents, readEventsFile } from "./_files-events.ts";
 import { type IndexBackend, SessionIndex } from "./_files-index.ts";
 import { appendJournal } from "./_files-journal.ts";
 import { releaseAllLeases, releaseLeasesOf } from "./_files-lease.ts";
@@ -205,6 +205,11 @@ const factory: AdapterFactory = (options) => {
     readEvents(sessionId, opts = {}) {
       checkId(sessionId);
       return readEventsFile(eventsPath(layout.rollout, sessionId), opts.fromSeq);
+    },
+
+    async eventLogStamp(sessionId) {
+      checkId(sessionId);
+      return eventsStamp(eventsPath(layout.rollout, sessionId));
     },
 
     async listEventLogs() {

@@ -1,7 +1,11 @@
-/** `freecode session show <id>`: the messages readably (tool calls folded), or turn by turn. */
+/**
+ * `freecode session show <id>`: the messages readably (tool calls folded), or turn by turn as the
+ * thread store sees them (`turnItemsView`).
+ */
 import { getSession } from "../../../session/lifecycle.ts";
-import { turnsOf } from "../../../session/turns.ts";
-import type { Part, StoredMessage } from "../../../storage/records.ts";
+import type { Part, SessionMeta, StoredMessage } from "../../../storage/records.ts";
+import { turnItemsView } from "../../../threads/api.ts";
+import type { TurnItem } from "../../../threads/types.ts";
 import { escapeLine, escapeText, oneLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
@@ -38,6 +42,33 @@ function message(m: StoredMessage, full: boolean): string {
   return `${head}\n${m.parts.map((p) => part(p, full)).join("\n")}`;
 }
 
+/** A tool call of a turn on one line: how it went, who denied it, how long it took. */
+function toolLine(tool: TurnItem["tools"][number]): string {
+  const how = tool.deniedBy
+    ? ` ✗ denied by ${escapeLine(tool.deniedBy)}`
+    : tool.failed
+      ? " ✗"
+      : tool.pending
+        ? " … no result"
+        : " ✓";
+  const took = tool.durationMs !== undefined ? ` ${tool.durationMs} ms` : "";
+  return `  tool:    ${escapeLine(tool.name)}(${oneLine(tool.args ?? {}, 100)})${how}${took}`;
+}
+
+function turnLines(meta: SessionMeta, turns: TurnItem[]): string[] {
+  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`)];
+  for (const t of turns) {
+    const flag = t.outcome === "interrupted" ? " [interrupted]" : "";
+    lines.push(
+      `\n#${t.number} ${when(t.startedAt)} (${t.durationMs} ms)${flag}`,
+      `  prompt:  ${oneLine(t.prompt, 200) || "(none)"}`,
+      ...t.tools.map(toolLine),
+      `  outcome: ${oneLine(t.response ?? "", 200) || "(no reply)"}`,
+    );
+  }
+  return lines;
+}
+
 export default command({
   meta: { name: "show", description: "Show a session's messages (readable, --turns, or --json)" },
   args: {
@@ -46,29 +77,20 @@ export default command({
     full: { type: "boolean", description: "Do not fold tool results" },
   },
   async run(ctx, args) {
-    const { meta, messages, issues } = await withStore(ctx, async (store) => {
+    const { meta, messages, issues, items } = await withStore(ctx, async (store) => {
       const meta = await getSession(store, args.id);
-      return { meta, ...(await store.readMessages(meta.id)) };
+      const read = await store.readMessages(meta.id);
+      // The thread store's view: calls compaction erased (the rollout keeps them), durations and
+      // denials from the rollout, where the message log alone knows none of these.
+      const items = args.turns ? await turnItemsView(store, ctx.home, meta.id) : undefined;
+      return { meta, ...read, items };
     });
     for (const i of issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
-    if (args.turns) {
-      const turns = turnsOf(messages);
+    if (items) {
+      // `interrupted` as before the turns came from the thread store (outcome says it too).
+      const turns = items.map((t) => ({ ...t, interrupted: t.outcome === "interrupted" }));
       if (ctx.json) ctx.out({ meta, turns, issues });
-      else {
-        const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`)];
-        for (const t of turns) {
-          lines.push(
-            `\n#${t.index} ${when(t.startedAt)}${t.interrupted ? " [interrupted]" : ""}`,
-            `  prompt:  ${oneLine(t.prompt, 200) || "(none)"}`,
-          );
-          for (const tool of t.tools)
-            lines.push(
-              `  tool:    ${escapeLine(tool.name)}(${oneLine(tool.args, 100)})${tool.pending ? " … no result" : tool.failed ? " ✗" : " ✓"}`,
-            );
-          lines.push(`  outcome: ${oneLine(t.outcome, 200) || "(no reply)"}`);
-        }
-        ctx.out(`${lines.join("\n")}\n`);
-      }
+      else ctx.out(`${turnLines(meta, items).join("\n")}\n`);
       return 0;
     }
     if (ctx.json) ctx.out({ meta, messages, issues });

@@ -1,6 +1,9 @@
-/** `freecode store reindex`: rebuild the adapter's derived index (if it has one) and the thread store. */
-import { refreshThreads } from "../../../threads/refresh.ts";
-import { openThreadStore } from "../../../threads/store.ts";
+/**
+ * `freecode store reindex`: rebuild the adapter's derived index (if it has one) and the thread store
+ * (a damaged file is set aside and built afresh; otherwise every thread is replaced in place, so a
+ * search running meanwhile still finds everything).
+ */
+import { rebuildThreads } from "../../../threads/api.ts";
 import { command } from "../../_command.ts";
 import { withOpenStore } from "./_open.ts";
 
@@ -9,13 +12,8 @@ export default command({
   async run(ctx) {
     const report = await withOpenStore(ctx, async (adapter) => {
       const index = adapter.reindex ? await adapter.reindex() : undefined;
-      const threads = await openThreadStore(ctx.home, { inMemory: !adapter.capabilities.persistent });
-      try {
-        const stats = await refreshThreads(adapter, threads, true);
-        return { adapter: adapter.name, index: index ?? null, threads: { engine: threads.engine, ...stats } };
-      } finally {
-        threads.close();
-      }
+      const { engine, ...stats } = await rebuildThreads(adapter, ctx.home);
+      return { adapter: adapter.name, index: index ?? null, threads: { engine, ...stats } };
     });
     if (ctx.json) ctx.out(report);
     else {

@@ -1,0 +1,83 @@
+/**
+ * Words as search sees them, one definition for both engines. A word is a run of letters, digits
+ * and combining marks; it is folded (compatibility-decomposed, marks dropped, lower-cased: `ＦＵＬＬ`
+ * → `full`, `ﬁnal` → `final`, `データ` → `テータ`) and split again if folding made a separator.
+ * The FTS5 index is given the folded words (spaces between them, tokenized by `ascii`, which keeps
+ * every non-ASCII character inside a word) instead of the raw text: unicode61 neither decomposes
+ * compatibility forms nor knows the letters and emoji Unicode added after 6.1, so it split text
+ * differently from the scan and missed what the scan found.
+ */
+
+/** Match markers in a snippet (see `renderSnippet`); recorded text has them removed when indexed. */
+export const MARK_OPEN = "\u0002";
+export const MARK_CLOSE = "\u0003";
+
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+const LETTERS = /[\p{L}\p{N}]+/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /[A-Za-z0-9]+/g;
+
+/** The folded forms of one raw word (usually one; none when it was marks only). */
+function foldWord(raw: string): string[] {
+  if (ASCII.test(raw)) return [raw.toLowerCase()];
+  return (
+    raw
+      .normalize("NFKD")
+      .replace(/\p{M}+/gu, "")
+      .toLowerCase()
+      .match(LETTERS) ?? []
+  );
+}
+
+/** The folded words of a text, in order. */
+export function foldedWords(text: string): string[] {
+  // Most recorded text (code, JSON arguments) is ASCII: one regex and one lower-casing.
+  if (ASCII.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
+  const out: string[] = [];
+  for (const m of text.matchAll(WORD)) for (const w of foldWord(m[0])) out.push(w);
+  return out;
+}
+
+/** What the FTS5 column holds for a text: its folded words separated by spaces. */
+export const indexedText = (text: string) => foldedWords(text).join(" ");
+
+/** A query's terms: its distinct folded words (empty when it has no letters or digits). */
+export const queryTerms = (text: string) => [...new Set(foldedWords(text))];
+
+/** The FTS5 MATCH expression for terms: every term, each as a word prefix. */
+export const ftsExpression = (terms: string[]) => terms.map((t) => `"${t}"*`).join(" AND ");
+
+/** How many of `words` start with each term. */
+export const termCounts = (words: string[], terms: string[]) =>
+  terms.map((t) => words.reduce((n, w) => n + (w.startsWith(t) ? 1 : 0), 0));
+
+const SNIPPET_WORDS = 12;
+
+/**
+ * Up to 12 words of `text` around its first match, matches between the markers, "…" where text
+ * was cut. Built here for both engines, from the original text (FTS5 only holds folded words).
+ */
+export function snippet(text: string, terms: string[]): string {
+  const spans: { start: number; end: number; hit: boolean }[] = [];
+  for (const m of text.matchAll(WORD)) {
+    const folded = foldWord(m[0]);
+    if (folded.length === 0) continue;
+    const hit = folded.some((w) => terms.some((t) => w.startsWith(t)));
+    spans.push({ start: m.index, end: m.index + m[0].length, hit });
+  }
+  const first = Math.max(
+    0,
+    spans.findIndex((s) => s.hit),
+  );
+  const from = Math.max(0, Math.min(first - 3, spans.length - SNIPPET_WORDS));
+  const to = Math.min(spans.length, from + SNIPPET_WORDS);
+  let out = from > 0 ? "…" : "";
+  let cursor = from > 0 ? spans[from]!.start : 0;
+  for (let i = from; i < to; i++) {
+    const s = spans[i]!;
+    const word = text.slice(s.start, s.end);
+    out += text.slice(cursor, s.start) + (s.hit ? `${MARK_OPEN}${word}${MARK_CLOSE}` : word);
+    cursor = s.end;
+  }
+  return out + (to < spans.length ? "…" : text.slice(cursor));
+}

@@ -1,0 +1,321 @@
+/**
+ * Regressions from the search audit, against real files and real SQLite: the FTS5 engine missing
+ * words the scan finds (Korean, voiced kana, full-width, ligatures, emoji-glued words) and the two
+ * engines disagreeing on the corpus; `store reindex` exposing a half-built index; a session purged
+ * mid-refresh failing the search; every refresh re-reading every rollout log (and re-deriving one
+ * with a bad line each time); `projectPath` not normalised; unchecked limits and times; a leading
+ * system message making a phantom turn; the JSON fallback refreshing before it scans anyway; the
+ * match markers in recorded text, and the rollout-only placeholder title, being searchable.
+ */
+import { expect, test } from "bun:test";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { foldMessagesIntoMeta } from "../../src/storage/_meta-fold.ts";
+import files from "../../src/storage/adapters/files.ts";
+import sqlite from "../../src/storage/adapters/sqlite.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import { listThreads, searchThreads, turnItemsView } from "../../src/threads/api.ts";
+import { refreshThreads } from "../../src/threads/refresh.ts";
+import { queryTerms, renderSnippet, type SearchResult } from "../../src/threads/search-text.ts";
+import { openThreadStore, type ThreadStore, threadJsonPath } from "../../src/threads/store.ts";
+import { CORPUS, runCli, tempHome } from "../_helpers.ts";
+
+const meta = (id: string, over: Partial<SessionMeta> = {}): SessionMeta => ({
+  id,
+  title: `session ${id}`,
+  projectPath: "/work/alpha",
+  status: "idle",
+  createdAt: 1000,
+  updatedAt: 1000,
+  turnCount: 0,
+  messageCount: 0,
+  ...over,
+});
+const msg = (id: string, role: StoredMessage["role"], text: string, ts: number): StoredMessage => ({
+  id,
+  role,
+  parts: [{ type: "text", content: text }],
+  timestamp: ts,
+});
+
+/** Everything a hit shows but its score, in order (and the scores, to 6 places). */
+const shape = (r: SearchResult) => ({
+  total: r.total,
+  hits: r.hits.map(
+    (h) => `${h.sessionId}|${h.kind}|${h.turn}|${h.role ?? h.tool}|${h.timestamp}|${h.snippet}`,
+  ),
+  scores: r.hits.map((h) => h.score.toFixed(6)),
+});
+
+async function bothEngines(a: StorageAdapter, home: string, text: string, extra = {}) {
+  const fts = await searchThreads(a, home, { text, limit: 1000, ...extra });
+  const scan = await searchThreads(a, home, { text, limit: 1000, ...extra }, { engine: "scan" });
+  expect(fts.engine).toBe("fts5");
+  expect(scan.engine).toBe("scan");
+  expect(shape(fts)).toEqual(shape(scan));
+  return fts;
+}
+
+test("FTS5 finds what the scan finds: Korean, voiced kana, full-width, ligatures, emoji-glued words (audit 1)", async () => {
+  await using home = await tempHome();
+  const a = files({ home: home.path });
+  const texts = [
+    "한국어 문서를 검색",
+    "データベースの設計",
+    "ＦＵＬＬＷＩＤＴＨ letters",
+    "the ﬁnal answer",
+    "🧪testing 🤖robots ✅️done",
+    "cafe\u0301 au lait, naïve",
+  ];
+  for (const [i, text] of texts.entries())
+    await a.createSession(meta(`s${i}`), [msg("u1", "user", text, 2000 + i)]);
+  const cases: [string, string][] = [
+    ["한국어", "s0"],
+    ["한국", "s0"],
+    ["データベース", "s1"],
+    ["テータヘース", "s1"],
+    ["ＦＵＬＬＷＩＤＴＨ", "s2"],
+    ["fullwidth", "s2"],
+    ["ﬁnal", "s3"],
+    ["final", "s3"],
+    ["testing", "s4"],
+    ["robots", "s4"],
+    ["done", "s4"],
+    ["café", "s5"],
+    ["naive", "s5"],
+  ];
+  for (const [text, id] of cases) {
+    const r = await bothEngines(a, home.path, text);
+    expect([text, r.hits.map((h) => h.sessionId)]).toEqual([text, [id]]);
+    expect(r.hits[0]!.snippet).toContain("\u0002");
+  }
+  expect(renderSnippet((await bothEngines(a, home.path, "testing")).hits[0]!.snippet, false)).toBe(
+    "🧪[testing] 🤖robots ✅️done",
+  );
+  await a.close();
+});
+
+test("both engines give the same hits, order, snippets and scores over the corpus (audit 1)", async () => {
+  await using home = await tempHome();
+  expect(runCli(["import", "auto", CORPUS, "--json"], { home: home.path }).code).toBe(0);
+  const a = files({ home: home.path });
+  // Common words, rare words, short prefixes and several words at once.
+  const queries = [
+    "fi",
+    "the file",
+    "te",
+    "error test",
+    "pre",
+    "viewport",
+    "import",
+    "json",
+    "run",
+    "a",
+    "x",
+  ];
+  for (const text of queries) await bothEngines(a, home.path, text);
+  await a.close();
+}, 60_000);
+
+/** A store that runs `check` after each change it commits (a search on another connection). */
+function observed(store: ThreadStore, check: () => void): ThreadStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (["put", "remove", "clear", "batch"].includes(String(prop))) check();
+        return result;
+      };
+    },
+  });
+}
+
+test("a full refresh (store reindex) never shows a search a half-built index (audit 3)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  const n = 450; // more than one chunk of 200
+  for (let i = 0; i < n; i++)
+    await a.createSession(meta(`s${i}`), [msg("u1", "user", `fix the marmot bug ${i}`, 2000 + i)]);
+  const store = await openThreadStore(home.path);
+  await refreshThreads(a, store);
+  const reader = await openThreadStore(home.path);
+  const seen = new Set<number>();
+  const terms = queryTerms("marmot");
+  const check = () => seen.add(reader.search!({ text: "marmot", limit: 1 }, terms).total);
+  await refreshThreads(a, observed(store, check), true);
+  expect([...seen]).toEqual([n]);
+  reader.close();
+  store.close();
+  await a.close();
+});
+
+test("a session purged between the listing and the read is skipped and dropped (audit 4)", async () => {
+  await using home = await tempHome();
+  const real = files({ home: home.path });
+  for (const id of ["s1", "s2", "s3"])
+    await real.createSession(meta(id), [msg("u1", "user", `marmot in ${id}`, 2000)]);
+  await real.appendEvents("r1", [{ type: "turn.started", turnId: "t1", timestamp: 2100 }]);
+  await real.appendEvents("s2", [{ type: "turn.started", turnId: "t1", timestamp: 2100 }]);
+  // Another process purges s2 and the rollout-only r1 just after this one listed them.
+  const racing: StorageAdapter = {
+    ...real,
+    async listSessions(q) {
+      const page = await real.listSessions(q);
+      await real.purgeSession("s2");
+      return page;
+    },
+    async listEventLogs() {
+      const ids = await real.listEventLogs();
+      await real.purgeSession("r1");
+      return ids;
+    },
+  };
+  for (const engine of ["fts5", "scan"] as const) {
+    const r = await searchThreads(racing, home.path, { text: "marmot" }, { engine });
+    expect(r.hits.map((h) => h.sessionId).sort()).toEqual(["s1", "s3"]);
+  }
+  expect((await listThreads(real, home.path)).map((t) => t.id).sort()).toEqual(["s1", "s3"]);
+  await real.close();
+});
+
+test("an unchanged rollout log is not read again, nor is one with a bad line re-derived (audit 5)", async () => {
+  await using home = await tempHome();
+  const real = files({ home: home.path });
+  await real.createSession(meta("s1"), [msg("u1", "user", "hello", 2000)]);
+  expect(await real.eventLogStamp?.("s1")).toBeUndefined();
+  await real.appendEvents("s1", [{ type: "turn.started", turnId: "t1", timestamp: 2100 }]);
+  const before = await real.eventLogStamp?.("s1");
+  await real.appendEvents("s1", [{ type: "turn.started", turnId: "t2", timestamp: 2200 }]);
+  expect(await real.eventLogStamp?.("s1")).not.toBe(before);
+  let reads = 0;
+  const counting: StorageAdapter = {
+    ...real,
+    readEvents(id, options) {
+      reads++;
+      return real.readEvents(id, options);
+    },
+  };
+  const store = await openThreadStore(home.path);
+  expect(await refreshThreads(counting, store)).toMatchObject({ updated: 1 });
+  reads = 0;
+  expect(await refreshThreads(counting, store)).toMatchObject({ updated: 0 });
+  expect(reads).toBe(0);
+  // A torn last line and a bad one: re-derived once, then left alone.
+  appendFileSync(join(home.path, "rollout", "sessions", "s1", "events.jsonl"), '{not json\n{"torn":');
+  expect(await refreshThreads(counting, store)).toMatchObject({ updated: 1 });
+  expect(await refreshThreads(counting, store)).toMatchObject({ updated: 0 });
+  store.close();
+  await real.close();
+});
+
+test("projectPath: trailing separators and Windows paths match that project and below it (audit 6)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await a.createSession(meta("p1", { projectPath: "/work/alpha" }), [msg("u1", "user", "marmot", 2000)]);
+  await a.createSession(meta("p2", { projectPath: "/work/alpha/sub" }), [msg("u1", "user", "marmot", 2001)]);
+  await a.createSession(meta("p3", { projectPath: "/work/alphabet" }), [msg("u1", "user", "marmot", 2002)]);
+  await a.createSession(meta("w1", { projectPath: "C:\\Users\\john\\app" }), [
+    msg("u1", "user", "marmot", 2003),
+  ]);
+  await a.createSession(meta("w2", { projectPath: "C:\\Users\\johnny" }), [
+    msg("u1", "user", "marmot", 2004),
+  ]);
+  const ids = async (projectPath: string) =>
+    (await bothEngines(a, home.path, "marmot", { projectPath })).hits.map((h) => h.sessionId).sort();
+  expect(await ids("/work/alpha")).toEqual(["p1", "p2"]);
+  expect(await ids("/work/alpha/")).toEqual(["p1", "p2"]);
+  expect(await ids("/work/alpha//")).toEqual(["p1", "p2"]);
+  expect(await ids("/work/alpha/sub/")).toEqual(["p2"]);
+  expect(await ids("/")).toEqual(["p1", "p2", "p3"]);
+  expect(await ids("C:\\Users\\john")).toEqual(["w1"]);
+  expect(await ids("C:\\Users\\john\\")).toEqual(["w1"]);
+  expect(await ids("C:/Users/john/app")).toEqual(["w1"]);
+  expect(await ids("C:\\")).toEqual(["w1", "w2"]);
+  await a.close();
+});
+
+test("limits and times are checked: bad_input, and limit 0 counts without hits (audit 9)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await a.createSession(meta("s1"), [
+    msg("u1", "user", "marmot one", 2000),
+    msg("a1", "assistant", "ok", 2001),
+    msg("u2", "user", "marmot two", 3000),
+  ]);
+  for (const engine of ["fts5", "scan"] as const) {
+    for (const bad of [
+      { limit: 2.5 },
+      { limit: -1 },
+      { since: Number.NaN },
+      { until: Infinity },
+      { limit: "3" },
+    ])
+      await expect(
+        searchThreads(a, home.path, { text: "marmot", ...bad } as never, { engine }),
+      ).rejects.toMatchObject({
+        code: "bad_input",
+      });
+    const none = await searchThreads(a, home.path, { text: "marmot", limit: 0 }, { engine });
+    expect([none.total, none.hits.length]).toEqual([2, 0]);
+  }
+  expect(await turnItemsView(a, home.path, "s1", 0)).toEqual([]);
+  expect((await turnItemsView(a, home.path, "s1", 1)).map((t) => t.number)).toEqual([2]);
+  for (const bad of [-1, 1.5, Number.NaN])
+    await expect(turnItemsView(a, home.path, "s1", bad)).rejects.toMatchObject({ code: "bad_input" });
+  await expect(listThreads(a, home.path, { limit: 2.5 })).rejects.toMatchObject({ code: "bad_input" });
+  await a.close();
+});
+
+test("a leading system message makes no turn of its own (audit 10)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  const messages = [
+    msg("sys", "system", "you are a careful wombat", 1990),
+    msg("u1", "user", "fix the parser", 2000),
+    msg("a1", "assistant", "fixed", 2100),
+  ];
+  // Counted as every writer counts them (session create, append, import).
+  await a.createSession(foldMessagesIntoMeta(meta("s1"), messages), messages);
+  const m = await a.getMeta("s1");
+  const [thread] = await listThreads(a, home.path);
+  expect(thread!.turnCount).toBe(m!.turnCount);
+  expect(thread!.turnCount).toBe(1);
+  const turns = await turnItemsView(a, home.path, "s1");
+  expect(turns.map((t) => [t.number, t.prompt, t.outcome, t.response])).toEqual([
+    [1, "fix the parser", "answered", "fixed"],
+  ]);
+  const hit = (await bothEngines(a, home.path, "wombat")).hits[0]!;
+  expect([hit.turn, hit.role]).toEqual([1, "system"]);
+  await a.close();
+});
+
+test("with the JSON thread store, search scans without refreshing it first (audit 11)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await a.createSession(meta("s1"), [msg("u1", "user", "marmot", 2000)]);
+  process.env.FREECODE_THREADS = "json";
+  try {
+    const r = await searchThreads(a, home.path, { text: "marmot" });
+    expect([r.engine, r.total]).toEqual(["scan", 1]);
+    expect(existsSync(threadJsonPath(home.path))).toBe(false);
+  } finally {
+    delete process.env.FREECODE_THREADS;
+  }
+  await a.close();
+});
+
+test("match markers in recorded text are not highlights; the rollout-only title is not searched (audit 12)", async () => {
+  await using home = await tempHome();
+  const a = files({ home: home.path });
+  await a.createSession(meta("s1"), [msg("u1", "user", "\u0002alpha\u0003 beta", 2000)]);
+  await a.appendEvents("r1", [{ type: "turn.started", turnId: "t1", timestamp: 2100 }]);
+  const r = await bothEngines(a, home.path, "beta");
+  expect(renderSnippet(r.hits[0]!.snippet, false)).toBe("alpha [beta]");
+  expect((await bothEngines(a, home.path, "rollout")).total).toBe(0);
+  expect((await bothEngines(a, home.path, "r1")).total).toBe(0);
+  expect((await listThreads(a, home.path)).map((t) => t.id).sort()).toEqual(["r1", "s1"]);
+  await a.close();
+});
