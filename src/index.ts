@@ -134,6 +134,27 @@ export { checkEvent, EventDraftSchema, isValidEvent } from "./rollout/validate.t
 export { verifyRollout } from "./rollout/verify.ts";
 export type { WaterfallOptions } from "./rollout/waterfall.ts";
 export { renderWaterfall, writeWaterfall } from "./rollout/waterfall.ts";
+// Serve: the JSON-RPC dispatcher and method table, the HTTP server, JSON-RPC over lines
+export { parseDuration } from "./serve/duration.ts";
+export { type MethodContext, sessionMethods } from "./serve/methods.ts";
+export {
+  createRpcDispatcher,
+  RPC_ERRORS,
+  type RpcDispatcher,
+  type RpcDispatcherOptions,
+  type RpcMethod,
+  type RpcMethods,
+  rpcMethod,
+} from "./serve/rpc.ts";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_PORT,
+  DEFAULT_TTL_MS,
+  type RunningServer,
+  type ServerOptions,
+  startServer,
+} from "./serve/server.ts";
+export { serveLines } from "./serve/stdio.ts";
 export {
   type CompactOptions,
   type CompactResult,
@@ -217,6 +238,8 @@ export {
 export { ADAPTER_NAMES, AUTO_ORDER, DEFAULT_ADAPTER, type OpenedStore, openStore } from "./storage/select.ts";
 export type { Problem, VerifyReport } from "./storage/verify.ts";
 export { verifyStore } from "./storage/verify.ts";
+// Sync client: upload an export to a sync endpoint, download one from its link
+export { downloadExport, type SyncOptions, type Uploaded, uploadExport } from "./sync/client.ts";
 export type { GoalUpdate } from "./threads/api.ts";
 // Thread store: search, turn view, threads, goals; migrate and verify
 export { listThreads, scanSearch, searchThreads, setGoal, turnItemsView } from "./threads/api.ts";

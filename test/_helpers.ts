@@ -61,6 +61,26 @@ function run(cmd: string[], opts: RunOptions): RunResult {
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
 
+/**
+ * `runCli` without blocking this process: for tests whose own event loop serves the CLI (a fake
+ * provider or a server started in the test process).
+ */
+export async function runCliAsync(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const proc = Bun.spawn([BUN, join(ROOT, "src/cli/main.ts"), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: baseEnv(opts),
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
 /** Run `freecode <args>` from source (fast; use `runBinary` for end-to-end tests). */
 export function runCli(args: string[], opts: RunOptions = {}): RunResult {
   return run([BUN, join(ROOT, "src/cli/main.ts"), ...args], opts);

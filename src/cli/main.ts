@@ -32,6 +32,7 @@ export const COMMANDS = {
   search: () => import("./commands/search.ts").then((m) => m.default),
   store: () => import("./commands/store.ts").then((m) => m.default),
   doctor: () => import("./commands/doctor.ts").then((m) => m.default),
+  serve: () => import("./commands/serve.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 export const main = defineCommand({

@@ -13,7 +13,7 @@ import { httpSummarizer } from "../../src/session/http-summarizer.ts";
 import { createSession } from "../../src/session/lifecycle.ts";
 import { summarizerFromConfig } from "../../src/session/summarizer-config.ts";
 import factory from "../../src/storage/adapters/files.ts";
-import { BUN, ROOT, tempHome } from "../_helpers.ts";
+import { runCliAsync, tempHome } from "../_helpers.ts";
 import { conversation } from "./_conversation.ts";
 
 const ANSWER = {
@@ -187,19 +187,7 @@ describe("config.json summarizer", () => {
       JSON.stringify({ summarizer: { type: "http", url, model: "cli-model", apiKeyEnv: "SUMMARY_KEY" } }),
     );
     // The server runs in this process: the CLI runs asynchronously so it can answer.
-    const cli = async (args: string[]) => {
-      const p = Bun.spawn([BUN, join(ROOT, "src/cli/main.ts"), ...args], {
-        env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1", SUMMARY_KEY: "sk-cli" },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(p.stdout).text(),
-        new Response(p.stderr).text(),
-        p.exited,
-      ]);
-      return { stdout, stderr, code };
-    };
+    const cli = (args: string[]) => runCliAsync(args, { home: home.path, env: { SUMMARY_KEY: "sk-cli" } });
     reply = { status: 503, raw: "overloaded" };
     const failed = await cli(["session", "compact", "s", "--keep", "1"]);
     expect(failed.code).toBe(69);

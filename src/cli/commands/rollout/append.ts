@@ -5,40 +5,10 @@
  * `id` and `timestamp` are filled in when missing.
  */
 import { badInput } from "../../../errors.ts";
-import { newEventId } from "../../../rollout/ids.ts";
-import { checkEvent } from "../../../rollout/validate.ts";
-import type { EventDraft } from "../../../storage/records.ts";
+import { eventDrafts } from "../../../rollout/event-drafts.ts";
 import { splitLines } from "../../../util/lines.ts";
 import { command } from "../../_command.ts";
 import { checkId, withRollouts } from "./_source.ts";
-
-/** Check stdin's events for `sessionId`; returns the drafts to append. */
-export function draftsFrom(
-  values: unknown[],
-  sessionId: string,
-  lineOf: (i: number) => number,
-): EventDraft[] {
-  const now = Date.now();
-  return values.map((raw, i) => {
-    const where = { file: "<stdin>", line: lineOf(i) };
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-      throw badInput("event is not a JSON object", where);
-    const e = raw as Record<string, unknown>;
-    if (e.seq !== undefined)
-      throw badInput("seq is assigned by the store: leave it out", { ...where, field: "seq" });
-    if (e.aggregateID !== undefined && e.aggregateID !== sessionId) {
-      throw badInput(`aggregateID "${String(e.aggregateID)}" is not the session "${sessionId}"`, {
-        ...where,
-        field: "aggregateID",
-      });
-    }
-    const draft = { ...e, id: e.id ?? newEventId(), aggregateID: sessionId, timestamp: e.timestamp ?? now };
-    const r = checkEvent({ ...draft, seq: 1 });
-    if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, { ...where, field: "type" });
-    if (r.kind === "invalid") throw badInput(r.message, { ...where, field: r.field });
-    return draft as unknown as EventDraft;
-  });
-}
 
 export default command({
   meta: {
@@ -49,7 +19,11 @@ export default command({
   async run(ctx, args) {
     const sessionId = checkId(args.id);
     const { values, lines } = await readStdinWithLines();
-    const drafts = draftsFrom(values, sessionId, (i) => lines[i] ?? 0);
+    const drafts = eventDrafts(values, sessionId, (i, field) => ({
+      file: "<stdin>",
+      line: lines[i] ?? 0,
+      field,
+    }));
     if (drafts.length === 0) throw badInput("no events on stdin", { file: "<stdin>" });
     const stored = await withRollouts(ctx, (r) => r.adapter.appendEvents(sessionId, drafts));
     const result = {

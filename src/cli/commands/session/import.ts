@@ -1,38 +1,53 @@
-/** `freecode session import <FILE|-> [--id ID]`: recreate an exported session as a new session. */
+/**
+ * `freecode session import <FILE|-|URL> [--id ID]`: recreate an exported session as a new session;
+ * an http(s) URL (a link from `session export --to/--sync`) is downloaded first.
+ */
 import { readFileSync } from "node:fs";
 import { badInput, notFound } from "../../../errors.ts";
 import { importSessionDocument } from "../../../session/export.ts";
+import { downloadExport } from "../../../sync/client.ts";
 import { command } from "../../_command.ts";
 import { printMeta, withStore } from "./_shared.ts";
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
 export default command({
   meta: {
     name: "import",
-    description: "Recreate a session from a `session export` document, as a new session",
+    description:
+      "Recreate a session from a `session export` document (a file, - or a link), as a new session",
   },
   args: {
-    file: { type: "positional", required: true, description: "The export document (- for stdin)" },
+    file: {
+      type: "positional",
+      required: true,
+      description: "The export document: a file, - for stdin, or an http(s) link from export --to/--sync",
+    },
     id: { type: "string", description: "Id for the new session (default: a new one)" },
   },
   async run(ctx, args) {
     const file = args.file === "-" ? "<stdin>" : args.file;
-    let bytes: Uint8Array;
-    try {
-      bytes = args.file === "-" ? new Uint8Array(await Bun.stdin.arrayBuffer()) : readFileSync(args.file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`no such file: ${args.file}`);
-      throw error;
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    } catch (error) {
-      const why = error instanceof SyntaxError ? `not JSON: ${error.message}` : "not valid UTF-8";
-      throw badInput(why, { file });
-    }
+    const raw = isUrl(args.file) ? await downloadExport(args.file) : await readDocument(args.file, file);
     const meta = await withStore(ctx, (s) =>
       importSessionDocument(s, raw, { file, ...(args.id !== undefined ? { id: args.id } : {}) }),
     );
     return printMeta(ctx, meta, "imported");
   },
 });
+
+/** The document in a file or on stdin (`-`), parsed as JSON but not yet checked. */
+async function readDocument(path: string, file: string): Promise<unknown> {
+  let bytes: Uint8Array;
+  try {
+    bytes = path === "-" ? new Uint8Array(await Bun.stdin.arrayBuffer()) : readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`no such file: ${path}`);
+    throw error;
+  }
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (error) {
+    const why = error instanceof SyntaxError ? `not JSON: ${error.message}` : "not valid UTF-8";
+    throw badInput(why, { file });
+  }
+}

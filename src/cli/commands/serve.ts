@@ -1,0 +1,165 @@
+/**
+ * `freecode serve`: the sync endpoint and the JSON-RPC interface over HTTP (token auth), or with
+ * `--stdio` JSON-RPC over stdin/stdout for the process that started it. Talk (the address, a
+ * generated token, errors) goes to stderr; in `--stdio` mode stdout carries only responses.
+ * SIGINT/SIGTERM stop it cleanly: no new connections, requests in flight finish, the store closes,
+ * exit 0.
+ */
+import { conflict, usageError } from "../../errors.ts";
+import { homePaths } from "../../home.ts";
+import { parseDuration } from "../../serve/duration.ts";
+import { sessionMethods } from "../../serve/methods.ts";
+import { createRpcDispatcher } from "../../serve/rpc.ts";
+import {
+  DEFAULT_HOST,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_PORT,
+  DEFAULT_TTL_MS,
+  startServer,
+} from "../../serve/server.ts";
+import { serveLines } from "../../serve/stdio.ts";
+import { httpUrl } from "../../sync/client.ts";
+import { command, wholeNumber } from "../_command.ts";
+import { drainBeforeStderr, flushStdout, writeStdout } from "../_stdout.ts";
+import { withStore } from "./session/_shared.ts";
+
+/** A line on stderr exactly as given (tests and scripts read these; no log tag). */
+const say = (line: string) => {
+  drainBeforeStderr();
+  process.stderr.write(`${line}\n`);
+};
+
+export default command({
+  meta: {
+    name: "serve",
+    description: "Run the sync endpoint and JSON-RPC (session.*, rollout.*) over HTTP, or --stdio",
+  },
+  args: {
+    host: {
+      type: "string",
+      description: `Address to listen on (default ${DEFAULT_HOST})`,
+      valueHint: "HOST",
+    },
+    port: {
+      type: "string",
+      description: `Port (default ${DEFAULT_PORT}; 0 = any free port)`,
+      valueHint: "N",
+    },
+    "max-bytes": {
+      type: "string",
+      description: `Largest upload or request, in bytes (default ${DEFAULT_MAX_BYTES}, 64 MiB)`,
+      valueHint: "N",
+    },
+    ttl: {
+      type: "string",
+      description: "How long an upload stays downloadable: 7d, 12h, 30m, 45s or milliseconds (default 7d)",
+      valueHint: "DURATION",
+    },
+    "public-url": {
+      type: "string",
+      description: "Base of the links handed out, when clients reach the server through a proxy",
+      valueHint: "URL",
+    },
+    stdio: {
+      type: "boolean",
+      description: "JSON-RPC over stdin/stdout, one message per line (no HTTP, no token)",
+    },
+  },
+  async run(ctx, args) {
+    const maxBytes = wholeNumber(args["max-bytes"], "max-bytes", 1) ?? DEFAULT_MAX_BYTES;
+    const onInternalError = (error: unknown, where: string) =>
+      ctx.log.error(`${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+
+    if (args.stdio) {
+      for (const flag of ["host", "port", "ttl", "public-url"] as const)
+        if (args[flag] !== undefined) throw usageError(`--${flag} does not apply to --stdio`);
+      await withStore(ctx, async (store) => {
+        const methods = sessionMethods({
+          store,
+          config: ctx.config(),
+          configFile: homePaths(ctx.home).config,
+        });
+        const dispatch = createRpcDispatcher(methods, {
+          onInternalError: (error, method) => onInternalError(error, `rpc ${method}`),
+        });
+        await serveLines(
+          Bun.stdin.stream(),
+          dispatch,
+          async (line) => {
+            writeStdout(`${line}\n`);
+            await flushStdout();
+          },
+          { maxBytes },
+        );
+      });
+      return 0;
+    }
+
+    const port = wholeNumber(args.port, "port") ?? DEFAULT_PORT;
+    if (port > 65535) throw usageError(`--port must be at most 65535 (got ${port})`);
+    const ttlMs = args.ttl === undefined ? DEFAULT_TTL_MS : parseDuration(args.ttl);
+    const publicUrl = args["public-url"];
+    if (publicUrl !== undefined) httpUrl(publicUrl, "--public-url");
+    const envToken = process.env.FREECODE_SERVE_TOKEN;
+    await withStore(ctx, async (store) => {
+      let server: ReturnType<typeof startServer>;
+      try {
+        server = startServer({
+          store,
+          home: ctx.home,
+          config: ctx.config(),
+          host: args.host ?? DEFAULT_HOST,
+          port,
+          maxBytes,
+          ttlMs,
+          ...(envToken ? { token: envToken } : {}),
+          ...(publicUrl !== undefined ? { publicUrl } : {}),
+          onInternalError,
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+          throw conflict(
+            `port ${port} is in use on ${args.host ?? DEFAULT_HOST} (--port 0 picks a free one)`,
+          );
+        throw error;
+      }
+      if (!isLoopback(args.host ?? DEFAULT_HOST))
+        ctx.log.warn(
+          "listening beyond loopback over plain HTTP: the token and the documents travel unencrypted (put a TLS proxy in front, and give --public-url)",
+        );
+      if (server.swept > 0) ctx.log.info(`removed ${server.swept} expired export(s)`);
+      if (!envToken) say(`token: ${server.token}`);
+      // Last: whoever waits for this line may rely on everything above being done.
+      say(`listening on ${server.url}`);
+      await untilSignal(async (forced) => {
+        if (forced) ctx.log.warn("second signal: closing connections now");
+        else ctx.log.info("shutting down: finishing requests in flight");
+        await server.stop(forced);
+      });
+    });
+    return 0;
+  },
+});
+
+/** Whether `host` only takes connections from this machine. */
+const isLoopback = (host: string) => /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(host);
+
+/**
+ * Resolve once `onSignal` has run for SIGINT or SIGTERM; a second signal while it runs calls it
+ * again with `forced` (cut connections rather than wait for them).
+ */
+function untilSignal(onSignal: (forced: boolean) => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    const handler = () => {
+      received++;
+      onSignal(received > 1).then(() => {
+        process.off("SIGINT", handler);
+        process.off("SIGTERM", handler);
+        resolve();
+      }, reject);
+    };
+    process.on("SIGINT", handler);
+    process.on("SIGTERM", handler);
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Events a writer hands over to be appended (`freecode rollout append`'s stdin, `rollout.append`
+ * over JSON-RPC), checked by one rule: an object, no `seq` (the store assigns it), an
+ * `aggregateID` only if it is this session, a known event type, every field valid; `id` and
+ * `timestamp` filled in when missing. One bad event rejects them all; `where` says how to name it
+ * (a stdin line, or `events[i]`).
+ */
+import { badInput, type ErrorSource } from "../errors.ts";
+import type { EventDraft } from "../storage/records.ts";
+import { newEventId } from "./ids.ts";
+import { checkEvent } from "./validate.ts";
+
+/** The drafts to append to `sessionId`'s log, or `bad_input` at `where(i, field)` for the first bad one. */
+export function eventDrafts(
+  values: unknown[],
+  sessionId: string,
+  where: (index: number, field?: string) => ErrorSource,
+  now = Date.now(),
+): EventDraft[] {
+  return values.map((raw, i) => {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+      throw badInput("event is not a JSON object", where(i));
+    const e = raw as Record<string, unknown>;
+    if (e.seq !== undefined) throw badInput("seq is assigned by the store: leave it out", where(i, "seq"));
+    if (e.aggregateID !== undefined && e.aggregateID !== sessionId)
+      throw badInput(
+        `aggregateID "${String(e.aggregateID)}" is not the session "${sessionId}"`,
+        where(i, "aggregateID"),
+      );
+    const draft = { ...e, id: e.id ?? newEventId(), aggregateID: sessionId, timestamp: e.timestamp ?? now };
+    const r = checkEvent({ ...draft, seq: 1 });
+    if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, where(i, "type"));
+    if (r.kind === "invalid") throw badInput(r.message, where(i, r.field));
+    return draft as unknown as EventDraft;
+  });
+}

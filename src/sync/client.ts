@@ -1,0 +1,162 @@
+/**
+ * The sync client: upload an export document to a sync endpoint (`freecode serve`, or anything
+ * speaking the same two routes) and download one from the link it gave. HTTP failures become one
+ * line each, with the exit code saying whose problem it is:
+ *
+ *   network error, timeout, 5xx, an answer out of shape   unavailable (69)
+ *   401, 403 (token missing or wrong)                     usage (2)
+ *   404 (unknown link), 410 (expired)                     not_found (3)
+ *   400, 413, any other 4xx                               bad_input (2)
+ */
+import * as v from "valibot";
+import { badInput, FreecodeError, notFound, usageError } from "../errors.ts";
+import { BodyTooLarge, readBody, utf8 } from "../http/body.ts";
+
+/** Give up on a request after this long (connect, send and read). */
+export const SYNC_TIMEOUT_MS = 60_000;
+/** A download larger than this is refused (the server's upload limit is 64 MiB by default). */
+export const MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024;
+
+export interface SyncOptions {
+  /** Sent as `Authorization: Bearer …` on upload. */
+  token?: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+  /** For tests and proxies; default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+export interface Uploaded {
+  url: string;
+  expiresAt: number;
+}
+
+const Answer = v.object({ url: v.pipe(v.string(), v.url()), expiresAt: v.pipe(v.number(), v.integer()) });
+
+/** `url` if it is http(s), else a usage error. */
+export function httpUrl(url: string, what: string): URL {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
+    throw usageError(`${what} must be an http:// or https:// URL (got "${url}")`);
+  return parsed;
+}
+
+/** Where an endpoint takes uploads: `<endpoint>/v1/exports` (a path prefix of the endpoint kept). */
+export function exportsUrl(endpoint: string): string {
+  const base = httpUrl(endpoint, "the sync endpoint");
+  if (!base.pathname.endsWith("/")) base.pathname += "/";
+  return new URL("v1/exports", base).href;
+}
+
+const unavailable = (message: string, cause?: unknown) =>
+  new FreecodeError("unavailable", message, cause === undefined ? {} : { cause });
+
+/** Send one request, mapping a failure to connect or to answer in time to `unavailable`. */
+async function send(url: string, init: RequestInit, options: SyncOptions): Promise<Response> {
+  const timeoutMs = options.timeoutMs ?? SYNC_TIMEOUT_MS;
+  try {
+    return await (options.fetch ?? fetch)(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    throw failedToSend(url, error, timeoutMs);
+  }
+}
+
+function failedToSend(url: string, error: unknown, timeoutMs: number): FreecodeError {
+  const e = error as Error;
+  if (e.name === "TimeoutError") return unavailable(`${url}: no answer within ${timeoutMs / 1000} s`, e);
+  return unavailable(`${url}: ${(e.message ?? String(e)).split("\n")[0]}`, e);
+}
+
+/** The body of `response` as text, under the size limit. */
+async function bodyText(url: string, response: Response, options: SyncOptions): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBody(response, options.maxBytes ?? MAX_DOWNLOAD_BYTES);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw badInput(`${url}: ${error.message}`);
+    throw failedToSend(url, error, options.timeoutMs ?? SYNC_TIMEOUT_MS);
+  }
+  const text = utf8(bytes);
+  if (text === undefined) throw badInput("the answer is not valid UTF-8", { file: url });
+  return text;
+}
+
+/** A non-2xx answer as the error it means (see the table at the top). */
+async function httpError(url: string, response: Response, options: SyncOptions): Promise<FreecodeError> {
+  let text = "";
+  try {
+    text = await bodyText(url, response, { ...options, maxBytes: 64 * 1024 });
+  } catch {
+    // An error page that cannot be read (too big, cut off, not UTF-8): the status says enough.
+  }
+  const detail = errorDetail(text).replace(/\s+/g, " ").trim().slice(0, 300);
+  const s = response.status;
+  const message = `${url}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
+  if (s === 401 || s === 403) return usageError(`${message} (set FREECODE_SYNC_TOKEN to the server's token)`);
+  if (s === 404 || s === 410) return notFound(message);
+  if (s >= 400 && s < 500) return badInput(message);
+  return unavailable(message);
+}
+
+/** The `error` of our JSON error bodies, else the text as it is (a proxy's error page). */
+function errorDetail(text: string): string {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown } | null)?.error;
+    if (typeof error === "string") return error;
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return text;
+}
+
+/** POST `document` (JSON text) to `endpoint`'s `/v1/exports`; the link and its expiry. */
+export async function uploadExport(
+  endpoint: string,
+  document: string,
+  options: SyncOptions = {},
+): Promise<Uploaded> {
+  const url = exportsUrl(endpoint);
+  const response = await send(
+    url,
+    {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      },
+      body: document,
+      // A redirect must not carry the token to wherever it points.
+      redirect: "error",
+    },
+    options,
+  );
+  if (!response.ok) throw await httpError(url, response, options);
+  const text = await bodyText(url, response, { ...options, maxBytes: 64 * 1024 });
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    answer = undefined;
+  }
+  const r = v.safeParse(Answer, answer);
+  if (!r.success) throw unavailable(`${url}: the answer is not {url, expiresAt}: ${text.slice(0, 200)}`);
+  return r.output;
+}
+
+/** GET the document at `url` (a link from `uploadExport`), parsed as JSON but not yet checked. */
+export async function downloadExport(url: string, options: SyncOptions = {}): Promise<unknown> {
+  const href = httpUrl(url, "the link").href;
+  const response = await send(href, { method: "GET", headers: { accept: "application/json" } }, options);
+  if (!response.ok) throw await httpError(href, response, options);
+  const text = await bodyText(href, response, options);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw badInput(`not JSON: ${(error as Error).message}`, { file: href });
+  }
+}
