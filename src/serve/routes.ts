@@ -7,12 +7,12 @@
  *   POST /rpc                 bearer    JSON-RPC 2.0 (one request or a batch); 204 when nothing answers
  *
  * A download needs no token: the link's 43-character random key is the capability, as with a
- * pre-signed URL. Bodies are read under the size limit (`http/body.ts`); error bodies are
+ * pre-signed URL. Bodies are read under the size limit (`util/http-body.ts`); error bodies are
  * `{"error": "<one line>"}`.
  */
 import { FreecodeError } from "../errors.ts";
-import { BodyTooLarge, readBody, utf8 } from "../http/body.ts";
 import { parseExportDocument } from "../session/export.ts";
+import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
 import { authorized, bearerToken } from "./auth.ts";
 import type { RemoteExports } from "./remote-exports.ts";
 import type { RpcDispatcher } from "./rpc.ts";

@@ -4,7 +4,7 @@
  * started the process owns it. A line longer than the limit is answered with an error and skipped
  * without being held in memory; so is one that is not UTF-8.
  */
-import { utf8 } from "../http/body.ts";
+import { utf8 } from "../util/http-body.ts";
 import type { RpcDispatcher } from "./rpc.ts";
 
 const NEWLINE = 10;

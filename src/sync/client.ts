@@ -10,7 +10,7 @@
  */
 import * as v from "valibot";
 import { badInput, FreecodeError, notFound, usageError } from "../errors.ts";
-import { BodyTooLarge, readBody, utf8 } from "../http/body.ts";
+import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
 
 /** Give up on a request after this long (connect, send and read). */
 export const SYNC_TIMEOUT_MS = 60_000;
