@@ -242,9 +242,17 @@ export { verifyStore } from "./storage/verify.ts";
 export { downloadExport, type SyncOptions, type Uploaded, uploadExport } from "./sync/client.ts";
 export type { GoalUpdate } from "./threads/api.ts";
 // Thread store: search, turn view, threads, goals; migrate and verify
-export { listThreads, scanSearch, searchThreads, setGoal, turnItemsView } from "./threads/api.ts";
+export {
+  listThreads,
+  rebuildThreads,
+  scanSearch,
+  searchThreads,
+  setGoal,
+  turnItemsView,
+} from "./threads/api.ts";
 export { refreshThreads } from "./threads/refresh.ts";
 export type { SearchHit, SearchQuery, SearchResult } from "./threads/search-text.ts";
+export { SearchQuerySchema } from "./threads/search-text.ts";
 export type { ThreadStore } from "./threads/store.ts";
 export { openThreadStore } from "./threads/store.ts";
 export type { GoalStatus, Thread, ThreadFilter, ToolCall, Turn, TurnItem } from "./threads/types.ts";
