@@ -148,6 +148,7 @@ export {
 } from "./serve/rpc.ts";
 export {
   DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_STORED_BYTES,
   DEFAULT_PORT,
   DEFAULT_TTL_MS,
   type RunningServer,

@@ -7,6 +7,7 @@
  */
 import { badInput, type ErrorSource } from "../errors.ts";
 import type { EventDraft } from "../storage/records.ts";
+import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { newEventId } from "./ids.ts";
 import { checkEvent } from "./validate.ts";
 
@@ -20,6 +21,7 @@ export function eventDrafts(
   return values.map((raw, i) => {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw))
       throw badInput("event is not a JSON object", where(i));
+    if (!nestsAtMost(raw)) throw badInput(`event nests more than ${MAX_JSON_DEPTH} levels deep`, where(i));
     const e = raw as Record<string, unknown>;
     if (e.seq !== undefined) throw badInput("seq is assigned by the store: leave it out", where(i, "seq"));
     if (e.aggregateID !== undefined && e.aggregateID !== sessionId)

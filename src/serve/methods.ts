@@ -42,7 +42,7 @@ export interface MethodContext {
 }
 
 const Id = { id: IdSchema };
-const Count = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
+const Count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(min), v.maxValue(2 ** 31 - 1));
 const Messages = v.pipe(v.array(MessageInputSchema), v.minLength(1, "give at least one message"));
 const Status = v.picklist(SESSION_STATUSES);
 

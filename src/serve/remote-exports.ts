@@ -29,9 +29,16 @@ export type StoredExport =
   | { kind: "expired" }
   | { kind: "missing" };
 
+/** `put` would take the store past its `maxStoredBytes`. */
+export class ExportsFull extends Error {
+  constructor(readonly limit: number) {
+    super(`the server already holds its limit of ${limit} bytes of exports`);
+  }
+}
+
 export interface RemoteExports {
   readonly dir: string;
-  /** Store an (already checked) document; its key and expiry. */
+  /** Store an (already checked) document; its key and expiry. `ExportsFull` past the quota. */
   put(document: Uint8Array): { key: string; expiresAt: number };
   /** Where the document of `key` is (a byte range of `file`); an expired one is removed. */
   get(key: string): StoredExport;
@@ -45,6 +52,8 @@ export interface RemoteExportsOptions {
   ttlMs: number;
   /** fsync the writes (default true). */
   fsync?: boolean;
+  /** The most bytes of documents held at once (default: no limit): one token holder cannot fill the disk. */
+  maxStoredBytes?: number;
   now?: () => number;
 }
 
@@ -53,6 +62,29 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
   const { dir, ttlMs } = options;
   const now = options.now ?? Date.now;
   const pathOf = (key: string) => join(dir, `${key}.json`);
+  const limit = options.maxStoredBytes ?? Number.POSITIVE_INFINITY;
+  /** Bytes of the stored files, counted from the directory once, then kept up to date. */
+  let held: number | undefined;
+  const heldBytes = (): number => {
+    if (held !== undefined) return held;
+    held = 0;
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    for (const name of names)
+      if (name.endsWith(".json") && isExportKey(name.slice(0, -5)))
+        held += statSync(join(dir, name), { throwIfNoEntry: false })?.size ?? 0;
+    return held;
+  };
+  /** Remove a stored file, keeping the count. */
+  const remove = (file: string) => {
+    const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+    rmSync(file, { force: true });
+    if (held !== undefined) held = Math.max(0, held - size);
+  };
 
   /** The expiry and document range of a stored file, or undefined when it is not one of ours. */
   function head(file: string): { expiresAt: number; start: number; end: number } | undefined {
@@ -73,9 +105,45 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
     }
   }
 
+  /** Remove every expired document (and old temp files); how many documents went. */
+  function sweepExpired(): number {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      throw error;
+    }
+    let removed = 0;
+    const t = now();
+    for (const name of names) {
+      const file = join(dir, name);
+      if (name.endsWith(".tmp")) {
+        // A crashed write's leftover; a write in progress is younger than this.
+        const age = t - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? t);
+        if (age > STALE_TEMP_MS) rmSync(file, { force: true });
+        continue;
+      }
+      const key = name.endsWith(".json") ? name.slice(0, -5) : "";
+      if (!isExportKey(key)) continue; // not ours: left alone
+      const h = head(file);
+      if (h && h.expiresAt <= t) {
+        remove(file);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
   return {
     dir,
     put(document) {
+      const size = document.length + HEAD_BYTES;
+      if (limit !== Number.POSITIVE_INFINITY && heldBytes() + size > limit) {
+        // Expired ones may make room.
+        sweepExpired();
+        if (heldBytes() + size > limit) throw new ExportsFull(limit);
+      }
       ensureDir(dir);
       const key = crypto.randomBytes(32).toString("base64url");
       const expiresAt = now() + ttlMs;
@@ -88,6 +156,7 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
         },
         { fsync: options.fsync !== false },
       );
+      if (held !== undefined) held += statSync(pathOf(key)).size;
       return { key, expiresAt };
     },
     get(key) {
@@ -96,38 +165,11 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
       const h = head(file);
       if (!h) return { kind: "missing" };
       if (h.expiresAt <= now()) {
-        rmSync(file, { force: true });
+        remove(file);
         return { kind: "expired" };
       }
       return { kind: "found", file, ...h };
     },
-    sweep() {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
-        throw error;
-      }
-      let removed = 0;
-      const t = now();
-      for (const name of names) {
-        const file = join(dir, name);
-        if (name.endsWith(".tmp")) {
-          // A crashed write's leftover; a write in progress is younger than this.
-          const age = t - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? t);
-          if (age > STALE_TEMP_MS) rmSync(file, { force: true });
-          continue;
-        }
-        const key = name.endsWith(".json") ? name.slice(0, -5) : "";
-        if (!isExportKey(key)) continue; // not ours: left alone
-        const h = head(file);
-        if (h && h.expiresAt <= t) {
-          rmSync(file, { force: true });
-          removed++;
-        }
-      }
-      return removed;
-    },
+    sweep: sweepExpired,
   };
 }

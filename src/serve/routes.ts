@@ -14,7 +14,7 @@ import { FreecodeError } from "../errors.ts";
 import { parseExportDocument } from "../session/export.ts";
 import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
 import { authorized, bearerToken } from "./auth.ts";
-import type { RemoteExports } from "./remote-exports.ts";
+import { ExportsFull, type RemoteExports } from "./remote-exports.ts";
 import type { RpcDispatcher } from "./rpc.ts";
 
 export interface RoutesOptions {
@@ -74,7 +74,14 @@ export function createRoutes(options: RoutesOptions) {
     }
     // Stored inside a JSON wrapper, where a byte-order mark (which the decoder above skipped) is not allowed.
     const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-    const { key, expiresAt } = exports.put(bom ? bytes.subarray(3) : bytes);
+    let stored: { key: string; expiresAt: number };
+    try {
+      stored = exports.put(bom ? bytes.subarray(3) : bytes);
+    } catch (e) {
+      if (!(e instanceof ExportsFull)) throw e;
+      return error(507, `${e.message} (--max-stored-bytes): try again once older links expire`);
+    }
+    const { key, expiresAt } = stored;
     const url = `${options.publicUrl}/v1/exports/${key}`;
     return json(201, { url, expiresAt }, { location: url });
   }
@@ -88,8 +95,11 @@ export function createRoutes(options: RoutesOptions) {
     });
   }
 
-  async function rpc(request: Request): Promise<Response> {
+  async function rpc(request: Request, server: { timeout(request: Request, seconds: number): void }) {
     const text = utf8(await readBody(request, maxBytes));
+    // Only once the request is in (a client that stops sending still times out): a compaction
+    // with an HTTP summarizer may think for minutes before the answer starts.
+    server.timeout(request, 0);
     const answer =
       text === undefined
         ? JSON.stringify({
@@ -125,13 +135,13 @@ export function createRoutes(options: RoutesOptions) {
         const wrong = allow("POST");
         if (wrong) return wrong;
         if (!authorized(request, options.token)) return denied(request);
-        // A compaction with an HTTP summarizer may think for minutes before the answer starts.
-        server.timeout(request, 0);
-        return await rpc(request);
+        return await rpc(request, server);
       }
       return error(404, "not found");
     } catch (e) {
       if (e instanceof BodyTooLarge) return tooLarge(e);
+      // The client went away, or a second signal cut the connection mid-body: nobody to answer.
+      if (request.signal.aborted) return error(400, "the request was aborted");
       options.onInternalError?.(e, `${request.method} ${path}`);
       return error(500, "internal error");
     }

@@ -18,6 +18,8 @@ export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7377;
 /** 64 MiB: the largest upload or JSON-RPC request by default. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** 1 GiB: the most bytes of uploaded exports held at once by default. */
+export const DEFAULT_MAX_STORED_BYTES = 1024 * 1024 * 1024;
 /** Seven days: how long an uploaded export stays downloadable by default. */
 export const DEFAULT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60_000;
@@ -34,6 +36,8 @@ export interface ServerOptions {
   /** The bearer token; default a new random one (read it from the result). */
   token?: string;
   maxBytes?: number;
+  /** The most bytes of uploads held at once (default 1 GiB); past it an upload is refused (507). */
+  maxStoredBytes?: number;
   ttlMs?: number;
   /** Base of the links handed out (behind a proxy); default `http://host:port`. */
   publicUrl?: string;
@@ -68,6 +72,7 @@ export function startServer(options: ServerOptions): RunningServer {
   const exports = remoteExports({
     dir: homePaths(options.home).remote,
     ttlMs: options.ttlMs ?? DEFAULT_TTL_MS,
+    maxStoredBytes: options.maxStoredBytes ?? DEFAULT_MAX_STORED_BYTES,
     fsync: options.config?.fsync !== "never",
     ...(options.now ? { now: options.now } : {}),
   });

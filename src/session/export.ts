@@ -19,6 +19,7 @@ import {
   SessionMetaSchema,
   type StoredMessage,
 } from "../storage/records.ts";
+import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
@@ -111,6 +112,9 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
   const at = (field: string) => ({ file, field });
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
     throw badInput("not a freecode session export: the document must be a JSON object", { file });
+  // Before any check that recurses (valibot, the store's own): a hostile nesting overflows them.
+  if (!nestsAtMost(raw, MAX_JSON_DEPTH + 4))
+    throw badInput(`invalid session export: nested more than ${MAX_JSON_DEPTH} levels deep`, { file });
   const env = v.safeParse(Envelope, raw);
   if (!env.success) {
     const issue = env.issues[0];
@@ -141,11 +145,27 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
       throw badInput(error.message, at(`messages${error.source?.field ?? `[${i}]`}`));
     }
   });
+  if (messages.length === 0)
+    throw badInput(
+      "a session export holds at least one message (there are no empty sessions)",
+      at("messages"),
+    );
   const ids = new Set<string>();
+  const usageOf = new Set<string>();
   for (const [i, m] of messages.entries()) {
     if (ids.has(m.id)) throw badInput(`duplicate message id "${m.id}"`, at(`messages[${i}].id`));
     ids.add(m.id);
+    // The store's rule, checked here so the error names the document: one usage per response.
+    if (m.usage !== undefined && m.responseId !== undefined) {
+      if (usageOf.has(m.responseId))
+        throw badInput(
+          `provider response ${m.responseId} already has usage on an earlier message`,
+          at(`messages[${i}].usage`),
+        );
+      usageOf.add(m.responseId);
+    }
   }
+  countersOk(meta.output, at);
   let rollout: EventRecord[] | undefined;
   if (d.rollout) {
     let lastSeq = 0;
@@ -169,6 +189,21 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
     ...(d.contextCache !== undefined ? { contextCache: d.contextCache } : {}),
     ...(rollout ? { rollout } : {}),
   };
+}
+
+/** The meta's counters and token totals are whole numbers ≥ 0 (the store adds to them). */
+function countersOk(meta: SessionMeta, at: (field: string) => { file?: string; field: string }): void {
+  const counts: [string, unknown][] = [
+    ["turnCount", meta.turnCount],
+    ["messageCount", meta.messageCount],
+    ...Object.entries(meta.tokens ?? {}).map(([k, n]): [string, unknown] => [`tokens.${k}`, n]),
+  ];
+  for (const [field, n] of counts)
+    if (n !== undefined && !(Number.isSafeInteger(n) && (n as number) >= 0))
+      throw badInput(
+        `invalid session meta: ${field} must be a whole number ≥ 0 (got ${String(n)})`,
+        at(`meta.${field}`),
+      );
 }
 
 /**

@@ -8,6 +8,7 @@
  * JSON line is over `MAX_MESSAGE_BYTES` is refused, whatever the adapter stores it as.
  */
 import { badInput } from "../errors.ts";
+import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
@@ -98,6 +99,10 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$
 /** `message`, unless its JSON line is over `MAX_MESSAGE_BYTES` (`index` names it in a batch). */
 export function checkMessageSize<M extends { id: string }>(message: M, index?: number): M {
   if (jsonBytesAtMost(message, MAX_MESSAGE_BYTES) <= MAX_MESSAGE_BYTES) return message;
+  if (!nestsAtMost(message))
+    throw badInput(`message ${message.id} nests more than ${MAX_JSON_DEPTH} levels deep`, {
+      field: index === undefined ? undefined : `[${index}]`,
+    });
   const bytes = Buffer.byteLength(JSON.stringify(message));
   if (bytes <= MAX_MESSAGE_BYTES) return message;
   throw badInput(`message ${message.id} is ${mib(bytes)}, over the ${mib(MAX_MESSAGE_BYTES)} limit`, {

@@ -10,7 +10,9 @@
  */
 import * as v from "valibot";
 import { badInput, FreecodeError, notFound, usageError } from "../errors.ts";
+import { isBearerToken, MIN_TOKEN_LENGTH } from "../util/bearer-token.ts";
 import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
+import { clip, escapeLine } from "../util/one-line.ts";
 
 /** Give up on a request after this long (connect, send and read). */
 export const SYNC_TIMEOUT_MS = 60_000;
@@ -31,7 +33,13 @@ export interface Uploaded {
   expiresAt: number;
 }
 
-const Answer = v.object({ url: v.pipe(v.string(), v.url()), expiresAt: v.pipe(v.number(), v.integer()) });
+/** A link is printed and handed on: http(s) only, no control characters (a hostile endpoint's ESC). */
+const Link = v.pipe(
+  v.string(),
+  v.url(),
+  v.check((u) => /^https?:\/\//i.test(u) && !/[\u0000-\u001f\u007f]/.test(u), "not an http(s) link"),
+);
+const Answer = v.object({ url: Link, expiresAt: v.pipe(v.number(), v.safeInteger()) });
 
 /** `url` if it is http(s), else a usage error. */
 export function httpUrl(url: string, what: string): URL {
@@ -105,13 +113,15 @@ async function httpError(url: string, response: Response, options: SyncOptions):
 
 /** The `error` of our JSON error bodies, else the text as it is (a proxy's error page). */
 function errorDetail(text: string): string {
+  let detail = text;
   try {
     const error = (JSON.parse(text) as { error?: unknown } | null)?.error;
-    if (typeof error === "string") return error;
+    if (typeof error === "string") detail = error;
   } catch {
     // Not JSON: shown as it is.
   }
-  return text;
+  // What another server says reaches a terminal: control characters escaped, one line, short.
+  return clip(escapeLine(detail.replace(/\s+/g, " ").trim()), 200);
 }
 
 /** POST `document` (JSON text) to `endpoint`'s `/v1/exports`; the link and its expiry. */
@@ -121,6 +131,10 @@ export async function uploadExport(
   options: SyncOptions = {},
 ): Promise<Uploaded> {
   const url = exportsUrl(endpoint);
+  if (options.token !== undefined && !isBearerToken(options.token))
+    throw usageError(
+      `FREECODE_SYNC_TOKEN is not a bearer token: at least ${MIN_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (no spaces or newlines)`,
+    );
   const response = await send(
     url,
     {
@@ -144,7 +158,10 @@ export async function uploadExport(
     answer = undefined;
   }
   const r = v.safeParse(Answer, answer);
-  if (!r.success) throw unavailable(`${url}: the answer is not {url, expiresAt}: ${text.slice(0, 200)}`);
+  if (!r.success)
+    throw unavailable(
+      `${url}: the answer is not {url, expiresAt} with an http(s) link: ${errorDetail(text)}`,
+    );
   return r.output;
 }
 

@@ -106,10 +106,18 @@ describe("session export --to / import <URL>", () => {
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/HTTP 401: missing bearer token.*set FREECODE_SYNC_TOKEN/);
     const wrong = await cli(["session", "export", ID, "--to", server.url], source.path, {
-      FREECODE_SYNC_TOKEN: "nope",
+      FREECODE_SYNC_TOKEN: "wrong-token-0123456789",
     });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("HTTP 401: wrong token");
+    // A token that cannot go in a header (a newline, a space) or is short is refused before sending.
+    for (const token of ["nope", "a-long-enough-token\nwith-a-newline", "a long enough token"]) {
+      const bad = await cli(["session", "export", ID, "--to", server.url], source.path, {
+        FREECODE_SYNC_TOKEN: token,
+      });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("FREECODE_SYNC_TOKEN is not a bearer token");
+    }
 
     await using big = await tempHome();
     const huge = `${JSON.stringify({ role: "user", parts: [{ type: "text", content: "x".repeat(200_000) }] })}\n`;

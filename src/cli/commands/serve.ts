@@ -5,6 +5,8 @@
  * SIGINT/SIGTERM stop it cleanly: no new connections, requests in flight finish, the store closes,
  * exit 0.
  */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { conflict, usageError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { parseDuration } from "../../serve/duration.ts";
@@ -13,12 +15,14 @@ import { createRpcDispatcher } from "../../serve/rpc.ts";
 import {
   DEFAULT_HOST,
   DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_STORED_BYTES,
   DEFAULT_PORT,
   DEFAULT_TTL_MS,
   startServer,
 } from "../../serve/server.ts";
 import { serveLines } from "../../serve/stdio.ts";
 import { httpUrl } from "../../sync/client.ts";
+import { isBearerToken, MIN_TOKEN_LENGTH } from "../../util/bearer-token.ts";
 import { command, wholeNumber } from "../_command.ts";
 import { drainBeforeStderr, flushStdout, writeStdout } from "../_stdout.ts";
 import { withStore } from "./session/_shared.ts";
@@ -50,6 +54,11 @@ export default command({
       description: `Largest upload or request, in bytes (default ${DEFAULT_MAX_BYTES}, 64 MiB)`,
       valueHint: "N",
     },
+    "max-stored-bytes": {
+      type: "string",
+      description: `Most bytes of uploads held at once; past it uploads get 507 (default ${DEFAULT_MAX_STORED_BYTES}, 1 GiB)`,
+      valueHint: "N",
+    },
     ttl: {
       type: "string",
       description: "How long an upload stays downloadable: 7d, 12h, 30m, 45s or milliseconds (default 7d)",
@@ -71,7 +80,7 @@ export default command({
       ctx.log.error(`${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 
     if (args.stdio) {
-      for (const flag of ["host", "port", "ttl", "public-url"] as const)
+      for (const flag of ["host", "port", "ttl", "public-url", "max-stored-bytes"] as const)
         if (args[flag] !== undefined) throw usageError(`--${flag} does not apply to --stdio`);
       await withStore(ctx, async (store) => {
         const methods = sessionMethods({
@@ -98,9 +107,23 @@ export default command({
     const port = wholeNumber(args.port, "port") ?? DEFAULT_PORT;
     if (port > 65535) throw usageError(`--port must be at most 65535 (got ${port})`);
     const ttlMs = args.ttl === undefined ? DEFAULT_TTL_MS : parseDuration(args.ttl);
+    const maxStoredBytes =
+      wholeNumber(args["max-stored-bytes"], "max-stored-bytes", 1) ?? DEFAULT_MAX_STORED_BYTES;
     const publicUrl = args["public-url"];
-    if (publicUrl !== undefined) httpUrl(publicUrl, "--public-url");
+    if (publicUrl !== undefined) {
+      const u = httpUrl(publicUrl, "--public-url");
+      if (u.search || u.hash)
+        throw usageError(
+          `--public-url takes no query or fragment: links are built by appending a path (got "${publicUrl}")`,
+        );
+    }
     const envToken = process.env.FREECODE_SERVE_TOKEN;
+    if (envToken && !isBearerToken(envToken))
+      throw usageError(
+        `FREECODE_SERVE_TOKEN is not a usable bearer token: at least ${MIN_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (no spaces or newlines)`,
+      );
+    const host = args.host ?? DEFAULT_HOST;
+    await checkHost(host);
     await withStore(ctx, async (store) => {
       let server: ReturnType<typeof startServer>;
       try {
@@ -108,22 +131,28 @@ export default command({
           store,
           home: ctx.home,
           config: ctx.config(),
-          host: args.host ?? DEFAULT_HOST,
+          host,
           port,
           maxBytes,
+          maxStoredBytes,
           ttlMs,
           ...(envToken ? { token: envToken } : {}),
           ...(publicUrl !== undefined ? { publicUrl } : {}),
           onInternalError,
         });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
-          throw conflict(
-            `port ${port} is in use on ${args.host ?? DEFAULT_HOST} (--port 0 picks a free one)`,
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EADDRINUSE")
+          throw conflict(`port ${port} is in use on ${host} (--port 0 picks a free one)`);
+        if (code === "EADDRNOTAVAIL" || code === "EINVAL" || code === "EACCES")
+          throw usageError(
+            code === "EACCES"
+              ? `not allowed to listen on ${host}:${port} (ports below 1024 need privileges)`
+              : `cannot listen on ${host}: not an address of this machine`,
           );
         throw error;
       }
-      if (!isLoopback(args.host ?? DEFAULT_HOST))
+      if (!isLoopback(host))
         ctx.log.warn(
           "listening beyond loopback over plain HTTP: the token and the documents travel unencrypted (put a TLS proxy in front, and give --public-url)",
         );
@@ -140,6 +169,16 @@ export default command({
     return 0;
   },
 });
+
+/** `host` must be an IP address or a name that resolves: else a usage error, not a bind failure. */
+async function checkHost(host: string): Promise<void> {
+  if (isIP(host.replace(/^\[|\]$/g, ""))) return;
+  try {
+    await lookup(host);
+  } catch {
+    throw usageError(`--host ${host}: not an IP address or a name that resolves`);
+  }
+}
 
 /** Whether `host` only takes connections from this machine. */
 const isLoopback = (host: string) => /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(host);

@@ -41,7 +41,10 @@ async function readDocument(path: string, file: string): Promise<unknown> {
   try {
     bytes = path === "-" ? new Uint8Array(await Bun.stdin.arrayBuffer()) : readFileSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`no such file: ${path}`);
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === "ENOENT") throw notFound(`no such file: ${path}`);
+    // Bun's readFileSync of a directory (EISDIR) says no path: the one-line error must name it.
+    if (e.code && e.path === undefined) e.path = path;
     throw error;
   }
   try {
