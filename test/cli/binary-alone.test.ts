@@ -79,6 +79,65 @@ describe("the compiled binary, alone in an empty directory", () => {
     expect(doc.adapters.find((a) => a.name === "sqljs")?.detail).toContain("sql.js");
   });
 
+  test("serve: JSON-RPC over stdio on the sqljs store (the embedded WASM), and HTTP until SIGTERM", async () => {
+    const lines = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "session.create",
+        params: {
+          projectPath: "/w",
+          id: "alone",
+          messages: [{ role: "user", parts: [{ type: "text", content: "hi" }] }],
+        },
+      },
+      { jsonrpc: "2.0", id: 2, method: "session.get", params: { id: "alone" } },
+    ];
+    const stdio = Bun.spawnSync([bin, "serve", "--stdio", "--store", "sqljs"], {
+      cwd,
+      env: { PATH: "/usr/bin:/bin", HOME: cwd, NO_COLOR: "1" },
+      stdin: new Blob([`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(stdio.exitCode, stdio.stderr.toString()).toBe(0);
+    const answers = stdio.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1].result).toMatchObject({ id: "alone", title: "hi" });
+
+    const http = Bun.spawn([bin, "serve", "--port", "0"], {
+      cwd,
+      env: {
+        PATH: "/usr/bin:/bin",
+        HOME: cwd,
+        NO_COLOR: "1",
+        FREECODE_SERVE_TOKEN: "binary-alone-token-0123",
+      },
+      stderr: "pipe",
+    });
+    // Read stderr to the end (a reader that stops would make the server's shutdown note fail).
+    let said = "";
+    const { promise: listening, resolve } = Promise.withResolvers<void>();
+    const drained = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of http.stderr) {
+        said += decoder.decode(chunk, { stream: true });
+        if (said.includes("listening on ")) resolve();
+      }
+      resolve();
+    })();
+    await listening;
+    const url = /listening on (\S+)/.exec(said)![1]!;
+    expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ ok: true, version: pkg.version });
+    http.kill("SIGTERM");
+    expect(await http.exited).toBe(0);
+    await drained;
+  }, 30_000);
+
   test("an internal error's stack trace names our .ts source lines", () => {
     const r = Bun.spawnSync([bin, "doctor"], {
       cwd,
