@@ -14,6 +14,7 @@ import type { StorageAdapter } from "../storage/contract.ts";
 import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
+import { saysLess } from "./says-less.ts";
 import type { ImportedSession } from "./types.ts";
 
 /**
@@ -314,9 +315,14 @@ export async function writeSession(
     const marks = new Set(s.interrupted ?? []);
     if (patched.size > 0 || dropped || marks.size > 0) {
       const { messages: stored } = await adapter.readMessages(id);
+      // A message read again from an older, shorter copy of the transcript is not a change.
+      const patchOf = (m: StoredMessage) => {
+        const p = patched.get(m.id);
+        return p && !(s.mode !== "full" && saysLess(p, m)) ? p : m;
+      };
       const next = dropped
         ? derived.filter((m) => !fresh.includes(m))
-        : stored.map((m) => interrupted(patched.get(m.id) ?? m, marks));
+        : stored.map((m) => interrupted(patchOf(m), marks));
       if (dropped || next.some((m, i) => m !== stored[i])) {
         await adapter.replaceMessages(id, next, { ifMessageCount: stored.length });
         // A replace keeps the token totals as history: add the usage the patched messages gained.

@@ -124,6 +124,32 @@ describe("incremental import", () => {
     expect(after.meta?.status).toBe("deleted");
   });
 
+  test("an older, shorter copy of a transcript read after the full one takes nothing back", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    mkdirSync(join(dir.path, "backup"));
+    const short = join(dir.path, "backup", "copy.jsonl");
+    // Cut right after an assistant line whose tool call is answered only later in the full file.
+    const cut = lines.findIndex(
+      (l, i) => i > 5 && l.includes('"tool_use"') && lines[i + 1]?.includes('"tool_result"'),
+    );
+    writeFileSync(short, `${lines.slice(0, cut + 1).join("\n")}\n`);
+    const full = await run(home.path, [SRC]);
+    expect(full.messages.some((m) => m.parts.some((p) => p.type === "tool" && p.result === undefined))).toBe(
+      false,
+    );
+    const after = await run(home.path, [short]);
+    expect(after.messages).toEqual(full.messages);
+    expect(after.tally).toEqual(full.tally);
+    expect(after.meta?.tokens).toEqual(full.meta?.tokens);
+    // The other way round the full copy still completes what the short one left open.
+    await using home2 = await tempHome();
+    await run(home2.path, [short]);
+    const grown = await run(home2.path, [SRC]);
+    expect(grown.messages).toEqual(full.messages);
+  });
+
   test("a malformed line is reported with file and line; the rest imports", async () => {
     await using home = await tempHome();
     await using dir = await tempDir();
