@@ -14,30 +14,12 @@ import { foldMessagesIntoMeta } from "../../src/storage/_meta-fold.ts";
 import files from "../../src/storage/adapters/files.ts";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
-import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
 import { listThreads, searchThreads, turnItemsView } from "../../src/threads/api.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet, type SearchResult } from "../../src/threads/search-text.ts";
 import { openThreadStore, type ThreadStore, threadJsonPath } from "../../src/threads/store.ts";
 import { CORPUS, runCli, tempHome } from "../_helpers.ts";
-
-const meta = (id: string, over: Partial<SessionMeta> = {}): SessionMeta => ({
-  id,
-  title: `session ${id}`,
-  projectPath: "/work/alpha",
-  status: "idle",
-  createdAt: 1000,
-  updatedAt: 1000,
-  turnCount: 0,
-  messageCount: 0,
-  ...over,
-});
-const msg = (id: string, role: StoredMessage["role"], text: string, ts: number): StoredMessage => ({
-  id,
-  role,
-  parts: [{ type: "text", content: text }],
-  timestamp: ts,
-});
+import { meta, msg } from "./_records.ts";
 
 /** Everything a hit shows but its score, in order (and the scores, to 6 places). */
 const shape = (r: SearchResult) => ({

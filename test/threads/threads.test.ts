@@ -8,30 +8,15 @@ import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
-import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
 import { type scanSearch, searchThreads, setGoal, turnItemsView } from "../../src/threads/api.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
 import { openThreadStore, threadDbPath } from "../../src/threads/store.ts";
 import { tempHome } from "../_helpers.ts";
+import { meta, msg } from "./_records.ts";
 
-const meta = (id: string, over: Partial<SessionMeta> = {}): SessionMeta => ({
-  id,
-  title: `session ${id}`,
-  projectPath: "/work/alpha",
-  status: "idle",
-  createdAt: 1000,
-  updatedAt: 1000,
-  turnCount: 0,
-  messageCount: 0,
-  ...over,
-});
-const user = (id: string, text: string, ts: number): StoredMessage => ({
-  id,
-  role: "user",
-  parts: [{ type: "text", content: text }],
-  timestamp: ts,
-});
+const user = (id: string, text: string, ts: number) => msg(id, "user", text, ts);
 const assistant = (id: string, ts: number, parts: StoredMessage["parts"]): StoredMessage => ({
   id,
   role: "assistant",
