@@ -28,8 +28,12 @@ const Summarizer = v.variant("type", [
   v.strictObject({ type: v.literal("builtin") }),
   v.strictObject({
     type: v.literal("http"),
-    /** OpenAI-compatible chat completions endpoint. */
-    url: v.pipe(v.string(), v.url()),
+    /** OpenAI-compatible chat completions endpoint (http or https). */
+    url: v.pipe(
+      v.string(),
+      v.url(),
+      v.check((u) => /^https?:\/\//i.test(u), "the summarizer url must be http or https"),
+    ),
     model: v.string(),
     /** Name of the environment variable holding the API key (the key itself never goes in the file). */
     apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),

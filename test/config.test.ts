@@ -46,3 +46,14 @@ describe("config.json", () => {
     }
   });
 });
+
+test("an HTTP summarizer's url must be http or https (a file: url would be read as the model's answer)", () => {
+  expect(() =>
+    parseConfig({ summarizer: { type: "http", url: "file:///etc/hostname", model: "m" } }),
+  ).toThrow("the summarizer url must be http or https");
+  expect(
+    parseConfig({
+      summarizer: { type: "http", url: "https://api.example.com/v1/chat/completions", model: "m" },
+    }),
+  ).toBeTruthy();
+});

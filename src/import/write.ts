@@ -14,6 +14,7 @@ import type { StorageAdapter } from "../storage/contract.ts";
 import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
+import { redactDeep } from "./redact.ts";
 import { saysLess } from "./says-less.ts";
 import type { ImportedSession } from "./types.ts";
 
@@ -315,10 +316,14 @@ export async function writeSession(
     const marks = new Set(s.interrupted ?? []);
     if (patched.size > 0 || dropped || marks.size > 0) {
       const { messages: stored } = await adapter.readMessages(id);
-      // A message read again from an older, shorter copy of the transcript is not a change.
+      // A message read again from an older, shorter copy of the transcript is not a change; nor
+      // is one read with --redact from such a copy (less than the stored one, masked alike).
       const patchOf = (m: StoredMessage) => {
         const p = patched.get(m.id);
-        return p && !(s.mode !== "full" && saysLess(p, m)) ? p : m;
+        if (!p || s.mode === "full") return p ?? m;
+        if (saysLess(p, m)) return m;
+        const masked = redactDeep(m);
+        return saysLess(p, masked) && JSON.stringify(p) !== JSON.stringify(masked) ? m : p;
       };
       const next = dropped
         ? derived.filter((m) => !fresh.includes(m))

@@ -283,7 +283,7 @@ export async function loadReplay(source: RolloutSource, options?: ReplayOptions)
 export async function loadUsage(
   source: RolloutSource,
   prices?: Record<string, Price>,
-  counted?: Set<string>,
+  counted?: Map<string, string>,
 ): Promise<Usage> {
   const fold = createUsageFold(sessionIdOf(source), prices, counted);
   await foldRollout(source, fold);

@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import { FreecodeError } from "../errors.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
+import { BodyTooLarge, readBody } from "../util/http-body.ts";
 import { type CompactionSummary, renderSummary, type Summarizer } from "./summarizer.ts";
 
 export interface HttpSummarizerOptions {
@@ -104,11 +105,18 @@ function jsonIn(content: string): unknown {
   return JSON.parse(content.slice(start, end + 1));
 }
 
+/** The largest answer read (a summary is a few KB; a provider streaming gigabytes is refused). */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
 /** A summarizer that asks the model at `url`; its name (in the session's summary) is `http:<model>`. */
 export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
   const name = `http:${options.model}`;
+  if (!/^https?:\/\//i.test(options.url))
+    throw new FreecodeError("bad_input", `summarizer url must be http(s): ${options.url}`);
+  // A provider may echo the key back ("Invalid key: Bearer sk-…"): never in a message we pass on.
+  const hide = (text: string) => (options.apiKey ? text.split(options.apiKey).join("[redacted]") : text);
   const fail = (message: string, cause?: unknown) =>
-    new FreecodeError("unavailable", `summarizer ${options.url}: ${message}`, { cause });
+    new FreecodeError("unavailable", hide(`summarizer ${options.url}: ${message}`), { cause });
   return {
     name,
     async summarize(input): Promise<CompactionSummary> {
@@ -131,6 +139,8 @@ export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
           },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(timeoutMs),
+          // A redirect would send the transcript elsewhere, or turn the POST into a bodiless GET.
+          redirect: "error",
         });
       } catch (error) {
         const e = error as Error;
@@ -139,9 +149,13 @@ export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
       }
       let text: string;
       try {
-        text = await response.text();
+        text = new TextDecoder().decode(await readBody(response, MAX_ANSWER_BYTES));
       } catch (error) {
-        throw fail(`reading the answer failed: ${(error as Error).message}`, error);
+        if (error instanceof BodyTooLarge)
+          throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, error);
+        const e = error as Error;
+        if (e.name === "TimeoutError") throw fail(`no answer within ${timeoutMs / 1000} s`, e);
+        throw fail(`reading the answer failed: ${e.message}`, error);
       }
       if (!response.ok) {
         const detail = text.replace(/\s+/g, " ").trim();

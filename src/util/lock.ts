@@ -24,7 +24,12 @@ import * as v from "valibot";
 import { FreecodeError } from "../errors.ts";
 import { ensureDir, FILE_MODE } from "./atomic.ts";
 
-const LockOwnerSchema = v.object({ pid: v.number(), start: v.nullable(v.number()), host: v.string() });
+// A pid that no process can have (0, negative, fractional) makes the file garbage, not a live lock.
+const LockOwnerSchema = v.object({
+  pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  start: v.nullable(v.number()),
+  host: v.string(),
+});
 type LockOwner = v.InferOutput<typeof LockOwnerSchema>;
 
 /** A lock file as one look saw it: which file (inode, mtime), what it says, and who holds it. */

@@ -128,3 +128,36 @@ describe("usage over imported forks", () => {
     );
   }, 30_000);
 });
+
+test("a response id repeated inside one session, or by an unrelated session with other tokens, is never a copy", async () => {
+  await using home = await tempHome();
+  // A local provider's short ids repeat (Ollama's `chatcmpl-7`).
+  const events = (input: number) =>
+    [
+      { type: "turn.started", turnId: "t1" },
+      { type: "model.request", turnId: "t1", provider: "ollama", model: "llama3" },
+      {
+        type: "model.response",
+        turnId: "t1",
+        provider: "ollama",
+        model: "llama3",
+        responseId: "chatcmpl-7",
+        inputTokens: input,
+        outputTokens: 10,
+      },
+    ]
+      .map((e) => JSON.stringify(e))
+      .join("\n");
+  for (const [id, input] of [
+    ["sessA", 1000],
+    ["sessA", 2000],
+    ["sessB", 500],
+  ] as const)
+    expect(runCli(["rollout", "append", id], { home: home.path, stdin: `${events(input)}\n` }).code).toBe(0);
+  const all = parseJson<{
+    copiedResponses: number;
+    totals: { responses: number; requests: number; inputTokens: number };
+  }>(runCli(["usage", "--json"], { home: home.path }));
+  expect(all.totals).toMatchObject({ responses: 3, requests: 3, inputTokens: 3500 });
+  expect(all.copiedResponses).toBe(0);
+});

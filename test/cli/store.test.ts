@@ -4,10 +4,19 @@
  * refused non-empty target, verify finding and repairing a torn line, goals set and shown.
  */
 import { expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { parseJson, runCli, tempHome } from "../_helpers.ts";
+import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const create = (home: string, store: string, id: string, prompt: string) => {
   const r = runCli(
@@ -128,9 +137,42 @@ test("store unlock removes dead locks, keeps live ones, and another host's only 
     expect.objectContaining({ file: "state/locks/s-s1.lock", state: "other-host", removed: true }),
   ]);
   expect(existsSync(join(home.path, "state", "imports.lock"))).toBe(true);
+  // Only freecode's own locks, under state/: a project's lock files in a mistaken home stay.
+  writeFileSync(join(home.path, "yarn.lock"), "# yarn lockfile v1\n");
+  mkdirSync(join(home.path, "crate"));
+  writeFileSync(join(home.path, "crate", "Cargo.lock"), "version = 3\n");
+  const old = new Date(Date.now() - 3_600_000);
+  utimesSync(join(home.path, "yarn.lock"), old, old);
+  utimesSync(join(home.path, "crate", "Cargo.lock"), old, old);
+  // A pid no process can have is garbage, broken like any garbled lock once a second old.
+  writeFileSync(join(locks, "e-zero.lock"), JSON.stringify({ pid: 0, start: null, host }));
+  utimesSync(join(locks, "e-zero.lock"), old, old);
+  const swept = runCli(["store", "unlock"], { home: home.path });
+  expect(swept.stdout).toContain("removed      state/locks/e-zero.lock: empty or garbled");
+  expect(swept.stdout).not.toContain("yarn.lock");
+  expect(existsSync(join(home.path, "yarn.lock"))).toBe(true);
+  expect(existsSync(join(home.path, "crate", "Cargo.lock"))).toBe(true);
   const appended = runCli(["session", "append", "s1"], {
     home: home.path,
     stdin: `${JSON.stringify({ role: "user", parts: [{ type: "text", content: "more" }] })}\n`,
   });
   expect(appended.code, appended.stderr).toBe(0);
 }, 30_000);
+
+test("store unlock follows a state/locks that is a symlink to another directory", async () => {
+  await using home = await tempHome();
+  await using elsewhere = await tempDir();
+  create(home.path, "files", "s1", "hello");
+  const locks = join(home.path, "state", "locks");
+  rmSync(locks, { recursive: true, force: true });
+  symlinkSync(elsewhere.path, locks);
+  writeFileSync(
+    join(elsewhere.path, "s-s1.lock"),
+    JSON.stringify({ pid: 1, start: null, host: "other-box" }),
+  );
+  const r = parseJson<{ locks: { file: string; removed: boolean }[] }>(
+    runCli(["store", "unlock", "--host", "other-box", "--json"], { home: home.path }),
+  );
+  expect(r.locks).toEqual([expect.objectContaining({ file: "state/locks/s-s1.lock", removed: true })]);
+  expect(existsSync(join(elsewhere.path, "s-s1.lock"))).toBe(false);
+});

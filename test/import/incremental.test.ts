@@ -150,6 +150,38 @@ describe("incremental import", () => {
     expect(grown.messages).toEqual(full.messages);
   });
 
+  test("a shorter copy read with --redact takes nothing back either; the same file with --redact still masks", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const secret = "Authorization: Bearer sk1234567890abcdefghijklmnop";
+    const lines = readFileSync(SRC, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      // In the prompt and in the arguments of every call, the cut one included.
+      .map((l) =>
+        l
+          .replace("multiply_numbers", `multiply_numbers (${secret})`)
+          .replaceAll('"input":{', `"input":{"note":"${secret}",`),
+      );
+    const fullFile = join(dir.path, "full.jsonl");
+    writeFileSync(fullFile, `${lines.join("\n")}\n`);
+    mkdirSync(join(dir.path, "backup"));
+    const short = join(dir.path, "backup", "copy.jsonl");
+    const cut = lines.findIndex(
+      (l, i) => i > 5 && l.includes('"tool_use"') && lines[i + 1]?.includes('"tool_result"'),
+    );
+    writeFileSync(short, `${lines.slice(0, cut + 1).join("\n")}\n`);
+    const full = await run(home.path, [fullFile]);
+    const after = await run(home.path, [short], { redact: true });
+    const shape = (ms: typeof full.messages) => ms.map((m) => m.parts.map((p) => p.result !== undefined));
+    expect(shape(after.messages)).toEqual(shape(full.messages));
+    expect(after.meta?.tokens).toEqual(full.meta?.tokens);
+    // The same file again with --redact: read from the start and masked.
+    const masked = await run(home.path, [fullFile], { redact: true });
+    expect(JSON.stringify(masked.messages)).not.toContain("sk1234567890abcdefghijklmnop");
+    expect(shape(masked.messages)).toEqual(shape(full.messages));
+  });
+
   test("a malformed line is reported with file and line; the rest imports", async () => {
     await using home = await tempHome();
     await using dir = await tempDir();

@@ -23,7 +23,17 @@ const ANSWER = {
   currentState: "tests pass; next: request 3",
 };
 
-type Reply = { status?: number; body?: unknown; raw?: string; hang?: boolean };
+type Reply = {
+  status?: number;
+  body?: unknown;
+  raw?: string;
+  hang?: boolean;
+  /** Answer with the request's Authorization header in the body (a provider echoing the key). */
+  echoAuth?: boolean;
+  /** Answer with this many bytes of `a`. */
+  bytes?: number;
+  headers?: Record<string, string>;
+};
 let reply: Reply = {};
 const seen: {
   auth: string | null;
@@ -39,6 +49,14 @@ const server = Bun.serve({
       body: (await req.json()) as (typeof seen)[number]["body"],
     });
     if (reply.hang) await new Promise((r) => setTimeout(r, 5_000));
+    if (reply.bytes) return new Response("a".repeat(reply.bytes));
+    if (reply.echoAuth)
+      return new Response(
+        JSON.stringify({ error: { message: `Invalid key: ${req.headers.get("authorization")}` } }),
+        {
+          status: 401,
+        },
+      );
     const text =
       reply.raw ??
       JSON.stringify(
@@ -46,7 +64,7 @@ const server = Bun.serve({
       );
     return new Response(text, {
       status: reply.status ?? 200,
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...reply.headers },
     });
   },
 });
@@ -140,6 +158,24 @@ describe("http summarizer", () => {
       expect(out.meta?.summary).toBeUndefined();
       expect(out.meta?.pendingCompaction).toBeUndefined();
     });
+
+  test("a key the provider echoes back is never shown; a huge answer or a redirect is refused", async () => {
+    reply = { echoAuth: true };
+    const echoed = await compactWith(httpSummarizer({ url, model: "m", apiKey: "sk-very-secret-key" }));
+    expect((echoed.error as Error).message).toContain("Invalid key: Bearer [redacted]");
+    expect((echoed.error as Error).message).not.toContain("sk-very-secret-key");
+    reply = { bytes: 17 * 1024 * 1024 };
+    const huge = await compactWith(httpSummarizer({ url, model: "m" }));
+    expect((huge.error as Error).message).toBe(`summarizer ${url}: the answer is larger than 16777216 bytes`);
+    expect(huge.unchanged).toBe(true);
+    reply = { status: 307, headers: { location: `${url}/elsewhere` }, raw: "" };
+    seen.length = 0;
+    const moved = await compactWith(httpSummarizer({ url, model: "m" }));
+    expect((moved.error as FreecodeError).code).toBe("unavailable");
+    expect(seen).toHaveLength(1);
+    expect(moved.unchanged).toBe(true);
+    expect(() => httpSummarizer({ url: "file:///etc/hostname", model: "m" })).toThrow("must be http(s)");
+  });
 
   test("a provider that does not answer in time: an error, the session untouched", async () => {
     reply = { hang: true };

@@ -57,7 +57,7 @@ export default command({
         for (const l of logs) at.set(l.id, (await r.adapter.getMeta(l.id))?.updatedAt ?? l.lastAt);
         ids = logs.map((l) => l.id).sort((a, b) => at.get(a)! - at.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
       }
-      const counted = ids.length > 1 ? new Set<string>() : undefined;
+      const counted = ids.length > 1 ? new Map<string, string>() : undefined;
       const out: Usage[] = [];
       for (const id of ids) out.push(await loadUsage(await r.source(id), prices, counted));
       return out.sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));

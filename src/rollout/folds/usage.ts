@@ -97,14 +97,16 @@ const zeroCounts = () => ({
 
 /**
  * Start a usage fold; `prices` as in config.json. `counted` is shared by the folds of several
- * sessions summed together: a `model.response` whose provider `responseId` an earlier fold already
- * counted is a copy (a fork of an imported session carries its parent's history), and neither it nor
- * its request is counted again.
+ * sessions summed together: a `model.response` that an earlier fold of *another* session counted —
+ * the same provider `responseId`, model and token counts — is a copy (a fork of an imported
+ * session carries its parent's history), and neither it nor its request is counted again. Within
+ * one session nothing is dropped, and an id another producer reuses (short local ids) is not a
+ * copy unless its tokens match too.
  */
 export function createUsageFold(
   sessionId: string,
   prices: Record<string, Price> = {},
-  counted?: Set<string>,
+  counted?: Map<string, string>,
 ) {
   const rows = new Map<string, ModelUsage>();
   let unreadableLines = 0;
@@ -122,14 +124,17 @@ export function createUsageFold(
       else if (e.type === "model.response") {
         const r = row(e.provider, e.model);
         if (counted && e.responseId !== undefined) {
-          const key = `${e.provider}\u0000${e.responseId}`;
-          if (counted.has(key)) {
+          const key = [e.provider, e.responseId, e.model, e.inputTokens ?? 0, e.outputTokens ?? 0].join(
+            "\u0000",
+          );
+          const first = counted.get(key);
+          if (first !== undefined && first !== sessionId) {
             // Its `model.request` (the importer writes one per response) was a copy too.
             if (r.requests > 0) r.requests--;
             copiedResponses++;
             return;
           }
-          counted.add(key);
+          counted.set(key, sessionId);
         }
         r.responses++;
         r.inputTokens += e.inputTokens ?? 0;

@@ -33,11 +33,12 @@ export default command({
 
 function line(l: LockReport, dryRun: boolean): string {
   const verb = l.removed ? (dryRun ? "would remove" : "removed") : "kept";
-  const age = fmtMs(l.ageMs);
+  if (l.error !== undefined) return `${verb.padEnd(12)} ${l.file}: cannot be read (${l.error})`;
+  const age = fmtMs(l.ageMs ?? 0);
   let why: string;
   switch (l.state) {
     case "stale":
-      why = `pid ${l.pid} of this host is gone`;
+      why = `pid ${l.pid} of this host is gone (or now belongs to another process)`;
       break;
     case "unreadable":
       why = l.removed ? `empty or garbled for ${age}` : "empty or garbled: being written right now";
