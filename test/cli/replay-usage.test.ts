@@ -161,3 +161,26 @@ test("a response id repeated inside one session, or by an unrelated session with
   expect(all.totals).toMatchObject({ responses: 3, requests: 3, inputTokens: 3500 });
   expect(all.copiedResponses).toBe(0);
 });
+
+test("an API error copied into a fork counts once over all sessions, its request too", async () => {
+  await using home = await tempHome();
+  const dir = join(home.path, "claude-projects", "p");
+  mkdirSync(dir, { recursive: true });
+  const id = "5be6102c-c895-48ac-84b1-8f176ed80112";
+  const fork = "5be6102c-c895-48ac-84b1-00000000f0f0";
+  const text = readFileSync(
+    join(CORPUS, "claude/laf-us_idaho-vault/c--Users-loganf-Documents-IDAHO-VAULT", `${id}.jsonl`),
+    "utf8",
+  );
+  writeFileSync(join(dir, `${id}.jsonl`), text);
+  writeFileSync(join(dir, `${fork}.jsonl`), text.replaceAll(id, fork));
+  expect(runCli(["import", "claude", join(home.path, "claude-projects")], { home: home.path }).code).toBe(0);
+  type U = { copiedErrors: number; totals: { requests: number; errors: number; responses: number } };
+  const one = parseJson<U>(runCli(["usage", `claude-${id}`, "--json"], { home: home.path }));
+  expect(one.totals.errors).toBe(1);
+  const all = parseJson<U>(runCli(["usage", "--json"], { home: home.path }));
+  expect(all.totals).toEqual(
+    expect.objectContaining({ requests: one.totals.requests, errors: 1, responses: one.totals.responses }),
+  );
+  expect(all.copiedErrors).toBe(1);
+});

@@ -65,8 +65,9 @@ export default command({
     const models = mergeModels(sessions);
     const totals = sumUsage(models);
     const copies = sessions.reduce((n, s) => n + s.copiedResponses, 0);
+    const copiedErrors = sessions.reduce((n, s) => n + s.copiedErrors, 0);
     if (ctx.json) {
-      ctx.out({ sessions, models, totals, copiedResponses: copies });
+      ctx.out({ sessions, models, totals, copiedResponses: copies, copiedErrors });
       return 0;
     }
     const row = (name: string, u: Omit<ModelUsage, "provider" | "model">) =>
@@ -79,6 +80,10 @@ export default command({
     if (copies > 0)
       lines.push(
         `(${copies} response${copies === 1 ? "" : "s"} found in more than one session — a fork's copied history — counted once)`,
+      );
+    if (copiedErrors > 0)
+      lines.push(
+        `(${copiedErrors} API error${copiedErrors === 1 ? "" : "s"} found in more than one session, counted once)`,
       );
     ctx.out(`${lines.join("\n")}\n`);
     if (totals.unpricedModels.length) {

@@ -48,6 +48,8 @@ export interface Usage {
    * provider `responseId`: a fork's copied history); always 0 for one session on its own.
    */
   copiedResponses: number;
+  /** Likewise for `model.error` events (the same provider, model, time, kind and message). */
+  copiedErrors: number;
   models: ModelUsage[];
   totals: UsageTotals;
 }
@@ -111,30 +113,44 @@ export function createUsageFold(
   const rows = new Map<string, ModelUsage>();
   let unreadableLines = 0;
   let copiedResponses = 0;
+  let copiedErrors = 0;
   const row = (provider: string, model: string) => {
     const key = `${provider}\u0000${model}`;
     let r = rows.get(key);
     if (!r) rows.set(key, (r = { provider, model, ...zeroCounts(), costUsd: null }));
     return r;
   };
+  /**
+   * Whether what `parts` identify was counted by another session's fold: a copy. Its
+   * `model.request` (an importer writes one per response or error) was a copy too.
+   */
+  const copied = (r: ModelUsage, parts: unknown[]): boolean => {
+    if (!counted) return false;
+    const key = parts.join("\u0000");
+    const first = counted.get(key);
+    if (first !== undefined && first !== sessionId) {
+      if (r.requests > 0) r.requests--;
+      return true;
+    }
+    counted.set(key, sessionId);
+    return false;
+  };
   return {
     push(e: RolloutEvent): void {
       if (e.type === "model.request") row(e.provider, e.model).requests++;
-      else if (e.type === "model.error") row(e.provider, e.model).errors++;
-      else if (e.type === "model.response") {
+      else if (e.type === "model.error") {
         const r = row(e.provider, e.model);
-        if (counted && e.responseId !== undefined) {
-          const key = [e.provider, e.responseId, e.model, e.inputTokens ?? 0, e.outputTokens ?? 0].join(
-            "\u0000",
-          );
-          const first = counted.get(key);
-          if (first !== undefined && first !== sessionId) {
-            // Its `model.request` (the importer writes one per response) was a copy too.
-            if (r.requests > 0) r.requests--;
-            copiedResponses++;
-            return;
-          }
-          counted.set(key, sessionId);
+        // An API error copied with a fork's history: same model, millisecond, kind and message.
+        if (copied(r, ["error", e.provider, e.model, e.timestamp, e.kind, e.error ?? ""])) copiedErrors++;
+        else r.errors++;
+      } else if (e.type === "model.response") {
+        const r = row(e.provider, e.model);
+        if (
+          e.responseId !== undefined &&
+          copied(r, [e.provider, e.responseId, e.model, e.inputTokens ?? 0, e.outputTokens ?? 0])
+        ) {
+          copiedResponses++;
+          return;
         }
         r.responses++;
         r.inputTokens += e.inputTokens ?? 0;
@@ -160,7 +176,7 @@ export function createUsageFold(
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
         return { ...r, costUsd: price ? costOf(r, price) : null };
       });
-      return { sessionId, unreadableLines, copiedResponses, models, totals: sumUsage(models) };
+      return { sessionId, unreadableLines, copiedResponses, copiedErrors, models, totals: sumUsage(models) };
     },
   };
 }
