@@ -202,7 +202,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   const known = opts.cache ?? new Map<string, Known>();
   const write = async (sessions: ImportedSession[]) => {
     for (const s of sessions) {
-      const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids");
+      const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids", redact);
       for (const note of out.notes) sum.warnings.push({ file: c.path, message: note });
       for (const r of out.rejected) {
         sum.warnings.push({ file: c.path, message: `${r.what} not imported: ${r.message}` });

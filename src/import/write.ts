@@ -266,6 +266,8 @@ export async function writeSession(
   s: ImportedSession,
   cache?: Map<string, Known>,
   notes: WriteNotes = "all",
+  /** The session was read with `--redact` (a shorter copy is then judged masked alike). */
+  redacted = false,
 ): Promise<WriteOutcome> {
   const record = cache !== undefined && notes === "all";
   const id = s.meta.id;
@@ -322,6 +324,7 @@ export async function writeSession(
         const p = patched.get(m.id);
         if (!p || s.mode === "full") return p ?? m;
         if (saysLess(p, m)) return m;
+        if (!redacted) return p;
         const masked = redactDeep(m);
         return saysLess(p, masked) && JSON.stringify(p) !== JSON.stringify(masked) ? m : p;
       };
