@@ -42,6 +42,24 @@ const Summarizer = v.variant("type", [
   }),
 ]);
 
+/** `freecode gc`'s policy (see README "Maintenance"); every field optional. */
+const Gc = v.strictObject({
+  /** `warn` (default): `freecode gc` reports what the policy would remove and exits 0 without
+   * removing it; `enforce`: it removes it. `--dry-run` never removes; `--enforce` forces enforce. */
+  mode: v.optional(v.picklist(["warn", "enforce"])),
+  /** Archived sessions not updated for this many days are removed. */
+  archivedMaxAgeDays: v.optional(v.pipe(v.number(), v.minValue(0))),
+  /** Keep at most this many sessions (archived ones go first; active ones never go). */
+  maxSessions: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** The store's disk budget: bytes, or a size such as "2GB" or "500 MiB". */
+  maxBytes: v.optional(
+    v.union([
+      v.pipe(v.number(), v.integer(), v.minValue(0)),
+      v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?\s*([kmgt]i?b?|b)?\s*$/i, "a size such as 2GB or 500MiB")),
+    ]),
+  ),
+});
+
 export const ConfigSchema = v.strictObject({
   $schema: v.optional(v.string()),
   store: v.optional(v.picklist(STORE_NAMES)),
@@ -57,6 +75,25 @@ export const ConfigSchema = v.strictObject({
   /** Tool name → names of the arguments that hold the paths it writes (merged over the defaults). */
   changedFileTools: v.optional(v.record(v.string(), v.array(v.string()))),
   summarizer: v.optional(Summarizer),
+  /** Generated session titles: off unless an OpenAI-compatible endpoint is named (same fields as the
+   * http summarizer). */
+  titler: v.optional(
+    v.variant("type", [
+      v.strictObject({ type: v.literal("off") }),
+      v.strictObject({
+        type: v.literal("http"),
+        url: v.pipe(
+          v.string(),
+          v.url(),
+          v.check((u) => /^https?:\/\//i.test(u), "the titler url must be http or https"),
+        ),
+        model: v.string(),
+        apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
+        timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      }),
+    ]),
+  ),
+  gc: v.optional(Gc),
   syncEndpoint: v.optional(v.pipe(v.string(), v.url())),
 });
 
