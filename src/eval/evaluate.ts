@@ -7,6 +7,7 @@ import { FreecodeError } from "../errors.ts";
 import type { TraceOptions } from "../rollout/folds/trace.ts";
 import type { Trace } from "../rollout/folds/trace-types.ts";
 import { loadTrace } from "../rollout/load.ts";
+import { ownerIsGone } from "../session/status.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { Timed } from "./assertions/health.ts";
 import type { CompiledCase } from "./compile.ts";
@@ -45,7 +46,16 @@ export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOpti
     return `corrupt rollout log: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
   }
   if (options.includeRunning) return undefined;
-  if (ref.meta?.status === "running") return "the session is still running (its status is running)";
+  const meta = ref.meta;
+  if (meta?.status === "running") {
+    // Left `running` by a process that is gone: a crash, not work in progress (crash recovery turns
+    // it `interrupted` on the next start of a writer; eval only reads).
+    if (!ownerIsGone(meta)) return "the session is still running (its status is running)";
+    return undefined;
+  }
+  // A session the agent's store keeps says whether it runs; only a log without a meta, or an
+  // imported transcript (whose agent never told us), is judged by its last event's age.
+  if (meta?.status !== undefined && meta.source === undefined) return undefined;
   const idle = (options.now ?? Date.now()) - trace.endedAt;
   const hangMs = trace.hangMs ?? options.trace?.hangMs ?? 300_000;
   if (!trace.ended && idle >= 0 && idle < hangMs) {

@@ -109,6 +109,66 @@ describe("runEval", () => {
     expect(again.cases[1]!.sessions.find((s) => s.sessionId === "running")!.verdict).toBe("pass");
   });
 
+  test("a store's status decides whether a session runs: idle, crashed and imported sessions", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("files", { home: home.path });
+    const now = Date.now();
+    const msg = { id: "m1", role: "user", parts: [{ type: "text", text: "go" }], timestamp: now };
+    const meta = (id: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      title: id,
+      projectPath: "/w/app",
+      status: "idle",
+      createdAt: now,
+      updatedAt: now,
+      turnCount: 0,
+      messageCount: 0,
+      ...extra,
+    });
+    const events = (id: string) =>
+      adapter.appendEvents(id, [
+        { type: "turn.started", turnId: "t", timestamp: now - 1_000 },
+        {
+          type: "function.call",
+          turnId: "t",
+          tool: "edit",
+          args: { path: "a.ts" },
+          callId: "c",
+          timestamp: now - 900,
+        },
+        {
+          type: "function.output",
+          turnId: "t",
+          tool: "edit",
+          callId: "c",
+          duration_ms: 5,
+          timestamp: now - 800,
+        },
+      ] as never);
+    // Idle, no session.ended, last event a second old: the store says it is not running.
+    await adapter.createSession(meta("idle") as never, [msg as never]);
+    // Left running by a process that is gone (pid 2^31-2 on this host): a crash.
+    const dead = { pid: 2 ** 31 - 2, start: 1, host: (await import("node:os")).hostname() };
+    await adapter.createSession(meta("crashed", { status: "running", owner: dead }) as never, [msg as never]);
+    // Running by this very process: still running.
+    const self = (await import("../../src/session/status.ts")).selfOwner();
+    await adapter.createSession(meta("live", { status: "running", owner: self }) as never, [msg as never]);
+    // An imported transcript: its agent never said; the last event's age decides.
+    await adapter.createSession(meta("imported", { source: { agent: "claude", id: "x" } }) as never, [
+      msg as never,
+    ]);
+    for (const id of ["idle", "crashed", "live", "imported"]) await events(id);
+    const cases = join(home.path, "c.yaml");
+    writeFileSync(cases, "id: edits\nsessions: all\nexpect:\n  - expectTool: edit\n");
+    const r = await runEval({ cases: [cases], store: { adapter, name: "files", home: home.path } });
+    await adapter.close();
+    const byId = Object.fromEntries(r.cases[0]!.sessions.map((s) => [s.sessionId, s]));
+    expect(byId.idle).toMatchObject({ verdict: "pass" });
+    expect(byId.crashed).toMatchObject({ verdict: "pass" });
+    expect(byId.live!.error).toBe("the session is still running (its status is running)");
+    expect(byId.imported!.error).toMatch(/looks still running/);
+  });
+
   test("selectors: title, tags, project, time range, path; an empty selection is not a pass", async () => {
     await using dir = await tempDir();
     const rollouts = join(dir.path, "r");
