@@ -80,6 +80,12 @@ export interface Recorder {
   flush(): Promise<void>;
   /** Flush and stop (a failed close can be retried; until it succeeds, exit still flushes). */
   close(): Promise<void>;
+  /**
+   * Record `session.ended` (reason `exit` unless given) and close: the run is over, and a reader
+   * (`eval`, `trace`) need not judge by the last event's age whether it still runs. Closing without
+   * it leaves the session open to a later run (a resume appends to the same log).
+   */
+  end(fields?: { reason?: string; status?: string }): Promise<void>;
 }
 
 /** Recorders on the same clock share one generator, so ids are monotonic per process. */
@@ -321,6 +327,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
       });
     },
     flush,
+    async end(fields = {}) {
+      if (!closed) recorder.record({ type: "session.ended", reason: fields.reason ?? "exit", ...fields });
+      await recorder.close();
+    },
     async close() {
       closed = true;
       await flush();

@@ -63,6 +63,24 @@ describe("recorder", () => {
     await adapter.close();
   });
 
+  test("end() records session.ended and closes: the trace is ended, a second end() is a no-op", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    const rec = createRecorder({ adapter, sessionId: "s-end", enabled: true, flushIntervalMs: 0 });
+    rec.record({ type: "session.started" });
+    rec.record({ type: "turn.started", turnId: "turn-0" });
+    await rec.end({ status: "completed" });
+    await rec.end();
+    const t = await loadTrace({ adapter, sessionId: "s-end" });
+    expect(t.ended).toBe(true);
+    expect(t.eventCount).toBe(3);
+    expect(() => rec.record({ type: "turn.started", turnId: "turn-1" })).toThrow(/closed/);
+    const lines = [];
+    for await (const r of adapter.readEvents("s-end")) lines.push(r.event);
+    expect(lines.at(-1)).toMatchObject({ type: "session.ended", reason: "exit", status: "completed" });
+    await adapter.close();
+  });
+
   test("invalid events are rejected at record time, naming the field; a disabled recorder still validates", async () => {
     await using home = await tempHome();
     const { adapter } = await openStore("memory", { home: home.path });
