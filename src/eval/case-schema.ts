@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { DENY_SOURCES, MODEL_ERROR_KINDS } from "../rollout/events.ts";
 import { SEQUENCE_MODES } from "./assertions/sequence.ts";
-import type { ArgMatcher, ArgSpec } from "./match/args.ts";
+import type { ArgSpec } from "./match/args.ts";
 
 const nonNeg = v.pipe(v.number(), v.integer(), v.minValue(0));
 const ms = v.pipe(v.number(), v.minValue(0));
@@ -37,23 +37,63 @@ export const CountSchema = v.union([
   v.strictObject({ min: v.optional(nonNeg), max: v.optional(nonNeg) }),
 ]);
 
-function isArgMatcher(x: unknown): x is ArgMatcher {
-  if (x === null || ["string", "number", "boolean"].includes(typeof x)) return true;
-  if (Array.isArray(x)) return x.every(isArgMatcher);
-  if (typeof x !== "object") return false;
+const OPERATORS = ["$eq", "$regex", "$flags", "$exists"];
+
+/**
+ * What is wrong with an argument matcher at `path`, or undefined. A key starting with `$` must be
+ * one of the operators, alone (`$flags` only beside `$regex`): a misspelled `$regx` read as an
+ * argument named "$regx" would fail every session instead of the case file being refused.
+ */
+function argProblem(x: unknown, path: string): string | undefined {
+  if (x === null || ["string", "number", "boolean"].includes(typeof x)) return undefined;
+  if (Array.isArray(x)) {
+    for (const [i, item] of x.entries()) {
+      const p = argProblem(item, `${path}.${i}`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  if (typeof x !== "object") return `${path}: ${typeof x} is not a matcher`;
   const o = x as Record<string, unknown>;
-  if ("$regex" in o) return typeof o.$regex === "string" && validRegex(o.$regex);
-  if ("$eq" in o) return Object.keys(o).length === 1;
-  if ("$exists" in o) return typeof o.$exists === "boolean";
-  return Object.values(o).every(isArgMatcher);
+  const keys = Object.keys(o);
+  const ops = keys.filter((k) => k.startsWith("$"));
+  const unknown = ops.find((k) => !OPERATORS.includes(k));
+  if (unknown)
+    return `${path}: unknown operator ${unknown} (known: ${OPERATORS.join(", ")}; to match an argument whose name starts with $, use {$eq: …} on the object holding it)`;
+  if (ops.length === 0) {
+    for (const [k, sub] of Object.entries(o)) {
+      const p = argProblem(sub, `${path}.${k}`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  const allowed = "$regex" in o ? ["$regex", "$flags"] : ops.slice(0, 1);
+  const extra = keys.find((k) => !allowed.includes(k));
+  if (extra) return `${path}: ${ops[0]} cannot be combined with ${extra}`;
+  if ("$flags" in o && !("$regex" in o)) return `${path}: $flags goes with $regex`;
+  if ("$regex" in o) {
+    if (typeof o.$regex !== "string") return `${path}: $regex must be a string`;
+    if (!validRegex(o.$regex)) return `${path}: invalid regular expression: ${regexError}`;
+    if ("$flags" in o && (typeof o.$flags !== "string" || !/^[dgimsuvy]*$/.test(o.$flags)))
+      return `${path}: $flags must be regular expression flags such as "i" or "ms"`;
+  }
+  if ("$exists" in o && typeof o.$exists !== "boolean") return `${path}: $exists must be true or false`;
+  return undefined;
 }
+
 /** Argument matchers: strings, scalars, `{$eq}`, `{$regex, $flags}`, `{$exists}`, arrays, partial objects. */
 export const ArgSpecSchema = v.pipe(
   v.record(v.string(), v.unknown()),
-  v.check(
-    (o) => Object.values(o).every(isArgMatcher),
-    "args values must be strings, numbers, booleans, null, {$eq}, {$regex} (a valid pattern), {$exists}, arrays or objects of these",
-  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    for (const [k, sub] of Object.entries(dataset.value)) {
+      const problem = argProblem(sub, k);
+      if (problem) {
+        addIssue({ message: `args ${problem}` });
+        return;
+      }
+    }
+  }),
   v.transform((o) => o as ArgSpec),
 );
 const argsMode = v.optional(v.picklist(["partial", "exact"]));

@@ -115,6 +115,40 @@ describe("case files", () => {
     const two = await errorOf("t.yaml", "id: a\nexpect:\n  - noHung: true\n    noInFlight: true\n");
     expect(two.message).toContain("exactly one assertion");
   });
+  test("regression: a misspelled $-operator in args was read as an argument name (exit 1, not 2)", async () => {
+    const regx = await errorOf(
+      "a.yaml",
+      "id: a\nexpect:\n  - expectTool: { name: read, args: { path: { $regx: login } } }\n",
+    );
+    expect(regx.code).toBe("bad_input");
+    expect(regx.message).toContain("args path: unknown operator $regx (known: $eq, $regex, $flags, $exists;");
+    const nested = await errorOf(
+      "n.yaml",
+      "id: a\nexpect:\n  - expectTool: { name: e, args: { opts: [1, { $subset: {} }] } }\n",
+    );
+    expect(nested.message).toContain("args opts.1: unknown operator $subset");
+    const both = await errorOf(
+      "b.yaml",
+      "id: a\nexpect:\n  - expectTool: { name: e, args: { p: { $regex: x, $eq: y } } }\n",
+    );
+    expect(both.message).toContain("args p: $regex cannot be combined with $eq");
+    const flags = await errorOf(
+      "f.yaml",
+      "id: a\nexpect:\n  - expectTool: { name: e, args: { p: { $regex: x, $flags: q } } }\n",
+    );
+    expect(flags.message).toContain("$flags must be regular expression flags");
+    const lone = await errorOf(
+      "l.yaml",
+      "id: a\nexpect:\n  - expectTool: { name: e, args: { p: { $flags: i } } }\n",
+    );
+    expect(lone.message).toContain("args p: $flags goes with $regex");
+    await using dir = await tempDir();
+    writeFileSync(
+      join(dir.path, "ok.yaml"),
+      "id: a\nexpect:\n  - expectTool: { name: e, args: { p: { $regex: x, $flags: ms }, q: { $eq: { $ref: 1 } }, r: { $exists: true } } }\n",
+    );
+    expect(loadCases([dir.path])).toHaveLength(1);
+  });
   test("regression: a top-level tags was accepted and ignored, so the case ran on every session", async () => {
     const e = await errorOf("t.yaml", "id: a\ntags: [no-such-tag]\nexpect:\n  - noHung: true\n");
     expect(e.code).toBe("bad_input");
