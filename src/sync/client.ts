@@ -65,7 +65,7 @@ const unavailable = (message: string, cause?: unknown) =>
   new FreecodeError("unavailable", message, cause === undefined ? {} : { cause });
 
 /** Send one request, mapping a failure to connect or to answer in time to `unavailable`. */
-async function send(url: string, init: RequestInit, options: SyncOptions): Promise<Response> {
+export async function send(url: string, init: RequestInit, options: SyncOptions): Promise<Response> {
   const timeoutMs = options.timeoutMs ?? SYNC_TIMEOUT_MS;
   try {
     return await (options.fetch ?? fetch)(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
@@ -81,7 +81,7 @@ function failedToSend(url: string, error: unknown, timeoutMs: number): FreecodeE
 }
 
 /** The body of `response` as text, under the size limit. */
-async function bodyText(url: string, response: Response, options: SyncOptions): Promise<string> {
+export async function bodyText(url: string, response: Response, options: SyncOptions): Promise<string> {
   let bytes: Uint8Array;
   try {
     bytes = await readBody(response, options.maxBytes ?? MAX_DOWNLOAD_BYTES);
@@ -94,8 +94,16 @@ async function bodyText(url: string, response: Response, options: SyncOptions): 
   return text;
 }
 
-/** A non-2xx answer as the error it means (see the table at the top). */
-async function httpError(url: string, response: Response, options: SyncOptions): Promise<FreecodeError> {
+/**
+ * A non-2xx answer as the error it means (see the table at the top); `authHint` follows a 401/403
+ * (what to set).
+ */
+export async function httpError(
+  url: string,
+  response: Response,
+  options: SyncOptions,
+  authHint = "set FREECODE_SYNC_TOKEN to the server's token",
+): Promise<FreecodeError> {
   let text = "";
   try {
     text = await bodyText(url, response, { ...options, maxBytes: 64 * 1024 });
@@ -105,7 +113,7 @@ async function httpError(url: string, response: Response, options: SyncOptions):
   const detail = errorDetail(text).replace(/\s+/g, " ").trim().slice(0, 300);
   const s = response.status;
   const message = `${url}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
-  if (s === 401 || s === 403) return usageError(`${message} (set FREECODE_SYNC_TOKEN to the server's token)`);
+  if (s === 401 || s === 403) return usageError(`${message} (${authHint})`);
   if (s === 404 || s === 410) return notFound(message);
   if (s >= 400 && s < 500) return badInput(message);
   return unavailable(message);

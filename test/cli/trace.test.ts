@@ -4,11 +4,11 @@
  * an unanswered request from in flight to HUNG while the log is live.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Trace } from "../../src/rollout/folds/trace-types.ts";
 import { loadTrace } from "../../src/rollout/load.ts";
-import { BUN, parseJson, ROOT, runCli, tempHome } from "../_helpers.ts";
+import { BUN, parseJson, ROOT, runCli, runCliAsync, tempHome } from "../_helpers.ts";
 
 const FIXTURE = join(ROOT, "test/rollout/fixtures/session.jsonl");
 
@@ -91,6 +91,76 @@ describe("trace", () => {
     expect(spans.at(-1)!.name).toBe("execute_tool Bash");
     expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
     expect(r.stderr).toContain("wrote 15 OTLP spans");
+  });
+
+  test("--otlp URL POSTs the document to an OTLP/HTTP collector, with the OTEL headers", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const got: { path: string; auth: string | null; type: string | null; body: string }[] = [];
+    let answer = () => new Response("{}", { headers: { "content-type": "application/json" } });
+    using server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const url = new URL(req.url);
+        got.push({
+          path: url.pathname,
+          auth: req.headers.get("authorization"),
+          type: req.headers.get("content-type"),
+          body: await req.text(),
+        });
+        return answer();
+      },
+    });
+    const base = `http://127.0.0.1:${server.port}`;
+    const env = { OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Basic%20dXNlcjpwdw==, x-scope = a%2Cb" };
+    // A URL without a path gets the traces path; the headers are decoded.
+    const r = await runCliAsync(["trace", "fixture-session", "--otlp", base], { home: home.path, env });
+    expect([r.code, r.stderr]).toEqual([
+      0,
+      expect.stringContaining(`sent 15 OTLP spans to ${base}/v1/traces`),
+    ]);
+    expect(got[0]).toMatchObject({
+      path: "/v1/traces",
+      auth: "Basic dXNlcjpwdw==",
+      type: "application/json",
+    });
+    const spans = JSON.parse(got[0]!.body).resourceSpans[0].scopeSpans[0].spans as unknown[];
+    expect(spans.length).toBe(15);
+    // A path is kept; a partial success is a warning.
+    answer = () => Response.json({ partialSuccess: { rejectedSpans: 2, errorMessage: "too old" } });
+    const partial = await runCliAsync(["trace", "fixture-session", "--otlp", `${base}/api/otel/v1/traces`], {
+      home: home.path,
+    });
+    expect(partial.code).toBe(0);
+    expect(got[1]!.path).toBe("/api/otel/v1/traces");
+    expect(got[1]!.auth).toBeNull();
+    expect(partial.stderr).toContain("rejected 2 of 15 spans: too old");
+    // A collector that fails: unavailable (69), one line; a 401 names the header variable.
+    answer = () => new Response("boom", { status: 503 });
+    const down = await runCliAsync(["trace", "fixture-session", "--otlp", base], { home: home.path });
+    expect([down.code, down.stderr.trim().split("\n").length]).toEqual([69, 1]);
+    expect(down.stderr).toContain("HTTP 503: boom");
+    answer = () => new Response("no", { status: 401 });
+    const denied = await runCliAsync(["trace", "fixture-session", "--otlp", base], { home: home.path });
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toContain("OTEL_EXPORTER_OTLP_HEADERS");
+    // Another scheme is refused, not made into directories.
+    const grpc = await runCliAsync(["trace", "fixture-session", "--otlp", "grpc://127.0.0.1:4317"], {
+      home: home.path,
+      cwd: home.path,
+    });
+    expect(grpc.code).toBe(2);
+    expect(grpc.stderr).toContain("gRPC is not supported");
+    expect(existsSync(join(home.path, "grpc:"))).toBe(false);
+    const bad = await runCliAsync(["trace", "fixture-session", "--otlp", base], {
+      home: home.path,
+      env: { OTEL_EXPORTER_OTLP_HEADERS: "novalue" },
+    });
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      expect.stringContaining('OTEL_EXPORTER_OTLP_HEADERS: "novalue" is not key=value'),
+    ]);
   });
 
   test("--slow keeps only spans at least that long; unknown session exits 3; empty home exits 3", async () => {

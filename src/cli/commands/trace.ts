@@ -47,8 +47,9 @@ export default command({
     },
     otlp: {
       type: "string",
-      description: "Also write the trace as OTLP/JSON spans to this file",
-      valueHint: "file",
+      description:
+        "Also write the trace as OTLP/JSON spans to this file, or POST them to this http(s) OTLP endpoint",
+      valueHint: "file|url",
     },
   },
   async run(ctx, args) {
