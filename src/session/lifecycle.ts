@@ -181,7 +181,9 @@ export async function purgeSession(store: StorageAdapter, id: string): Promise<v
 /**
  * Fork: a new session holding a full copy of the messages (or those up to and including `at`), with
  * `parentId`, the same provider and model, and the turn count of what was copied. Token totals
- * are not copied: the fork has not spent anything yet. The rollout log is not copied either.
+ * are not copied: the fork has not spent anything yet. Nor is the copied messages' `usage` (their
+ * `responseId` stays): that cost is the parent's, and a plain sum of usage over every session must
+ * stay the true cost. The rollout log is not copied either.
  */
 export async function forkSession(
   store: StorageAdapter,
@@ -197,6 +199,11 @@ export async function forkSession(
     copied = messages.slice(0, at + 1);
   }
   if (copied.length === 0) throw badInput(`session ${id} has no messages to fork`);
+  copied = copied.map((m) => {
+    if (m.usage === undefined) return m;
+    const { usage: _, ...rest } = m;
+    return rest;
+  });
   const now = Date.now();
   const newId = options.newId === undefined ? newSessionId(now) : checkId(options.newId);
   const full = options.at === undefined;

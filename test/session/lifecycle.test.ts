@@ -120,12 +120,12 @@ for (const [name, make] of [
         expect(full.model).toBe("m");
         expect(full.title).toEndWith("(fork)");
         expect(full.tokens).toBeUndefined();
-        expect((await store.readMessages(full.id)).messages.map((m) => m.id)).toEqual([
-          "u1",
-          "a1",
-          "u2",
-          "a2",
-        ]);
+        const copied = (await store.readMessages(full.id)).messages;
+        expect(copied.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2"]);
+        // The parent's cost stays the parent's: no usage on the copies (a plain sum stays true).
+        expect(copied.find((m) => m.id === "a1")).toMatchObject({ responseId: "r1" });
+        expect(copied.filter((m) => m.usage !== undefined)).toEqual([]);
+        expect((await store.readMessages("parent")).messages[1]!.usage).toEqual({ inputTokens: 5 });
         const at = await forkSession(store, "parent", { at: "a1" });
         expect(at.forkedAt).toBe("a1");
         expect(at.turnCount).toBe(1);
