@@ -2,7 +2,9 @@
  * History loading: stored messages → the message list an agent loop sends to a provider. The
  * provider's own tool-call id is not stored, so it is re-derived as `tool-<msgId>-<partIndex>`:
  * stable across reloads and unique within a message (keying by message alone made several calls
- * of one message collide). Tool args that are not a plain object are rejected, not passed on.
+ * of one message collide). Tool args that are not a plain object are refused when a message is
+ * written (`toStoredMessages`); a message stored before that rule (or by another writer) is read
+ * with its args kept whole under `input` (below), never dropped and never passed on as they are.
  */
 import { badInput } from "../errors.ts";
 import type { StoredMessage } from "../storage/records.ts";

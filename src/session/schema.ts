@@ -22,11 +22,35 @@ export {
 /** The roles a message may have; anything else is rejected. */
 export const ROLES = ["user", "assistant", "system"] as const;
 
+const isPlainObject = (x: unknown): boolean =>
+  x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
+
+/**
+ * A part as given by a caller: a tool call's `args` must be a JSON object, what providers take as a
+ * tool's input. A string or an array is refused here, not wrapped or passed on (`"rm -rf /"` given
+ * as args is a caller's bug to see at once). Messages already stored are read as they are.
+ */
+const PartInputSchema = v.looseObject({
+  ...PartSchema.entries,
+  tool: v.optional(
+    v.looseObject({
+      name: v.string(),
+      args: v.optional(
+        v.custom<Record<string, unknown>>(
+          isPlainObject,
+          (issue) =>
+            `tool args must be a JSON object, not ${Array.isArray(issue.input) ? "an array" : issue.input === null ? "null" : typeof issue.input}`,
+        ),
+      ),
+    }),
+  ),
+});
+
 /** A message as given by a caller: `id` and `timestamp` optional. */
 export const MessageInputSchema = v.looseObject({
   id: v.optional(IdSchema),
   role: v.picklist(ROLES, `role must be one of ${ROLES.join(", ")}`),
-  parts: v.array(PartSchema),
+  parts: v.array(PartInputSchema),
   timestamp: v.optional(v.number()),
   interrupted: v.optional(v.boolean()),
   usage: v.optional(v.looseObject({})),

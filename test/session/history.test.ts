@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import type { FreecodeError } from "../../src/errors.ts";
 import { loadHistory, toolCallId } from "../../src/session/history.ts";
+import { toStoredMessages } from "../../src/session/lifecycle.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 
 const m = (id: string, role: StoredMessage["role"], parts: StoredMessage["parts"]): StoredMessage => ({
@@ -34,7 +36,7 @@ describe("loadHistory", () => {
     expect(loadHistory(stored)).toEqual(loop);
   });
 
-  test("tool args that are not a plain object are kept whole under input, never dropped (regression: `args || {}`) nor a reason resume fails", () => {
+  test("stored tool args that are not a plain object (written before the rule) are kept whole under input, never dropped (regression: `args || {}`) nor a reason resume fails", () => {
     for (const args of ["rm -rf /", ["a"], 42, null]) {
       const stored = [m("a1", "assistant", [{ type: "tool", tool: { name: "bash", args } }])];
       expect(loadHistory(stored)[0]!.content[0]).toMatchObject({ type: "tool_use", input: { input: args } });
@@ -43,6 +45,32 @@ describe("loadHistory", () => {
       loadHistory([m("a1", "assistant", [{ type: "tool", tool: { name: "x", args: undefined } }])])[0]!
         .content[0],
     ).toMatchObject({ input: {} });
+  });
+
+  test("writing a tool call whose args are not a JSON object is refused, naming the field", () => {
+    for (const [args, what] of [
+      ["rm -rf /", "string"],
+      [["a"], "an array"],
+      [42, "number"],
+      [null, "null"],
+    ] as const) {
+      const input = [
+        { role: "user", parts: [{ type: "text", content: "go" }] },
+        { role: "assistant", parts: [{ type: "tool", tool: { name: "bash", args } }] },
+      ];
+      expect(() => toStoredMessages(input)).toThrow(
+        `invalid message: tool args must be a JSON object, not ${what}`,
+      );
+      try {
+        toStoredMessages(input);
+      } catch (e) {
+        expect((e as FreecodeError).source).toEqual({ line: 2, field: "parts.0.tool.args" });
+      }
+    }
+    const ok = toStoredMessages([
+      { role: "assistant", parts: [{ type: "tool", tool: { name: "bash", args: { c: 1 } } }] },
+    ]);
+    expect(ok[0]!.parts[0]!.tool).toEqual({ name: "bash", args: { c: 1 } });
   });
 
   test("code and images map to blocks", () => {
