@@ -203,6 +203,15 @@ export { MessageInputSchema, ROLES } from "./session/schema.ts";
 export { markIdle, markRunning, recoverCrashed } from "./session/status.ts";
 export { builtinSummarizer, type CompactionSummary, type Summarizer } from "./session/summarizer.ts";
 export { summarizerFromConfig } from "./session/summarizer-config.ts";
+export { cleanTitle, TITLE_MAX_CHARS } from "./session/title-clean.ts";
+export { titlerFromConfig } from "./session/title-config.ts";
+export {
+  generateTitle,
+  type TitleOutcome,
+  type TitleResult,
+  titleGenerationOf,
+} from "./session/title-generate.ts";
+export { type HttpTitlerOptions, httpTitler, type Titler } from "./session/title-http.ts";
 export { type TurnView, turnsOf } from "./session/turns.ts";
 // Storage
 export type {

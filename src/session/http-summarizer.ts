@@ -6,23 +6,13 @@
  * plan only after the summary exists).
  */
 import * as v from "valibot";
-import { FreecodeError } from "../errors.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
-import { BodyTooLarge, readBody } from "../util/http-body.ts";
+import { type ChatEndpoint, chatClient, parseFailure } from "./_chat-completion.ts";
 import { type CompactionSummary, renderSummary, type Summarizer } from "./summarizer.ts";
 
-export interface HttpSummarizerOptions {
-  /** The chat completions URL (`https://api.openai.com/v1/chat/completions`, a local server's…). */
-  url: string;
-  model: string;
-  /** Sent as `Authorization: Bearer …` when set. */
-  apiKey?: string;
-  /** Give up after this long (default 120 s). */
-  timeoutMs?: number;
+export interface HttpSummarizerOptions extends ChatEndpoint {
   /** The transcript sent is cut to about this many characters, oldest messages first (default 200,000). */
   maxChars?: number;
-  /** For tests and proxies; default the global `fetch`. */
-  fetch?: typeof fetch;
 }
 
 const INSTRUCTIONS = `You summarize the older part of a conversation between a user and an AI coding agent, so the agent can continue without it.
@@ -40,13 +30,6 @@ const Answer = v.object({
   completedSteps: v.array(v.string()),
   keyDecisions: v.array(v.string()),
   currentState: v.string(),
-});
-
-const Completion = v.object({
-  choices: v.pipe(
-    v.array(v.object({ message: v.object({ content: v.nullable(v.string()) }) })),
-    v.minLength(1),
-  ),
 });
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -105,71 +88,25 @@ function jsonIn(content: string): unknown {
   return JSON.parse(content.slice(start, end + 1));
 }
 
-/** The largest answer read (a summary is a few KB; a provider streaming gigabytes is refused). */
-export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
-
 /** A summarizer that asks the model at `url`; its name (in the session's summary) is `http:<model>`. */
 export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
-  const name = `http:${options.model}`;
-  if (!/^https?:\/\//i.test(options.url))
-    throw new FreecodeError("bad_input", `summarizer url must be http(s): ${options.url}`);
-  // A provider may echo the key back ("Invalid key: Bearer sk-…"): never in a message we pass on.
-  const hide = (text: string) => (options.apiKey ? text.split(options.apiKey).join("[redacted]") : text);
-  const fail = (message: string, cause?: unknown) =>
-    new FreecodeError("unavailable", hide(`summarizer ${options.url}: ${message}`), { cause });
+  const client = chatClient(options, "summarizer");
+  const expected = "the JSON summary asked for";
   return {
-    name,
+    name: `http:${options.model}`,
     async summarize(input): Promise<CompactionSummary> {
-      const timeoutMs = options.timeoutMs ?? 120_000;
-      const body = {
-        model: options.model,
-        temperature: 0,
-        messages: [
+      const content = await client.complete(
+        [
           { role: "system", content: INSTRUCTIONS },
           { role: "user", content: summaryRequestText(input, options.maxChars ?? 200_000) },
         ],
-      };
-      let response: Response;
-      try {
-        response = await (options.fetch ?? fetch)(options.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-          },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-          // A redirect would send the transcript elsewhere, or turn the POST into a bodiless GET.
-          redirect: "error",
-        });
-      } catch (error) {
-        const e = error as Error;
-        if (e.name === "TimeoutError") throw fail(`no answer within ${timeoutMs / 1000} s`, e);
-        throw fail(e.message.split("\n")[0] ?? String(e), e);
-      }
-      let text: string;
-      try {
-        text = new TextDecoder().decode(await readBody(response, MAX_ANSWER_BYTES));
-      } catch (error) {
-        if (error instanceof BodyTooLarge)
-          throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, error);
-        const e = error as Error;
-        if (e.name === "TimeoutError") throw fail(`no answer within ${timeoutMs / 1000} s`, e);
-        throw fail(`reading the answer failed: ${e.message}`, error);
-      }
-      if (!response.ok) {
-        const detail = text.replace(/\s+/g, " ").trim();
-        throw fail(`HTTP ${response.status}${detail ? `: ${clip(detail, 200)}` : ""}`);
-      }
+        expected,
+      );
       let answer: v.InferOutput<typeof Answer>;
       try {
-        const completion = v.parse(Completion, JSON.parse(text));
-        answer = v.parse(Answer, jsonIn(completion.choices[0]!.message.content ?? ""));
+        answer = v.parse(Answer, jsonIn(content));
       } catch (error) {
-        const issue = error instanceof v.ValiError ? error.issues[0] : undefined;
-        const path = issue ? v.getDotPath(issue) : null;
-        const why = issue ? `${issue.message}${path ? ` (field ${path})` : ""}` : (error as Error).message;
-        throw fail(`the answer is not the JSON summary asked for: ${why}`, error);
+        throw client.fail(`the answer is not ${expected}: ${parseFailure(error)}`, error);
       }
       const summary = {
         taskGoal: clip(answer.taskGoal.trim(), 1_000) || "(unknown)",

@@ -1,6 +1,6 @@
 /** The compaction summarizer config.json names (`summarizer`): the built-in one unless it says `http`. */
 import type { Config } from "../config.ts";
-import { badInput } from "../errors.ts";
+import { apiKeyFromEnv } from "./_chat-completion.ts";
 import { httpSummarizer } from "./http-summarizer.ts";
 import { builtinSummarizer, type Summarizer } from "./summarizer.ts";
 
@@ -15,14 +15,6 @@ export function summarizerFromConfig(
 ): Summarizer {
   const s = config.summarizer;
   if (!s || s.type === "builtin") return builtinSummarizer;
-  let apiKey: string | undefined;
-  if (s.apiKeyEnv !== undefined) {
-    apiKey = env[s.apiKeyEnv];
-    if (!apiKey)
-      throw badInput(`summarizer: the environment variable ${s.apiKeyEnv} (apiKeyEnv) is not set`, {
-        file,
-        field: "summarizer.apiKeyEnv",
-      });
-  }
+  const apiKey = apiKeyFromEnv("summarizer", s.apiKeyEnv, env, file);
   return httpSummarizer({ url: s.url, model: s.model, apiKey, timeoutMs: s.timeoutMs });
 }

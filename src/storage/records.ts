@@ -71,6 +71,9 @@ export const SessionMetaSchema = v.looseObject({
   ),
   /** The latest provider response that carried `usage` (guards the one-usage-per-response rule). */
   usageResponseId: v.optional(v.string()),
+  /** A title generation in flight (`session/title-generate.ts`): its token, so an older answer
+   * or one that lands after a rename is not written. */
+  titleGeneration: v.optional(v.object({ id: v.string(), startedAt: v.number() })),
   /** The latest compaction summary. */
   summary: v.optional(v.looseObject({ text: v.string(), createdAt: v.number() })),
 });

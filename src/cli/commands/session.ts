@@ -25,5 +25,6 @@ export default defineCommand({
     unarchive: leaf(() => import("./session/unarchive.ts")),
     pin: leaf(() => import("./session/pin.ts")),
     unpin: leaf(() => import("./session/unpin.ts")),
+    title: leaf(() => import("./session/title.ts")),
   },
 });

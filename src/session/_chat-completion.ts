@@ -1,0 +1,133 @@
+/**
+ * The one OpenAI-compatible chat completions call that the HTTP summarizer and the HTTP titler
+ * share: a POST with a timeout, no redirects, a cap on the answer's size, and errors that are one
+ * line, name the service and never carry the API key. The caller reads the answer's content.
+ */
+import * as v from "valibot";
+import { badInput, FreecodeError } from "../errors.ts";
+import { BodyTooLarge, readBody } from "../util/http-body.ts";
+import { clip } from "../util/one-line.ts";
+
+/** Where a chat completions endpoint is and how to call it. */
+export interface ChatEndpoint {
+  /** The chat completions URL (`https://api.openai.com/v1/chat/completions`, a local server's…). */
+  url: string;
+  model: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  /** Give up after this long (default 120 s). */
+  timeoutMs?: number;
+  /** For tests and proxies; default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** The largest answer read (a summary is a few KB; a provider streaming gigabytes is refused). */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+const Completion = v.object({
+  choices: v.pipe(
+    v.array(v.object({ message: v.object({ content: v.nullable(v.string()) }) })),
+    v.minLength(1),
+  ),
+});
+
+export interface ChatClient {
+  /** An `unavailable` error naming the service, `service url: message`, the key redacted. */
+  fail(message: string, cause?: unknown): FreecodeError;
+  /**
+   * The content of the first choice (empty when null). A reply that is not a completion fails
+   * with `the answer is not <expected>: why`.
+   */
+  complete(messages: ChatMessage[], expected: string): Promise<string>;
+}
+
+/** Why a valibot parse (or JSON.parse) failed, as a short phrase naming the field. */
+export function parseFailure(error: unknown): string {
+  const issue = error instanceof v.ValiError ? error.issues[0] : undefined;
+  const path = issue ? v.getDotPath(issue) : null;
+  return issue ? `${issue.message}${path ? ` (field ${path})` : ""}` : (error as Error).message;
+}
+
+/**
+ * The API key a config entry names by its variable (`<service>.apiKeyEnv`), read from `env`;
+ * `bad_input` naming the variable when it is not set (the key itself never goes in config.json).
+ */
+export function apiKeyFromEnv(
+  service: string,
+  apiKeyEnv: string | undefined,
+  env: Record<string, string | undefined>,
+  file: string,
+): string | undefined {
+  if (apiKeyEnv === undefined) return undefined;
+  const key = env[apiKeyEnv];
+  if (!key)
+    throw badInput(`${service}: the environment variable ${apiKeyEnv} (apiKeyEnv) is not set`, {
+      file,
+      field: `${service}.apiKeyEnv`,
+    });
+  return key;
+}
+
+/** A client for `endpoint`; `service` ("summarizer", "titler") starts every error message. */
+export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient {
+  if (!/^https?:\/\//i.test(endpoint.url))
+    throw new FreecodeError("bad_input", `${service} url must be http(s): ${endpoint.url}`);
+  const { apiKey, url } = endpoint;
+  // A provider may echo the key back ("Invalid key: Bearer sk-…"): never in a message we pass on.
+  const hide = (text: string) => (apiKey ? text.split(apiKey).join("[redacted]") : text);
+  const fail = (message: string, cause?: unknown) =>
+    new FreecodeError("unavailable", hide(`${service} ${url}: ${message}`), { cause });
+  const timeoutMs = endpoint.timeoutMs ?? 120_000;
+  const late = (e: Error) => fail(`no answer within ${timeoutMs / 1000} s`, e);
+
+  async function post(messages: ChatMessage[]): Promise<Response> {
+    try {
+      return await (endpoint.fetch ?? fetch)(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model: endpoint.model, temperature: 0, messages }),
+        signal: AbortSignal.timeout(timeoutMs),
+        // A redirect would send the transcript elsewhere, or turn the POST into a bodiless GET.
+        redirect: "error",
+      });
+    } catch (error) {
+      const e = error as Error;
+      if (e.name === "TimeoutError") throw late(e);
+      throw fail(e.message.split("\n")[0] ?? String(e), e);
+    }
+  }
+
+  return {
+    fail,
+    async complete(messages, expected) {
+      const response = await post(messages);
+      let text: string;
+      try {
+        text = new TextDecoder().decode(await readBody(response, MAX_ANSWER_BYTES));
+      } catch (error) {
+        if (error instanceof BodyTooLarge)
+          throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, error);
+        const e = error as Error;
+        if (e.name === "TimeoutError") throw late(e);
+        throw fail(`reading the answer failed: ${e.message}`, error);
+      }
+      if (!response.ok) {
+        const detail = text.replace(/\s+/g, " ").trim();
+        throw fail(`HTTP ${response.status}${detail ? `: ${clip(detail, 200)}` : ""}`);
+      }
+      try {
+        return v.parse(Completion, JSON.parse(text)).choices[0]!.message.content ?? "";
+      } catch (error) {
+        throw fail(`the answer is not ${expected}: ${parseFailure(error)}`, error);
+      }
+    },
+  };
+}
