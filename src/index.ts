@@ -213,6 +213,19 @@ export {
 } from "./session/title-generate.ts";
 export { type HttpTitlerOptions, httpTitler, type Titler } from "./session/title-http.ts";
 export { type TurnView, turnsOf } from "./session/turns.ts";
+// Snapshots (git trees of the work tree; undo/redo)
+export type { FileChange } from "./snapshot/restore.ts";
+export { type SessionSnapshotsOptions, sessionSnapshots } from "./snapshot/session.ts";
+export {
+  type CaptureResult,
+  createSnapshots,
+  type RestoreResult,
+  type SnapshotList,
+  type SnapshotListItem,
+  type Snapshots,
+  type SnapshotsOptions,
+} from "./snapshot/snapshots.ts";
+export { DEFAULT_MAX_FILE_BYTES } from "./snapshot/stage.ts";
 // Storage
 export type {
   AdapterCapabilities,

@@ -1,0 +1,34 @@
+/** `freecode session snapshots <id>`: the session's work-tree snapshots, oldest first; `*` is current. */
+import { rolloutEnabled } from "../../../rollout/recorder.ts";
+import { sessionSnapshots } from "../../../snapshot/session.ts";
+import { escapeLine } from "../../../util/one-line.ts";
+import { command } from "../../_command.ts";
+import { ID_ARG, when, withStore } from "./_shared.ts";
+
+export default command({
+  meta: { name: "snapshots", description: "List a session's work-tree snapshots (undo/redo walk them)" },
+  args: { ...ID_ARG },
+  async run(ctx, args) {
+    const rollout = rolloutEnabled(process.env, ctx.config());
+    const list = await withStore(ctx, async (s) =>
+      (await sessionSnapshots(s, ctx.home, args.id, { rollout })).list(),
+    );
+    if (ctx.json) {
+      ctx.out({ id: args.id, ...list });
+      return 0;
+    }
+    if (list.snapshots.length === 0) {
+      ctx.out(`no snapshots for ${args.id} (project ${escapeLine(list.projectPath)})\n`);
+      return 0;
+    }
+    const lines = list.snapshots.map((s) => {
+      const mark = s.current ? "*" : " ";
+      const skipped = s.skippedFiles
+        ? `  (${s.skippedFiles.length} left out: large files, nested repositories)`
+        : "";
+      return `${mark} ${String(s.index).padStart(3)}  ${when(s.at)}  ${s.snapshot.slice(0, 12)}  ${escapeLine(s.entryId ?? "-")}${skipped}\n`;
+    });
+    ctx.out(`snapshots of ${escapeLine(list.projectPath)}:\n${lines.join("")}`);
+    return 0;
+  },
+});

@@ -1,0 +1,115 @@
+/**
+ * Running the real `git` against our own snapshot directory, isolated from everything of the user's:
+ * every inherited `GIT_*` variable is dropped (a freecode run from inside a git hook must not write
+ * into the repository that ran the hook), system and global config are off (no user hooks, aliases,
+ * `core.autocrlf`, `core.fsmonitor` or templates reach us), hooks point at an empty path, and the
+ * author/committer come from the environment so no user identity is needed.
+ */
+import { FreecodeError } from "../errors.ts";
+
+/** Where git runs: our git dir, the project as work tree, and one index per session. */
+export interface GitPlace {
+  /** The git binary (default `git` on PATH). */
+  bin: string;
+  gitDir: string;
+  workTree: string;
+  indexFile: string;
+}
+
+/** git is not installed, or not runnable: capture turns this into `checkpoint.skipped`. */
+export class GitMissingError extends FreecodeError {
+  constructor(bin: string, cause?: unknown) {
+    super("unavailable", `git is not available ("${bin}" could not be run): snapshots need git`, { cause });
+  }
+}
+
+/** Flags on every call: content stored byte for byte, nothing of the user's config or hooks. */
+const CONFIG_FLAGS = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.safecrlf=false",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "safe.directory=*",
+  "-c",
+  "diff.renames=false",
+];
+
+const IDENTITY = { name: "freecode", email: "snapshots@freecode.invalid" };
+
+function gitEnv(place: GitPlace | undefined, extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
+  }
+  const where = place && {
+    GIT_DIR: place.gitDir,
+    GIT_WORK_TREE: place.workTree,
+    GIT_INDEX_FILE: place.indexFile,
+  };
+  return {
+    ...env,
+    ...where,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: IDENTITY.name,
+    GIT_AUTHOR_EMAIL: IDENTITY.email,
+    GIT_COMMITTER_NAME: IDENTITY.name,
+    GIT_COMMITTER_EMAIL: IDENTITY.email,
+    LC_ALL: "C",
+    ...extra,
+  };
+}
+
+export interface GitCall {
+  /** Bytes for stdin (NUL-separated path lists). */
+  stdin?: string;
+  /** Extra environment (e.g. `GIT_LITERAL_PATHSPECS`). */
+  env?: Record<string, string>;
+  /** Exit codes that are answers, not failures (e.g. 1 for `rev-parse --verify -q`). */
+  okCodes?: number[];
+  /** Run outside the place (`git init` refuses a work tree): no GIT_DIR, work tree or index. */
+  unplaced?: boolean;
+}
+
+/** Run git in `place`; resolves stdout, throws `internal` with git's first stderr line on failure. */
+export async function git(place: GitPlace, args: string[], call: GitCall = {}): Promise<string> {
+  let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
+  try {
+    proc = Bun.spawn([place.bin, ...CONFIG_FLAGS, ...args], {
+      cwd: call.unplaced ? undefined : place.workTree,
+      env: gitEnv(call.unplaced ? undefined : place, call.env ?? {}),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  } catch (error) {
+    throw new GitMissingError(place.bin, error);
+  }
+  proc.stdin.write(call.stdin ?? "");
+  await proc.stdin.end();
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code !== 0 && !(call.okCodes ?? []).includes(code)) {
+    const why = stderr.trim().split("\n")[0] || `exit code ${code}`;
+    throw new FreecodeError("internal", `git ${args[0]} failed in the snapshot store: ${why}`);
+  }
+  return stdout;
+}
+
+/** Split git's `-z` output into its fields. */
+export const nulFields = (out: string): string[] => out.split("\0").filter((s) => s !== "");

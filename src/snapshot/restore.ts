@@ -1,0 +1,82 @@
+/**
+ * Making the work tree match a snapshot. The difference between the tree just staged from the work
+ * tree and the target decides everything: files changed or deleted since come back, files created
+ * since go away. Only paths in one of the two trees are touched, so ignored files (never staged) and
+ * files left out for their size are never written or removed. Unlike a `git checkout` into the
+ * user's repository, nothing of theirs (HEAD, index, refs) moves.
+ */
+import { rmdirSync, unlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { FreecodeError } from "../errors.ts";
+import { git, nulFields } from "./_git.ts";
+import type { SnapshotRepo } from "./repo.ts";
+import { isSkipped } from "./stage.ts";
+
+/** `added`: the target has it and the work tree not (restored); `deleted`: removed by the restore. */
+export type FileChange = { path: string; change: "added" | "modified" | "deleted" };
+
+const CHANGE = { A: "added", M: "modified", T: "modified", D: "deleted" } as const;
+
+/** What restoring `to` over a work tree staged as `from` would do (paths in `protect` excluded). */
+export async function diffTrees(
+  repo: SnapshotRepo,
+  from: string,
+  to: string,
+  protect: readonly string[] = [],
+): Promise<FileChange[]> {
+  const fields = nulFields(
+    await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to]),
+  );
+  const changes: FileChange[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const status = fields[i]! as keyof typeof CHANGE;
+    const path = fields[i + 1]!;
+    if (!(status in CHANGE))
+      throw new FreecodeError("internal", `unexpected git diff-tree status "${status}" for ${path}`);
+    if (!isSkipped(path, protect)) changes.push({ path, change: CHANGE[status] });
+  }
+  return changes;
+}
+
+/** Remove `dir` and its parents below `stop` while they are empty. */
+function pruneEmptyDirs(dir: string, stop: string): void {
+  for (let d = dir; d.length > stop.length && d.startsWith(stop); d = dirname(d)) {
+    try {
+      rmdirSync(d);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOENT") return;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Apply `changes` (from `diffTrees(from, to)`): deletions first (a file may give way to a
+ * directory), then the target's versions of everything else, written by git from our index.
+ */
+export async function applyChanges(
+  repo: SnapshotRepo,
+  from: string,
+  to: string,
+  changes: FileChange[],
+): Promise<void> {
+  const root = repo.projectPath;
+  for (const c of changes) {
+    if (c.change !== "deleted") continue;
+    const abs = join(root, c.path);
+    try {
+      unlinkSync(abs);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    pruneEmptyDirs(dirname(abs), root);
+  }
+  // Two-tree read keeps the cached stat data of unchanged files: the next capture stays cheap.
+  await git(repo.place, ["read-tree", "-m", from, to]);
+  const writes = changes.filter((c) => c.change !== "deleted").map((c) => c.path);
+  if (writes.length === 0) return;
+  await git(repo.place, ["checkout-index", "-f", "-z", "--stdin"], {
+    stdin: `${writes.join("\0")}\0`,
+  });
+}

@@ -1,0 +1,268 @@
+/**
+ * Git snapshots of a project work tree, for one session (seed 001): an agent calls `capture` before
+ * and after each tool run; `undo` puts the work tree back to the snapshot before the current one and
+ * `redo` walks forward again. The list and the position live in a state file, so they survive a
+ * restart. A capture that differs from the current snapshot, taken after an undo, drops the redo
+ * branch (as an editor does). Every step is written to the session's rollout as `checkpoint.*`.
+ *
+ * Nothing of the user's repository is read or written except its work tree files (and its
+ * `.gitignore` / `.git/info/exclude`): the git directory, index, refs and config are ours.
+ */
+
+import * as v from "valibot";
+import { badInput, FreecodeError } from "../errors.ts";
+import type { EventInput } from "../rollout/events.ts";
+import { SessionIdSchema } from "../storage/records.ts";
+import { withLock } from "../util/lock.ts";
+import { GitMissingError } from "./_git.ts";
+import { canonicalProject, ensureRepo, keepTree, type SnapshotRepo, snapshotRepo } from "./repo.ts";
+import { applyChanges, diffTrees, type FileChange } from "./restore.ts";
+import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
+import { pushEntry, readState, type SnapshotEntry, type SnapshotState, writeState } from "./state.ts";
+
+export interface SnapshotsOptions {
+  /** The freecode home: snapshots live in `<home>/snapshots/<project key>/`. */
+  home: string;
+  /** The project work tree (need not be a git repository). */
+  projectPath: string;
+  sessionId: string;
+  /** Where `checkpoint.*` events go, e.g. `recorder.record` (omitted: nothing is recorded). */
+  record?: (event: EventInput) => unknown;
+  /** Files above this size are left out of snapshots (default 8 MiB). */
+  maxFileBytes?: number;
+  /** The git binary (default `git` on PATH). */
+  git?: string;
+}
+
+/** A capture never throws for git's sake: it says why it took no snapshot instead. */
+export type CaptureResult =
+  | {
+      captured: true;
+      /** The git tree id. */
+      snapshot: string;
+      entryId?: string;
+      /** False when the work tree equals the current snapshot (no new position). */
+      isNew: boolean;
+      /** Files left out for their size, and nested repositories (`dir/`). */
+      skippedFiles: string[];
+      durationMs: number;
+    }
+  | { captured: false; reason: "git_missing" | "capture_failed"; error: FreecodeError };
+
+export interface RestoreResult {
+  direction: "undo" | "redo";
+  dryRun: boolean;
+  /** The tree the work tree now matches (or would match, with `dryRun`). */
+  snapshot: string;
+  entryId?: string;
+  /** Its index in the list. */
+  position: number;
+  filesChanged: number;
+  files: FileChange[];
+  /** Changes no snapshot held were captured first (this tree), so `redo` brings them back. */
+  autosaved?: string;
+  durationMs: number;
+}
+
+export interface SnapshotListItem {
+  index: number;
+  snapshot: string;
+  commit: string;
+  entryId?: string;
+  at: number;
+  current: boolean;
+  skippedFiles?: string[];
+}
+
+export interface SnapshotList {
+  sessionId: string;
+  projectPath: string;
+  /** Our git directory's parent, `<home>/snapshots/<project key>`. */
+  location: string;
+  position: number;
+  snapshots: SnapshotListItem[];
+}
+
+export interface Snapshots {
+  readonly sessionId: string;
+  readonly projectPath: string;
+  /** Snapshot the work tree and record `checkpoint.captured` (or `checkpoint.skipped`). */
+  capture(entryId?: string): Promise<CaptureResult>;
+  /** Restore the previous snapshot; `conflict` when there is none. */
+  undo(options?: { dryRun?: boolean }): Promise<RestoreResult>;
+  /** Restore the next snapshot; `conflict` when there is none or the work tree has uncaptured changes. */
+  redo(options?: { dryRun?: boolean }): Promise<RestoreResult>;
+  /** The snapshots and the current position (reads the state file). */
+  list(): SnapshotList;
+}
+
+const asFreecodeError = (error: unknown) =>
+  error instanceof FreecodeError
+    ? error
+    : new FreecodeError("internal", `snapshot failed: ${(error as Error)?.message ?? String(error)}`, {
+        cause: error,
+      });
+
+const elapsed = (t0: number) => Math.round(performance.now() - t0);
+
+function newEntry(staged: StagedTree, commit: string, entryId?: string): SnapshotEntry {
+  return {
+    tree: staged.tree,
+    commit,
+    ...(entryId === undefined ? {} : { entryId }),
+    at: Date.now(),
+    ...(staged.skipped.length ? { skipped: staged.skipped } : {}),
+  };
+}
+
+/** The snapshots of one session's project work tree (nothing is created until the first capture). */
+export function createSnapshots(options: SnapshotsOptions): Snapshots {
+  const id = v.safeParse(SessionIdSchema, options.sessionId);
+  if (!id.success) throw badInput(`bad session id: ${v.summarize(id.issues)}`);
+  const projectPath = canonicalProject(options.projectPath);
+  const repo: SnapshotRepo = snapshotRepo(options.home, projectPath, options.sessionId, options.git);
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const load = () => readState(repo.statePath, repo.sessionId, projectPath);
+  const emit = async (events: EventInput[]) => {
+    for (const e of events) await options.record?.(e);
+  };
+  const locked = async <T>(fn: () => Promise<T>) =>
+    withLock(repo.lockPath, async () => {
+      await ensureRepo(repo);
+      return fn();
+    });
+
+  async function commitEntry(state: SnapshotState, staged: StagedTree, entryId?: string) {
+    const commit = await keepTree(repo, staged.tree, entryId ? `snapshot ${entryId}` : "snapshot");
+    return pushEntry(state, newEntry(staged, commit, entryId));
+  }
+
+  async function capture(entryId?: string): Promise<CaptureResult> {
+    const t0 = performance.now();
+    let outcome: { staged: StagedTree; isNew: boolean };
+    try {
+      outcome = await locked(async () => {
+        const staged = await stageWorkTree(repo, maxFileBytes);
+        const state = load();
+        const isNew = state.entries[state.position]?.tree !== staged.tree;
+        if (isNew) writeState(repo.statePath, await commitEntry(state, staged, entryId));
+        return { staged, isNew };
+      });
+    } catch (error) {
+      const reason = error instanceof GitMissingError ? "git_missing" : "capture_failed";
+      await emit([{ type: "checkpoint.skipped", reason }]);
+      return { captured: false, reason, error: asFreecodeError(error) };
+    }
+    const durationMs = elapsed(t0);
+    const snapshot = outcome.staged.tree;
+    await emit([{ type: "checkpoint.captured", snapshot, durationMs, ...(entryId ? { entryId } : {}) }]);
+    return {
+      captured: true,
+      snapshot,
+      ...(entryId ? { entryId } : {}),
+      isNew: outcome.isNew,
+      skippedFiles: outcome.staged.skipped,
+      durationMs,
+    };
+  }
+
+  async function walk(direction: "undo" | "redo", dryRun: boolean): Promise<RestoreResult> {
+    const t0 = performance.now();
+    const events: EventInput[] = [];
+    const result = await locked(async () => {
+      let state = load();
+      const here = state.entries[state.position];
+      if (!here)
+        throw new FreecodeError(
+          "conflict",
+          `session ${repo.sessionId} has no snapshots: nothing to ${direction}`,
+        );
+      const staged = await stageWorkTree(repo, maxFileBytes);
+      const dirty = staged.tree !== here.tree;
+      let target: number;
+      if (direction === "undo") {
+        // Uncaptured changes are undone to the current snapshot, and kept as one for redo.
+        target = dirty ? state.position : state.position - 1;
+        if (target < 0)
+          throw new FreecodeError(
+            "conflict",
+            `nothing to undo: session ${repo.sessionId} is at its first snapshot`,
+          );
+      } else {
+        if (dirty)
+          throw new FreecodeError(
+            "conflict",
+            `the work tree has changes no snapshot holds: redo would overwrite them (undo or capture first)`,
+          );
+        target = state.position + 1;
+        if (target >= state.entries.length)
+          throw new FreecodeError(
+            "conflict",
+            `nothing to redo: session ${repo.sessionId} is at its latest snapshot`,
+          );
+      }
+      const to = state.entries[target]!;
+      const protect = [...staged.skipped, ...(to.skipped ?? [])];
+      const files = await diffTrees(repo, staged.tree, to.tree, protect);
+      const autosaved = direction === "undo" && dirty ? staged.tree : undefined;
+      if (!dryRun) {
+        if (autosaved) {
+          state = await commitEntry(state, staged);
+          events.push({ type: "checkpoint.captured", snapshot: autosaved, durationMs: elapsed(t0) });
+        }
+        await applyChanges(repo, staged.tree, to.tree, files);
+        writeState(repo.statePath, { ...state, position: target });
+      }
+      return { to, target, files, autosaved };
+    });
+    const durationMs = elapsed(t0);
+    const { to, files } = result;
+    const entry = to.entryId === undefined ? {} : { entryId: to.entryId };
+    if (!dryRun)
+      events.push({
+        type: "checkpoint.restored",
+        snapshot: to.tree,
+        ...entry,
+        filesChanged: files.length,
+        durationMs,
+      });
+    await emit(events);
+    return {
+      direction,
+      dryRun,
+      snapshot: to.tree,
+      ...entry,
+      position: result.target,
+      filesChanged: files.length,
+      files,
+      ...(result.autosaved ? { autosaved: result.autosaved } : {}),
+      durationMs,
+    };
+  }
+
+  return {
+    sessionId: repo.sessionId,
+    projectPath,
+    capture,
+    undo: (o = {}) => walk("undo", o.dryRun === true),
+    redo: (o = {}) => walk("redo", o.dryRun === true),
+    list() {
+      const state = load();
+      return {
+        sessionId: repo.sessionId,
+        projectPath,
+        location: repo.root,
+        position: state.position,
+        snapshots: state.entries.map((e, index) => ({
+          index,
+          snapshot: e.tree,
+          commit: e.commit,
+          ...(e.entryId === undefined ? {} : { entryId: e.entryId }),
+          at: e.at,
+          current: index === state.position,
+          ...(e.skipped ? { skippedFiles: e.skipped } : {}),
+        })),
+      };
+    },
+  };
+}

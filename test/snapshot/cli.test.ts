@@ -1,0 +1,85 @@
+/** `freecode session snapshots|undo|redo` from source, over snapshots an agent captured with the library. */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createSnapshots } from "../../src/snapshot/snapshots.ts";
+import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { readTree, writeFiles } from "./_project.ts";
+
+const eventsOf = (home: string, id: string) => {
+  const file = join(home, "rollout", "sessions", id, "events.jsonl");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string; seq: number } & Record<string, unknown>);
+};
+
+describe("freecode session snapshots / undo / redo", () => {
+  test("list, dry run, undo, redo, with --json and exit codes", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const env = { FREECODE_ROLLOUT: "on" };
+    const cli = (args: string[]) => runCli(args, { home: home.path, env });
+    const made = cli(["session", "create", "--id", "s1", "--project", project.path, "--prompt", "edit it"]);
+    expect(made.code).toBe(0);
+
+    writeFiles(project.path, { "a.txt": "one\n" });
+    const snaps = createSnapshots({ home: home.path, projectPath: project.path, sessionId: "s1" });
+    await snaps.capture("m1");
+    writeFiles(project.path, { "a.txt": "two\n", "b.txt": "new\n" });
+    await snaps.capture("m2");
+
+    const list = parseJson<{ position: number; snapshots: { entryId: string; current: boolean }[] }>(
+      cli(["session", "snapshots", "s1", "--json"]),
+    );
+    expect(list.position).toBe(1);
+    expect(list.snapshots.map((s) => [s.entryId, s.current])).toEqual([
+      ["m1", false],
+      ["m2", true],
+    ]);
+    const human = cli(["session", "snapshots", "s1"]);
+    expect(human.stdout).toMatch(/^\* +1 .* m2$/m);
+
+    const dry = cli(["session", "undo", "s1", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("2 files would change");
+    expect(dry.stdout).toContain("D b.txt\n");
+    expect(readTree(project.path)).toEqual({ "a.txt": "two\n", "b.txt": "new\n" });
+
+    const undo = parseJson<{ filesChanged: number; entryId: string; files: unknown[] }>(
+      cli(["session", "undo", "s1", "--json"]),
+    );
+    expect(undo).toMatchObject({ filesChanged: 2, entryId: "m1" });
+    expect(readTree(project.path)).toEqual({ "a.txt": "one\n" });
+
+    const again = cli(["session", "undo", "s1"]);
+    expect(again.code).toBe(4);
+    expect(again.stderr).toContain("nothing to undo");
+    expect(again.stderr.trim().split("\n")).toHaveLength(1);
+
+    const redo = cli(["session", "redo", "s1"]);
+    expect(redo.code).toBe(0);
+    expect(redo.stdout).toMatch(
+      /^redo: restored snapshot [0-9a-f]{12}: 2 files changed\nM a.txt\nA b.txt\n$/,
+    );
+    expect(readTree(project.path)).toEqual({ "a.txt": "two\n", "b.txt": "new\n" });
+    expect(cli(["session", "redo", "s1"]).code).toBe(4);
+
+    // The dry run recorded nothing: only the two real restores are in the rollout.
+    const restored = eventsOf(home.path, "s1").filter((e) => e.type.startsWith("checkpoint."));
+    expect(restored.map((e) => [e.type, e.entryId, e.filesChanged])).toEqual([
+      ["checkpoint.restored", "m1", 2],
+      ["checkpoint.restored", "m2", 2],
+    ]);
+    expect(typeof restored[0]!.durationMs).toBe("number");
+  });
+
+  test("unknown session: not_found (exit 3), one line on stderr, nothing written", async () => {
+    await using home = await tempHome();
+    const r = runCli(["session", "undo", "nope"], { home: home.path });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("no session nope");
+    expect(eventsOf(home.path, "nope")).toEqual([]);
+  });
+});
