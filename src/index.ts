@@ -90,6 +90,34 @@ export {
 } from "./import/types.ts";
 export { type WatchOptions, watchSources } from "./import/watch.ts";
 export { type WriteOutcome, writeSession } from "./import/write.ts";
+// Maintenance (freecode gc)
+export { applyRemovals, type GcApplied, type GcResult } from "./maintenance/apply.ts";
+export {
+  type GcItem,
+  type GcOptions,
+  type GcOutcome,
+  type GcReport,
+  gcLockPath,
+  runGc,
+} from "./maintenance/gc.ts";
+export { type Inventory, type StoredSession, takeInventory } from "./maintenance/inventory.ts";
+export {
+  GC_REASONS,
+  type GcPlan,
+  type GcReason,
+  type GcRemoval,
+  isProtected,
+  planGc,
+  type StoreTotals,
+} from "./maintenance/plan.ts";
+export {
+  EMPTY_SHELL_GRACE_MS,
+  type GcMode,
+  type GcOverrides,
+  type GcPolicy,
+  resolvePolicy,
+} from "./maintenance/policy.ts";
+export { formatBytes, parseByteSize } from "./maintenance/size.ts";
 export type {
   DenySource,
   EventInput,

@@ -33,6 +33,7 @@ export const COMMANDS = {
   store: () => import("./commands/store.ts").then((m) => m.default),
   doctor: () => import("./commands/doctor.ts").then((m) => m.default),
   serve: () => import("./commands/serve.ts").then((m) => m.default),
+  gc: () => import("./commands/gc.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 export const main = defineCommand({

@@ -1,0 +1,74 @@
+/**
+ * Carrying out a gc plan. Each session is first claimed under its own lock: if it is still as the
+ * plan saw it (same `updatedAt` and message count, not running, not pinned), it is marked deleted,
+ * which also keeps a writer from marking it running (`markRunning` leaves deleted sessions alone);
+ * then it is purged (meta, messages, context cache, rollout log). A session that changed since the
+ * plan, or is already gone, is skipped; any other error is recorded and the rest still go ahead.
+ * A session whose purge failed after its claim is left soft-deleted: `session restore` brings it back.
+ */
+import { conflict, FreecodeError } from "../errors.ts";
+import { purgeSession } from "../session/lifecycle.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import type { SessionMeta } from "../storage/records.ts";
+import type { GcRemoval } from "./plan.ts";
+import { isProtected } from "./plan.ts";
+
+export type GcResult = "removed" | "skipped" | "failed";
+
+export interface GcApplied extends GcRemoval {
+  result: GcResult;
+  /** Why it was skipped or what failed. */
+  error?: string;
+}
+
+export interface GcApplyOutcome {
+  applied: GcApplied[];
+  /** The first failure, for the exit code (undefined when nothing failed). */
+  firstError?: unknown;
+}
+
+/** Why `meta` may no longer be removed as planned, or undefined if it still may. */
+function changedSince(planned: GcRemoval, meta: SessionMeta): string | undefined {
+  if (isProtected(meta)) return `it is ${meta.pinned ? "pinned" : meta.status} now`;
+  if (meta.updatedAt !== planned.updatedAt || meta.messageCount !== planned.messageCount)
+    return "it changed since gc looked at it";
+  return undefined;
+}
+
+/** Mark the session deleted if it is still as planned; a `conflict` saying why not otherwise. */
+function claim(adapter: StorageAdapter, planned: GcRemoval): Promise<SessionMeta> {
+  return adapter.updateMeta(planned.id, (meta) => {
+    const why = changedSince(planned, meta);
+    if (why) throw conflict(why);
+    return meta.status === "deleted" ? meta : { ...meta, status: "deleted", previousStatus: meta.status };
+  });
+}
+
+const skippable = (e: unknown) =>
+  e instanceof FreecodeError && (e.code === "conflict" || e.code === "not_found");
+
+/** Remove every session of `removals` that is still as planned. */
+export async function applyRemovals(adapter: StorageAdapter, removals: GcRemoval[]): Promise<GcApplyOutcome> {
+  const applied: GcApplied[] = [];
+  let firstError: unknown;
+  for (const planned of removals) {
+    try {
+      await claim(adapter, planned);
+    } catch (error) {
+      if (!skippable(error)) {
+        firstError ??= error;
+        applied.push({ ...planned, result: "failed", error: (error as Error).message });
+      } else applied.push({ ...planned, result: "skipped", error: (error as Error).message });
+      continue;
+    }
+    try {
+      await purgeSession(adapter, planned.id);
+      applied.push({ ...planned, result: "removed" });
+    } catch (error) {
+      firstError ??= error;
+      const message = `${(error as Error).message} (left soft-deleted: session restore ${planned.id} undoes it)`;
+      applied.push({ ...planned, result: "failed", error: message });
+    }
+  }
+  return { applied, firstError };
+}

@@ -1,0 +1,98 @@
+/**
+ * `freecode gc` as a library call: take stock, plan, and (when enforcing) remove. Enforcing runs under
+ * the home's `state/gc.lock`, so two gc runs never remove from one plan twice or interleave; plan and
+ * removal happen inside it, and each removal re-checks its session under the session's own lock
+ * (see `applyRemovals`). A dry run or a warning takes no lock and writes nothing.
+ */
+import { join } from "node:path";
+import { homePaths } from "../home.ts";
+import type { StorageAdapter } from "../storage/contract.ts";
+import { ensureDir } from "../util/atomic.ts";
+import { withLock } from "../util/lock.ts";
+import { applyRemovals, type GcResult } from "./apply.ts";
+import type { SizeMethod } from "./disk-usage.ts";
+import { takeInventory } from "./inventory.ts";
+import { type GcPlan, type GcRemoval, planGc, type StoreTotals } from "./plan.ts";
+import type { GcPolicy } from "./policy.ts";
+
+export interface GcOptions {
+  /** The freecode home (where `state/gc.lock` lives). */
+  home: string;
+  policy: GcPolicy;
+  /** Plan only, whatever the mode. */
+  dryRun?: boolean;
+  now?: number;
+  /** How long to wait for another gc's lock (default 10 s). */
+  lockTimeoutMs?: number;
+}
+
+/** A planned removal and what became of it (`would-remove` when nothing was carried out). */
+export interface GcItem extends GcRemoval {
+  result: "would-remove" | GcResult;
+  /** Why it was skipped or what failed. */
+  error?: string;
+}
+
+/** What a gc run planned and did: the shape `freecode gc --json` prints. */
+export interface GcReport {
+  policy: GcPolicy;
+  /** Whether removals were carried out (mode `enforce` and not a dry run). */
+  enforced: boolean;
+  dryRun: boolean;
+  sizeMethod: SizeMethod;
+  /** Every session the policy removes, in the order the rules took them. */
+  sessions: GcItem[];
+  before: StoreTotals;
+  /** What remains: once enforced, counting only what was removed; else once the plan is done. */
+  after: StoreTotals;
+  /** Limits the plan cannot meet because what is left is running or pinned. */
+  unmet: string[];
+}
+
+/** The outcome of `runGc`: the report, and the first removal that failed (for the exit code). */
+export interface GcOutcome {
+  report: GcReport;
+  firstError?: unknown;
+}
+
+/** The lock that serialises gc runs on a home. */
+export const gcLockPath = (home: string) => join(homePaths(home).state, "gc.lock");
+
+/** Plan a gc of `adapter` and, when the policy's mode is `enforce` and this is no dry run, carry it out. */
+export async function runGc(adapter: StorageAdapter, options: GcOptions): Promise<GcOutcome> {
+  const dryRun = options.dryRun === true;
+  const plan = async () => {
+    const inventory = await takeInventory(adapter);
+    return { plan: planGc(inventory, options.policy, options.now), sizeMethod: inventory.sizeMethod };
+  };
+  const report = (p: GcPlan, sizeMethod: SizeMethod, sessions: GcItem[], enforced: boolean): GcReport => ({
+    policy: p.policy,
+    enforced,
+    dryRun,
+    sizeMethod,
+    sessions,
+    before: p.before,
+    after: p.after,
+    unmet: p.unmet,
+  });
+  if (dryRun || options.policy.mode !== "enforce") {
+    const { plan: p, sizeMethod } = await plan();
+    const items = p.removals.map((r) => ({ ...r, result: "would-remove" as const }));
+    return { report: report(p, sizeMethod, items, false) };
+  }
+  ensureDir(homePaths(options.home).state); // a missing directory would cost the lock a retry sleep
+  return withLock(
+    gcLockPath(options.home),
+    async () => {
+      const { plan: p, sizeMethod } = await plan();
+      const { applied, firstError } = await applyRemovals(adapter, p.removals);
+      const removed = applied.filter((a) => a.result === "removed");
+      const after = {
+        sessions: p.before.sessions - removed.length,
+        bytes: removed.reduce((n, a) => n - a.bytes, p.before.bytes),
+      };
+      return { report: { ...report(p, sizeMethod, applied, true), after }, firstError };
+    },
+    options.lockTimeoutMs,
+  );
+}

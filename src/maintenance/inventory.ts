@@ -1,0 +1,44 @@
+/**
+ * What gc plans from: every stored session (soft-deleted ones included) with its size and whether
+ * it really is empty, and the bytes of rollout logs that belong to no session.
+ */
+import type { StorageAdapter } from "../storage/contract.ts";
+import type { SessionMeta } from "../storage/records.ts";
+import { measureUsage, type SizeMethod } from "./disk-usage.ts";
+
+export interface StoredSession {
+  meta: SessionMeta;
+  bytes: number;
+  /** No messages: the meta says none and the log holds none (not even an unreadable line). */
+  empty: boolean;
+}
+
+export interface Inventory {
+  sessions: StoredSession[];
+  /** Bytes of rollout logs with no session (counted in the store's size; gc does not remove them). */
+  otherBytes: number;
+  sizeMethod: SizeMethod;
+}
+
+/** Take stock of `adapter`'s sessions. */
+export async function takeInventory(adapter: StorageAdapter): Promise<Inventory> {
+  const { items } = await adapter.listSessions({ all: true });
+  const usage = await measureUsage(
+    adapter,
+    items.map((m) => m.id),
+  );
+  const sessions: StoredSession[] = [];
+  for (const meta of items) {
+    // The count is checked against the log: a meta whose counter lags its messages is not empty.
+    let empty = false;
+    if (meta.messageCount === 0) {
+      const read = await adapter.readMessages(meta.id);
+      empty = read.messages.length === 0 && read.issues.length === 0;
+    }
+    sessions.push({ meta, bytes: usage.bytes.get(meta.id) ?? 0, empty });
+    usage.bytes.delete(meta.id);
+  }
+  let otherBytes = 0;
+  for (const n of usage.bytes.values()) otherBytes += n;
+  return { sessions, otherBytes, sizeMethod: usage.method };
+}
