@@ -110,7 +110,11 @@ export function planGc(inventory: Inventory, policy: GcPolicy, now = Date.now())
   if (cap !== undefined) {
     const over = remaining().length - cap;
     for (const s of evictionOrder(remaining()).slice(0, Math.max(0, over)))
-      take(s, "over-capacity", `${cap + over} sessions stored, the cap is ${cap}`);
+      take(
+        s,
+        "over-capacity",
+        `${cap + over} session${cap + over === 1 ? "" : "s"} stored, the cap is ${cap}`,
+      );
     const still = remaining().length - cap;
     if (still > 0)
       unmet.push(
