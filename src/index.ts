@@ -226,11 +226,22 @@ export {
   toStoredMessages,
   unarchiveSession,
 } from "./session/lifecycle.ts";
-export { CONTINUE_TEXT, resumeSession, type SessionContext } from "./session/resume.ts";
+export { CONTINUE_TEXT, resumeResult, resumeSession, type SessionContext } from "./session/resume.ts";
 export { MessageInputSchema, ROLES } from "./session/schema.ts";
 export { markIdle, markRunning, recoverCrashed } from "./session/status.ts";
 export { builtinSummarizer, type CompactionSummary, type Summarizer } from "./session/summarizer.ts";
 export { summarizerFromConfig } from "./session/summarizer-config.ts";
+export {
+  applyTagChange,
+  checkTag,
+  MAX_TAG_CHARS,
+  MAX_TAGS,
+  normalizeTags,
+  sessionTags,
+  splitTagList,
+  type TagChange,
+  tagSession,
+} from "./session/tags.ts";
 export { cleanTitle, TITLE_MAX_CHARS } from "./session/title-clean.ts";
 export { titlerFromConfig } from "./session/title-config.ts";
 export {

@@ -2,7 +2,8 @@
  * The JSON-RPC method table: `session.*` and `rollout.*` over one open store, each a thin call
  * into the same library functions the CLI commands use, with its params (by name) declared as a
  * strict valibot object so a typo or a wrong type is -32602 naming the field. What a method
- * returns is what the matching `--json` command prints.
+ * returns is what the matching `--json` command prints. Resume, archive, pin, run status and tags
+ * are in `_state-methods.ts`.
  */
 import * as v from "valibot";
 import type { Config } from "../config.ts";
@@ -26,9 +27,11 @@ import {
 import { MessageInputSchema } from "../session/schema.ts";
 import { recoverCrashed } from "../session/status.ts";
 import { summarizerFromConfig } from "../session/summarizer-config.ts";
+import { normalizeTags } from "../session/tags.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { EventRecord } from "../storage/records.ts";
 import { IdSchema, SESSION_STATUSES } from "../storage/records.ts";
+import { sessionStateMethods } from "./_state-methods.ts";
 import { type RpcMethods, rpcMethod } from "./rpc.ts";
 
 export interface MethodContext {
@@ -61,7 +64,12 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
         id: v.optional(IdSchema),
         tags: v.optional(v.array(v.string())),
       }),
-      ({ messages, ...init }) => createSession(store, init, toStoredMessages(messages)),
+      ({ messages, tags, ...init }) =>
+        createSession(
+          store,
+          { ...init, ...(tags !== undefined ? { tags: normalizeTags(tags) } : {}) },
+          toStoredMessages(messages),
+        ),
     ),
     "session.get": rpcMethod(v.strictObject(Id), ({ id }) => getSession(store, id)),
     "session.messages": rpcMethod(v.strictObject(Id), async ({ id }) => {
@@ -106,6 +114,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
       },
     ),
     "session.restore": rpcMethod(v.strictObject(Id), ({ id }) => restoreSession(store, id)),
+    ...sessionStateMethods(store),
     "session.fork": rpcMethod(
       v.strictObject({ ...Id, at: v.optional(IdSchema), title: v.optional(v.string()) }),
       ({ id, at, title }) =>

@@ -70,3 +70,17 @@ export async function resumeSession(store: StorageAdapter, id: string): Promise<
   ctx.messages = loadHistory(ctx.stored);
   return ctx;
 }
+
+/** A resume as one JSON document: what `session resume --json` prints and `session.resume` answers. */
+export function resumeResult(c: SessionContext) {
+  return {
+    meta: c.meta,
+    provider: c.provider ?? null,
+    model: c.model ?? null,
+    continued: c.continueMessage !== undefined,
+    continueMessage: c.continueMessage ?? null,
+    summarized: c.summaryMessage !== undefined,
+    messages: c.messages,
+    issues: c.issues,
+  };
+}

@@ -26,6 +26,7 @@ export default defineCommand({
     pin: leaf(() => import("./session/pin.ts")),
     unpin: leaf(() => import("./session/unpin.ts")),
     title: leaf(() => import("./session/title.ts")),
+    tag: leaf(() => import("./session/tag.ts")),
     snapshots: leaf(() => import("./session/snapshots.ts")),
     undo: leaf(() => import("./session/undo.ts")),
     redo: leaf(() => import("./session/redo.ts")),

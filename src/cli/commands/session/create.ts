@@ -1,6 +1,7 @@
 /** `freecode session create`: a session starts with its first message (no empty sessions). */
 import { usageError } from "../../../errors.ts";
 import { createSession, toStoredMessages } from "../../../session/lifecycle.ts";
+import { normalizeTags, splitTagList } from "../../../session/tags.ts";
 import { command } from "../../_command.ts";
 import { onStdinLine, printMeta, readStdinJsonl, withStore } from "./_shared.ts";
 
@@ -19,8 +20,12 @@ export default command({
     provider: { type: "string", description: "Provider name, restored on resume" },
     model: { type: "string", description: "Model id, restored on resume" },
     id: { type: "string", description: "Use this session id" },
+    tag: { type: "string", description: "Tags, comma-separated (see `session tag`)" },
   },
   async run(ctx, args) {
+    // Checked before stdin is read: a bad tag fails as early as a bad flag (a repeated flag is an array).
+    const tag = args.tag as string | string[] | undefined;
+    const tags = tag === undefined ? undefined : normalizeTags(splitTagList(tag), "--tag");
     const inputs =
       args.prompt !== undefined
         ? [{ role: "user", parts: [{ type: "text", content: args.prompt }] }]
@@ -41,6 +46,7 @@ export default command({
           ...(args.provider ? { provider: args.provider } : {}),
           ...(args.model ? { model: args.model } : {}),
           ...(args.id !== undefined ? { id: args.id } : {}),
+          ...(tags !== undefined ? { tags } : {}),
         },
         messages,
       ),

@@ -2,7 +2,7 @@
  * `freecode session resume <id>`: what a loop gets to continue a session — provider, model, the
  * loop's messages, and whether the synthetic "Continue from where you left off." was added.
  */
-import { resumeSession } from "../../../session/resume.ts";
+import { resumeResult, resumeSession } from "../../../session/resume.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
@@ -13,16 +13,7 @@ export default command({
     const c = await withStore(ctx, (s) => resumeSession(s, args.id));
     for (const i of c.issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
     if (ctx.json) {
-      ctx.out({
-        meta: c.meta,
-        provider: c.provider ?? null,
-        model: c.model ?? null,
-        continued: c.continueMessage !== undefined,
-        continueMessage: c.continueMessage ?? null,
-        summarized: c.summaryMessage !== undefined,
-        messages: c.messages,
-        issues: c.issues,
-      });
+      ctx.out(resumeResult(c));
     } else {
       const lines = [
         `resume ${c.meta.id}: ${c.meta.title}`,
