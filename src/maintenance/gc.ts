@@ -4,8 +4,10 @@
  * removal happen inside it, and each removal re-checks its session under the session's own lock
  * (see `applyRemovals`). A dry run or a warning takes no lock and writes nothing.
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../home.ts";
+import { forgetSet, type SnapshotSet, snapshotSets } from "../snapshot/forget.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { ensureDir } from "../util/atomic.ts";
 import { withLock } from "../util/lock.ts";
@@ -47,6 +49,12 @@ export interface GcReport {
   after: StoreTotals;
   /** Limits the plan cannot meet because what is left is running or pinned. */
   unmet: string[];
+  /**
+   * Git snapshot sets (`session snapshots`) of sessions the store no longer holds (or that this run
+   * removes), by session id: removed when enforced. A set younger than the empty-shell grace stays:
+   * an agent may snapshot a session before its first message is stored.
+   */
+  orphanedSnapshots: { sessions: string[]; removed: number };
 }
 
 /** The outcome of `runGc`: the report, and the first removal that failed (for the exit code). */
@@ -65,7 +73,14 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
     const inventory = await takeInventory(adapter);
     return { plan: planGc(inventory, options.policy, options.now), sizeMethod: inventory.sizeMethod };
   };
-  const report = (p: GcPlan, sizeMethod: SizeMethod, sessions: GcItem[], enforced: boolean): GcReport => ({
+  const report = (
+    p: GcPlan,
+    sizeMethod: SizeMethod,
+    sessions: GcItem[],
+    enforced: boolean,
+    orphaned: SnapshotSet[],
+    removed = 0,
+  ): GcReport => ({
     policy: p.policy,
     enforced,
     dryRun,
@@ -74,11 +89,24 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
     before: p.before,
     after: p.after,
     unmet: p.unmet,
+    orphanedSnapshots: { sessions: [...new Set(orphaned.map((o) => o.sessionId))], removed },
   });
+  const now = options.now ?? Date.now();
+  /** Snapshot sets whose session is not stored (or `gone`), past the grace. */
+  const orphans = async (gone: Set<string>) => {
+    const out: SnapshotSet[] = [];
+    for (const set of snapshotSets(options.home)) {
+      if (!gone.has(set.sessionId) && (await adapter.getMeta(set.sessionId)) !== undefined) continue;
+      if (now - snapshotTime(set) <= options.policy.emptyGraceMs) continue;
+      out.push(set);
+    }
+    return out;
+  };
   if (dryRun || options.policy.mode !== "enforce") {
     const { plan: p, sizeMethod } = await plan();
     const items = p.removals.map((r) => ({ ...r, result: "would-remove" as const }));
-    return { report: report(p, sizeMethod, items, false) };
+    const orphaned = await orphans(new Set(p.removals.map((r) => r.id)));
+    return { report: report(p, sizeMethod, items, false, orphaned) };
   }
   ensureDir(homePaths(options.home).state); // a missing directory would cost the lock a retry sleep
   return withLock(
@@ -91,8 +119,33 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
         sessions: p.before.sessions - removed.length,
         bytes: removed.reduce((n, a) => n - a.bytes, p.before.bytes),
       };
-      return { report: { ...report(p, sizeMethod, applied, true), after }, firstError };
+      // What is gone from the store now (a skipped removal is still stored: its set stays).
+      const orphaned = await orphans(new Set());
+      let forgotten = 0;
+      let error = firstError;
+      for (const set of orphaned) {
+        try {
+          await forgetSet(set);
+          forgotten++;
+        } catch (e) {
+          error ??= e;
+        }
+      }
+      return {
+        report: { ...report(p, sizeMethod, applied, true, orphaned, forgotten), after },
+        firstError: error,
+      };
     },
     options.lockTimeoutMs,
   );
+}
+
+/** When a snapshot set was last written (its state file), 0 when it cannot be told. */
+function snapshotTime(set: SnapshotSet): number {
+  const hex = Buffer.from(set.sessionId, "utf8").toString("hex");
+  try {
+    return statSync(join(set.root, "sessions", `${hex}.json`)).mtimeMs;
+  } catch {
+    return 0;
+  }
 }

@@ -28,6 +28,7 @@ import { MessageInputSchema } from "../session/schema.ts";
 import { recoverCrashed } from "../session/status.ts";
 import { summarizerFromConfig } from "../session/summarizer-config.ts";
 import { normalizeTags } from "../session/tags.ts";
+import { forgetSnapshots } from "../snapshot/forget.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { EventRecord } from "../storage/records.ts";
 import { IdSchema, SESSION_STATUSES } from "../storage/records.ts";
@@ -42,6 +43,8 @@ export interface MethodContext {
   configFile?: string;
   /** The environment (the summarizer's API key, FREECODE_ROLLOUT); default `process.env`. */
   env?: Record<string, string | undefined>;
+  /** The freecode home: a purge also erases the session's git snapshots there. */
+  home?: string;
 }
 
 const Id = { id: IdSchema };
@@ -110,6 +113,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
       async ({ id, purge }) => {
         if (!purge) return deleteSession(store, id);
         await purgeSession(store, id);
+        if (ctx.home !== undefined) await forgetSnapshots(ctx.home, id);
         return { id, purged: true };
       },
     ),

@@ -81,6 +81,7 @@ export function startServer(options: ServerOptions): RunningServer {
       store: options.store,
       config: options.config ?? {},
       configFile: homePaths(options.home).config,
+      home: options.home,
       ...(options.env ? { env: options.env } : {}),
     }),
     { onInternalError: (error, method) => onInternalError?.(error, `rpc ${method}`) },

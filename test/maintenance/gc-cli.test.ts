@@ -77,7 +77,17 @@ test("--json is one document: policy, sessions with id/title/reason/bytes/result
   expect(r.code, r.stderr).toBe(0);
   const doc = parseJson<GcReport>(r);
   expect(Object.keys(doc).sort()).toEqual(
-    ["after", "before", "dryRun", "enforced", "policy", "sessions", "sizeMethod", "unmet"].sort(),
+    [
+      "after",
+      "before",
+      "dryRun",
+      "enforced",
+      "orphanedSnapshots",
+      "policy",
+      "sessions",
+      "sizeMethod",
+      "unmet",
+    ].sort(),
   );
   expect(doc).toMatchObject({
     enforced: true,

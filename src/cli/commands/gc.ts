@@ -81,6 +81,12 @@ const totals = (r: GcReport) =>
 function print(ctx: CommandContext, report: GcReport): void {
   if (ctx.json) ctx.out(report);
   for (const u of report.unmet) ctx.log.warn(u);
+  const orphans = report.orphanedSnapshots.sessions.length;
+  if (orphans > 0) {
+    const what = `git snapshots of ${count(orphans)} no longer stored`;
+    if (report.enforced) ctx.log.info(`removed the ${what} (${report.orphanedSnapshots.removed} sets)`);
+    else ctx.log.warn(`would remove the ${what}`);
+  }
   const items = report.sessions;
   if (report.enforced || report.dryRun) {
     if (ctx.json) return;

@@ -1,5 +1,6 @@
 /** `freecode session delete <id> [--purge]`: soft delete (recoverable) or erase the files. */
 import { deleteSession, purgeSession } from "../../../session/lifecycle.ts";
+import { forgetSnapshots } from "../../../snapshot/forget.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, printMeta, withStore } from "./_shared.ts";
 
@@ -8,10 +9,16 @@ export default command({
     name: "delete",
     description: "Soft-delete a session (restore undoes it); --purge erases its files",
   },
-  args: { ...ID_ARG, purge: { type: "boolean", description: "Erase meta, messages and rollout for good" } },
+  args: {
+    ...ID_ARG,
+    purge: { type: "boolean", description: "Erase meta, messages, rollout and git snapshots for good" },
+  },
   async run(ctx, args) {
     if (args.purge) {
       await withStore(ctx, (s) => purgeSession(s, args.id));
+      // Its git snapshots go too (`session snapshots`): nothing of the session is left.
+      const sets = await forgetSnapshots(ctx.home, args.id);
+      if (sets > 0) ctx.log.info(`removed the git snapshots of ${args.id}`);
       if (ctx.json) ctx.out({ id: args.id, purged: true });
       else ctx.out(`purged ${args.id}\n`);
       return 0;

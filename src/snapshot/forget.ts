@@ -1,0 +1,82 @@
+/**
+ * Forgetting the snapshots of sessions: what `session delete --purge` and `freecode gc` call, so
+ * erasing a session erases its snapshots too. A session's snapshot set is its ref, index file and
+ * state file in each project's snapshot store (`repo.ts`); when the last set of a store goes, the
+ * whole store goes (its objects with it), otherwise what only that session's ref kept is pruned.
+ */
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { homePaths } from "../home.ts";
+import { withLock } from "../util/lock.ts";
+import { GitMissingError, type GitPlace, git } from "./_git.ts";
+
+/** One session's snapshots in one project's store. */
+export interface SnapshotSet {
+  /** `<home>/snapshots/<project key>`. */
+  root: string;
+  sessionId: string;
+}
+
+const STATE = /^([0-9a-f]+)\.json$/;
+
+/** Every session's snapshot set under `home` (none when nothing was ever snapshotted). */
+export function snapshotSets(home: string): SnapshotSet[] {
+  const base = join(homePaths(home).home, "snapshots");
+  if (!existsSync(base)) return [];
+  const sets: SnapshotSet[] = [];
+  for (const project of readdirSync(base, { withFileTypes: true })) {
+    if (!project.isDirectory()) continue;
+    const root = join(base, project.name);
+    const sessions = join(root, "sessions");
+    if (!existsSync(sessions)) continue;
+    for (const name of readdirSync(sessions)) {
+      const hex = STATE.exec(name)?.[1];
+      if (hex && hex.length % 2 === 0)
+        sets.push({ root, sessionId: Buffer.from(hex, "hex").toString("utf8") });
+    }
+  }
+  return sets;
+}
+
+/**
+ * Remove one set: the session's ref (so git no longer keeps its trees), index and state files. The
+ * store itself goes with its last set. Under the session's snapshot lock, as captures take it.
+ */
+export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
+  const hex = Buffer.from(set.sessionId, "utf8").toString("hex");
+  const sessions = join(set.root, "sessions");
+  const place: GitPlace = {
+    bin,
+    gitDir: join(set.root, "git"),
+    workTree: set.root,
+    indexFile: join(set.root, "index", hex),
+  };
+  await withLock(join(sessions, `${hex}.lock`), async () => {
+    rmSync(join(sessions, `${hex}.json`), { force: true });
+    rmSync(place.indexFile, { force: true });
+    const others = readdirSync(sessions).some((n) => STATE.test(n));
+    if (!others) return;
+    try {
+      await git(place, ["update-ref", "-d", `refs/freecode/sessions/${hex}`]);
+      // Only this session's ref kept what is now unreachable (bare store: no reflog keeps it). Not
+      // what is younger than an hour: another session's capture writes its objects before its ref.
+      await git(place, ["prune", "--expire=1.hour.ago"]);
+    } catch (error) {
+      // Without git the ref stays: the files are gone, the objects wait for the store's last set.
+      if (!(error instanceof GitMissingError)) throw error;
+    }
+  });
+  // The last set takes the store with it, unless another session's first capture is under way (it
+  // writes its index before its state file).
+  const index = join(set.root, "index");
+  const busy = existsSync(index) && readdirSync(index).length > 0;
+  if (!busy && !readdirSync(sessions).some((n) => STATE.test(n)))
+    rmSync(set.root, { recursive: true, force: true });
+}
+
+/** Forget every snapshot set of `sessionId` under `home`; how many there were. */
+export async function forgetSnapshots(home: string, sessionId: string, bin = "git"): Promise<number> {
+  const sets = snapshotSets(home).filter((s) => s.sessionId === sessionId);
+  for (const set of sets) await forgetSet(set, bin);
+  return sets.length;
+}
