@@ -8,7 +8,6 @@
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
 import { type LoopMessage, loadHistory } from "./history.ts";
-import { newMessageId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
 import { recoverCrashed } from "./status.ts";
 
@@ -24,7 +23,11 @@ export interface SessionContext {
   stored: StoredMessage[];
   /** The loop's message list. */
   messages: LoopMessage[];
-  /** The synthetic message added because the last message was interrupted (not persisted). */
+  /**
+   * The synthetic message added because the last message was interrupted. Not persisted (resume
+   * only reads); the same id and time on every resume of the same log, so an agent that appends
+   * it with its next messages keeps the record of what the model was told, once.
+   */
   continueMessage?: StoredMessage;
   /**
    * The latest compaction's summary as a system message (not persisted), after the leading system
@@ -44,12 +47,15 @@ export async function resumeSession(store: StorageAdapter, id: string): Promise<
   const ctx: SessionContext = { meta, stored, messages: [], issues };
   if (meta.provider) ctx.provider = meta.provider;
   if (meta.model) ctx.model = meta.model;
-  if (stored.at(-1)?.interrupted) {
+  const last = stored.at(-1);
+  if (last?.interrupted) {
+    // The same message on every resume of the same log (id and time from the interrupted one), so
+    // an agent that appends it, to keep the record of what the model was told, appends it once.
     ctx.continueMessage = {
-      id: newMessageId(),
+      id: `continue-${Bun.hash(`${meta.id}\n${last.id}`).toString(36)}`,
       role: "user",
       parts: [{ type: "text", content: CONTINUE_TEXT }],
-      timestamp: Date.now(),
+      timestamp: last.timestamp + 1,
       synthetic: "continue",
     };
     ctx.stored = [...stored, ctx.continueMessage];

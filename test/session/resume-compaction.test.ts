@@ -39,8 +39,14 @@ describe("resume", () => {
       role: "user",
       content: [{ type: "text", text: CONTINUE_TEXT }],
     });
-    // Not persisted: the log is unchanged.
+    // Not persisted: the log is unchanged; a second resume gives the same message (id and time).
     expect((await store.readMessages("r1")).messages).toHaveLength(2);
+    const again = await resumeSession(store, "r1");
+    expect(again.continueMessage).toEqual(ctx.continueMessage!);
+    expect(ctx.continueMessage!.timestamp).toBe(msgs[1]!.timestamp + 1);
+    // Appended by the agent, it is the record: the next resume adds nothing.
+    await store.appendMessages("r1", [ctx.continueMessage!]);
+    expect((await resumeSession(store, "r1")).continueMessage).toBeUndefined();
     await store.appendMessages("r1", [say("a2", "assistant", "done")]);
     expect((await resumeSession(store, "r1")).continueMessage).toBeUndefined();
     await store.close();
