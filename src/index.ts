@@ -199,7 +199,13 @@ export {
   importSessionDocument,
   parseExportDocument,
 } from "./session/export.ts";
-export { type LoopBlock, type LoopMessage, loadHistory, toolCallId } from "./session/history.ts";
+export {
+  type LoopBlock,
+  type LoopMessage,
+  loadHistory,
+  NO_RESULT_TEXT,
+  toolCallId,
+} from "./session/history.ts";
 export { type HttpSummarizerOptions, httpSummarizer } from "./session/http-summarizer.ts";
 export {
   InterruptHandler,

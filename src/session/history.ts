@@ -36,11 +36,16 @@ const isPlainObject = (x: unknown): x is Record<string, unknown> =>
  */
 const toolInput = (args: unknown): Record<string, unknown> => (isPlainObject(args) ? args : { input: args });
 
+/** The result a tool call with none recorded gets in the loop's messages. */
+export const NO_RESULT_TEXT =
+  "No result was recorded for this tool call: it was interrupted before it finished.";
+
 const resultText = (r: unknown) => (typeof r === "string" ? r : JSON.stringify(r));
 
 /**
- * Map stored messages to loop messages. An assistant message with tool results is followed by a
- * user message carrying them (the shape providers expect).
+ * Map stored messages to loop messages. An assistant message with tool calls is followed by a
+ * user message carrying their results (the shape providers expect), a call with none recorded
+ * answered by an error result saying so (`NO_RESULT_TEXT`).
  */
 export function loadHistory(stored: StoredMessage[]): LoopMessage[] {
   const out: LoopMessage[] = [];
@@ -66,14 +71,18 @@ export function loadHistory(stored: StoredMessage[]): LoopMessage[] {
             });
           const id = toolCallId(m.id, i);
           content.push({ type: "tool_use", id, name: p.tool.name, input: toolInput(args) });
-          if (p.result !== undefined) {
-            results.push({
-              type: "tool_result",
-              toolUseId: id,
-              content: resultText(p.result),
-              isError: p.failed === true,
-            });
-          }
+          // A call with no result recorded (the turn was interrupted, the process died) still gets
+          // one: providers refuse a tool_use that no tool_result answers.
+          results.push(
+            p.result !== undefined
+              ? {
+                  type: "tool_result",
+                  toolUseId: id,
+                  content: resultText(p.result),
+                  isError: p.failed === true,
+                }
+              : { type: "tool_result", toolUseId: id, content: NO_RESULT_TEXT, isError: true },
+          );
           break;
         }
       }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { FreecodeError } from "../../src/errors.ts";
-import { loadHistory, toolCallId } from "../../src/session/history.ts";
+import { loadHistory, NO_RESULT_TEXT, toolCallId } from "../../src/session/history.ts";
 import { toStoredMessages } from "../../src/session/lifecycle.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 
@@ -71,6 +71,21 @@ describe("loadHistory", () => {
       { role: "assistant", parts: [{ type: "tool", tool: { name: "bash", args: { c: 1 } } }] },
     ]);
     expect(ok[0]!.parts[0]!.tool).toEqual({ name: "bash", args: { c: 1 } });
+  });
+
+  test("regression: a tool call with no result recorded (interrupted) got no tool_result, which providers refuse", () => {
+    const loop = loadHistory([
+      m("u1", "user", [{ type: "text", content: "go" }]),
+      m("a1", "assistant", [
+        { type: "tool", tool: { name: "read", args: { path: "a" } }, result: "A" },
+        { type: "tool", tool: { name: "bash", args: { command: "make" } } },
+      ]),
+    ]);
+    expect(loop.map((l) => l.role)).toEqual(["user", "assistant", "user"]);
+    expect(loop[2]!.content).toEqual([
+      { type: "tool_result", toolUseId: "tool-a1-0", content: "A", isError: false },
+      { type: "tool_result", toolUseId: "tool-a1-1", content: NO_RESULT_TEXT, isError: true },
+    ]);
   });
 
   test("code and images map to blocks", () => {
