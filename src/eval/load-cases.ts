@@ -9,6 +9,7 @@ import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import { closest, unknownField } from "../util/unknown-field.ts";
+import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
 
@@ -117,12 +118,14 @@ export function loadCaseFile(path: string): LoadedCase[] {
   const file = relative(process.cwd(), resolve(path)).startsWith("..")
     ? path
     : relative(process.cwd(), resolve(path));
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (error) {
     throw badInput(`cannot read case file: ${(error as Error).message}`, { file }, error);
   }
+  checkUtf8(bytes, file);
+  const text = bytes.toString("utf8");
   const out: LoadedCase[] = [];
   for (const doc of parseDocs(file, text)) {
     const v0 = doc.value;

@@ -5,13 +5,15 @@
  * 1,024 parsed events alive at a time each young-generation collection had them to trace (a cold
  * fold of the 244 MB bench log took 2.1-2.7 s instead of ~1.8 s; 1 MiB runs were as slow). Blank lines
  * are skipped, a final line without its newline is torn (reported, not parsed, not consumed), a
- * bad line is reported with its number and the rest loads, and a line longer than
+ * bad line is reported with its number and the rest loads (a line with bytes that are not UTF-8 is
+ * reported and still read, with U+FFFD in their place), and a line longer than
  * `MAX_LINE_BYTES` is reported and skipped rather than buffered without bound.
  */
 import type { ReadIssue } from "../storage/contract.ts";
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
 import type { FieldSkip } from "../util/json-skip.ts";
 import { lineRuns } from "../util/lines.ts";
+import { badUtf8Message } from "../util/utf8.ts";
 
 /** Lines longer than this are reported and skipped rather than buffered without bound. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -64,6 +66,8 @@ function* slices(path: string, options: JsonlOptions, sink: JsonlSink): Generato
         sink.issue({ file: path, line, message, torn: false });
       }
     },
+    badUtf8: (at, line) =>
+      sink.issue({ file: path, line, message: badUtf8Message(at), torn: false, badUtf8: true }),
   };
   const runBytes = Math.min(RUN_BYTES, slice);
   for (const item of lineRuns(path, { ...options, maxLineBytes: MAX_LINE_BYTES, runBytes })) {

@@ -1,18 +1,20 @@
 /**
- * Checking a rollout log: every line parses and matches the catalogue, `seq` runs 1, 2, 3… with no
+ * Checking a rollout log: every line is UTF-8, parses and matches the catalogue, `seq` runs 1, 2, 3… with no
  * gap or repeat, every event names its session, and the file does not end in a torn line. Unknown
  * (newer) types are counted, not problems. Reads the raw values so that a line failing the schema
- * still takes part in the seq check.
+ * (or read with U+FFFD for bytes that are not UTF-8) still takes part in the seq check.
  */
 import type { ReadIssue } from "../storage/contract.ts";
 import { readJsonl } from "./_jsonl.ts";
 import type { RolloutSource } from "./load.ts";
 import { checkEvent } from "./validate.ts";
 
-export type ProblemKind = "torn" | "json" | "schema" | "seq_gap" | "seq_repeat" | "aggregate";
+export type ProblemKind = "torn" | "utf8" | "json" | "schema" | "seq_gap" | "seq_repeat" | "aggregate";
 
 export interface VerifyProblem {
   kind: ProblemKind;
+  /** The file, for a line that does not read (`torn`, `utf8`, `json`). */
+  file?: string;
   line?: number;
   seq?: number;
   message: string;
@@ -32,7 +34,8 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
   const report: VerifyReport = { sessionId, ok: true, events: 0, lastSeq: 0, unknownTypes: {}, problems: [] };
   const issue = (i: ReadIssue) =>
     report.problems.push({
-      kind: i.torn ? "torn" : "json",
+      kind: i.torn ? "torn" : i.badUtf8 ? "utf8" : "json",
+      ...(i.file !== undefined && { file: i.file }),
       ...(i.line !== undefined && { line: i.line }),
       message: i.message,
     });

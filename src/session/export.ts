@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
 import { checkId, checkMessage } from "../storage/_validate.ts";
-import type { StorageAdapter } from "../storage/contract.ts";
+import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import {
   type EventDraft,
   type EventRecord,
@@ -72,7 +72,7 @@ export async function exportSession(
   };
   if (options.rollout) {
     const events: EventRecord[] = [];
-    const bad: { file?: string; line?: number; message: string }[] = [];
+    const bad: ReadIssue[] = [];
     for await (const r of store.readEvents(meta.id)) {
       if (r.event) events.push(r.event);
       else if (r.issue) bad.push(r.issue);
@@ -83,15 +83,17 @@ export async function exportSession(
   return doc;
 }
 
-function unreadable(
-  id: string,
-  issue: { file?: string; line?: number; message: string },
-  count: number,
-  what: string,
-): FreecodeError {
+/**
+ * The error for a log with lines that do not read (a line with bytes that are not UTF-8 among them:
+ * read lossily, it would be exported with U+FFFD for good). Only a torn tail is `--repair`'s to cut.
+ */
+function unreadable(id: string, issue: ReadIssue, count: number, what: string): FreecodeError {
+  const next = issue.torn
+    ? "run `freecode store verify --repair` first"
+    : "`freecode store verify` lists them (a bad line in the middle of a log is not repaired)";
   return new FreecodeError(
     "check_failed",
-    `session ${id} has ${count} unreadable ${what} line(s): ${issue.message}; run \`freecode store verify --repair\` first`,
+    `session ${id} has ${count} unreadable ${what} line(s): ${issue.message}; ${next}`,
     { source: { file: issue.file, line: issue.line } },
   );
 }

@@ -13,6 +13,8 @@ export interface ReadIssue {
   message: string;
   /** A final line without its newline: a crash mid-append, not corruption. */
   torn: boolean;
+  /** The line holds bytes that are not UTF-8; it was read with U+FFFD in their place. */
+  badUtf8?: boolean;
 }
 
 export interface ListQuery {

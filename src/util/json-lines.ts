@@ -8,7 +8,8 @@
  * fold slower than line by line). With lines of ~590 B the parse itself gains little.
  *
  * The array is used only if it parses and holds exactly one value per line. Otherwise (a blank or
- * malformed line, a byte-order mark, a torn line followed by more) the run is parsed line by line,
+ * malformed line, a byte-order mark, a torn line followed by more, bytes that are not UTF-8 when
+ * the sink asks about them) the run is parsed line by line,
  * exactly as before, so every value, error and line number is what a line-by-line read gives.
  * One case escapes that check: lines that are not JSON values on their own but were made to cancel
  * out (one split in two, another joined with its neighbour: `{"a":[{}` then `{}]}`) parse as the
@@ -18,6 +19,7 @@
  */
 import type { FieldSkip } from "./json-skip.ts";
 import { decodeLine, isBlankLine, type LineRun } from "./lines.ts";
+import { badUtf8InLine, hasReplacement, invalidUtf8At } from "./utf8.ts";
 
 /** Where a run's lines go, in order. Blank lines are skipped. */
 export interface JsonLineSink {
@@ -25,6 +27,12 @@ export interface JsonLineSink {
   value(value: unknown, lineNo: number, start: number, end: number): void;
   /** A line that is not valid JSON, with its text and `JSON.parse`'s error. */
   invalid(error: Error, text: string, lineNo: number, start: number, end: number): void;
+  /**
+   * A line holding bytes that are not UTF-8 (`at`: the first one's offset in the line), told before
+   * its `value` or `invalid`, which see the text with U+FFFD in their place. Without this method the
+   * bytes are not looked for (the text is used as decoded).
+   */
+  badUtf8?(at: number, lineNo: number, start: number, end: number): void;
 }
 
 /**
@@ -55,7 +63,7 @@ const NEWLINE = 10;
  */
 export function parseRun(run: LineRun, sink: JsonLineSink, exact = false, skip?: FieldSkip): void {
   if (!exact && run.count >= MIN_LINES) {
-    const values = parseWhole(run, skip);
+    const values = parseWhole(run, sink.badUtf8 !== undefined, skip);
     if (values !== undefined) {
       const { base, nls, count, lineNo } = run;
       let s = run.start;
@@ -73,10 +81,12 @@ export function parseRun(run: LineRun, sink: JsonLineSink, exact = false, skip?:
 }
 
 /**
- * The run's values from one parse, or undefined when that is not one value per line. The text is
- * the run's own bytes made an array in place, or the array `skip` makes with fields left out.
+ * The run's values from one parse, or undefined when that is not one value per line, or (`utf8`)
+ * when the run holds bytes that are not UTF-8 (its lines are then read one by one, to say which).
+ * The text is the run's own bytes made an array in place, or the array `skip` makes with fields left
+ * out (so a bad byte inside a value left out is not seen: the reader never reads it).
  */
-function parseWhole(run: LineRun, skip?: FieldSkip): unknown[] | undefined {
+function parseWhole(run: LineRun, utf8: boolean, skip?: FieldSkip): unknown[] | undefined {
   const { buf, nls, count } = run;
   const first = run.start;
   let s = first;
@@ -85,19 +95,23 @@ function parseWhole(run: LineRun, skip?: FieldSkip): unknown[] | undefined {
     if (isBlankLine(buf, s, nl)) return undefined;
     s = nl + 1;
   }
-  const text = skip?.arrayText(run);
-  if (text !== undefined) return valuesOf(text, count);
-  const before = buf[first - 1]!;
   const last = nls[count - 1]!;
-  buf[first - 1] = OPEN;
-  for (let k = 0; k < count - 1; k++) buf[nls[k]!] = COMMA;
-  buf[last] = CLOSE;
-  try {
-    return valuesOf(buf.toString("utf8", first - 1, last + 1), count);
-  } finally {
-    buf[first - 1] = before;
-    for (let k = 0; k < count; k++) buf[nls[k]!] = NEWLINE;
+  let text = skip?.arrayText(run);
+  if (text === undefined) {
+    const before = buf[first - 1]!;
+    buf[first - 1] = OPEN;
+    for (let k = 0; k < count - 1; k++) buf[nls[k]!] = COMMA;
+    buf[last] = CLOSE;
+    try {
+      text = buf.toString("utf8", first - 1, last + 1);
+    } finally {
+      buf[first - 1] = before;
+      for (let k = 0; k < count; k++) buf[nls[k]!] = NEWLINE;
+    }
   }
+  // A U+FFFD is rare, and free to look for in text that is all Latin-1; the bytes tell a real one.
+  if (utf8 && hasReplacement(text) && invalidUtf8At(buf, first, last) !== -1) return undefined;
+  return valuesOf(text, count);
 }
 
 /** The `count` values of an array text, or undefined when it is not one (or not that long). */
@@ -119,6 +133,10 @@ function parseLines(run: LineRun, sink: JsonLineSink): void {
     const nl = nls[k]!;
     if (!isBlankLine(buf, s, nl)) {
       const text = decodeLine(buf, s, nl);
+      if (sink.badUtf8) {
+        const at = badUtf8InLine(text, buf, s, nl);
+        if (at !== -1) sink.badUtf8(at, lineNo + k, base + s, base + nl + 1);
+      }
       let value: unknown;
       let error: Error | undefined;
       try {

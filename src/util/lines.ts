@@ -18,6 +18,7 @@
  * is faster again: see there.)
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { badUtf8InLine } from "./utf8.ts";
 
 /** One line of a file, with its 1-based number and the byte offset just past it. */
 export interface Line {
@@ -31,6 +32,12 @@ export interface Line {
   torn: boolean;
   /** Longer than `maxLineBytes`: skipped unread (`text` is empty). */
   tooLong?: boolean;
+  /**
+   * The line holds bytes that are not UTF-8: the offset in it of the first (`text` has U+FFFD in
+   * their place). Only `lines` sets it, and not on a torn line (a write cut short may end inside a
+   * character).
+   */
+  badUtf8?: number;
 }
 
 export interface LineOptions {
@@ -196,7 +203,7 @@ export function* lineRuns(path: string, options: RunOptions = {}): Generator<Lin
 
 /**
  * Yield the lines of `path` from byte `fromOffset`, numbered from `firstLineNo`, each decoded;
- * blank lines skipped. The descriptor is closed when the loop ends or breaks.
+ * blank lines skipped; a line with bytes that are not UTF-8 says where (`badUtf8`). The descriptor is closed when the loop ends or breaks.
  */
 export function* lines(path: string, options: LineOptions = {}): Generator<Line> {
   for (const item of lineRuns(path, options)) {
@@ -208,14 +215,19 @@ export function* lines(path: string, options: LineOptions = {}): Generator<Line>
     let s = item.start;
     for (let k = 0; k < count; k++) {
       const nl = nls[k]!;
-      if (!isBlankLine(buf, s, nl))
-        yield {
-          text: decodeLine(buf, s, nl),
+      if (!isBlankLine(buf, s, nl)) {
+        const text = decodeLine(buf, s, nl);
+        const line: Line = {
+          text,
           lineNo: item.lineNo + k,
           start: base + s,
           end: base + nl + 1,
           torn: false,
         };
+        const bad = badUtf8InLine(text, buf, s, nl);
+        if (bad !== -1) line.badUtf8 = bad;
+        yield line;
+      }
       s = nl + 1;
     }
   }

@@ -7,6 +7,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DIR_MODE } from "../../util/atomic.ts";
 import { readLines } from "../../util/lines.ts";
+import { badUtf8Message } from "../../util/utf8.ts";
 import { stampEvents } from "../_events.ts";
 import type { EventRead } from "../contract.ts";
 import type { EventDraft, EventRecord } from "../records.ts";
@@ -74,7 +75,10 @@ function envelopeProblem(e: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** Stream a rollout log: events from `fromSeq`, bad lines as issues (a torn last line as torn). */
+/**
+ * Stream a rollout log: events from `fromSeq`, bad lines as issues (a torn last line as torn). A line
+ * with bytes that are not UTF-8 is an issue and, read with U+FFFD in their place, its event too.
+ */
 export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator<EventRead> {
   if (!(await Bun.file(file).exists())) return;
   for await (const line of readLines(file)) {
@@ -83,6 +87,10 @@ export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator
         issue: { file, line: line.lineNo, message: "torn last line (no newline): skipped", torn: true },
       };
       continue;
+    }
+    if (line.badUtf8 !== undefined) {
+      const message = badUtf8Message(line.badUtf8);
+      yield { issue: { file, line: line.lineNo, message, torn: false, badUtf8: true } };
     }
     let raw: unknown;
     try {

@@ -1,7 +1,9 @@
 /**
  * Reading `messages.jsonl` tolerantly: a torn last line (a crash mid-append) is skipped and
  * reported as torn; any other bad line is reported with its file and line number and the rest
- * loads. Read with the block reader, a run of lines at a time (`util/json-lines.ts`). It used to
+ * loads. A line with bytes that are not UTF-8 is reported the same way but still loads, with U+FFFD
+ * in their place: dropping it would cut a conversation (a tool call from its result) for a few bad
+ * bytes, and the issue keeps `session export` and `store migrate` from copying it on. Read with the block reader, a run of lines at a time (`util/json-lines.ts`). It used to
  * read a log of up to 32 MiB whole and split the text: one character past Latin-1 anywhere made
  * the whole text two-byte, and every line cut from it parsed slower (a 30 MB Claude Code session:
  * 609 ms to split and parse, against 136 ms now; `session show` of it 1.40 → see the README).
@@ -10,6 +12,7 @@ import { statSync } from "node:fs";
 import * as v from "valibot";
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../../util/json-lines.ts";
 import { lineRuns } from "../../util/lines.ts";
+import { badUtf8Message } from "../../util/utf8.ts";
 import { isValidMessage } from "../_message-check.ts";
 import type { MessagesRead, ReadIssue } from "../contract.ts";
 import { MessageSchema, type StoredMessage } from "../records.ts";
@@ -51,6 +54,9 @@ export async function readMessagesFile(file: string): Promise<MessagesRead> {
     },
     invalid(error, _text, lineNo) {
       issues.push({ file, line: lineNo, message: `not JSON: ${error.message}`, torn: false });
+    },
+    badUtf8(at, lineNo) {
+      issues.push({ file, line: lineNo, message: badUtf8Message(at), torn: false, badUtf8: true });
     },
   };
   for (const item of lineRuns(file, { runBytes: RUN_BYTES })) {

@@ -7,6 +7,7 @@
 import { badInput } from "../../../errors.ts";
 import { eventDrafts } from "../../../rollout/event-drafts.ts";
 import { splitLines } from "../../../util/lines.ts";
+import { checkUtf8 } from "../../../util/utf8.ts";
 import { command } from "../../_command.ts";
 import { checkId, withRollouts } from "./_source.ts";
 
@@ -43,12 +44,9 @@ export default command({
 
 /** stdin's JSONL values with their line numbers (strict UTF-8; blank lines skipped). */
 async function readStdinWithLines(): Promise<{ values: unknown[]; lines: number[] }> {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(await Bun.stdin.arrayBuffer());
-  } catch {
-    throw badInput("stdin is not valid UTF-8", { file: "<stdin>" });
-  }
+  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
+  checkUtf8(bytes, "<stdin>", "stdin is not valid UTF-8");
+  const text = new TextDecoder("utf-8").decode(bytes);
   const values: unknown[] = [];
   const lines: number[] = [];
   for (const line of splitLines(text)) {

@@ -5,6 +5,7 @@ import type { StorageAdapter } from "../../../storage/contract.ts";
 import type { SessionMeta } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import { escapeLine } from "../../../util/one-line.ts";
+import { checkUtf8 } from "../../../util/utf8.ts";
 import type { CommandContext } from "../../_command.ts";
 
 export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
@@ -25,12 +26,8 @@ export async function withStore<T>(
 /** Read stdin as JSONL: strict UTF-8, each line at most 8 MiB, each line JSON (line numbers in errors). */
 export async function readStdinJsonl(): Promise<unknown[]> {
   const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw badInput("stdin is not valid UTF-8", { file: "<stdin>" });
-  }
+  checkUtf8(bytes, "<stdin>", "stdin is not valid UTF-8");
+  const text = new TextDecoder("utf-8").decode(bytes);
   const out: unknown[] = [];
   let lineNo = 0;
   for (const raw of text.split("\n")) {
