@@ -32,6 +32,9 @@ function changedSince(planned: GcRemoval, meta: SessionMeta): string | undefined
   if (isProtected(meta)) return `it is ${meta.pinned ? "pinned" : meta.status} now`;
   if (meta.updatedAt !== planned.updatedAt || meta.messageCount !== planned.messageCount)
     return "it changed since gc looked at it";
+  // Unarchive and restore keep `updatedAt`: the status tells (an archived session past its age was
+  // planned; an idle one is not that session any more).
+  if (meta.status !== planned.status) return `it is ${meta.status} now (was ${planned.status})`;
   return undefined;
 }
 

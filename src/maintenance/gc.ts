@@ -26,6 +26,8 @@ export interface GcOptions {
   now?: number;
   /** How long to wait for another gc's lock (default 10 s). */
   lockTimeoutMs?: number;
+  /** Also remove the snapshot sets of sessions this store does not hold (see `GcReport.snapshots`). */
+  pruneSnapshots?: boolean;
 }
 
 /** A planned removal and what became of it (`would-remove` when nothing was carried out). */
@@ -50,11 +52,13 @@ export interface GcReport {
   /** Limits the plan cannot meet because what is left is running or pinned. */
   unmet: string[];
   /**
-   * Git snapshot sets (`session snapshots`) of sessions the store no longer holds (or that this run
-   * removes), by session id: removed when enforced. A set younger than the empty-shell grace stays:
-   * an agent may snapshot a session before its first message is stored.
+   * Git snapshot sets (`session snapshots`): `removed`, those of the sessions this run removed (a
+   * session's snapshots go with it; not enforced: would remove); `unstored`, sets of sessions this store does not hold, past
+   * the empty-shell grace — reported, and removed only with `pruneSnapshots` (another store in the
+   * same home, or an agent that snapshots with the library before it stores anything, may own
+   * them); `failed`, sets that could not be removed, with why.
    */
-  orphanedSnapshots: { sessions: string[]; removed: number };
+  snapshots: { removed: string[]; unstored: string[]; failed: { session: string; error: string }[] };
 }
 
 /** The outcome of `runGc`: the report, and the first removal that failed (for the exit code). */
@@ -78,8 +82,7 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
     sizeMethod: SizeMethod,
     sessions: GcItem[],
     enforced: boolean,
-    orphaned: SnapshotSet[],
-    removed = 0,
+    snapshots: GcReport["snapshots"],
   ): GcReport => ({
     policy: p.policy,
     enforced,
@@ -89,24 +92,31 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
     before: p.before,
     after: p.after,
     unmet: p.unmet,
-    orphanedSnapshots: { sessions: [...new Set(orphaned.map((o) => o.sessionId))], removed },
+    snapshots,
   });
   const now = options.now ?? Date.now();
-  /** Snapshot sets whose session is not stored (or `gone`), past the grace. */
-  const orphans = async (gone: Set<string>) => {
-    const out: SnapshotSet[] = [];
+  /** Snapshot sets of the sessions in `of`, and those of sessions not stored, past the grace. */
+  const setsOf = async (of: Set<string>) => {
+    const mine: SnapshotSet[] = [];
+    const unstored: SnapshotSet[] = [];
     for (const set of snapshotSets(options.home)) {
-      if (!gone.has(set.sessionId) && (await adapter.getMeta(set.sessionId)) !== undefined) continue;
-      if (now - snapshotTime(set) <= options.policy.emptyGraceMs) continue;
-      out.push(set);
+      if (of.has(set.sessionId)) mine.push(set);
+      else if (
+        (await adapter.getMeta(set.sessionId)) === undefined &&
+        now - snapshotTime(set) > options.policy.emptyGraceMs
+      )
+        unstored.push(set);
     }
-    return out;
+    return { mine, unstored };
   };
+  const ids = (sets: SnapshotSet[]) => [...new Set(sets.map((s) => s.sessionId))];
   if (dryRun || options.policy.mode !== "enforce") {
     const { plan: p, sizeMethod } = await plan();
     const items = p.removals.map((r) => ({ ...r, result: "would-remove" as const }));
-    const orphaned = await orphans(new Set(p.removals.map((r) => r.id)));
-    return { report: report(p, sizeMethod, items, false, orphaned) };
+    const { mine, unstored } = await setsOf(new Set(p.removals.map((r) => r.id)));
+    // Not enforced: `removed` names the sets that would go, as `would-remove` does for sessions.
+    const snapshots = { removed: ids(mine), unstored: ids(unstored), failed: [] };
+    return { report: report(p, sizeMethod, items, false, snapshots) };
   }
   ensureDir(homePaths(options.home).state); // a missing directory would cost the lock a retry sleep
   return withLock(
@@ -119,22 +129,21 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
         sessions: p.before.sessions - removed.length,
         bytes: removed.reduce((n, a) => n - a.bytes, p.before.bytes),
       };
-      // What is gone from the store now (a skipped removal is still stored: its set stays).
-      const orphaned = await orphans(new Set());
-      let forgotten = 0;
+      const { mine, unstored } = await setsOf(new Set(removed.map((a) => a.id)));
+      const snapshots: GcReport["snapshots"] = { removed: [], unstored: ids(unstored), failed: [] };
       let error = firstError;
-      for (const set of orphaned) {
+      for (const set of options.pruneSnapshots ? [...mine, ...unstored] : mine) {
         try {
           await forgetSet(set);
-          forgotten++;
+          if (!snapshots.removed.includes(set.sessionId)) snapshots.removed.push(set.sessionId);
         } catch (e) {
           error ??= e;
+          snapshots.failed.push({ session: set.sessionId, error: (e as Error).message });
         }
       }
-      return {
-        report: { ...report(p, sizeMethod, applied, true, orphaned, forgotten), after },
-        firstError: error,
-      };
+      if (options.pruneSnapshots)
+        snapshots.unstored = snapshots.unstored.filter((id) => !snapshots.removed.includes(id));
+      return { report: { ...report(p, sizeMethod, applied, true, snapshots), after }, firstError: error };
     },
     options.lockTimeoutMs,
   );

@@ -82,10 +82,10 @@ test("--json is one document: policy, sessions with id/title/reason/bytes/result
       "before",
       "dryRun",
       "enforced",
-      "orphanedSnapshots",
       "policy",
       "sessions",
       "sizeMethod",
+      "snapshots",
       "unmet",
     ].sort(),
   );

@@ -120,22 +120,26 @@ for (const name of Object.keys(ADAPTERS) as AdapterName[]) {
         { id: "goes", ageDays: 50, status: "archived" },
         { id: "started", ageDays: 40, status: "archived" },
         { id: "appended", ageDays: 30 },
+        { id: "unarchived", ageDays: 20, status: "archived" },
       ]);
       try {
         const plan = planGc(await takeInventory(adapter), policy({ maxSessions: 0 }), NOW);
         await adapter.updateMeta("started", (m) => ({ ...m, status: "running" }));
+        // Regression: unarchive keeps updatedAt, and the session was removed as the archived one.
+        await adapter.updateMeta("unarchived", (m) => ({ ...m, status: "idle", previousStatus: undefined }));
         await adapter.appendMessages("appended", [
           { id: "late", role: "user", parts: [{ type: "text", content: "still here" }], timestamp: NOW },
         ]);
         const { applied, firstError } = await applyRemovals(adapter, plan.removals);
         expect(firstError).toBeUndefined();
-        expect(applied.map((a) => [a.id, a.result])).toEqual([
-          ["goes", "removed"],
-          ["started", "skipped"],
-          ["appended", "skipped"],
-        ]);
-        expect(applied[1]!.error).toBe("it is running now");
-        expect(await stored(adapter)).toEqual(["appended", "started"]);
+        const results = Object.fromEntries(applied.map((a) => [a.id, [a.result, a.error]]));
+        expect(results).toEqual({
+          goes: ["removed", undefined],
+          started: ["skipped", "it is running now"],
+          appended: ["skipped", "it changed since gc looked at it"],
+          unarchived: ["skipped", "it is idle now (was archived)"],
+        });
+        expect(await stored(adapter)).toEqual(["appended", "started", "unarchived"]);
       } finally {
         await adapter.close();
       }

@@ -1,8 +1,9 @@
 /**
  * Erasing a session erases its git snapshots: `session delete --purge` forgets its set, `freecode gc`
- * forgets sets of sessions the store no longer holds (past the grace, so a session snapshotted
- * before its first message is stored keeps its set), and the store of a project goes with its last
- * set while another session's snapshots on the same project stay restorable.
+ * the sets of the sessions it removes (and, asked to, those of sessions the store does not hold,
+ * past the grace: another store in the home, or an agent that snapshots before it stores anything,
+ * may own them), and the store of a project goes with its last set while another session's
+ * snapshots on the same project stay restorable.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, utimesSync } from "node:fs";
@@ -54,39 +55,46 @@ describe("forgetting snapshots", () => {
     expect(await forgetSnapshots(home.path, "keep:1")).toBe(0);
   });
 
-  test("gc forgets the sets of sessions no longer stored, past the grace; warn mode only says so", async () => {
+  test("gc removes the sets of the sessions it removes; sets of unstored sessions only with --prune-snapshots, past the grace", async () => {
     await using home = await tempHome();
     await using project = await tempDir("freecode-project-");
     const cli = (args: string[]) => runCli(args, { home: home.path });
-    expect(
-      cli(["session", "create", "--id", "stored", "--project", project.path, "--prompt", "go"]).code,
-    ).toBe(0);
-    await twoSnapshots(home.path, project.path, "stored", "s.txt");
-    await twoSnapshots(home.path, project.path, "orphan", "o.txt");
-    await twoSnapshots(home.path, project.path, "fresh", "f.txt");
-    // `orphan` was last snapshotted two hours ago; `fresh` (not stored yet either) just now.
-    const sets = snapshotSets(home.path);
-    const orphan = sets.find((s) => s.sessionId === "orphan")!;
+    for (const id of ["stored", "gone"])
+      expect(cli(["session", "create", "--id", id, "--project", project.path, "--prompt", "go"]).code).toBe(
+        0,
+      );
+    expect(cli(["session", "archive", "gone"]).code).toBe(0);
+    for (const id of ["stored", "gone", "orphan", "fresh"])
+      await twoSnapshots(home.path, project.path, id, `${id}.txt`);
+    // `orphan` (never stored here: another store, or a library agent) was last snapshotted two hours
+    // ago; `fresh` just now.
+    const orphan = snapshotSets(home.path).find((s) => s.sessionId === "orphan")!;
     const state = join(orphan.root, "sessions", `${Buffer.from("orphan").toString("hex")}.json`);
     const old = new Date(Date.now() - 2 * 3600_000);
     utimesSync(state, old, old);
-
-    const warn = cli(["gc", "--json"]);
-    expect(warn.code).toBe(0);
-    expect(parseJson<{ orphanedSnapshots: unknown }>(warn).orphanedSnapshots).toEqual({
-      sessions: ["orphan"],
-      removed: 0,
-    });
-    expect(warn.stderr).toContain("would remove the git snapshots of 1 session no longer stored");
-    expect(snapshotSets(home.path)).toHaveLength(3);
-
-    const enforced = parseJson<{ orphanedSnapshots: unknown }>(cli(["gc", "--enforce", "--json"]));
-    expect(enforced.orphanedSnapshots).toEqual({ sessions: ["orphan"], removed: 1 });
-    expect(
+    const sets = () =>
       snapshotSets(home.path)
         .map((s) => s.sessionId)
-        .sort(),
-    ).toEqual(["fresh", "stored"]);
+        .sort();
+    type Report = { snapshots: unknown; sessions: { id: string; result: string }[] };
+    const gc = (...args: string[]) =>
+      parseJson<Report>(cli(["gc", "--archived-max-age-days", "0", "--json", ...args]));
+
+    const warn = gc();
+    expect(warn.snapshots).toEqual({ removed: ["gone"], unstored: ["orphan"], failed: [] });
+    expect(sets()).toEqual(["fresh", "gone", "orphan", "stored"]);
+
+    const enforced = gc("--enforce");
+    expect(enforced.sessions.map((s) => [s.id, s.result])).toEqual([["gone", "removed"]]);
+    expect(enforced.snapshots).toEqual({ removed: ["gone"], unstored: ["orphan"], failed: [] });
+    expect(sets()).toEqual(["fresh", "orphan", "stored"]);
+    expect(cli(["gc", "--enforce"]).stderr).toContain(
+      "git snapshots of 1 session this store does not hold: kept (--prune-snapshots removes them): orphan",
+    );
+
+    const pruned = gc("--enforce", "--prune-snapshots");
+    expect(pruned.snapshots).toEqual({ removed: ["orphan"], unstored: [], failed: [] });
+    expect(sets()).toEqual(["fresh", "stored"]);
     expect(existsSync(state)).toBe(false);
   });
 });

@@ -26,6 +26,10 @@ export default command({
       valueHint: "days",
     },
     "max-sessions": { type: "string", description: "Keep at most this many sessions", valueHint: "n" },
+    "prune-snapshots": {
+      type: "boolean",
+      description: "Also remove git snapshots of sessions this store does not hold (after the grace)",
+    },
     "max-bytes": {
       type: "string",
       description: "Disk budget of the store: bytes or a size such as 2GB, 500MiB",
@@ -42,11 +46,19 @@ export default command({
     const policy = resolvePolicy(ctx.config().gc, overrides);
     const dryRun = args["dry-run"] === true;
     const { report, firstError: first } = await withStore(ctx, (store) =>
-      runGc(store, { home: ctx.home, policy, dryRun }),
+      runGc(store, { home: ctx.home, policy, dryRun, pruneSnapshots: args["prune-snapshots"] === true }),
     );
     print(ctx, report);
     const failed = report.sessions.filter((a) => a.result === "failed");
-    if (failed.length === 0) return 0;
+    if (failed.length === 0 && report.snapshots.failed.length === 0) return 0;
+    if (failed.length === 0) {
+      const f = report.snapshots.failed[0]!;
+      throw new FreecodeError(
+        first instanceof FreecodeError ? first.code : "internal",
+        `gc: the git snapshots of ${report.snapshots.failed.length} session(s) could not be removed; first: ${f.session}: ${f.error}`,
+        { cause: first },
+      );
+    }
     // After the report (stdout stays one document): the first failure's code sets the exit code.
     const code = first instanceof FreecodeError ? first.code : "internal";
     throw new FreecodeError(
@@ -81,12 +93,16 @@ const totals = (r: GcReport) =>
 function print(ctx: CommandContext, report: GcReport): void {
   if (ctx.json) ctx.out(report);
   for (const u of report.unmet) ctx.log.warn(u);
-  const orphans = report.orphanedSnapshots.sessions.length;
-  if (orphans > 0) {
-    const what = `git snapshots of ${count(orphans)} no longer stored`;
-    if (report.enforced) ctx.log.info(`removed the ${what} (${report.orphanedSnapshots.removed} sets)`);
-    else ctx.log.warn(`would remove the ${what}`);
-  }
+  const snaps = report.snapshots;
+  const sets = (ids: string[]) => `git snapshots of ${count(ids.length)}`;
+  if (snaps.removed.length > 0)
+    ctx.log.info(`${report.enforced ? "removed" : "would remove"} the ${sets(snaps.removed)} it removes`);
+  if (snaps.unstored.length > 0)
+    ctx.log.info(
+      `${sets(snaps.unstored)} this store does not hold: kept (--prune-snapshots removes them): ${snaps.unstored.slice(0, 5).map(escapeLine).join(", ")}${snaps.unstored.length > 5 ? ", …" : ""}`,
+    );
+  for (const f of snaps.failed)
+    ctx.log.error(`could not remove the git snapshots of ${escapeLine(f.session)}: ${f.error}`);
   const items = report.sessions;
   if (report.enforced || report.dryRun) {
     if (ctx.json) return;
