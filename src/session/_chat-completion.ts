@@ -120,7 +120,8 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
         throw fail(`reading the answer failed: ${e.message}`, error);
       }
       if (!response.ok) {
-        const detail = text.replace(/\s+/g, " ").trim();
+        // Hidden before it is cut: a key cut in half would no longer match.
+        const detail = hide(text).replace(/\s+/g, " ").trim();
         throw fail(`HTTP ${response.status}${detail ? `: ${clip(detail, 200)}` : ""}`);
       }
       try {

@@ -58,7 +58,8 @@ export function applyTagChange(current: readonly string[], change: TagChange): s
   const both = add.find((t) => remove.has(t));
   if (both !== undefined)
     throw badInput(`tag ${JSON.stringify(both)} is both added and removed`, { field: "remove" });
-  const next = [...new Set([...current, ...add])].filter((t) => !remove.has(t));
+  // Compared trimmed on both sides: a tag stored with spaces around it (an import) can be removed.
+  const next = [...new Set([...current, ...add])].filter((t) => !remove.has(t.trim()));
   if (next.length > MAX_TAGS && add.some((t) => !current.includes(t)))
     throw badInput(`a session holds at most ${MAX_TAGS} tags (this would make ${next.length})`, {
       field: "add",

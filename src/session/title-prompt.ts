@@ -31,7 +31,10 @@ export function firstPrompts(messages: StoredMessage[], maxChars = TITLE_SOURCE_
     .filter(Boolean)
     .slice(0, TITLE_SOURCE_MESSAGES);
   const text = texts.join("\n\n");
-  return text.length > maxChars ? `${text.slice(0, maxChars)}\n[…]` : text;
+  if (text.length <= maxChars) return text;
+  // Not between the two halves of a surrogate pair: a lone one is not valid in the JSON a server reads.
+  const cut = /[\uD800-\uDBFF]/.test(text[maxChars - 1] ?? "") ? maxChars - 1 : maxChars;
+  return `${text.slice(0, cut)}\n[…]`;
 }
 
 /** The chat messages of a title request for `prompts` (the text from `firstPrompts`). */

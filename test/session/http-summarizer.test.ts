@@ -30,6 +30,8 @@ type Reply = {
   hang?: boolean;
   /** Answer with the request's Authorization header in the body (a provider echoing the key). */
   echoAuth?: boolean;
+  /** Characters before the echoed key (to place it across the error's 200-character cut). */
+  pad?: number;
   /** Answer with this many bytes of `a`. */
   bytes?: number;
   headers?: Record<string, string>;
@@ -52,7 +54,9 @@ const server = Bun.serve({
     if (reply.bytes) return new Response("a".repeat(reply.bytes));
     if (reply.echoAuth)
       return new Response(
-        JSON.stringify({ error: { message: `Invalid key: ${req.headers.get("authorization")}` } }),
+        JSON.stringify({
+          error: { message: `${"x".repeat(reply.pad ?? 0)}Invalid key: ${req.headers.get("authorization")}` },
+        }),
         {
           status: 401,
         },
@@ -164,6 +168,12 @@ describe("http summarizer", () => {
     const echoed = await compactWith(httpSummarizer({ url, model: "m", apiKey: "sk-very-secret-key" }));
     expect((echoed.error as Error).message).toContain("Invalid key: Bearer [redacted]");
     expect((echoed.error as Error).message).not.toContain("sk-very-secret-key");
+    // Regression: cut at 200 characters first, a key across the cut was shown in part.
+    reply = { echoAuth: true, pad: 120 };
+    const cut = await compactWith(
+      httpSummarizer({ url, model: "m", apiKey: "sk-live-0123456789abcdefghijklmnopqrstuvwxyz" }),
+    );
+    expect((cut.error as Error).message).not.toContain("sk-live-0123");
     reply = { bytes: 17 * 1024 * 1024 };
     const huge = await compactWith(httpSummarizer({ url, model: "m" }));
     expect((huge.error as Error).message).toBe(`summarizer ${url}: the answer is larger than 16777216 bytes`);

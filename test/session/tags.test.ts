@@ -17,6 +17,7 @@ import {
 import filesFactory from "../../src/storage/adapters/files.ts";
 import sqliteFactory from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
+import { openStore } from "../../src/storage/select.ts";
 import { parseJson, runCli, tempHome } from "../_helpers.ts";
 
 const first = () => toStoredMessages([{ role: "user", parts: [{ type: "text", content: "hello" }] }]);
@@ -171,6 +172,26 @@ describe("freecode session tag", () => {
     const badCreate = cli("session", "create", "--prompt", "hi", "--tag", "ok,bad\u0007tag");
     expect(badCreate.code).toBe(2);
     expect(badCreate.stderr).toContain("control character");
+  });
+});
+
+describe("regression: tags stored before the rules (an import) could not be removed", () => {
+  test("one with spaces around it, and one holding a comma", async () => {
+    await using home = await tempHome();
+    const cli = (...args: string[]) => runCli(args, { home: home.path });
+    expect(cli("session", "create", "--prompt", "hi", "--id", "old").code).toBe(0);
+    const { adapter } = await openStore("files", { home: home.path });
+    await adapter.updateMeta("old", (m) => ({ ...m, tags: [" spaced ", "x,y", "x", "keep"] }));
+    await adapter.close();
+    expect(parseJson(cli("session", "tag", "old", "--remove", " spaced ", "--json"))).toEqual({
+      id: "old",
+      tags: ["x,y", "x", "keep"],
+    });
+    // A value naming a whole stored tag is that tag, not a list (x stays).
+    expect(parseJson(cli("session", "tag", "old", "--remove", "x,y", "--json"))).toEqual({
+      id: "old",
+      tags: ["x", "keep"],
+    });
   });
 });
 

@@ -31,6 +31,12 @@ describe("cleanTitle", () => {
     ["Réparer l'analyseur", "Réparer l'analyseur"],
     ["修复解析器", "修复解析器"],
     ["Title bar renders twice", "Title bar renders twice"],
+    // Regressions from review: format characters kept, unbalanced quotes cut, an introduction kept.
+    ["Fix the\u061C pars\u00ADer\u{E0041}\u{E0042}\u2066", "Fix the parser"],
+    ["'npm test' fails on CI", "'npm test' fails on CI"],
+    ["«Réparer l'analyseur»", "Réparer l'analyseur"],
+    ["Sure! Here is a title:\n\nFix parser bug", "Fix parser bug"],
+    ["Refactor: storage", "Refactor: storage"],
   ];
   for (const [answer, title] of cases)
     test(`${JSON.stringify(answer)} → ${JSON.stringify(title)}`, () => {
@@ -93,5 +99,7 @@ describe("the title request", () => {
     expect(firstPrompts(msgs)).toBe("prompt 1\n\nprompt 2\n\nprompt 3");
     expect(firstPrompts([say("u", "user", "y".repeat(50))], 10)).toBe(`${"y".repeat(10)}\n[…]`);
     expect(firstPrompts([say("a", "assistant", "hi")])).toBe("");
+    // Regression: never between the halves of a surrogate pair (a lone one is not valid JSON text).
+    expect(firstPrompts([say("u", "user", `${"a".repeat(9)}😀`)], 10)).toBe(`${"a".repeat(9)}\n[…]`);
   });
 });

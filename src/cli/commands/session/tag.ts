@@ -5,7 +5,7 @@
  * citty keeps only the last value of a repeated flag (and a dropped tag would go unnoticed).
  */
 import { type ArgsDef, defineCommand, runCommand } from "citty";
-import { splitTagList, tagSession } from "../../../session/tags.ts";
+import { sessionTags, splitTagList, tagSession } from "../../../session/tags.ts";
 import { escapeLine } from "../../../util/one-line.ts";
 import { command, GLOBAL_ARGS } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
@@ -39,8 +39,15 @@ const tagCommandFor = (rawArgs: string[]) =>
     args: TAG_ARGS,
     async run(ctx, args) {
       const add = splitTagList(flagValues(rawArgs, "add"));
-      const remove = splitTagList(flagValues(rawArgs, "remove"));
-      const meta = await withStore(ctx, (s) => tagSession(s, args.id, { add, remove }));
+      const meta = await withStore(ctx, async (s) => {
+        // A value naming a tag the session has whole (`x,y`, stored before commas were refused) is
+        // that tag; otherwise a comma-separated list.
+        const current = new Set((await sessionTags(s, args.id)).map((t) => t.trim()));
+        const remove = flagValues(rawArgs, "remove").flatMap((v) =>
+          current.has(v.trim()) ? [v] : splitTagList(v),
+        );
+        return tagSession(s, args.id, { add, remove });
+      });
       const tags = meta.tags ?? [];
       if (ctx.json) ctx.out({ id: meta.id, tags });
       else if (tags.length > 0) ctx.out(`${tags.map(escapeLine).join("\n")}\n`);
