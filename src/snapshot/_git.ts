@@ -2,7 +2,9 @@
  * Running the real `git` against our own snapshot directory, isolated from everything of the user's:
  * every inherited `GIT_*` variable is dropped (a freecode run from inside a git hook must not write
  * into the repository that ran the hook), system and global config are off (no user hooks, aliases,
- * `core.autocrlf`, `core.fsmonitor` or templates reach us), hooks point at an empty path, and the
+ * `core.autocrlf`, `core.fsmonitor` or templates reach us), nor do the user's global attributes and
+ * excludes (`core.attributesFile`, `core.excludesFile`, and their `$XDG_CONFIG_HOME/git/` defaults,
+ * which git reads even with global config off), hooks point at an empty path, and the
  * author/committer come from the environment so no user identity is needed.
  */
 import { FreecodeError } from "../errors.ts";
@@ -29,6 +31,10 @@ const CONFIG_FLAGS = [
   "core.hooksPath=/dev/null",
   "-c",
   "core.autocrlf=false",
+  "-c",
+  "core.attributesFile=/dev/null",
+  "-c",
+  "core.excludesFile=/dev/null",
   "-c",
   "core.safecrlf=false",
   "-c",

@@ -2,7 +2,9 @@
  * Forgetting the snapshots of sessions: what `session delete --purge` and `freecode gc` call, so
  * erasing a session erases its snapshots too. A session's snapshot set is its ref, index file and
  * state file in each project's snapshot store (`repo.ts`); when the last set of a store goes, the
- * whole store goes (its objects with it), otherwise what only that session's ref kept is pruned.
+ * whole store goes (its objects with it). Until then nothing is pruned: git would only spare the
+ * objects named by the forgotten session's index, not those another session has staged but not
+ * yet committed (each session has its own index file), and would delete them under it.
  */
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -39,8 +41,8 @@ export function snapshotSets(home: string): SnapshotSet[] {
 }
 
 /**
- * Remove one set: the session's ref (so git no longer keeps its trees), index and state files. The
- * store itself goes with its last set. Under the session's snapshot lock, as captures take it.
+ * Remove one set: the session's ref, index and state files (its objects stay, unreferenced, until
+ * the store goes with its last set). Under the session's snapshot lock, as captures take it.
  */
 export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
   const hex = Buffer.from(set.sessionId, "utf8").toString("hex");
@@ -58,9 +60,6 @@ export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
     if (!others) return;
     try {
       await git(place, ["update-ref", "-d", `refs/freecode/sessions/${hex}`]);
-      // Only this session's ref kept what is now unreachable (bare store: no reflog keeps it). Not
-      // what is younger than an hour: another session's capture writes its objects before its ref.
-      await git(place, ["prune", "--expire=1.hour.ago"]);
     } catch (error) {
       // Without git the ref stays: the files are gone, the objects wait for the store's last set.
       if (!(error instanceof GitMissingError)) throw error;

@@ -5,13 +5,14 @@
  * into the same index. Every captured tree is committed onto the session's ref
  * (`refs/freecode/sessions/<hex id>`), so a `git gc` of our directory never loses one.
  */
-import { existsSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { notFound } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { formatSessionDirName } from "../storage/project-key.ts";
 import { ensureDir } from "../util/atomic.ts";
 import { type GitPlace, git } from "./_git.ts";
+import { userExcludes } from "./_ignores.ts";
 
 export interface SnapshotRepo {
   /** `<home>/snapshots/<project key>`. */
@@ -24,6 +25,11 @@ export interface SnapshotRepo {
   /** Held while a capture or restore of this session runs. */
   readonly lockPath: string;
   readonly ref: string;
+  /**
+   * The freecode home (or its snapshots) when it lies inside the project, as `dir/` relative paths:
+   * never snapshotted, never restored (an agent run in `~` has its home, `~/.freecode`, in its work tree).
+   */
+  readonly own: string[];
 }
 
 /** Session ids may hold `:` `@` `+` `=`: hex makes them safe as ref and file names everywhere. */
@@ -40,6 +46,21 @@ export function canonicalProject(projectPath: string): string {
 /** Where the snapshots of `projectPath` live under `home` (nothing is created). */
 export function snapshotRoot(home: string, projectPath: string): string {
   return join(homePaths(home).home, "snapshots", formatSessionDirName(projectPath));
+}
+
+/** `path` with its existing part resolved through symlinks (the rest need not exist yet). */
+function realish(path: string): string {
+  const abs = resolve(path);
+  if (existsSync(abs)) return realpathSync(abs);
+  const parent = dirname(abs);
+  return parent === abs ? abs : join(realish(parent), basename(abs));
+}
+
+/** `dir` relative to `projectPath` as `a/b/` when strictly inside it. */
+function inside(projectPath: string, dir: string): string | undefined {
+  const rel = relative(projectPath, realish(dir));
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
+  return `${rel.split(sep).join("/")}/`;
 }
 
 /** The repo of one session on one project (paths only; `ensureRepo` creates it). */
@@ -60,6 +81,9 @@ export function snapshotRepo(
     statePath: join(root, "sessions", `${id}.json`),
     lockPath: join(root, "sessions", `${id}.lock`),
     ref: `refs/freecode/sessions/${id}`,
+    own: [inside(projectPath, home) ?? inside(projectPath, join(homePaths(home).home, "snapshots"))].filter(
+      (p): p is string => p !== undefined,
+    ),
   };
 }
 
@@ -76,20 +100,26 @@ export async function ensureRepo(repo: SnapshotRepo): Promise<void> {
   syncExcludes(repo);
 }
 
+/** A path as an anchored, literal exclude pattern (glob characters and a leading `!`/`#` escaped). */
+const anchored = (dir: string) => `/${dir.replace(/[*?[\\!#]/g, "\\$&")}`;
+
 /**
- * Our `info/exclude`: `.git` (also as a file: worktrees and submodules) plus the project's own
- * `.git/info/exclude`, so what the user excluded locally is left out as their `.gitignore` files are.
+ * Content stored and restored byte for byte: no end-of-line conversion, ident, filter or encoding,
+ * whatever the project's `.gitattributes` say (`info/attributes` takes precedence over them).
+ */
+const ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding -diff -merge\n";
+
+/**
+ * Our `info/exclude` and `info/attributes`. Excludes: the user's rules git would not find from our
+ * git dir (`_ignores.ts`), then `.git` (also as a file: worktrees and submodules) and our own home
+ * if it lies in the project, last so no rule above re-includes them.
  */
 function syncExcludes(repo: SnapshotRepo): void {
-  const own = join(repo.projectPath, ".git", "info", "exclude");
-  let theirs = "";
-  try {
-    if (existsSync(own) && statSync(own).isFile()) theirs = readFileSync(own, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
-  }
-  ensureDir(join(repo.place.gitDir, "info"));
-  writeFileSync(join(repo.place.gitDir, "info", "exclude"), `.git\n${theirs}`);
+  const info = join(repo.place.gitDir, "info");
+  ensureDir(info);
+  const ours = [".git", ...repo.own.map(anchored)].join("\n");
+  writeFileSync(join(info, "exclude"), `${userExcludes(repo.projectPath)}${ours}\n`);
+  writeFileSync(join(info, "attributes"), ATTRIBUTES);
 }
 
 /** Commit `tree` onto the session's ref (parent: the ref's tip) and return the commit id. */

@@ -1,14 +1,16 @@
 /**
  * Making the work tree match a snapshot. The difference between the tree just staged from the work
  * tree and the target decides everything: files changed or deleted since come back, files created
- * since go away. Only paths in one of the two trees are touched, so ignored files (never staged) and
- * files left out for their size are never written or removed. Unlike a `git checkout` into the
- * user's repository, nothing of theirs (HEAD, index, refs) moves.
+ * since go away (unless the target's rules ignore them: `_keep.ts`). Only paths in one of the two
+ * trees are touched, so ignored files (never staged) and files left out for their size are never
+ * written or removed, and a restore that would need to is refused before it starts. Unlike a
+ * `git checkout` into the user's repository, nothing of theirs (HEAD, index, refs) moves.
  */
 import { rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { git, nulFields } from "./_git.ts";
+import { blockers, ignoredAtTarget, type PlannedChange } from "./_keep.ts";
 import type { SnapshotRepo } from "./repo.ts";
 import { isSkipped } from "./stage.ts";
 
@@ -17,25 +19,49 @@ export type FileChange = { path: string; change: "added" | "modified" | "deleted
 
 const CHANGE = { A: "added", M: "modified", T: "modified", D: "deleted" } as const;
 
-/** What restoring `to` over a work tree staged as `from` would do (paths in `protect` excluded). */
-export async function diffTrees(
+/** The raw difference of two trees, with the target's blob ids. */
+async function diffTrees(repo: SnapshotRepo, from: string, to: string): Promise<PlannedChange[]> {
+  const fields = nulFields(await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", from, to]));
+  const changes: PlannedChange[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    // `:<mode> <mode> <blob> <blob> <status>`, then the path.
+    const [, , , blob, status] = fields[i]!.split(" ") as [string, string, string, string, string];
+    const path = fields[i + 1]!;
+    const change = CHANGE[status as keyof typeof CHANGE];
+    if (!change)
+      throw new FreecodeError("internal", `unexpected git diff-tree status "${status}" for ${path}`);
+    changes.push({ path, change, blob });
+  }
+  return changes;
+}
+
+const listed = (paths: string[]) =>
+  paths.length > 5 ? `${paths.slice(0, 5).join(", ")} and ${paths.length - 5} more` : paths.join(", ");
+
+/**
+ * What restoring `to` over a work tree staged as `from` will do (paths in `protect` left out):
+ * a file absent from `to` that `to`'s rules ignore is kept. Throws `conflict`, having touched
+ * nothing, when the restore would remove or overwrite what neither tree holds.
+ */
+export async function planRestore(
   repo: SnapshotRepo,
   from: string,
   to: string,
-  protect: readonly string[] = [],
+  protect: readonly string[],
+  direction: "undo" | "redo",
 ): Promise<FileChange[]> {
-  const fields = nulFields(
-    await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to]),
-  );
-  const changes: FileChange[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const status = fields[i]! as keyof typeof CHANGE;
-    const path = fields[i + 1]!;
-    if (!(status in CHANGE))
-      throw new FreecodeError("internal", `unexpected git diff-tree status "${status}" for ${path}`);
-    if (!isSkipped(path, protect)) changes.push({ path, change: CHANGE[status] });
-  }
-  return changes;
+  let changes = (await diffTrees(repo, from, to)).filter((c) => !isSkipped(c.path, protect));
+  const deletions = changes.filter((c) => c.change === "deleted").map((c) => c.path);
+  const ignored = await ignoredAtTarget(repo, to, deletions);
+  changes = changes.filter((c) => !(c.change === "deleted" && ignored.has(c.path)));
+  const blocked = blockers(repo.projectPath, changes);
+  if (blocked.length > 0)
+    throw new FreecodeError(
+      "conflict",
+      `${direction} refused, nothing changed: it would remove or overwrite files no snapshot holds ` +
+        `(ignored, over the size limit, or a nested repository) at ${listed(blocked)}: move them away first`,
+    );
+  return changes.map(({ path, change }) => ({ path, change }));
 }
 
 /** Remove `dir` and its parents below `stop` while they are empty. */

@@ -5,8 +5,8 @@
  * restart. A capture that differs from the current snapshot, taken after an undo, drops the redo
  * branch (as an editor does). Every step is written to the session's rollout as `checkpoint.*`.
  *
- * Nothing of the user's repository is read or written except its work tree files (and its
- * `.gitignore` / `.git/info/exclude`): the git directory, index, refs and config are ours.
+ * Nothing of the user's repository is read or written except its work tree files (and its ignore
+ * rules, read: `_ignores.ts`): the git directory, index, refs and config are ours.
  */
 
 import * as v from "valibot";
@@ -16,7 +16,7 @@ import { SessionIdSchema } from "../storage/records.ts";
 import { withLock } from "../util/lock.ts";
 import { GitMissingError } from "./_git.ts";
 import { canonicalProject, ensureRepo, keepTree, type SnapshotRepo, snapshotRepo } from "./repo.ts";
-import { applyChanges, diffTrees, type FileChange } from "./restore.ts";
+import { applyChanges, type FileChange, planRestore } from "./restore.ts";
 import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
 import { pushEntry, readState, type SnapshotEntry, type SnapshotState, writeState } from "./state.ts";
 
@@ -202,8 +202,8 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
           );
       }
       const to = state.entries[target]!;
-      const protect = [...staged.skipped, ...(to.skipped ?? [])];
-      const files = await diffTrees(repo, staged.tree, to.tree, protect);
+      const protect = [...staged.skipped, ...(to.skipped ?? []), ...repo.own];
+      const files = await planRestore(repo, staged.tree, to.tree, protect, direction);
       const autosaved = direction === "undo" && dirty ? staged.tree : undefined;
       if (!dryRun) {
         if (autosaved) {

@@ -4,7 +4,8 @@
  * `.git` itself). Files larger than `maxFileBytes` are left out too, before git hashes them, so one
  * build artefact or dataset cannot bloat the store by its size at every tool run (OpenCode's snapshot
  * store grew without bound that way); they are listed so a restore leaves them alone. So are nested
- * repositories (a vendored checkout, a submodule): their contents are theirs, not ours.
+ * repositories (a vendored checkout, a submodule): their contents are theirs, not ours. The freecode
+ * home, when inside the project (`repo.own`), is never staged, whatever the project's rules say.
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +28,9 @@ function oversized(projectPath: string, paths: string[], max: number): string[] 
       const st = lstatSync(join(projectPath, p));
       return st.isFile() && st.size > max;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+      // Gone, or a parent directory became a file (`--modified` lists deleted paths too).
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return false;
       throw error;
     }
   });
@@ -48,10 +51,12 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
     await git(repo.place, ["ls-files", "-z", "--others", "--modified", "--exclude-standard"]),
   );
   // A nested repository (`dir/`) would be added as a gitlink, or fail `git add` when it has no commit.
-  const nested = candidates.filter((p) => p.endsWith("/"));
-  const files = candidates.filter((p) => !p.endsWith("/"));
+  const ours = candidates.filter((p) => !isSkipped(p, repo.own));
+  const nested = ours.filter((p) => p.endsWith("/"));
+  const files = ours.filter((p) => !p.endsWith("/"));
   const skipped = [...new Set([...nested, ...oversized(repo.projectPath, files, maxFileBytes)])].sort();
-  if (skipped.length > 0) {
+  const left = [...skipped, ...repo.own];
+  if (left.length > 0) {
     // What grew past the limit (or became a repository) leaves the index: no stale copy stays in the tree.
     await git(
       repo.place,
@@ -65,10 +70,13 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
         "--pathspec-from-file=-",
         "--pathspec-file-nul",
       ],
-      { stdin: `${skipped.map(unslash).join("\0")}\0`, env: { GIT_LITERAL_PATHSPECS: "1" } },
+      { stdin: `${left.map(unslash).join("\0")}\0`, env: { GIT_LITERAL_PATHSPECS: "1" } },
     );
   }
-  const specs = [".", ...skipped.map((p) => `:(exclude,literal)${unslash(p)}`)];
+  // Naming an ignored path, even to exclude it, fails `git add`: our home is named only when the
+  // project's own rules re-include it (it is in our `info/exclude`).
+  const reincluded = repo.own.filter((o) => candidates.some((p) => isSkipped(p, [o])));
+  const specs = [".", ...[...skipped, ...reincluded].map((p) => `:(exclude,literal)${unslash(p)}`)];
   await git(repo.place, ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], {
     stdin: `${specs.join("\0")}\0`,
   });

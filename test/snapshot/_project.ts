@@ -55,3 +55,15 @@ export function repoFingerprint(root: string): Record<string, unknown> {
     entries: readdirSync(git).sort(),
   };
 }
+
+/** The paths in snapshot `tree` of the store at `location` (what `list().location` gives). */
+export function treePaths(location: string, tree: string): string[] {
+  const proc = Bun.spawnSync(
+    ["git", "--git-dir", join(location, "git"), "ls-tree", "-r", "-z", "--name-only", tree],
+    {
+      stderr: "pipe",
+    },
+  );
+  if (proc.exitCode !== 0) throw new Error(`git ls-tree: ${proc.stderr.toString()}`);
+  return proc.stdout.toString().split("\0").filter(Boolean).sort();
+}

@@ -6,7 +6,7 @@
  * snapshots on the same project stay restorable.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, utimesSync } from "node:fs";
+import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { forgetSnapshots, snapshotSets } from "../../src/snapshot/forget.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
@@ -96,5 +96,33 @@ describe("forgetting snapshots", () => {
     expect(pruned.snapshots).toEqual({ removed: ["orphan"], unstored: [], failed: [] });
     expect(sets()).toEqual(["fresh", "stored"]);
     expect(existsSync(state)).toBe(false);
+  });
+
+  test("regression: forgetting a session prunes nothing another session staged but has not committed", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    await twoSnapshots(home.path, project.path, "A", "a.txt");
+    const b = await twoSnapshots(home.path, project.path, "B", "b.txt");
+    // B's dry-run undo stages an uncaptured edit into B's index: its blob is in no commit yet.
+    writeFiles(project.path, { "b.txt": "uncaptured\n" });
+    // Older than the index: git trusts the stat data it stages and would not hash the file again.
+    const older = new Date(Date.now() - 3 * 3600_000);
+    utimesSync(join(project.path, "b.txt"), older, older);
+    expect((await b.undo({ dryRun: true })).autosaved).toBeString();
+    // Two hours pass: every object is older than any prune grace.
+    const objects = join(b.list().location, "git", "objects");
+    const old = new Date(Date.now() - 2 * 3600_000);
+    const age = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) age(p);
+        else utimesSync(p, old, old);
+      }
+    };
+    age(objects);
+    expect(await forgetSnapshots(home.path, "A")).toBe(1);
+    expect(await b.capture("b2")).toMatchObject({ captured: true, isNew: true });
+    await b.undo();
+    expect(readTree(project.path)["b.txt"]).toBe("two\n");
   });
 });

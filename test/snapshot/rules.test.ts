@@ -1,0 +1,106 @@
+/**
+ * Regressions: which rules decide what a snapshot holds and how it is written back. Content is byte
+ * for byte whatever the project's or the user's attributes say; the user's global excludes are not
+ * read; a project inside a repository honours that repository's ignore rules.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { rebaseRule } from "../../src/snapshot/_ignores.ts";
+import { createSnapshots } from "../../src/snapshot/snapshots.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
+import { treePaths, userGit, writeFiles } from "./_project.ts";
+
+describe("regression: restores are byte for byte, global excludes are not read", () => {
+  test("`* text=auto` in .gitattributes and the user's global attributes and ignore change nothing", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    await using xdg = await tempDir("freecode-xdg-");
+    writeFiles(xdg.path, { "git/attributes": "* text eol=crlf\n", "git/ignore": "*.log\n" });
+    const root = project.path;
+    writeFiles(root, {
+      ".gitattributes": "* text=auto\n",
+      "crlf.bat": "a\r\nb\r\n",
+      "lf.txt": "keep\n",
+      "b.log": "1",
+    });
+    const saved = process.env.XDG_CONFIG_HOME;
+    process.env.XDG_CONFIG_HOME = xdg.path;
+    try {
+      const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+      await snaps.capture();
+      writeFiles(root, { "crlf.bat": "a\r\nb\r\nchanged\r\n", "lf.txt": "keep\nmore\n", "new.log": "n" });
+      await snaps.capture();
+      const { location, snapshots } = snaps.list();
+      expect(treePaths(location, snapshots[0]!.snapshot)).toEqual([
+        ".gitattributes",
+        "b.log",
+        "crlf.bat",
+        "lf.txt",
+      ]);
+      const undone = await snaps.undo();
+      expect(undone.files.map((f) => f.path).sort()).toEqual(["crlf.bat", "lf.txt", "new.log"]);
+      expect(readFileSync(join(root, "crlf.bat"), "latin1")).toBe("a\r\nb\r\n");
+      expect(readFileSync(join(root, "lf.txt"), "latin1")).toBe("keep\n");
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = saved;
+    }
+  });
+});
+
+describe("regression: a project in a subdirectory of a repository", () => {
+  test("honours the repository's .gitignore files above it and its .git/info/exclude", async () => {
+    await using home = await tempHome();
+    await using repo = await tempDir("freecode-repo-");
+    userGit(repo.path, ["init", "-q"]);
+    writeFiles(repo.path, {
+      ".gitignore": "node_modules/\n.env\n/packages/app/dist/\npackages/*/tmp\n/other\n",
+      "packages/.gitignore": "*.cache\n!keep.cache\n",
+      ".git/info/exclude": "secret.txt\n",
+    });
+    const app = join(repo.path, "packages", "app");
+    mkdirSync(app, { recursive: true });
+    writeFiles(app, {
+      "main.js": "src",
+      ".env": "API_KEY=x",
+      "secret.txt": "s",
+      "node_modules/dep/index.js": "x",
+      "dist/out.js": "o",
+      "tmp/t": "t",
+      "sub/tmp/t": "kept: the rule is anchored to packages/*/",
+      other: "kept: /other is at the repository's root",
+      "a.cache": "c",
+      "keep.cache": "k",
+    });
+    const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+    const c = await snaps.capture();
+    expect(c.captured).toBe(true);
+    const { location, snapshots } = snaps.list();
+    expect(treePaths(location, snapshots[0]!.snapshot)).toEqual([
+      "keep.cache",
+      "main.js",
+      "other",
+      "sub/tmp/t",
+    ]);
+    // The rules apply to a restore too: undo leaves the ignored files alone.
+    rmSync(join(app, "main.js"));
+    await snaps.capture();
+    expect((await snaps.undo()).files).toEqual([{ path: "main.js", change: "added" }]);
+  });
+
+  test("rebaseRule: rules of a directory above, rewritten for the project", () => {
+    const below = ["packages", "app"];
+    expect(rebaseRule("node_modules/", below)).toEqual(["node_modules/"]);
+    expect(rebaseRule("!*.log", below)).toEqual(["!*.log"]);
+    expect(rebaseRule("/packages/app/dist/", below)).toEqual(["/dist/"]);
+    expect(rebaseRule("packages/*/tmp", below)).toEqual(["/tmp"]);
+    expect(rebaseRule("pack[a-z]ges/ap?/x/y", below)).toEqual(["/x/y"]);
+    expect(rebaseRule("**/build", below)).toEqual(["/**/build"]);
+    expect(rebaseRule("packages/**", below)).toEqual(["/**"]);
+    expect(rebaseRule("/other", below)).toEqual([]);
+    expect(rebaseRule("packages/app", below)).toEqual([]); // the project itself: not expressible
+    expect(rebaseRule("# comment", below)).toEqual([]);
+    expect(rebaseRule("", below)).toEqual([]);
+  });
+});
