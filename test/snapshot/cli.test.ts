@@ -75,6 +75,37 @@ describe("freecode session snapshots / undo / redo", () => {
     expect(typeof restored[0]!.durationMs).toBe("number");
   });
 
+  test("session snapshot captures on demand: named, unchanged says so, git missing is an error", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const env = { FREECODE_ROLLOUT: "on" };
+    const cli = (args: string[], extra: Record<string, string> = {}) =>
+      runCli(args, { home: home.path, env: { ...env, ...extra } });
+    expect(cli(["session", "create", "--id", "s2", "--project", project.path, "--prompt", "go"]).code).toBe(
+      0,
+    );
+    writeFiles(project.path, { "a.txt": "one\n" });
+    const first = cli(["session", "snapshot", "s2", "--entry", "before-refactor"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^captured: [0-9a-f]{12} before-refactor\n$/);
+    expect(cli(["session", "snapshot", "s2"]).stdout).toMatch(/^unchanged since the current snapshot: /);
+    writeFiles(project.path, { "a.txt": "two\n" });
+    const second = parseJson<{ captured: boolean; isNew: boolean }>(
+      cli(["session", "snapshot", "s2", "--json"]),
+    );
+    expect(second).toMatchObject({ captured: true, isNew: true });
+    expect(cli(["session", "undo", "s2"]).code).toBe(0);
+    expect(readTree(project.path)).toEqual({ "a.txt": "one\n" });
+    // Every capture is recorded, the unchanged one too (same snapshot id).
+    const captured = eventsOf(home.path, "s2").filter((e) => e.type === "checkpoint.captured");
+    expect(captured.map((e) => e.entryId)).toEqual(["before-refactor", undefined, undefined]);
+    expect(captured[1]!.snapshot).toBe(captured[0]!.snapshot);
+    // No git on PATH: a one-line error and exit 69, not a silent skip.
+    const nogit = cli(["session", "snapshot", "s2"], { PATH: "/nonexistent" });
+    expect(nogit.code).toBe(69);
+    expect(nogit.stderr).toContain("git is not available");
+  });
+
   test("unknown session: not_found (exit 3), one line on stderr, nothing written", async () => {
     await using home = await tempHome();
     const r = runCli(["session", "undo", "nope"], { home: home.path });

@@ -27,6 +27,7 @@ export default defineCommand({
     unpin: leaf(() => import("./session/unpin.ts")),
     title: leaf(() => import("./session/title.ts")),
     tag: leaf(() => import("./session/tag.ts")),
+    snapshot: leaf(() => import("./session/snapshot.ts")),
     snapshots: leaf(() => import("./session/snapshots.ts")),
     undo: leaf(() => import("./session/undo.ts")),
     redo: leaf(() => import("./session/redo.ts")),
