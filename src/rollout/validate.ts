@@ -148,13 +148,47 @@ export const EventDraftSchema = v.variant(
     }),
   ),
 );
-/** Whether a value is a valid event draft (envelope without `seq`). */
-export const isValidDraft = compileCheck(EventDraftSchema);
+/**
+ * Fields that would carry a message body or model-written text. The log records what happened, never
+ * what was said (a trace can be exported without leaking a conversation): a writer's event with one
+ * of these is refused, whatever its type. The catalogue has none of them; other extra fields (a
+ * writer's own metadata) stay allowed, and readers accept any.
+ */
+export const BODY_FIELDS: readonly string[] = [
+  "content",
+  "text",
+  "message",
+  "messages",
+  "prompt",
+  "completion",
+  "parts",
+  "body",
+  "reasoning",
+  "thinking",
+];
+
+/** The first body field `value` holds (see `BODY_FIELDS`), or undefined. */
+export function bodyField(value: Record<string, unknown>): string | undefined {
+  for (const f of BODY_FIELDS) if (value[f] !== undefined) return f;
+  return undefined;
+}
+
+const bodyProblem = (field: string) => ({
+  message: `rollout events hold no message bodies or model-written text: field "${field}" is refused (the text belongs in the session's messages)`,
+  field,
+});
+
+const isDraftShape = compileCheck(EventDraftSchema);
+/** Whether a value is a valid event draft (envelope without `seq`, no body field). */
+export const isValidDraft = (value: unknown): boolean =>
+  isDraftShape(value) && bodyField(value as Record<string, unknown>) === undefined;
 
 /** What is wrong with an event draft, naming the field; undefined when it is valid. */
 export function draftProblem(value: unknown): { message: string; field?: string } | undefined {
   if (isValidDraft(value)) return undefined;
   if (!isObject(value)) return { message: "event is not an object" };
+  const body = bodyField(value);
+  if (body !== undefined) return bodyProblem(body);
   const type = value.type;
   if (typeof type !== "string" || type.length === 0) return { message: "event has no type", field: "type" };
   if (!isKnownEventType(type)) return { message: `unknown event type "${type}"`, field: "type" };

@@ -41,6 +41,10 @@ describe("rollout append", () => {
     ['{"type":"turn.started","turnId":"t","seq":9}\n', /<stdin>:1: seq is assigned by the store/],
     ['{"type":"poke.triggered"}\n', /<stdin>:1: unknown event type "poke.triggered"/],
     ['{"type":"function.denied","tool":"Bash","source":"boss"}\n', /<stdin>:1: .*\(field source\)/],
+    [
+      '{"type":"turn.started","turnId":"t"}\n{"type":"model.response","turnId":"t","provider":"p","model":"m","content":"SECRET"}\n',
+      /<stdin>:2: rollout events hold no message bodies .*field "content" is refused.*\(field content\)/,
+    ],
   ])("rejects %j with exit 2, naming the line, writing nothing", async (stdin, message) => {
     await using home = await tempHome();
     const r = runCli(["rollout", "append", "s2"], { home: home.path, stdin });

@@ -2,7 +2,14 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { EVENT_TYPES, RolloutEventSchema } from "../../src/rollout/events.ts";
-import { checkEvent, EventDraftSchema, isValidDraft, isValidEvent } from "../../src/rollout/validate.ts";
+import {
+  BODY_FIELDS,
+  checkEvent,
+  draftProblem,
+  EventDraftSchema,
+  isValidDraft,
+  isValidEvent,
+} from "../../src/rollout/validate.ts";
 import { FIXTURE_SOURCE, readRollout } from "./_events.ts";
 
 const MUTATIONS: ((e: Record<string, unknown>, key: string) => unknown)[] = [
@@ -84,5 +91,30 @@ describe("compiled validator", () => {
       expect(isValidDraft(event)).toBe(false);
     }
     expect(isValidEvent({ ...first, ttft_ms: 300 })).toBe(true);
+  });
+});
+
+describe("no message bodies in the rollout", () => {
+  test("a writer's event with a body field is refused, naming it; other extra fields pass; readers accept any", () => {
+    const response = {
+      type: "model.response",
+      id: "i",
+      timestamp: 1,
+      turnId: "t",
+      provider: "p",
+      model: "m",
+    };
+    expect(isValidDraft(response)).toBe(true);
+    expect(isValidDraft({ ...response, costUsd: 0.01 })).toBe(true);
+    for (const field of BODY_FIELDS) {
+      const e = { ...response, [field]: "SECRET model-written text" };
+      expect(isValidDraft(e)).toBe(false);
+      expect(draftProblem(e)).toEqual({
+        message: `rollout events hold no message bodies or model-written text: field "${field}" is refused (the text belongs in the session's messages)`,
+        field,
+      });
+      // A log written by something else still reads: the rule is the writers'.
+      expect(checkEvent({ ...e, seq: 1, aggregateID: "s" }).kind).toBe("event");
+    }
   });
 });
