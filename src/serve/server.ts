@@ -48,10 +48,12 @@ export interface ServerOptions {
   env?: Record<string, string | undefined>;
   /** An unexpected exception in a request or the sweep (the client got a bare internal error). */
   onInternalError?: (error: unknown, where: string) => void;
+  /** Serve HTTPS with this certificate chain and private key (PEM text). */
+  tls?: { cert: string; key: string };
 }
 
 export interface RunningServer {
-  /** `http://host:port` as listened on. */
+  /** `http(s)://host:port` as listened on. */
   url: string;
   token: string;
   /** Expired exports removed by the startup sweep. */
@@ -106,6 +108,7 @@ export function startServer(options: ServerOptions): RunningServer {
     // Our own limit (`readBody`) answers 413 first; Bun's only has to stay out of its way.
     maxRequestBodySize: maxBytes + 16 * 1024 * 1024,
     fetch: routes,
+    ...(options.tls ? { tls: { cert: options.tls.cert, key: options.tls.key } } : {}),
     error(error) {
       onInternalError?.(error, "http");
       return new Response(JSON.stringify({ error: "internal error" }), {
@@ -114,7 +117,8 @@ export function startServer(options: ServerOptions): RunningServer {
       });
     },
   });
-  const url = `http://${urlHost(server.hostname ?? options.host ?? DEFAULT_HOST)}:${server.port}`;
+  const scheme = options.tls ? "https" : "http";
+  const url = `${scheme}://${urlHost(server.hostname ?? options.host ?? DEFAULT_HOST)}:${server.port}`;
   publicUrl ||= url;
   const sweep = setInterval(() => {
     try {

@@ -62,7 +62,7 @@ export async function serve(
   })();
   const deadline = Date.now() + 30_000;
   let url: string | undefined;
-  while (!(url = /listening on (http:\/\/\S+)/.exec(text)?.[1])) {
+  while (!(url = /listening on (https?:\/\/\S+)/.exec(text)?.[1])) {
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");
       await drained;

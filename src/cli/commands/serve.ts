@@ -5,7 +5,9 @@
  * SIGINT/SIGTERM stop it cleanly: no new connections, requests in flight finish, the store closes,
  * exit 0.
  */
+
 import { lookup } from "node:dns/promises";
+import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { conflict, usageError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
@@ -69,6 +71,16 @@ export default command({
       description: "Base of the links handed out, when clients reach the server through a proxy",
       valueHint: "URL",
     },
+    "tls-cert": {
+      type: "string",
+      description: "Serve HTTPS: the certificate chain (PEM file); goes with --tls-key",
+      valueHint: "FILE",
+    },
+    "tls-key": {
+      type: "string",
+      description: "Serve HTTPS: the private key (PEM file); goes with --tls-cert",
+      valueHint: "FILE",
+    },
     stdio: {
       type: "boolean",
       description: "JSON-RPC over stdin/stdout, one message per line (no HTTP, no token)",
@@ -80,7 +92,15 @@ export default command({
       ctx.log.error(`${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 
     if (args.stdio) {
-      for (const flag of ["host", "port", "ttl", "public-url", "max-stored-bytes"] as const)
+      for (const flag of [
+        "host",
+        "port",
+        "ttl",
+        "public-url",
+        "max-stored-bytes",
+        "tls-cert",
+        "tls-key",
+      ] as const)
         if (args[flag] !== undefined) throw usageError(`--${flag} does not apply to --stdio`);
       await withStore(ctx, async (store) => {
         const methods = sessionMethods({
@@ -124,6 +144,7 @@ export default command({
       );
     const host = args.host ?? DEFAULT_HOST;
     await checkHost(host);
+    const tls = readTls(args["tls-cert"], args["tls-key"]);
     await withStore(ctx, async (store) => {
       let server: ReturnType<typeof startServer>;
       try {
@@ -138,6 +159,7 @@ export default command({
           ttlMs,
           ...(envToken ? { token: envToken } : {}),
           ...(publicUrl !== undefined ? { publicUrl } : {}),
+          ...(tls ? { tls } : {}),
           onInternalError,
         });
       } catch (error) {
@@ -152,9 +174,9 @@ export default command({
           );
         throw error;
       }
-      if (!isLoopback(host))
+      if (!isLoopback(host) && !tls)
         ctx.log.warn(
-          "listening beyond loopback over plain HTTP: the token and the documents travel unencrypted (put a TLS proxy in front, and give --public-url)",
+          "listening beyond loopback over plain HTTP: the token and the documents travel unencrypted (give --tls-cert and --tls-key, or put a TLS proxy in front and give --public-url)",
         );
       if (server.swept > 0) ctx.log.info(`removed ${server.swept} expired export(s)`);
       if (!envToken) say(`token: ${server.token}`);
@@ -169,6 +191,35 @@ export default command({
     return 0;
   },
 });
+
+/**
+ * The certificate and key files for HTTPS, read now: a missing or unreadable file, or text that is
+ * not PEM, is a one-line usage error before anything listens (Bun's own error names neither file).
+ */
+function readTls(
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): { cert: string; key: string } | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined)
+    throw usageError("--tls-cert and --tls-key go together");
+  const read = (file: string, flag: string, label: RegExp) => {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      throw usageError(
+        `--${flag} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
+    if (!label.test(text)) throw usageError(`--${flag} ${file}: not a PEM file (no -----BEGIN … ----- line)`);
+    return text;
+  };
+  return {
+    cert: read(certFile, "tls-cert", /-----BEGIN CERTIFICATE-----/),
+    key: read(keyFile, "tls-key", /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+  };
+}
 
 /** `host` must be an IP address or a name that resolves: else a usage error, not a bind failure. */
 async function checkHost(host: string): Promise<void> {
