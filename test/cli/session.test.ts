@@ -135,6 +135,30 @@ describe("freecode session (CLI)", () => {
     expect(runCli(["session", "list", "--offset", "5"], { home: home.path }).stdout).toBe("0 of 1\n");
   });
 
+  test("show --last N: only the last messages (or turns), saying how many are not shown", async () => {
+    await using home = await tempHome();
+    const say = (role: string, text: string) =>
+      JSON.stringify({ role, parts: [{ type: "text", content: text }] });
+    const stdin = [1, 2, 3]
+      .flatMap((i) => [say("user", `ask ${i}`), say("assistant", `answer ${i}`)])
+      .join("\n");
+    expect(runCli(["session", "create", "--id", "l1"], { home: home.path, stdin }).code).toBe(0);
+    const shown = runCli(["session", "show", "l1", "--last", "2"], { home: home.path }).stdout;
+    expect(shown).toContain("(4 earlier messages not shown)");
+    expect(shown).toContain("ask 3");
+    expect(shown).not.toContain("ask 2");
+    const json = parseJson<{ messages: { parts: { content: string }[] }[] }>(
+      runCli(["session", "show", "l1", "--last", "3", "--json"], { home: home.path }),
+    );
+    expect(json.messages.map((m) => m.parts[0]!.content)).toEqual(["answer 2", "ask 3", "answer 3"]);
+    const turns = runCli(["session", "show", "l1", "--turns", "--last", "1"], { home: home.path }).stdout;
+    expect(turns).toContain("(l1, idle, 3 turns, the last 1 shown)");
+    expect(turns).toContain("ask 3");
+    expect(turns).not.toContain("prompt:  ask 1");
+    const bad = runCli(["session", "show", "l1", "--last", "0"], { home: home.path });
+    expect(bad.code).toBe(2);
+  });
+
   test("bad input: one-line error, exit 2, nothing written", async () => {
     await using home = await tempHome();
     const run = (args: string[], stdin?: string) => runCli(args, { home: home.path, stdin });

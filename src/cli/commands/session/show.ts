@@ -7,7 +7,7 @@ import type { Part, SessionMeta, StoredMessage } from "../../../storage/records.
 import { turnItemsView } from "../../../threads/api.ts";
 import type { TurnItem } from "../../../threads/types.ts";
 import { escapeLine, escapeText, oneLine } from "../../../util/one-line.ts";
-import { command } from "../../_command.ts";
+import { command, wholeNumber } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
 
 /** A part as text; recorded text has its control characters escaped (line ends kept). */
@@ -55,8 +55,9 @@ function toolLine(tool: TurnItem["tools"][number]): string {
   return `  tool:    ${escapeLine(tool.name)}(${oneLine(tool.args ?? {}, 100)})${how}${took}`;
 }
 
-function turnLines(meta: SessionMeta, turns: TurnItem[]): string[] {
-  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${turns.length} turns)`)];
+function turnLines(meta: SessionMeta, turns: TurnItem[], total: number): string[] {
+  const shown = turns.length < total ? `, the last ${turns.length} shown` : "";
+  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${total} turns${shown})`)];
   for (const t of turns) {
     const flag = t.outcome === "interrupted" ? " [interrupted]" : "";
     lines.push(
@@ -75,8 +76,15 @@ export default command({
     ...ID_ARG,
     turns: { type: "boolean", description: "Turn by turn: prompt, tool calls, outcome" },
     full: { type: "boolean", description: "Do not fold tool results" },
+    last: {
+      type: "string",
+      description: "Only the last N messages (with --turns: the last N turns)",
+      valueHint: "N",
+    },
   },
   async run(ctx, args) {
+    const last = wholeNumber(args.last, "last", 1);
+    const tail = <T>(xs: T[]): T[] => (last === undefined ? xs : xs.slice(-last));
     const { meta, messages, issues, items } = await withStore(ctx, async (store) => {
       const meta = await getSession(store, args.id);
       const read = await store.readMessages(meta.id);
@@ -88,18 +96,21 @@ export default command({
     for (const i of issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
     if (items) {
       // `interrupted` as before the turns came from the thread store (outcome says it too).
-      const turns = items.map((t) => ({ ...t, interrupted: t.outcome === "interrupted" }));
+      const shown = tail(items);
+      const turns = shown.map((t) => ({ ...t, interrupted: t.outcome === "interrupted" }));
       if (ctx.json) ctx.out({ meta, turns, issues });
-      else ctx.out(`${turnLines(meta, items).join("\n")}\n`);
+      else ctx.out(`${turnLines(meta, shown, items.length).join("\n")}\n`);
       return 0;
     }
-    if (ctx.json) ctx.out({ meta, messages, issues });
+    const shown = tail(messages);
+    if (ctx.json) ctx.out({ meta, messages: shown, issues });
     else {
       const head = `${escapeLine(meta.title)}\n${escapeLine(meta.id)} · ${meta.status} · ${escapeLine(meta.projectPath)} · ${escapeLine(`${meta.provider ?? "?"}/${meta.model ?? "?"}`)} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
       // A message at a time: a long session's text is not built as one string first.
-      ctx.out(`${head}\n\n`);
-      for (let i = 0; i < messages.length; i++)
-        ctx.out(`${i > 0 ? "\n\n" : ""}${message(messages[i]!, args.full === true)}`);
+      const skipped = messages.length - shown.length;
+      ctx.out(`${head}\n\n${skipped > 0 ? `(${skipped} earlier messages not shown)\n\n` : ""}`);
+      for (let i = 0; i < shown.length; i++)
+        ctx.out(`${i > 0 ? "\n\n" : ""}${message(shown[i]!, args.full === true)}`);
       ctx.out("\n");
     }
     return 0;
