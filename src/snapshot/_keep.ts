@@ -1,14 +1,14 @@
 /**
  * What a restore must leave alone although the diff of the two trees names it, decided before
- * anything changes: files the target snapshot's own rules ignore (they were kept out of it, not
- * absent from the work tree), and what stands in the way of a file the target needs but is in
+ * anything changes: ignored files, by the target snapshot's rules or today's (they were kept out of
+ * it, not absent from the work tree), and what stands in the way of a file the target needs but is in
  * neither tree (ignored files, files over the size limit, nested repositories): git would remove it.
  */
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { git, nulFields } from "./_git.ts";
+import { type GitPlace, git, nulFields } from "./_git.ts";
 import type { SnapshotRepo } from "./repo.ts";
 
 /** A change with the target's blob id (all zeros for a deletion). */
@@ -19,27 +19,48 @@ export interface PlannedChange {
 }
 
 /**
- * Which of `paths` (absent from tree `to`) the rules of `to` ignore: its `.gitignore` files, written
- * to a scratch work tree, and our `info/exclude`, asked through `git check-ignore --no-index`.
+ * Ask `git check-ignore` in `place` which of `paths` its rules ignore. Each path goes as `./path`:
+ * a name starting with `:` would otherwise be read as pathspec magic, and check-ignore refuses
+ * `GIT_LITERAL_PATHSPECS` (it echoes each path as given, so the prefix comes off again).
  */
-export async function ignoredAtTarget(repo: SnapshotRepo, to: string, paths: string[]): Promise<Set<string>> {
-  if (paths.length === 0) return new Set();
+async function checkIgnore(place: GitPlace, paths: string[]): Promise<string[]> {
+  const out = await git(place, ["check-ignore", "--no-index", "-z", "--stdin"], {
+    stdin: `${paths.map((p) => `./${p}`).join("\0")}\0`,
+    okCodes: [1],
+  });
+  return nulFields(out).map((p) => p.replace(/^\.\//, ""));
+}
+
+/**
+ * Which of `paths` (absent from tree `to`) the rules of `to` ignore: its `.gitignore` files, written
+ * to a scratch work tree, and our `info/exclude`.
+ */
+async function ignoredByTarget(repo: SnapshotRepo, to: string, paths: string[]): Promise<string[]> {
   const scratch = mkdtempSync(join(tmpdir(), "freecode-rules-"));
   try {
     const place = { ...repo.place, workTree: join(scratch, "tree"), indexFile: join(scratch, "index") };
     mkdirSync(place.workTree);
     await git(place, ["read-tree", to]);
+    // Our own pathspec (glob magic on purpose), not a user's file name.
     const rules = nulFields(await git(place, ["ls-files", "-z", "--", ":(glob)**/.gitignore"]));
     if (rules.length > 0)
       await git(place, ["checkout-index", "-z", "--stdin"], { stdin: `${rules.join("\0")}\0` });
-    const out = await git(place, ["check-ignore", "--no-index", "-z", "--stdin"], {
-      stdin: `${paths.join("\0")}\0`,
-      okCodes: [1],
-    });
-    return new Set(nulFields(out));
+    return await checkIgnore(place, paths);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Which of `paths` (files a restore to tree `to` would delete) are ignored, by the rules of `to` or
+ * by the work tree's rules now (its `.gitignore` files and our `info/exclude`): a restore never
+ * removes an ignored file. The target's rules alone miss a `.gitignore` that ignores itself: it is
+ * in no snapshot, but still in the work tree.
+ */
+export async function ignoredPaths(repo: SnapshotRepo, to: string, paths: string[]): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const [then, now] = await Promise.all([ignoredByTarget(repo, to, paths), checkIgnore(repo.place, paths)]);
+  return new Set([...then, ...now]);
 }
 
 const statOf = (abs: string) => {

@@ -4,13 +4,16 @@
  * state file in each project's snapshot store (`repo.ts`); when the last set of a store goes, the
  * whole store goes (its objects with it). Until then nothing is pruned: git would only spare the
  * objects named by the forgotten session's index, not those another session has staged but not
- * yet committed (each session has its own index file), and would delete them under it.
+ * yet committed (each session has its own index file), and would delete them under it. The store
+ * is removed under its store lock, which a first capture holds while it creates the store and its
+ * state file (`ensureRepo`): a store is never removed under a capture.
  */
-import { existsSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { homePaths } from "../home.ts";
-import { withLock } from "../util/lock.ts";
+import { inspectLock, withLock } from "../util/lock.ts";
 import { GitMissingError, type GitPlace, git } from "./_git.ts";
+import { withStoreLock } from "./repo.ts";
 
 /** One session's snapshots in one project's store. */
 export interface SnapshotSet {
@@ -65,12 +68,27 @@ export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
       if (!(error instanceof GitMissingError)) throw error;
     }
   });
-  // The last set takes the store with it, unless another session's first capture is under way (it
-  // writes its index before its state file).
-  const index = join(set.root, "index");
-  const busy = existsSync(index) && readdirSync(index).length > 0;
-  if (!busy && !readdirSync(sessions).some((n) => STATE.test(n)))
-    rmSync(set.root, { recursive: true, force: true });
+  // The last set takes the store with it, unless a session has begun to use it meanwhile. Moved
+  // aside first: a capture waiting for the store lock (removed with the store) then starts afresh
+  // instead of creating files in a directory still being removed.
+  const aside = await withStoreLock(set.root, async () => {
+    if (inUse(sessions)) return undefined;
+    const to = join(dirname(set.root), `.${basename(set.root)}.removed-${process.pid}-${Date.now()}`);
+    renameSync(set.root, to);
+    return to;
+  });
+  if (aside) rmSync(aside, { recursive: true, force: true });
+}
+
+/** Whether a session has a state file in the store, or holds its session lock (a capture runs). */
+function inUse(sessions: string): boolean {
+  if (!existsSync(sessions)) return false;
+  return readdirSync(sessions).some((n) => {
+    if (STATE.test(n)) return true;
+    if (!n.endsWith(".lock")) return false;
+    const held = inspectLock(join(sessions, n));
+    return held !== null && held.state !== "stale";
+  });
 }
 
 /** Forget every snapshot set of `sessionId` under `home`; how many there were. */

@@ -5,14 +5,16 @@
  * into the same index. Every captured tree is committed onto the session's ref
  * (`refs/freecode/sessions/<hex id>`), so a `git gc` of our directory never loses one.
  */
-import { existsSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { notFound } from "../errors.ts";
+import { FreecodeError, notFound } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { formatSessionDirName } from "../storage/project-key.ts";
-import { ensureDir } from "../util/atomic.ts";
+import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
+import { withLock } from "../util/lock.ts";
 import { type GitPlace, git } from "./_git.ts";
 import { userExcludes } from "./_ignores.ts";
+import { readState, writeState } from "./state.ts";
 
 export interface SnapshotRepo {
   /** `<home>/snapshots/<project key>`. */
@@ -30,6 +32,50 @@ export interface SnapshotRepo {
    * never snapshotted, never restored (an agent run in `~` has its home, `~/.freecode`, in its work tree).
    */
   readonly own: string[];
+  /** The freecode home, when the project is that directory or lies inside it (never snapshotted). */
+  readonly homeAbove?: string;
+}
+
+/**
+ * The project is the freecode home or lies inside it: a restore would rewrite freecode's own data
+ * (other sessions, the snapshot store itself). Capture turns this into `checkpoint.skipped`.
+ */
+export class ProjectInHomeError extends FreecodeError {
+  constructor(projectPath: string, home: string) {
+    const where = projectPath === home ? "is the freecode home" : `lies inside the freecode home ${home}`;
+    super(
+      "bad_input",
+      `project ${projectPath} ${where}: it cannot be snapshotted (a restore would rewrite freecode's ` +
+        `own data); use a project directory outside the home`,
+    );
+  }
+}
+
+/** Store locks this process holds or waits for, by path: each waits for the one before it. */
+const storeTurns = new Map<string, Promise<unknown>>();
+
+/**
+ * Run `fn` holding the store lock `<root>/store.lock`, held while a store is created (`ensureRepo`)
+ * or removed (`forget.ts`), so a first capture and a forget never overlap. Callers in this process
+ * take turns first: a lock file waited for blocks the thread, and the holder needs it to finish.
+ */
+export async function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  const path = join(root, "store.lock");
+  const before = storeTurns.get(path) ?? Promise.resolve();
+  const mine = before.then(
+    () => withLock(path, fn),
+    () => withLock(path, fn),
+  );
+  const done = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  storeTurns.set(path, done);
+  try {
+    return await mine;
+  } finally {
+    if (storeTurns.get(path) === done) storeTurns.delete(path);
+  }
 }
 
 /** Session ids may hold `:` `@` `+` `=`: hex makes them safe as ref and file names everywhere. */
@@ -63,6 +109,12 @@ function inside(projectPath: string, dir: string): string | undefined {
   return `${rel.split(sep).join("/")}/`;
 }
 
+/** Whether `path` is `dir` or lies inside it. */
+function within(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || !(rel.startsWith("..") || isAbsolute(rel));
+}
+
 /** The repo of one session on one project (paths only; `ensureRepo` creates it). */
 export function snapshotRepo(
   home: string,
@@ -73,6 +125,7 @@ export function snapshotRepo(
   const root = snapshotRoot(home, projectPath);
   const gitDir = join(root, "git");
   const id = hexId(sessionId);
+  const homeDir = realish(homePaths(home).home);
   return {
     root,
     projectPath,
@@ -84,19 +137,35 @@ export function snapshotRepo(
     own: [inside(projectPath, home) ?? inside(projectPath, join(homePaths(home).home, "snapshots"))].filter(
       (p): p is string => p !== undefined,
     ),
+    ...(within(homeDir, projectPath) ? { homeAbove: homeDir } : {}),
   };
 }
 
-/** Create our git directory on first use (no template: a user's `init.templateDir` could add hooks). */
+/**
+ * Create our git directory on first use (no template: a user's `init.templateDir` could add hooks),
+ * and the session's state file if it has none: under the store lock, so concurrent first captures
+ * init once, and a forget of the store's last other session (which removes the store when no
+ * state file is left) cannot remove it under this one. Call it holding the session's lock.
+ */
 export async function ensureRepo(repo: SnapshotRepo): Promise<void> {
-  ensureDir(join(repo.root, "index"));
-  ensureDir(join(repo.root, "sessions"));
-  if (!existsSync(join(repo.place.gitDir, "HEAD"))) {
-    await git(repo.place, ["init", "--quiet", "--bare", "--template=", repo.place.gitDir], {
-      unplaced: true,
+  if (repo.homeAbove) throw new ProjectInHomeError(repo.projectPath, repo.homeAbove);
+  // Our state file exists (and cannot go while we hold the session lock): the store stays.
+  if (!existsSync(join(repo.place.gitDir, "HEAD")) || !existsSync(repo.statePath))
+    await withStoreLock(repo.root, async () => {
+      ensureDir(join(repo.root, "index"));
+      ensureDir(join(repo.root, "sessions"));
+      if (!existsSync(join(repo.place.gitDir, "HEAD"))) {
+        await git(repo.place, ["init", "--quiet", "--bare", "--template=", repo.place.gitDir], {
+          unplaced: true,
+        });
+        writeFileAtomic(
+          join(repo.root, "README"),
+          "freecode snapshots of one project work tree (see `git`)\n",
+        );
+      }
+      if (!existsSync(repo.statePath))
+        writeState(repo.statePath, readState(repo.statePath, repo.sessionId, repo.projectPath));
     });
-    writeFileSync(join(repo.root, "README"), "freecode snapshots of one project work tree (see `git`)\n");
-  }
   syncExcludes(repo);
 }
 
@@ -118,8 +187,9 @@ function syncExcludes(repo: SnapshotRepo): void {
   const info = join(repo.place.gitDir, "info");
   ensureDir(info);
   const ours = [".git", ...repo.own.map(anchored)].join("\n");
-  writeFileSync(join(info, "exclude"), `${userExcludes(repo.projectPath)}${ours}\n`);
-  writeFileSync(join(info, "attributes"), ATTRIBUTES);
+  // Atomically: another session's git may be reading them right now.
+  writeFileAtomic(join(info, "exclude"), `${userExcludes(repo.projectPath)}${ours}\n`);
+  writeFileAtomic(join(info, "attributes"), ATTRIBUTES);
 }
 
 /** Commit `tree` onto the session's ref (parent: the ref's tip) and return the commit id. */

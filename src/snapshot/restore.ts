@@ -1,7 +1,7 @@
 /**
  * Making the work tree match a snapshot. The difference between the tree just staged from the work
  * tree and the target decides everything: files changed or deleted since come back, files created
- * since go away (unless the target's rules ignore them: `_keep.ts`). Only paths in one of the two
+ * since go away (unless ignored, by the target's rules or today's: `_keep.ts`). Only paths in one of the two
  * trees are touched, so ignored files (never staged) and files left out for their size are never
  * written or removed, and a restore that would need to is refused before it starts. Unlike a
  * `git checkout` into the user's repository, nothing of theirs (HEAD, index, refs) moves.
@@ -10,9 +10,9 @@ import { rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { git, nulFields } from "./_git.ts";
-import { blockers, ignoredAtTarget, type PlannedChange } from "./_keep.ts";
+import { blockers, ignoredPaths, type PlannedChange } from "./_keep.ts";
 import type { SnapshotRepo } from "./repo.ts";
-import { isSkipped } from "./stage.ts";
+import { isSkipped, stageWorkTree } from "./stage.ts";
 
 /** `added`: the target has it and the work tree not (restored); `deleted`: removed by the restore. */
 export type FileChange = { path: string; change: "added" | "modified" | "deleted" };
@@ -40,7 +40,7 @@ const listed = (paths: string[]) =>
 
 /**
  * What restoring `to` over a work tree staged as `from` will do (paths in `protect` left out):
- * a file absent from `to` that `to`'s rules ignore is kept. Throws `conflict`, having touched
+ * a file absent from `to` that `to`'s rules or today's ignore is kept. Throws `conflict`, having touched
  * nothing, when the restore would remove or overwrite what neither tree holds.
  */
 export async function planRestore(
@@ -52,7 +52,7 @@ export async function planRestore(
 ): Promise<FileChange[]> {
   let changes = (await diffTrees(repo, from, to)).filter((c) => !isSkipped(c.path, protect));
   const deletions = changes.filter((c) => c.change === "deleted").map((c) => c.path);
-  const ignored = await ignoredAtTarget(repo, to, deletions);
+  const ignored = await ignoredPaths(repo, to, deletions);
   changes = changes.filter((c) => !(c.change === "deleted" && ignored.has(c.path)));
   const blocked = blockers(repo.projectPath, changes);
   if (blocked.length > 0)
@@ -105,4 +105,62 @@ export async function applyChanges(
   await git(repo.place, ["checkout-index", "-f", "-z", "--stdin"], {
     stdin: `${writes.join("\0")}\0`,
   });
+}
+
+/** A restore that failed part-way; `rolledBack`: the work tree was put back as it was before it. */
+export class RestoreFailedError extends FreecodeError {
+  constructor(
+    message: string,
+    readonly rolledBack: boolean,
+    cause: unknown,
+  ) {
+    super("internal", message, { cause });
+  }
+}
+
+const why = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** One restore to run: `changes` (from `planRestore(from, to)`), and the snapshot `back` to return to. */
+export interface RestoreRun {
+  direction: "undo" | "redo";
+  from: string;
+  to: string;
+  changes: FileChange[];
+  /** The snapshot the work tree matched before the restore (its tree and left-out files). */
+  back: { tree: string; skipped?: string[] };
+  maxFileBytes: number;
+}
+
+/**
+ * Apply a planned restore. When it fails part-way (a file git cannot write, a disk full), the work
+ * tree is put back to `back` the same way, best effort: staged as it now is, diffed, applied.
+ * Throws `RestoreFailedError` saying which of the two it is in.
+ */
+export async function restoreOrRollBack(repo: SnapshotRepo, run: RestoreRun): Promise<void> {
+  try {
+    await applyChanges(repo, run.from, run.to, run.changes);
+    return;
+  } catch (error) {
+    const [to, back] = [run.to.slice(0, 12), run.back.tree.slice(0, 12)];
+    try {
+      const now = await stageWorkTree(repo, run.maxFileBytes);
+      const protect = [...now.skipped, ...(run.back.skipped ?? []), ...repo.own];
+      const changes = await planRestore(repo, now.tree, run.back.tree, protect, run.direction);
+      await applyChanges(repo, now.tree, run.back.tree, changes);
+    } catch (rollback) {
+      throw new RestoreFailedError(
+        `${run.direction} to snapshot ${to} failed part-way, and could not be rolled back: the work ` +
+          `tree is between snapshots ${back} and ${to} (both kept). Fix the cause and run ` +
+          `${run.direction} again to finish it: ${why(error)} (rollback: ${why(rollback)})`,
+        false,
+        error,
+      );
+    }
+    throw new RestoreFailedError(
+      `${run.direction} to snapshot ${to} failed and was rolled back: the work tree is as it was, at ` +
+        `snapshot ${back}, nothing lost. Fix the cause and run ${run.direction} again: ${why(error)}`,
+      true,
+      error,
+    );
+  }
 }

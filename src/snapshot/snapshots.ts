@@ -4,6 +4,7 @@
  * `redo` walks forward again. The list and the position live in a state file, so they survive a
  * restart. A capture that differs from the current snapshot, taken after an undo, drops the redo
  * branch (as an editor does). Every step is written to the session's rollout as `checkpoint.*`.
+ * A restore git fails part-way is rolled back, or else recorded as interrupted (`state.ts`).
  *
  * Nothing of the user's repository is read or written except its work tree files (and its ignore
  * rules, read: `_ignores.ts`): the git directory, index, refs and config are ours.
@@ -15,10 +16,26 @@ import type { EventInput } from "../rollout/events.ts";
 import { SessionIdSchema } from "../storage/records.ts";
 import { withLock } from "../util/lock.ts";
 import { GitMissingError } from "./_git.ts";
-import { canonicalProject, ensureRepo, keepTree, type SnapshotRepo, snapshotRepo } from "./repo.ts";
-import { applyChanges, type FileChange, planRestore } from "./restore.ts";
+import {
+  canonicalProject,
+  ensureRepo,
+  keepTree,
+  ProjectInHomeError,
+  type SnapshotRepo,
+  snapshotRepo,
+} from "./repo.ts";
+import { type FileChange, planRestore, RestoreFailedError, restoreOrRollBack } from "./restore.ts";
 import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
-import { pushEntry, readState, type SnapshotEntry, type SnapshotState, writeState } from "./state.ts";
+import {
+  pushEntry,
+  RestoreInterruptedError,
+  readState,
+  type SnapshotEntry,
+  type SnapshotState,
+  settled,
+  targetOf,
+  writeState,
+} from "./state.ts";
 
 export interface SnapshotsOptions {
   /** The freecode home: snapshots live in `<home>/snapshots/<project key>/`. */
@@ -47,7 +64,15 @@ export type CaptureResult =
       skippedFiles: string[];
       durationMs: number;
     }
-  | { captured: false; reason: "git_missing" | "capture_failed"; error: FreecodeError };
+  | {
+      captured: false;
+      /**
+       * `project_in_home`: the project is the freecode home or inside it; `restore_interrupted`: a
+       * restore must be finished first (run it again).
+       */
+      reason: "git_missing" | "capture_failed" | "project_in_home" | "restore_interrupted";
+      error: FreecodeError;
+    };
 
 export interface RestoreResult {
   direction: "undo" | "redo";
@@ -61,6 +86,8 @@ export interface RestoreResult {
   files: FileChange[];
   /** Changes no snapshot held were captured first (this tree), so `redo` brings them back. */
   autosaved?: string;
+  /** It finished a restore that had been interrupted (see `SnapshotState.restoring`). */
+  resumed?: boolean;
   durationMs: number;
 }
 
@@ -105,6 +132,15 @@ const asFreecodeError = (error: unknown) =>
 
 const elapsed = (t0: number) => Math.round(performance.now() - t0);
 
+const skipReason = (error: unknown) =>
+  error instanceof GitMissingError
+    ? "git_missing"
+    : error instanceof ProjectInHomeError
+      ? "project_in_home"
+      : error instanceof RestoreInterruptedError
+        ? "restore_interrupted"
+        : "capture_failed";
+
 function newEntry(staged: StagedTree, commit: string, entryId?: string): SnapshotEntry {
   return {
     tree: staged.tree,
@@ -126,11 +162,14 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
   const emit = async (events: EventInput[]) => {
     for (const e of events) await options.record?.(e);
   };
-  const locked = async <T>(fn: () => Promise<T>) =>
-    withLock(repo.lockPath, async () => {
+  const locked = async <T>(fn: () => Promise<T>) => {
+    // Before the session lock, whose file would be the first thing created in the home.
+    if (repo.homeAbove) throw new ProjectInHomeError(repo.projectPath, repo.homeAbove);
+    return withLock(repo.lockPath, async () => {
       await ensureRepo(repo);
       return fn();
     });
+  };
 
   async function commitEntry(state: SnapshotState, staged: StagedTree, entryId?: string) {
     const commit = await keepTree(repo, staged.tree, entryId ? `snapshot ${entryId}` : "snapshot");
@@ -142,14 +181,15 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
     let outcome: { staged: StagedTree; isNew: boolean };
     try {
       outcome = await locked(async () => {
-        const staged = await stageWorkTree(repo, maxFileBytes);
         const state = load();
+        if (state.restoring) throw new RestoreInterruptedError(repo.sessionId, state, state.restoring);
+        const staged = await stageWorkTree(repo, maxFileBytes);
         const isNew = state.entries[state.position]?.tree !== staged.tree;
         if (isNew) writeState(repo.statePath, await commitEntry(state, staged, entryId));
         return { staged, isNew };
       });
     } catch (error) {
-      const reason = error instanceof GitMissingError ? "git_missing" : "capture_failed";
+      const reason = skipReason(error);
       await emit([{ type: "checkpoint.skipped", reason }]);
       return { captured: false, reason, error: asFreecodeError(error) };
     }
@@ -169,52 +209,57 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
   async function walk(direction: "undo" | "redo", dryRun: boolean): Promise<RestoreResult> {
     const t0 = performance.now();
     const events: EventInput[] = [];
-    const result = await locked(async () => {
+    const run = async () => {
       let state = load();
-      const here = state.entries[state.position];
-      if (!here)
+      if (!state.entries[state.position])
         throw new FreecodeError(
           "conflict",
           `session ${repo.sessionId} has no snapshots: nothing to ${direction}`,
         );
+      const resumed = state.restoring;
+      if (resumed && resumed.direction !== direction)
+        throw new RestoreInterruptedError(repo.sessionId, state, resumed);
       const staged = await stageWorkTree(repo, maxFileBytes);
-      const dirty = staged.tree !== here.tree;
-      let target: number;
-      if (direction === "undo") {
-        // Uncaptured changes are undone to the current snapshot, and kept as one for redo.
-        target = dirty ? state.position : state.position - 1;
-        if (target < 0)
-          throw new FreecodeError(
-            "conflict",
-            `nothing to undo: session ${repo.sessionId} is at its first snapshot`,
-          );
-      } else {
-        if (dirty)
-          throw new FreecodeError(
-            "conflict",
-            `the work tree has changes no snapshot holds: redo would overwrite them (undo or capture first)`,
-          );
-        target = state.position + 1;
-        if (target >= state.entries.length)
-          throw new FreecodeError(
-            "conflict",
-            `nothing to redo: session ${repo.sessionId} is at its latest snapshot`,
-          );
-      }
+      // An interrupted restore is run again from where it stopped: what differs is its own work.
+      const target = resumed ? resumed.to : targetOf(state, staged.tree, direction);
       const to = state.entries[target]!;
       const protect = [...staged.skipped, ...(to.skipped ?? []), ...repo.own];
       const files = await planRestore(repo, staged.tree, to.tree, protect, direction);
+      const dirty = !resumed && staged.tree !== state.entries[state.position]!.tree;
       const autosaved = direction === "undo" && dirty ? staged.tree : undefined;
       if (!dryRun) {
         if (autosaved) {
           state = await commitEntry(state, staged);
           events.push({ type: "checkpoint.captured", snapshot: autosaved, durationMs: elapsed(t0) });
         }
-        await applyChanges(repo, staged.tree, to.tree, files);
-        writeState(repo.statePath, { ...state, position: target });
+        // The autosave, and the restore under way, are on disk before the work tree is touched.
+        writeState(repo.statePath, { ...state, restoring: { to: target, direction } });
+        const back = state.entries[state.position]!;
+        try {
+          await restoreOrRollBack(repo, {
+            direction,
+            from: staged.tree,
+            to: to.tree,
+            changes: files,
+            back,
+            maxFileBytes,
+          });
+        } catch (error) {
+          if (error instanceof RestoreFailedError && error.rolledBack)
+            writeState(repo.statePath, settled(state, state.position));
+          throw error;
+        }
+        writeState(repo.statePath, settled(state, target));
       }
-      return { to, target, files, autosaved };
-    });
+      return { to, target, files, autosaved, resumed: resumed !== undefined };
+    };
+    let result: Awaited<ReturnType<typeof run>>;
+    try {
+      result = await locked(run);
+    } catch (error) {
+      await emit(events); // an autosave made before the restore failed is still a capture
+      throw error;
+    }
     const durationMs = elapsed(t0);
     const { to, files } = result;
     const entry = to.entryId === undefined ? {} : { entryId: to.entryId };
@@ -236,6 +281,7 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
       filesChanged: files.length,
       files,
       ...(result.autosaved ? { autosaved: result.autosaved } : {}),
+      ...(result.resumed ? { resumed: true } : {}),
       durationMs,
     };
   }

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import * as v from "valibot";
-import { badInput } from "../errors.ts";
+import { badInput, FreecodeError } from "../errors.ts";
 import { writeFileAtomic } from "../util/atomic.ts";
 
 const TreeId = v.pipe(v.string(), v.regex(/^[0-9a-f]{40,64}$/, "not a git object id"));
@@ -30,6 +30,17 @@ export const SnapshotStateSchema = v.object({
   /** Index into `entries` of the snapshot the work tree was last captured or restored at (-1: none). */
   position: v.pipe(v.number(), v.integer(), v.minValue(-1)),
   entries: v.array(SnapshotEntrySchema),
+  /**
+   * Written before a restore touches the work tree, removed once it is done or rolled back: while
+   * it stands the restore to `entries[to]` was interrupted (the work tree may be anywhere between
+   * the snapshot at `position` and that one), and only running it again goes on from there.
+   */
+  restoring: v.optional(
+    v.object({
+      to: v.pipe(v.number(), v.integer(), v.minValue(0)),
+      direction: v.picklist(["undo", "redo"]),
+    }),
+  ),
 });
 export type SnapshotState = v.InferOutput<typeof SnapshotStateSchema>;
 
@@ -47,6 +58,8 @@ export function readState(path: string, sessionId: string, projectPath: string):
   const state = parsed.output;
   if (state.position >= state.entries.length)
     throw badInput(`snapshot state: position ${state.position} is past the last snapshot`, { file: path });
+  if (state.restoring && (state.restoring.to >= state.entries.length || state.position < 0))
+    throw badInput(`snapshot state: restoring a snapshot that is not in the list`, { file: path });
   return state;
 }
 
@@ -61,4 +74,56 @@ export function writeState(path: string, state: SnapshotState): void {
 export function pushEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotState {
   const entries = [...state.entries.slice(0, state.position + 1), entry];
   return { ...state, entries, position: entries.length - 1 };
+}
+
+/** The state at `position` with no restore under way. */
+export function settled(state: SnapshotState, position: number): SnapshotState {
+  const { restoring: _, ...rest } = state;
+  return { ...rest, position };
+}
+
+const short = (tree: string) => tree.slice(0, 12);
+
+/** A restore that failed part-way and could not be rolled back: it must be run again first. */
+export class RestoreInterruptedError extends FreecodeError {
+  constructor(sessionId: string, state: SnapshotState, restoring: NonNullable<SnapshotState["restoring"]>) {
+    const [here, to] = [state.entries[state.position]!, state.entries[restoring.to]!];
+    super(
+      "conflict",
+      `a ${restoring.direction} of session ${sessionId} to snapshot ${short(to.tree)} was interrupted: ` +
+        `the work tree is between snapshots ${short(here.tree)} and ${short(to.tree)} (both kept); ` +
+        `run ${restoring.direction} again to finish it`,
+    );
+  }
+}
+
+/**
+ * The index of the snapshot `direction` restores, the work tree being staged as `workTree`: undo
+ * goes back one, or, over changes no snapshot holds, to the current snapshot (they are kept first).
+ * `conflict` when there is none, or redo would overwrite such changes.
+ */
+export function targetOf(state: SnapshotState, workTree: string, direction: "undo" | "redo"): number {
+  const dirty = workTree !== state.entries[state.position]!.tree;
+  if (direction === "undo") {
+    const target = dirty ? state.position : state.position - 1;
+    if (target < 0)
+      throw new FreecodeError(
+        "conflict",
+        `nothing to undo: session ${state.sessionId} is at its first snapshot`,
+      );
+    return target;
+  }
+  const target = state.position + 1;
+  if (target >= state.entries.length)
+    throw new FreecodeError(
+      "conflict",
+      `nothing to redo: session ${state.sessionId} is at its latest snapshot`,
+    );
+  // Already at the next snapshot (a restore stopped before it could say so) is no change of the user's.
+  if (dirty && workTree !== state.entries[target]!.tree)
+    throw new FreecodeError(
+      "conflict",
+      `the work tree has changes no snapshot holds: redo would overwrite them (undo or capture first)`,
+    );
+  return target;
 }

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { forgetSnapshots, snapshotSets } from "../../src/snapshot/forget.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
+import { acquireLock } from "../../src/util/lock.ts";
 import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 import { readTree, writeFiles } from "./_project.ts";
 
@@ -124,5 +125,32 @@ describe("forgetting snapshots", () => {
     expect(await b.capture("b2")).toMatchObject({ captured: true, isNew: true });
     await b.undo();
     expect(readTree(project.path)["b.txt"]).toBe("two\n");
+  });
+});
+
+describe("regression: forgetting the last set while another session's first capture runs", () => {
+  test("the store stays while a session holds its snapshot lock; concurrent first captures all succeed", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    await twoSnapshots(home.path, project.path, "gone", "g.txt");
+    const [set] = snapshotSets(home.path);
+    // Another session's first capture is under way: it holds its lock, has no state file yet.
+    const lock = acquireLock(join(set!.root, "sessions", `${Buffer.from("next").toString("hex")}.lock`));
+    try {
+      expect(await forgetSnapshots(home.path, "gone")).toBe(1);
+      expect(existsSync(join(set!.root, "git", "HEAD"))).toBe(true);
+    } finally {
+      lock.release();
+    }
+    expect(await forgetSnapshots(home.path, "next")).toBe(0);
+
+    // Fresh store: first captures race to create it (git init failed: "could not lock config file").
+    await using fresh = await tempHome();
+    const results = await Promise.all(
+      ["a", "b", "c", "d"].map((id) =>
+        createSnapshots({ home: fresh.path, projectPath: project.path, sessionId: id }).capture(),
+      ),
+    );
+    expect(results.map((r) => r.captured)).toEqual([true, true, true, true]);
   });
 });

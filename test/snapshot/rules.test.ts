@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { treePaths, userGit, writeFiles } from "./_project.ts";
+import { readTree, treePaths, userGit, writeFiles } from "./_project.ts";
 
 describe("regression: restores are byte for byte, global excludes are not read", () => {
   test("`* text=auto` in .gitattributes and the user's global attributes and ignore change nothing", async () => {
@@ -102,5 +102,51 @@ describe("regression: a project in a subdirectory of a repository", () => {
     expect(rebaseRule("packages/app", below)).toEqual([]); // the project itself: not expressible
     expect(rebaseRule("# comment", below)).toEqual([]);
     expect(rebaseRule("", below)).toEqual([]);
+  });
+});
+
+describe("regression: a restore never deletes an ignored file", () => {
+  test("ignored by today's rules, while the target's .gitignore ignored itself (in no snapshot): kept", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const root = project.path;
+    writeFiles(root, { ".gitignore": ".gitignore\n.env\n", ".env": "SECRET=1\n", "app.js": "code\n" });
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    await snaps.capture("target");
+    // The tool drops the .env rule (.env gets captured), then puts it back: .env is ignored again.
+    writeFiles(root, { ".gitignore": ".gitignore\n" });
+    await snaps.capture("tracked");
+    writeFiles(root, { ".gitignore": ".gitignore\n.env\n", "b.js": "b" });
+    await snaps.capture();
+    await snaps.undo();
+    const undone = await snaps.undo();
+    expect(undone.entryId).toBe("target");
+    expect(undone.files).toEqual([]);
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n");
+  });
+
+  test("names starting with `:` are paths, not pathspec magic (check-ignore failed, or missed the rule)", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const root = project.path;
+    writeFiles(root, { ".gitignore": ":secret.env\n", ":secret.env": "TOKEN=1\n", "app.js": "code\n" });
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    await snaps.capture();
+    writeFiles(root, { ".gitignore": "node_modules\n", ":(attr:x)notes": "n", ":/top": "t" });
+    await snaps.capture();
+    const undone = await snaps.undo();
+    expect(undone.files.map((f) => `${f.change} ${f.path}`).sort()).toEqual([
+      "deleted :(attr:x)notes",
+      "deleted :/top",
+      "modified .gitignore",
+    ]);
+    expect(readTree(root)).toEqual({
+      ".gitignore": ":secret.env\n",
+      ":secret.env": "TOKEN=1\n",
+      "app.js": "code\n",
+    });
+    await snaps.redo();
+    expect(readTree(root)[":(attr:x)notes"]).toBe("n");
+    expect(readTree(root)[":/top"]).toBe("t");
   });
 });

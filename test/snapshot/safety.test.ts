@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
+import type { EventInput } from "../../src/rollout/events.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { runCli, tempDir, tempHome } from "../_helpers.ts";
 import { readTree, treePaths, userGit, writeFiles } from "./_project.ts";
@@ -182,6 +183,42 @@ describe("regression: a freecode home inside the project", () => {
       await snaps.redo();
       expect(snaps.list().position).toBe(1);
       writeFiles(root, { "notes.txt": "v1\n" });
+    }
+  });
+});
+
+describe("regression: a project that is the freecode home, or lies inside it", () => {
+  test("is refused: capture is skipped with project_in_home, undo and the CLI exit 2, nothing is created", async () => {
+    await using home = await tempHome();
+    const inside = join(home.path, "work");
+    mkdirSync(inside);
+    const cli = (args: string[]) => runCli(args, { home: home.path });
+    for (const project of [home.path, inside]) {
+      const id = `s${project.length}`;
+      expect(cli(["session", "create", "--id", id, "--project", project, "--prompt", "go"]).code).toBe(0);
+      const events: EventInput[] = [];
+      const snaps = createSnapshots({
+        home: home.path,
+        projectPath: project,
+        sessionId: id,
+        record: (e) => events.push(e),
+      });
+      const r = await snaps.capture();
+      expect(r).toMatchObject({ captured: false, reason: "project_in_home" });
+      expect(!r.captured && r.error.message).toMatch(
+        /(is the freecode home|lies inside the freecode home \S+): it cannot be snapshotted/,
+      );
+      expect(events).toEqual([{ type: "checkpoint.skipped", reason: "project_in_home" }]);
+      let undo: unknown;
+      await snaps.undo().catch((error) => {
+        undo = error;
+      });
+      expect((undo as FreecodeError).code).toBe("bad_input");
+      const snapshot = cli(["session", "snapshot", id]);
+      expect(snapshot.code).toBe(2);
+      expect(snapshot.stderr).toContain("it cannot be snapshotted");
+      expect(cli(["session", "undo", id]).code).toBe(2);
+      expect(existsSync(join(home.path, "snapshots"))).toBe(false);
     }
   });
 });

@@ -41,7 +41,8 @@ export function walkCommand(direction: "undo" | "redo") {
       const kept = r.autosaved
         ? ` (changes no snapshot held ${keep} as ${r.autosaved.slice(0, 12)}: redo brings them back)`
         : "";
-      ctx.out(`${head}${kept}\n${files}`);
+      const resumed = r.resumed ? ` (finished the ${direction} that was interrupted)` : "";
+      ctx.out(`${head}${kept}${resumed}\n${files}`);
       return 0;
     },
   });
