@@ -11,8 +11,10 @@
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { homePaths } from "../home.ts";
-import { inspectLock, withLock } from "../util/lock.ts";
+import { inspectLock } from "../util/lock.ts";
 import { GitMissingError, type GitPlace, git } from "./_git.ts";
+import { clearStaleGitLocks } from "./_stale.ts";
+import { withTurnLock } from "./_turns.ts";
 import { withStoreLock } from "./repo.ts";
 
 /** One session's snapshots in one project's store. */
@@ -56,13 +58,15 @@ export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
     workTree: set.root,
     indexFile: join(set.root, "index", hex),
   };
-  await withLock(join(sessions, `${hex}.lock`), async () => {
+  const ref = `refs/freecode/sessions/${hex}`;
+  await withTurnLock(join(sessions, `${hex}.lock`), async () => {
     rmSync(join(sessions, `${hex}.json`), { force: true });
     rmSync(place.indexFile, { force: true });
     const others = readdirSync(sessions).some((n) => STATE.test(n));
     if (!others) return;
     try {
-      await git(place, ["update-ref", "-d", `refs/freecode/sessions/${hex}`]);
+      await clearStaleGitLocks(place, ref); // a killed git's lock would fail the delete
+      await git(place, ["update-ref", "-d", ref]);
     } catch (error) {
       // Without git the ref stays: the files are gone, the objects wait for the store's last set.
       if (!(error instanceof GitMissingError)) throw error;

@@ -11,9 +11,9 @@ import { FreecodeError, notFound } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { formatSessionDirName } from "../storage/project-key.ts";
 import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
-import { withLock } from "../util/lock.ts";
 import { type GitPlace, git } from "./_git.ts";
 import { userExcludes } from "./_ignores.ts";
+import { withTurnLock } from "./_turns.ts";
 import { readState, writeState } from "./state.ts";
 
 export interface SnapshotRepo {
@@ -51,31 +51,13 @@ export class ProjectInHomeError extends FreecodeError {
   }
 }
 
-/** Store locks this process holds or waits for, by path: each waits for the one before it. */
-const storeTurns = new Map<string, Promise<unknown>>();
-
 /**
  * Run `fn` holding the store lock `<root>/store.lock`, held while a store is created (`ensureRepo`)
  * or removed (`forget.ts`), so a first capture and a forget never overlap. Callers in this process
- * take turns first: a lock file waited for blocks the thread, and the holder needs it to finish.
+ * take turns first (`_turns.ts`): a lock file waited for blocks the thread, and the holder needs it.
  */
-export async function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-  const path = join(root, "store.lock");
-  const before = storeTurns.get(path) ?? Promise.resolve();
-  const mine = before.then(
-    () => withLock(path, fn),
-    () => withLock(path, fn),
-  );
-  const done = mine.then(
-    () => undefined,
-    () => undefined,
-  );
-  storeTurns.set(path, done);
-  try {
-    return await mine;
-  } finally {
-    if (storeTurns.get(path) === done) storeTurns.delete(path);
-  }
+export function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  return withTurnLock(join(root, "store.lock"), fn);
 }
 
 /** Session ids may hold `:` `@` `+` `=`: hex makes them safe as ref and file names everywhere. */

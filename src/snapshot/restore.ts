@@ -12,25 +12,29 @@ import { FreecodeError } from "../errors.ts";
 import { git, nulFields } from "./_git.ts";
 import { blockers, ignoredPaths, type PlannedChange } from "./_keep.ts";
 import type { SnapshotRepo } from "./repo.ts";
-import { isSkipped, stageWorkTree } from "./stage.ts";
+import { isSkipped, type StagedTree, stageWorkTree } from "./stage.ts";
 
 /** `added`: the target has it and the work tree not (restored); `deleted`: removed by the restore. */
 export type FileChange = { path: string; change: "added" | "modified" | "deleted" };
 
 const CHANGE = { A: "added", M: "modified", T: "modified", D: "deleted" } as const;
 
-/** The raw difference of two trees, with the target's blob ids. */
-async function diffTrees(repo: SnapshotRepo, from: string, to: string): Promise<PlannedChange[]> {
+/** The raw difference of two trees, with the target's blob ids (and `mode blob`, as `version`). */
+async function diffTrees(
+  repo: SnapshotRepo,
+  from: string,
+  to: string,
+): Promise<(PlannedChange & { version: string })[]> {
   const fields = nulFields(await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", from, to]));
-  const changes: PlannedChange[] = [];
+  const changes: (PlannedChange & { version: string })[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // `:<mode> <mode> <blob> <blob> <status>`, then the path.
-    const [, , , blob, status] = fields[i]!.split(" ") as [string, string, string, string, string];
+    const [, mode, , blob, status] = fields[i]!.split(" ") as [string, string, string, string, string];
     const path = fields[i + 1]!;
     const change = CHANGE[status as keyof typeof CHANGE];
     if (!change)
       throw new FreecodeError("internal", `unexpected git diff-tree status "${status}" for ${path}`);
-    changes.push({ path, change, blob });
+    changes.push({ path, change, blob, version: `${mode} ${blob}` });
   }
   return changes;
 }
@@ -39,9 +43,10 @@ const listed = (paths: string[]) =>
   paths.length > 5 ? `${paths.slice(0, 5).join(", ")} and ${paths.length - 5} more` : paths.join(", ");
 
 /**
- * What restoring `to` over a work tree staged as `from` will do (paths in `protect` left out):
- * a file absent from `to` that `to`'s rules or today's ignore is kept. Throws `conflict`, having touched
- * nothing, when the restore would remove or overwrite what neither tree holds.
+ * What restoring `to` over a work tree staged as `from` will do (paths in `protect` left out, and,
+ * given `only`, every path not in it): a file absent from `to` that `to`'s rules or today's ignore
+ * is kept. Throws `conflict`, having touched nothing, when the restore would remove or overwrite
+ * what neither tree holds.
  */
 export async function planRestore(
   repo: SnapshotRepo,
@@ -49,8 +54,11 @@ export async function planRestore(
   to: string,
   protect: readonly string[],
   direction: "undo" | "redo",
+  only?: ReadonlySet<string>,
 ): Promise<FileChange[]> {
-  let changes = (await diffTrees(repo, from, to)).filter((c) => !isSkipped(c.path, protect));
+  let changes: PlannedChange[] = (await diffTrees(repo, from, to)).filter(
+    (c) => !isSkipped(c.path, protect) && (only === undefined || only.has(c.path)),
+  );
   const deletions = changes.filter((c) => c.change === "deleted").map((c) => c.path);
   const ignored = await ignoredPaths(repo, to, deletions);
   changes = changes.filter((c) => !(c.change === "deleted" && ignored.has(c.path)));
@@ -62,6 +70,17 @@ export async function planRestore(
         `(ignored, over the size limit, or a nested repository) at ${listed(blocked)}: move them away first`,
     );
   return changes.map(({ path, change }) => ({ path, change }));
+}
+
+/**
+ * Whether the work tree staged as `now` holds nothing but a restore from `from` to `to` done in
+ * part: every path where it differs from `from` is as `to` has it. Otherwise something else wrote
+ * to it meanwhile (a tool, the user's editor), and only `now` holds that work.
+ */
+export async function isPartOf(repo: SnapshotRepo, now: string, from: string, to: string): Promise<boolean> {
+  if (now === from || now === to) return true;
+  const target = new Map((await diffTrees(repo, from, to)).map((c) => [c.path, c.version]));
+  return (await diffTrees(repo, from, now)).every((c) => target.get(c.path) === c.version);
 }
 
 /** Remove `dir` and its parents below `stop` while they are empty. */
@@ -118,22 +137,35 @@ export class RestoreFailedError extends FreecodeError {
   }
 }
 
+const count = (n: number) => (n === 1 ? "1 file" : `${n} files`);
+
 const why = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** One restore to run: `changes` (from `planRestore(from, to)`), and the snapshot `back` to return to. */
+/** One restore to run: `changes` (from `planRestore(from, to)`), over a work tree staged as `from`. */
 export interface RestoreRun {
   direction: "undo" | "redo";
   from: string;
   to: string;
   changes: FileChange[];
-  /** The snapshot the work tree matched before the restore (its tree and left-out files). */
-  back: { tree: string; skipped?: string[] };
+  /** Files left out of `from` (size, nested repositories): a rollback neither writes nor removes them. */
+  skipped: string[];
+  /** The tree of the snapshot at the position (what a work tree left between two snapshots is between). */
+  here: string;
+  /** It finishes an interrupted restore: rolled back, it is still unfinished. */
+  resumed: boolean;
+  /**
+   * Keep a tree no snapshot holds (the work tree as a rollback found it, with edits made meanwhile)
+   * reachable, before anything of it is put back.
+   */
+  keep: (now: StagedTree) => Promise<void>;
   maxFileBytes: number;
 }
 
 /**
- * Apply a planned restore. When it fails part-way (a file git cannot write, a disk full), the work
- * tree is put back to `back` the same way, best effort: staged as it now is, diffed, applied.
+ * Apply a planned restore. When it fails part-way (a file git cannot write, a disk full), it is
+ * rolled back, best effort: the work tree is staged as it now is and, if it holds anything besides
+ * the restore's own work (edits or new files made meanwhile), kept first (`run.keep`); then only the
+ * paths of `run.changes` are put back as `from` had them, nothing else is touched.
  * Throws `RestoreFailedError` saying which of the two it is in.
  */
 export async function restoreOrRollBack(repo: SnapshotRepo, run: RestoreRun): Promise<void> {
@@ -141,24 +173,40 @@ export async function restoreOrRollBack(repo: SnapshotRepo, run: RestoreRun): Pr
     await applyChanges(repo, run.from, run.to, run.changes);
     return;
   } catch (error) {
-    const [to, back] = [run.to.slice(0, 12), run.back.tree.slice(0, 12)];
+    const [to, here] = [run.to.slice(0, 12), run.here.slice(0, 12)];
+    let kept: string | undefined;
     try {
       const now = await stageWorkTree(repo, run.maxFileBytes);
-      const protect = [...now.skipped, ...(run.back.skipped ?? []), ...repo.own];
-      const changes = await planRestore(repo, now.tree, run.back.tree, protect, run.direction);
-      await applyChanges(repo, now.tree, run.back.tree, changes);
+      if (!(await isPartOf(repo, now.tree, run.from, run.to))) {
+        await run.keep(now);
+        kept = now.tree;
+      }
+      const protect = [...now.skipped, ...run.skipped, ...repo.own];
+      const only = new Set(run.changes.map((c) => c.path));
+      const back = await planRestore(repo, now.tree, run.from, protect, run.direction, only);
+      await applyChanges(repo, now.tree, run.from, back);
     } catch (rollback) {
+      const also = kept
+        ? `; the work tree as the rollback found it is kept too, as snapshot ${kept.slice(0, 12)}`
+        : "";
       throw new RestoreFailedError(
         `${run.direction} to snapshot ${to} failed part-way, and could not be rolled back: the work ` +
-          `tree is between snapshots ${back} and ${to} (both kept). Fix the cause and run ` +
+          `tree is between snapshots ${here} and ${to} (both kept${also}). Fix the cause and run ` +
           `${run.direction} again to finish it: ${why(error)} (rollback: ${why(rollback)})`,
         false,
         error,
       );
     }
+    const meanwhile = kept
+      ? `; changes made meanwhile were kept first, with the work tree as it was, as snapshot ${kept.slice(0, 12)} (the last in the list)`
+      : "";
+    const still = run.resumed
+      ? `; the interrupted ${run.direction} is still unfinished: fix the cause and run ${run.direction} again to finish it`
+      : `; the position has not moved. Fix the cause and run ${run.direction} again`;
     throw new RestoreFailedError(
-      `${run.direction} to snapshot ${to} failed and was rolled back: the work tree is as it was, at ` +
-        `snapshot ${back}, nothing lost. Fix the cause and run ${run.direction} again: ${why(error)}`,
+      `${run.direction} to snapshot ${to} failed and was rolled back: the ${count(run.changes.length)} it ` +
+        `was changing are as they were before it, nothing else was touched${meanwhile}` +
+        `${still}: ${why(error)}`,
       true,
       error,
     );

@@ -14,8 +14,9 @@ import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import type { EventInput } from "../rollout/events.ts";
 import { SessionIdSchema } from "../storage/records.ts";
-import { withLock } from "../util/lock.ts";
 import { GitMissingError } from "./_git.ts";
+import { clearStaleGitLocks } from "./_stale.ts";
+import { withTurnLock } from "./_turns.ts";
 import {
   canonicalProject,
   ensureRepo,
@@ -24,14 +25,14 @@ import {
   type SnapshotRepo,
   snapshotRepo,
 } from "./repo.ts";
-import { type FileChange, planRestore, RestoreFailedError, restoreOrRollBack } from "./restore.ts";
+import { type FileChange, isPartOf, planRestore, RestoreFailedError, restoreOrRollBack } from "./restore.ts";
 import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
 import {
+  appendEntry,
   pushEntry,
   RestoreInterruptedError,
   readState,
   type SnapshotEntry,
-  type SnapshotState,
   settled,
   targetOf,
   writeState,
@@ -108,6 +109,11 @@ export interface SnapshotList {
   location: string;
   position: number;
   snapshots: SnapshotListItem[];
+  /**
+   * A restore to snapshot `to` (index) was interrupted: the work tree is between the current
+   * snapshot and that one; running `direction` again finishes it (captures are refused until then).
+   */
+  interrupted?: { direction: "undo" | "redo"; to: number; snapshot: string };
 }
 
 export interface Snapshots {
@@ -165,16 +171,13 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
   const locked = async <T>(fn: () => Promise<T>) => {
     // Before the session lock, whose file would be the first thing created in the home.
     if (repo.homeAbove) throw new ProjectInHomeError(repo.projectPath, repo.homeAbove);
-    return withLock(repo.lockPath, async () => {
+    // Callers of this process take turns (parallel tool calls); other processes wait for the file.
+    return withTurnLock(repo.lockPath, async () => {
+      await clearStaleGitLocks(repo.place, repo.ref); // left by a git killed mid-call
       await ensureRepo(repo);
       return fn();
     });
   };
-
-  async function commitEntry(state: SnapshotState, staged: StagedTree, entryId?: string) {
-    const commit = await keepTree(repo, staged.tree, entryId ? `snapshot ${entryId}` : "snapshot");
-    return pushEntry(state, newEntry(staged, commit, entryId));
-  }
 
   async function capture(entryId?: string): Promise<CaptureResult> {
     const t0 = performance.now();
@@ -185,7 +188,10 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
         if (state.restoring) throw new RestoreInterruptedError(repo.sessionId, state, state.restoring);
         const staged = await stageWorkTree(repo, maxFileBytes);
         const isNew = state.entries[state.position]?.tree !== staged.tree;
-        if (isNew) writeState(repo.statePath, await commitEntry(state, staged, entryId));
+        if (isNew) {
+          const commit = await keepTree(repo, staged.tree, entryId ? `snapshot ${entryId}` : "snapshot");
+          writeState(repo.statePath, pushEntry(state, newEntry(staged, commit, entryId)));
+        }
         return { staged, isNew };
       });
     } catch (error) {
@@ -223,29 +229,44 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
       // An interrupted restore is run again from where it stopped: what differs is its own work.
       const target = resumed ? resumed.to : targetOf(state, staged.tree, direction);
       const to = state.entries[target]!;
+      const here = state.entries[state.position]!;
       const protect = [...staged.skipped, ...(to.skipped ?? []), ...repo.own];
       const files = await planRestore(repo, staged.tree, to.tree, protect, direction);
-      const dirty = !resumed && staged.tree !== state.entries[state.position]!.tree;
-      const autosaved = direction === "undo" && dirty ? staged.tree : undefined;
+      // Changes no snapshot holds are kept before the work tree is touched. An undo over them makes
+      // them the current snapshot (redo brings them back). An interrupted restore left the work tree
+      // between two snapshots; anything else in it was written since (captures were refused
+      // meanwhile): it is kept as the last snapshot, nothing dropped, and redo reaches it.
+      const dirty = resumed
+        ? !(await isPartOf(repo, staged.tree, here.tree, to.tree))
+        : direction === "undo" && staged.tree !== here.tree;
+      const autosaved = dirty ? staged.tree : undefined;
       if (!dryRun) {
-        if (autosaved) {
-          state = await commitEntry(state, staged);
-          events.push({ type: "checkpoint.captured", snapshot: autosaved, durationMs: elapsed(t0) });
-        }
-        // The autosave, and the restore under way, are on disk before the work tree is touched.
-        writeState(repo.statePath, { ...state, restoring: { to: target, direction } });
-        const back = state.entries[state.position]!;
+        const restoring = { to: target, direction };
+        const keep = async (tree: StagedTree, last: boolean) => {
+          const commit = await keepTree(repo, tree.tree, "snapshot (kept before a restore)");
+          const entry = newEntry(tree, commit);
+          state = last ? appendEntry(state, entry) : pushEntry(state, entry);
+          events.push({ type: "checkpoint.captured", snapshot: tree.tree, durationMs: elapsed(t0) });
+          // On disk before the work tree is touched (again).
+          writeState(repo.statePath, { ...state, restoring });
+        };
+        if (autosaved) await keep(staged, resumed !== undefined);
+        else writeState(repo.statePath, { ...state, restoring });
         try {
           await restoreOrRollBack(repo, {
             direction,
             from: staged.tree,
             to: to.tree,
             changes: files,
-            back,
+            skipped: staged.skipped,
+            here: state.entries[state.position]!.tree,
+            resumed: resumed !== undefined,
+            keep: (now) => keep(now, true),
             maxFileBytes,
           });
         } catch (error) {
-          if (error instanceof RestoreFailedError && error.rolledBack)
+          // Rolled back, a new restore never happened; a resumed one is still as interrupted as it was.
+          if (error instanceof RestoreFailedError && error.rolledBack && !resumed)
             writeState(repo.statePath, settled(state, state.position));
           throw error;
         }
@@ -308,6 +329,15 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
           current: index === state.position,
           ...(e.skipped ? { skippedFiles: e.skipped } : {}),
         })),
+        ...(state.restoring
+          ? {
+              interrupted: {
+                direction: state.restoring.direction,
+                to: state.restoring.to,
+                snapshot: state.entries[state.restoring.to]!.tree,
+              },
+            }
+          : {}),
       };
     },
   };

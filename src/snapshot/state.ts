@@ -76,6 +76,16 @@ export function pushEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotS
   return { ...state, entries, position: entries.length - 1 };
 }
 
+/**
+ * Put `entry` last, the position unchanged, so nothing is dropped: a tree kept while a restore is
+ * under way (work done since it was interrupted), which redo reaches. A tree already listed is not
+ * listed twice.
+ */
+export function appendEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotState {
+  if (state.entries.some((e) => e.tree === entry.tree)) return state;
+  return { ...state, entries: [...state.entries, entry] };
+}
+
 /** The state at `position` with no restore under way. */
 export function settled(state: SnapshotState, position: number): SnapshotState {
   const { restoring: _, ...rest } = state;

@@ -1,6 +1,8 @@
 /** Small project work trees for the snapshot tests, and a look at a user's own `.git`. */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { expect } from "bun:test";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { FreecodeError } from "../../src/errors.ts";
 
 /** Write `files` (relative path → content) under `root`. */
 export function writeFiles(root: string, files: Record<string, string>): void {
@@ -66,4 +68,26 @@ export function treePaths(location: string, tree: string): string[] {
   );
   if (proc.exitCode !== 0) throw new Error(`git ls-tree: ${proc.stderr.toString()}`);
   return proc.stdout.toString().split("\0").filter(Boolean).sort();
+}
+
+/** A git in `dir` that runs `script` (sh) instead of `checkout-index` while `flag` exists. */
+export function gitFailing(dir: string, flag: string, script: string): string {
+  const bin = join(dir, "git");
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nfor a in "$@"; do if [ "$a" = checkout-index ] && [ -e "${flag}" ]; then ${script}; fi; done\nexec git "$@"\n`,
+  );
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+/** The `FreecodeError` that `p` rejects with (fails the test if it resolves). */
+export async function failure(p: Promise<unknown>): Promise<FreecodeError> {
+  try {
+    await p;
+  } catch (error) {
+    expect(error).toBeInstanceOf(FreecodeError);
+    return error as FreecodeError;
+  }
+  throw new Error("expected a failure");
 }

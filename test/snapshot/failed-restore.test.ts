@@ -6,42 +6,25 @@
  * that cannot be rolled back is recorded as interrupted, to be finished by running it again.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FreecodeError } from "../../src/errors.ts";
 import type { EventInput } from "../../src/rollout/events.ts";
 import { RestoreFailedError } from "../../src/snapshot/restore.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { runCli, tempDir, tempHome } from "../_helpers.ts";
-import { readTree, writeFiles } from "./_project.ts";
+import { failure, gitFailing, readTree, writeFiles } from "./_project.ts";
 
 /**
  * A git that fails `checkout-index` while `flag` exists: `before` fails it without writing,
  * once (the flag goes); `after` writes, then fails, every time.
  */
 function flakyGit(dir: string, flag: string, mode: "before" | "after"): string {
-  const bin = join(dir, "git");
   const fail =
     mode === "before"
       ? `rm -f "${flag}"; echo "error: injected failure" >&2; exit 1`
       : `git "$@"; echo "error: injected failure" >&2; exit 1`;
-  writeFileSync(
-    bin,
-    `#!/bin/sh\nfor a in "$@"; do if [ "$a" = checkout-index ] && [ -e "${flag}" ]; then ${fail}; fi; done\nexec git "$@"\n`,
-  );
-  chmodSync(bin, 0o755);
-  return bin;
-}
-
-async function failure(p: Promise<unknown>): Promise<FreecodeError> {
-  try {
-    await p;
-  } catch (error) {
-    expect(error).toBeInstanceOf(FreecodeError);
-    return error as FreecodeError;
-  }
-  throw new Error("expected the restore to fail");
+  return gitFailing(dir, flag, fail);
 }
 
 /** Whether `chattr +i` works here (root on a file system that supports it). */
@@ -85,7 +68,7 @@ describe("regression: a restore that fails part-way", () => {
     expect(error).toBeInstanceOf(RestoreFailedError);
     expect(error.code).toBe("internal");
     expect(error.message).toMatch(
-      /^undo to snapshot \w{12} failed and was rolled back: the work tree is as it was/,
+      /^undo to snapshot \w{12} failed and was rolled back: the 2 files it was changing are as they were before it, nothing else was touched; the position has not moved/,
     );
     expect(error.message).toContain("run undo again");
     expect(readTree(root)).toEqual(mine);
@@ -159,7 +142,9 @@ describe("regression: a restore that fails part-way", () => {
       try {
         const redo = cli(["session", "redo", "s"]);
         expect(redo.code).toBe(70);
-        expect(redo.stderr).toContain("failed and was rolled back: the work tree is as it was");
+        expect(redo.stderr).toContain(
+          "failed and was rolled back: the 3 files it was changing are as they were",
+        );
         expect(readTree(root)).toEqual({ "a.txt": "v0", "lock.txt": "L0" });
         expect(snaps.list().position).toBe(0);
       } finally {

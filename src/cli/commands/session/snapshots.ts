@@ -28,7 +28,12 @@ export default command({
         : "";
       return `${mark} ${String(s.index).padStart(3)}  ${when(s.at)}  ${s.snapshot.slice(0, 12)}  ${escapeLine(s.entryId ?? "-")}${skipped}\n`;
     });
-    ctx.out(`snapshots of ${escapeLine(list.projectPath)}:\n${lines.join("")}`);
+    const stop = list.interrupted;
+    const note = stop
+      ? `${stop.direction} to snapshot ${stop.to} (${stop.snapshot.slice(0, 12)}) was interrupted: the work tree ` +
+        `is between it and the current one; run \`freecode session ${stop.direction} ${escapeLine(args.id)}\` to finish it\n`
+      : "";
+    ctx.out(`snapshots of ${escapeLine(list.projectPath)}:\n${lines.join("")}${note}`);
     return 0;
   },
 });

@@ -38,8 +38,9 @@ export function walkCommand(direction: "undo" | "redo") {
         ? `${direction} would restore snapshot ${r.snapshot.slice(0, 12)}: ${r.filesChanged} files would change`
         : `${direction}: restored snapshot ${r.snapshot.slice(0, 12)}: ${r.filesChanged} files changed`;
       const keep = dryRun ? "would be kept" : "were kept";
+      const redo = r.resumed ? "the last snapshot: redo reaches it" : "redo brings them back";
       const kept = r.autosaved
-        ? ` (changes no snapshot held ${keep} as ${r.autosaved.slice(0, 12)}: redo brings them back)`
+        ? ` (changes no snapshot held ${keep} as ${r.autosaved.slice(0, 12)}, ${redo})`
         : "";
       const resumed = r.resumed ? ` (finished the ${direction} that was interrupted)` : "";
       ctx.out(`${head}${kept}${resumed}\n${files}`);
