@@ -160,9 +160,13 @@ async function copyStore(
     const { messages, issues } = await source.readMessages(id);
     if (issues.length) {
       const i = issues[0]!;
+      // `--repair` mends a torn last line; a line that is not UTF-8 is the user's to fix (or drop).
+      const fix = issues.some((x) => x.badUtf8)
+        ? "fix or remove the line (its bytes are not UTF-8; `store verify` lists every such line)"
+        : "run `freecode store verify --repair` first";
       throw new FreecodeError(
         "check_failed",
-        `session ${id} has ${issues.length} unreadable message line(s): ${i.message}; run \`freecode store verify --repair\` first`,
+        `session ${id} has ${issues.length} unreadable message line(s): ${i.message}; ${fix}`,
         { source: { file: i.file, line: i.line } },
       );
     }

@@ -147,10 +147,11 @@ describe("freecode session (CLI)", () => {
     expect(shown).toContain("(4 earlier messages not shown)");
     expect(shown).toContain("ask 3");
     expect(shown).not.toContain("ask 2");
-    const json = parseJson<{ messages: { parts: { content: string }[] }[] }>(
+    const json = parseJson<{ messages: { parts: { content: string }[] }[]; omitted: number }>(
       runCli(["session", "show", "l1", "--last", "3", "--json"], { home: home.path }),
     );
     expect(json.messages.map((m) => m.parts[0]!.content)).toEqual(["answer 2", "ask 3", "answer 3"]);
+    expect(json.omitted).toBe(3);
     const turns = runCli(["session", "show", "l1", "--turns", "--last", "1"], { home: home.path }).stdout;
     expect(turns).toContain("(l1, idle, 3 turns, the last 1 shown)");
     expect(turns).toContain("ask 3");

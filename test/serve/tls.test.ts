@@ -83,6 +83,10 @@ describe.skipIf(!openssl)("serve over HTTPS", () => {
     const { cert, key } = certificate(dir.path);
     const notPem = join(dir.path, "x.txt");
     writeFileSync(notPem, "hello");
+    await using otherDir = await tempDir();
+    const other = certificate(otherDir.path);
+    const damaged = join(dir.path, "damaged.pem");
+    writeFileSync(damaged, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
     const run = (...args: string[]) =>
       runCli(["serve", ...(args.includes("--stdio") ? [] : ["--port", "0"]), ...args], { home: home.path });
     const cases: [string[], string][] = [
@@ -91,6 +95,9 @@ describe.skipIf(!openssl)("serve over HTTPS", () => {
       [["--tls-cert", notPem, "--tls-key", key], "not a PEM file"],
       [["--tls-cert", cert, "--tls-key", cert], "--tls-key"],
       [["--stdio", "--tls-cert", cert], "--tls-cert does not apply to --stdio"],
+      // Review: PEM that TLS cannot use was exit 70 with a stack trace.
+      [["--tls-cert", cert, "--tls-key", other.key], "KEY_VALUES_MISMATCH: the key is not the certificate's"],
+      [["--tls-cert", damaged, "--tls-key", key], "TLS cannot use them (DECODE_ERROR)"],
     ];
     for (const [args, message] of cases) {
       const r = run(...args);

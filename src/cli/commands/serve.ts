@@ -164,6 +164,13 @@ export default command({
         });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
+        // The certificate and key read as PEM but TLS cannot use them (a key of another
+        // certificate, an encrypted key, a damaged body): BoringSSL's reason, on one line.
+        const ssl = tls && /OPENSSL_internal:([A-Z_]+)/.exec((error as Error).message)?.[1];
+        if (ssl)
+          throw usageError(
+            `--tls-cert/--tls-key: TLS cannot use them (${ssl}${ssl === "KEY_VALUES_MISMATCH" ? ": the key is not the certificate's" : ssl === "BAD_DECRYPT" ? ": an encrypted key (give it without a passphrase)" : ""})`,
+          );
         if (code === "EADDRINUSE")
           throw conflict(`port ${port} is in use on ${host} (--port 0 picks a free one)`);
         if (code === "EADDRNOTAVAIL" || code === "EINVAL" || code === "EACCES")

@@ -98,12 +98,24 @@ export default command({
       // `interrupted` as before the turns came from the thread store (outcome says it too).
       const shown = tail(items);
       const turns = shown.map((t) => ({ ...t, interrupted: t.outcome === "interrupted" }));
-      if (ctx.json) ctx.out({ meta, turns, issues });
+      if (ctx.json)
+        ctx.out({
+          meta,
+          turns,
+          ...(last !== undefined ? { omitted: items.length - shown.length } : {}),
+          issues,
+        });
       else ctx.out(`${turnLines(meta, shown, items.length).join("\n")}\n`);
       return 0;
     }
     const shown = tail(messages);
-    if (ctx.json) ctx.out({ meta, messages: shown, issues });
+    if (ctx.json)
+      ctx.out({
+        meta,
+        messages: shown,
+        ...(last !== undefined ? { omitted: messages.length - shown.length } : {}),
+        issues,
+      });
     else {
       const head = `${escapeLine(meta.title)}\n${escapeLine(meta.id)} · ${meta.status} · ${escapeLine(meta.projectPath)} · ${escapeLine(`${meta.provider ?? "?"}/${meta.model ?? "?"}`)} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
       // A message at a time: a long session's text is not built as one string first.
