@@ -8,7 +8,9 @@
  * runs git for the session, and this one has no git call under way. A git of the session can still be
  * running only as the orphan of a freecode process killed alone; every git we run has the session's
  * index in `GIT_INDEX_FILE`, so it is found by its environment (Linux `/proc/<pid>/environ`), waited
- * for (it removes its own lock as it ends), and its lock is never touched. Store-wide locks, which
+ * for (it removes its own lock as it ends), and its lock is never touched. It is looked for before
+ * every call, lock file or not: a `checkout-index` of a killed restore takes no lock and goes on
+ * writing the work tree, which a resumed restore must not race. Store-wide locks, which
  * other sessions' gits take, are removed only when no git runs in our git directory at all and the
  * file is over `STORE_LOCK_MS` old (so a lock taken after that look is never the one removed).
  * Where environments cannot be read (no `/proc`), only a lock older than `UNCHECKED_MS` is removed.
@@ -68,37 +70,42 @@ function remove(path: string): void {
 }
 
 /**
- * Remove the stale git lock files of the session whose index is `place.indexFile` and whose ref is
- * `ref` (and stale store-wide ones); call it holding the session lock, before running git.
- * Throws `locked` naming the file when one cannot be removed, or a git of the session still runs.
+ * Wait for the gits of the session whose index is `place.indexFile` still running (orphans of a
+ * freecode process killed alone), then remove the stale git lock files of the session, whose ref is
+ * `ref` (and stale store-wide ones); call it holding the session lock, before running git. An orphan
+ * is waited for whether or not it holds a lock: `checkout-index` takes none, and still writes the
+ * work tree. Throws `locked` naming the pid when one is still running after `waitMs`, or naming the
+ * file when a lock cannot be removed.
  */
-export async function clearStaleGitLocks(place: GitPlace, ref: string): Promise<void> {
+export async function clearStaleGitLocks(
+  place: GitPlace,
+  ref: string,
+  waitMs = ORPHAN_WAIT_MS,
+): Promise<void> {
   const session = [`${place.indexFile}.lock`, join(place.gitDir, `${ref}.lock`)];
   const store = [join(place.gitDir, "packed-refs.lock"), join(place.gitDir, "index.lock")];
-  if (![...session, ...store].some((p) => ageOf(p) !== undefined)) return; // the usual case: no cost
-  const deadline = Date.now() + ORPHAN_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const orphans = processesWith("GIT_INDEX_FILE", place.indexFile);
     if (orphans === null) {
       for (const p of [...session, ...store]) if ((ageOf(p) ?? 0) > UNCHECKED_MS) remove(p);
       return;
     }
-    if (orphans.length === 0) {
-      for (const p of session) remove(p);
-      // Looked at after the look for gits: a lock taken since is young, and stays.
-      const storeGits = processesWith("GIT_DIR", place.gitDir) ?? [];
-      if (storeGits.length === 0) for (const p of store) if ((ageOf(p) ?? 0) > STORE_LOCK_MS) remove(p);
-      return;
-    }
-    if (!session.some((p) => ageOf(p) !== undefined)) return; // it holds none of ours: nothing in the way
+    if (orphans.length === 0) break;
     if (Date.now() > deadline) {
-      const held = session.filter((p) => ageOf(p) !== undefined).join(", ");
+      const held = session.filter((p) => ageOf(p) !== undefined);
+      const holding = held.length ? ` (holding ${held.join(", ")})` : "";
       throw new FreecodeError(
         "locked",
         `git (pid ${orphans.join(", ")}) of an interrupted freecode run still works on this session's ` +
-          `snapshots (holding ${held}): wait for it to end, or stop it, and retry`,
+          `snapshots${holding}: wait for it to end, or stop it, and retry`,
       );
     }
     await Bun.sleep(50);
   }
+  if (![...session, ...store].some((p) => ageOf(p) !== undefined)) return; // the usual case
+  for (const p of session) remove(p);
+  // Looked at after the look for gits: a lock taken since is young, and stays.
+  const storeGits = processesWith("GIT_DIR", place.gitDir) ?? [];
+  if (storeGits.length === 0) for (const p of store) if ((ageOf(p) ?? 0) > STORE_LOCK_MS) remove(p);
 }

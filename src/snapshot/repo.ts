@@ -127,12 +127,14 @@ export function snapshotRepo(
  * Create our git directory on first use (no template: a user's `init.templateDir` could add hooks),
  * and the session's state file if it has none: under the store lock, so concurrent first captures
  * init once, and a forget of the store's last other session (which removes the store when no
- * state file is left) cannot remove it under this one. Call it holding the session's lock.
+ * state file is left) cannot remove it under this one. Call it holding no session lock (a lock is
+ * never waited for holding another); once the session lock is taken, `repoExists` says whether a
+ * forget of this very session removed them meanwhile (then call it again).
  */
 export async function ensureRepo(repo: SnapshotRepo): Promise<void> {
   if (repo.homeAbove) throw new ProjectInHomeError(repo.projectPath, repo.homeAbove);
-  // Our state file exists (and cannot go while we hold the session lock): the store stays.
-  if (!existsSync(join(repo.place.gitDir, "HEAD")) || !existsSync(repo.statePath))
+  // Our state file exists (and only a forget of this session, under its lock, removes it): the store stays.
+  if (!repoExists(repo))
     await withStoreLock(repo.root, async () => {
       ensureDir(join(repo.root, "index"));
       ensureDir(join(repo.root, "sessions"));
@@ -149,6 +151,11 @@ export async function ensureRepo(repo: SnapshotRepo): Promise<void> {
         writeState(repo.statePath, readState(repo.statePath, repo.sessionId, repo.projectPath));
     });
   syncExcludes(repo);
+}
+
+/** Whether our git directory and the session's state file exist (`ensureRepo` made them). */
+export function repoExists(repo: SnapshotRepo): boolean {
+  return existsSync(join(repo.place.gitDir, "HEAD")) && existsSync(repo.statePath);
 }
 
 /** A path as an anchored, literal exclude pattern (glob characters and a leading `!`/`#` escaped). */

@@ -3,7 +3,7 @@
  * and after each tool run; `undo` puts the work tree back to the snapshot before the current one and
  * `redo` walks forward again. The list and the position live in a state file, so they survive a
  * restart. A capture that differs from the current snapshot, taken after an undo, drops the redo
- * branch (as an editor does). Every step is written to the session's rollout as `checkpoint.*`.
+ * branch (as an editor does), except snapshots a restore kept: those are never dropped. Every step is written to the session's rollout as `checkpoint.*`.
  * A restore git fails part-way is rolled back, or else recorded as interrupted (`state.ts`).
  *
  * Nothing of the user's repository is read or written except its work tree files (and its ignore
@@ -22,6 +22,7 @@ import {
   ensureRepo,
   keepTree,
   ProjectInHomeError,
+  repoExists,
   type SnapshotRepo,
   snapshotRepo,
 } from "./repo.ts";
@@ -100,6 +101,8 @@ export interface SnapshotListItem {
   at: number;
   current: boolean;
   skippedFiles?: string[];
+  /** Kept by a restore (changes no snapshot held): never dropped from the list. */
+  kept?: boolean;
 }
 
 export interface SnapshotList {
@@ -171,12 +174,20 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
   const locked = async <T>(fn: () => Promise<T>) => {
     // Before the session lock, whose file would be the first thing created in the home.
     if (repo.homeAbove) throw new ProjectInHomeError(repo.projectPath, repo.homeAbove);
-    // Callers of this process take turns (parallel tool calls); other processes wait for the file.
-    return withTurnLock(repo.lockPath, async () => {
-      await clearStaleGitLocks(repo.place, repo.ref); // left by a git killed mid-call
+    // The store (and our state file) first, under the store lock alone: a lock is never waited for
+    // holding another (a process holding the store lock that waited for a session lock, whose holder
+    // waited for the store lock, blocked both until the timeout). Should a forget of this session
+    // remove them before the session lock is ours, they are made again.
+    for (;;) {
       await ensureRepo(repo);
-      return fn();
-    });
+      // Callers of this process take turns (parallel tool calls); other processes wait for the file.
+      const done = await withTurnLock(repo.lockPath, async () => {
+        if (!repoExists(repo)) return undefined;
+        await clearStaleGitLocks(repo.place, repo.ref); // left by a git killed mid-call
+        return { value: await fn() };
+      });
+      if (done) return done.value;
+    }
   };
 
   async function capture(entryId?: string): Promise<CaptureResult> {
@@ -235,7 +246,8 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
       // Changes no snapshot holds are kept before the work tree is touched. An undo over them makes
       // them the current snapshot (redo brings them back). An interrupted restore left the work tree
       // between two snapshots; anything else in it was written since (captures were refused
-      // meanwhile): it is kept as the last snapshot, nothing dropped, and redo reaches it.
+      // meanwhile): it is kept as the last snapshot, nothing dropped, and redo reaches it. Kept
+      // snapshots are marked so: a later capture or autosave moves them before itself, never drops them.
       const dirty = resumed
         ? !(await isPartOf(repo, staged.tree, here.tree, to.tree))
         : direction === "undo" && staged.tree !== here.tree;
@@ -244,7 +256,8 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
         const restoring = { to: target, direction };
         const keep = async (tree: StagedTree, last: boolean) => {
           const commit = await keepTree(repo, tree.tree, "snapshot (kept before a restore)");
-          const entry = newEntry(tree, commit);
+          // Kept: never dropped from the list (the message says it was kept).
+          const entry: SnapshotEntry = { ...newEntry(tree, commit), kept: true };
           state = last ? appendEntry(state, entry) : pushEntry(state, entry);
           events.push({ type: "checkpoint.captured", snapshot: tree.tree, durationMs: elapsed(t0) });
           // On disk before the work tree is touched (again).
@@ -328,6 +341,7 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
           at: e.at,
           current: index === state.position,
           ...(e.skipped ? { skippedFiles: e.skipped } : {}),
+          ...(e.kept ? { kept: true } : {}),
         })),
         ...(state.restoring
           ? {

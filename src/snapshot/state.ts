@@ -20,6 +20,11 @@ export const SnapshotEntrySchema = v.object({
   at: v.number(),
   /** Files left out for their size, nested repositories as `dir/`: restore neither writes nor deletes them. */
   skipped: v.optional(v.array(v.string())),
+  /**
+   * Kept by a restore (changes no snapshot held, autosaved before an undo or kept by a rollback or a
+   * resumed restore): a message said so, so it is never dropped from the list (`pushEntry`).
+   */
+  kept: v.optional(v.literal(true)),
 });
 export type SnapshotEntry = v.InferOutput<typeof SnapshotEntrySchema>;
 
@@ -69,21 +74,32 @@ export function writeState(path: string, state: SnapshotState): void {
 
 /**
  * Put `entry` after the current position: snapshots past it (the redo branch) are dropped, as in
- * any editor's undo stack. Returns the new state.
+ * any editor's undo stack, except kept ones (`kept`), which are never dropped: they move to just
+ * before `entry`, history that undo walks back through. Returns the new state.
  */
 export function pushEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotState {
-  const entries = [...state.entries.slice(0, state.position + 1), entry];
+  const after = state.entries.slice(state.position + 1).filter((e) => e.kept);
+  // A kept snapshot of the very same tree is this entry: listed once, still kept.
+  const same = after.some((e) => e.tree === entry.tree);
+  const entries = [
+    ...state.entries.slice(0, state.position + 1),
+    ...after.filter((e) => e.tree !== entry.tree),
+    same ? { ...entry, kept: true as const } : entry,
+  ];
   return { ...state, entries, position: entries.length - 1 };
 }
 
 /**
- * Put `entry` last, the position unchanged, so nothing is dropped: a tree kept while a restore is
- * under way (work done since it was interrupted), which redo reaches. A tree already listed is not
- * listed twice.
+ * Put `entry` last, kept (`kept`), the position unchanged, so nothing is dropped: a tree kept while
+ * a restore is under way (work done since it was interrupted, or found by a rollback), which redo
+ * reaches. A tree already listed is not listed twice, but that entry is marked kept.
  */
 export function appendEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotState {
-  if (state.entries.some((e) => e.tree === entry.tree)) return state;
-  return { ...state, entries: [...state.entries, entry] };
+  const kept = { ...entry, kept: true as const };
+  if (!state.entries.some((e) => e.tree === entry.tree))
+    return { ...state, entries: [...state.entries, kept] };
+  const entries = state.entries.map((e) => (e.tree === entry.tree ? { ...e, kept: true as const } : e));
+  return { ...state, entries };
 }
 
 /** The state at `position` with no restore under way. */
@@ -110,7 +126,8 @@ export class RestoreInterruptedError extends FreecodeError {
 /**
  * The index of the snapshot `direction` restores, the work tree being staged as `workTree`: undo
  * goes back one, or, over changes no snapshot holds, to the current snapshot (they are kept first).
- * `conflict` when there is none, or redo would overwrite such changes.
+ * `conflict` when there is none, or redo would overwrite such changes (a work tree equal to a kept
+ * snapshot is no such change).
  */
 export function targetOf(state: SnapshotState, workTree: string, direction: "undo" | "redo"): number {
   const dirty = workTree !== state.entries[state.position]!.tree;
@@ -129,8 +146,10 @@ export function targetOf(state: SnapshotState, workTree: string, direction: "und
       "conflict",
       `nothing to redo: session ${state.sessionId} is at its latest snapshot`,
     );
-  // Already at the next snapshot (a restore stopped before it could say so) is no change of the user's.
-  if (dirty && workTree !== state.entries[target]!.tree)
+  // Already at the next snapshot (a restore stopped before it could say so) is no change of the user's;
+  // a work tree equal to a kept snapshot (a rolled-back redo left it so) is held by that snapshot.
+  const held = (tree: string) => state.entries.some((e) => e.kept && e.tree === tree);
+  if (dirty && workTree !== state.entries[target]!.tree && !held(workTree))
     throw new FreecodeError(
       "conflict",
       `the work tree has changes no snapshot holds: redo would overwrite them (undo or capture first)`,

@@ -26,7 +26,8 @@ export default command({
       const skipped = s.skippedFiles
         ? `  (${s.skippedFiles.length} left out: large files, nested repositories)`
         : "";
-      return `${mark} ${String(s.index).padStart(3)}  ${when(s.at)}  ${s.snapshot.slice(0, 12)}  ${escapeLine(s.entryId ?? "-")}${skipped}\n`;
+      const kept = s.kept ? "  (kept)" : "";
+      return `${mark} ${String(s.index).padStart(3)}  ${when(s.at)}  ${s.snapshot.slice(0, 12)}  ${escapeLine(s.entryId ?? "-")}${kept}${skipped}\n`;
     });
     const stop = list.interrupted;
     const note = stop
