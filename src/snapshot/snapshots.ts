@@ -3,7 +3,9 @@
  * and after each tool run; `undo` puts the work tree back to the snapshot before the current one and
  * `redo` walks forward again. The list and the position live in a state file, so they survive a
  * restart. A capture that differs from the current snapshot, taken after an undo, drops the redo
- * branch (as an editor does), except snapshots a restore kept: those are never dropped. Every step is written to the session's rollout as `checkpoint.*`.
+ * branch (as an editor does), except snapshots a restore kept: those are never dropped. An undo's
+ * autosave drops nothing: it is inserted just after the position. Every step is written to the
+ * session's rollout as `checkpoint.*`.
  * A restore git fails part-way is rolled back, or else recorded as interrupted (`state.ts`).
  *
  * Nothing of the user's repository is read or written except its work tree files (and its ignore
@@ -30,6 +32,7 @@ import { type FileChange, isPartOf, planRestore, RestoreFailedError, restoreOrRo
 import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
 import {
   appendEntry,
+  insertEntry,
   pushEntry,
   RestoreInterruptedError,
   readState,
@@ -243,22 +246,24 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
       const here = state.entries[state.position]!;
       const protect = [...staged.skipped, ...(to.skipped ?? []), ...repo.own];
       const files = await planRestore(repo, staged.tree, to.tree, protect, direction);
-      // Changes no snapshot holds are kept before the work tree is touched. An undo over them makes
-      // them the current snapshot (redo brings them back). An interrupted restore left the work tree
+      // Changes no snapshot holds are kept before the work tree is touched. An undo over them inserts
+      // them just after the position (`insertEntry`: nothing dropped or reordered), the position while
+      // the restore runs; the target is at or before the old position, so one redo brings them back. An interrupted restore left the work tree
       // between two snapshots; anything else in it was written since (captures were refused
       // meanwhile): it is kept as the last snapshot, nothing dropped, and redo reaches it. Kept
-      // snapshots are marked so: a later capture or autosave moves them before itself, never drops them.
+      // snapshots are marked so: a later capture moves them before itself, never drops them.
       const dirty = resumed
         ? !(await isPartOf(repo, staged.tree, here.tree, to.tree))
         : direction === "undo" && staged.tree !== here.tree;
       const autosaved = dirty ? staged.tree : undefined;
       if (!dryRun) {
+        const position = state.position; // where a rolled-back undo leaves it (the target is at or before it)
         const restoring = { to: target, direction };
         const keep = async (tree: StagedTree, last: boolean) => {
           const commit = await keepTree(repo, tree.tree, "snapshot (kept before a restore)");
           // Kept: never dropped from the list (the message says it was kept).
           const entry: SnapshotEntry = { ...newEntry(tree, commit), kept: true };
-          state = last ? appendEntry(state, entry) : pushEntry(state, entry);
+          state = last ? appendEntry(state, entry) : insertEntry(state, entry);
           events.push({ type: "checkpoint.captured", snapshot: tree.tree, durationMs: elapsed(t0) });
           // On disk before the work tree is touched (again).
           writeState(repo.statePath, { ...state, restoring });
@@ -278,9 +283,10 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
             maxFileBytes,
           });
         } catch (error) {
-          // Rolled back, a new restore never happened; a resumed one is still as interrupted as it was.
+          // Rolled back, a new restore never happened: the position is where it was (an autosave stays
+          // listed after it, nothing dropped); a resumed one is still as interrupted as it was.
           if (error instanceof RestoreFailedError && error.rolledBack && !resumed)
-            writeState(repo.statePath, settled(state, state.position));
+            writeState(repo.statePath, settled(state, position));
           throw error;
         }
         writeState(repo.statePath, settled(state, target));

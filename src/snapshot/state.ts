@@ -22,7 +22,8 @@ export const SnapshotEntrySchema = v.object({
   skipped: v.optional(v.array(v.string())),
   /**
    * Kept by a restore (changes no snapshot held, autosaved before an undo or kept by a rollback or a
-   * resumed restore): a message said so, so it is never dropped from the list (`pushEntry`).
+   * resumed restore): a message said so, so it is never dropped from the list (`pushEntry`,
+   * `insertEntry`).
    */
   kept: v.optional(v.literal(true)),
 });
@@ -87,6 +88,26 @@ export function pushEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotS
     same ? { ...entry, kept: true as const } : entry,
   ];
   return { ...state, entries, position: entries.length - 1 };
+}
+
+/**
+ * Insert `entry`, kept (`kept`), just after the current position and make it the position: the
+ * autosave of an undo over changes no snapshot holds. Nothing is dropped or reordered, every entry
+ * after the position (kept or not) stays after it, in order, so once the undo has restored a snapshot
+ * at or before the old position, one redo brings the autosave back. When the entry just after the
+ * position already holds the same tree, that one is marked kept instead of listing the tree twice (a
+ * copy elsewhere is not reused: redo would not reach it next).
+ */
+export function insertEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotState {
+  const at = state.position + 1;
+  const next = state.entries[at];
+  const reuse = next?.tree === entry.tree;
+  const entries = [
+    ...state.entries.slice(0, at),
+    { ...(reuse && next ? next : entry), kept: true as const },
+    ...state.entries.slice(reuse ? at + 1 : at),
+  ];
+  return { ...state, entries, position: at };
 }
 
 /**

@@ -72,14 +72,18 @@ describe("regression: a restore that fails part-way", () => {
     );
     expect(error.message).toContain("run undo again");
     expect(readTree(root)).toEqual(mine);
-    // The autosave is the current position, recorded as a capture; nothing was restored.
+    // The autosave is listed just after the position, which has not moved, recorded as a capture;
+    // nothing was restored.
     const list = snaps.list();
     expect(list.snapshots.map((s) => s.entryId)).toEqual(["c0", "c1", undefined]);
-    expect(list.position).toBe(2);
+    expect(list.position).toBe(1);
     expect(events.map((e) => e.type)).toEqual(["checkpoint.captured"]);
 
-    // The retry is a plain undo (no "changes no snapshot holds"), and redo brings the work back.
-    expect((await snaps.undo()).entryId).toBe("c1");
+    // The retry reaches the same snapshot, reusing the autosave (not listed twice); redo brings the work back.
+    const retry = await snaps.undo();
+    expect(retry.entryId).toBe("c1");
+    expect(retry.autosaved).toBe(list.snapshots[2]!.snapshot);
+    expect(snaps.list().snapshots).toHaveLength(3);
     expect(readTree(root)).toEqual({ "a.txt": "v2" });
     await snaps.redo();
     expect(readTree(root)).toEqual(mine);

@@ -123,6 +123,96 @@ describe("regression: kept snapshots are never dropped from the list", () => {
   });
 });
 
+/** A project at A (c0) with B (c1) and an undo's autosave D (kept) after it, the work tree back at A. */
+async function atFirstWithRedoBranch(snaps: ReturnType<typeof createSnapshots>, root: string) {
+  writeFiles(root, { "a.txt": "A" });
+  await snaps.capture("c0");
+  writeFiles(root, { "a.txt": "B" });
+  await snaps.capture("c1");
+  writeFiles(root, { "a.txt": "D-user" });
+  const d = (await snaps.undo()).autosaved!;
+  await snaps.undo();
+  expect(readTree(root)).toEqual({ "a.txt": "A" });
+  const list = snaps.list();
+  expect(list.position).toBe(0);
+  expect(list.snapshots.map((s) => s.snapshot)[2]).toBe(d);
+  return { b: list.snapshots[1]!.snapshot, d };
+}
+
+describe("regression (fifth review): an undo's autosave drops and reorders nothing", () => {
+  test("it is inserted just after the position: one redo brings it back, then the rest in order", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const root = project.path;
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    const { b, d } = await atFirstWithRedoBranch(snaps, root);
+
+    writeFiles(root, { "a.txt": "F-user" });
+    const undo = await snaps.undo();
+    expect(undo).toMatchObject({ entryId: "c0", position: 0 });
+    const f = undo.autosaved!;
+    const list = snaps.list();
+    expect(list.snapshots.map((s) => s.snapshot)).toEqual([list.snapshots[0]!.snapshot, f, b, d]);
+    expect(list.snapshots.map((s) => s.kept ?? false)).toEqual([false, true, false, true]);
+    // "redo brings them back": the very next redo, not an older kept snapshot.
+    expect((await snaps.redo()).snapshot).toBe(f);
+    expect(readTree(root)).toEqual({ "a.txt": "F-user" });
+    expect((await snaps.redo()).entryId).toBe("c1");
+    expect((await snaps.redo()).snapshot).toBe(d);
+    expect(readTree(root)).toEqual({ "a.txt": "D-user" });
+  });
+
+  test("rolled back, the position has not moved and nothing is dropped: the retry reaches the same snapshot", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    await using bin = await tempDir("freecode-bin-");
+    const root = project.path;
+    const flag = join(bin.path, "fail");
+    const git = gitFailing(bin.path, flag, `rm -f "${flag}"; echo "error: injected failure" >&2; exit 1`);
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
+    const { b, d } = await atFirstWithRedoBranch(snaps, root);
+
+    writeFiles(root, { "a.txt": "F-user" });
+    writeFileSync(flag, "");
+    const error = await failure(snaps.undo());
+    expect(error.message).toContain("the position has not moved");
+    expect(readTree(root)).toEqual({ "a.txt": "F-user" });
+    const list = snaps.list();
+    expect(list.position).toBe(0);
+    const f = list.snapshots[1]!;
+    expect(f).toMatchObject({ kept: true, current: false });
+    expect(list.snapshots.map((s) => s.snapshot).slice(2)).toEqual([b, d]);
+
+    // "run undo again", as told: the same snapshot, the autosave reused rather than listed twice.
+    const retry = await snaps.undo();
+    expect(retry).toMatchObject({ entryId: "c0", position: 0, autosaved: f.snapshot });
+    expect(readTree(root)).toEqual({ "a.txt": "A" });
+    expect(snaps.list().snapshots.map((s) => s.snapshot)).toEqual(list.snapshots.map((s) => s.snapshot));
+    expect((await snaps.redo()).snapshot).toBe(f.snapshot);
+    expect(readTree(root)).toEqual({ "a.txt": "F-user" });
+  });
+
+  test("an autosave equal to a snapshot listed elsewhere is inserted anyway, so redo reaches it", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const root = project.path;
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    const { b, d } = await atFirstWithRedoBranch(snaps, root);
+
+    writeFiles(root, { "a.txt": "D-user" }); // as the kept snapshot at index 2, not the next one
+    const undo = await snaps.undo();
+    expect(undo.autosaved).toBe(d);
+    expect(
+      snaps
+        .list()
+        .snapshots.map((s) => s.snapshot)
+        .slice(1),
+    ).toEqual([d, b, d]);
+    expect((await snaps.redo()).snapshot).toBe(d);
+    expect(readTree(root)).toEqual({ "a.txt": "D-user" });
+  });
+});
+
 const procReadable = existsSync("/proc/self/environ");
 
 describe("regression: a git of the session that holds no lock", () => {
