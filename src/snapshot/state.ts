@@ -82,12 +82,27 @@ export function pushEntry(state: SnapshotState, entry: SnapshotEntry): SnapshotS
   const after = state.entries.slice(state.position + 1).filter((e) => e.kept);
   // A kept snapshot of the very same tree is this entry: listed once, still kept.
   const same = after.some((e) => e.tree === entry.tree);
-  const entries = [
+  const entries = withoutRepeats([
     ...state.entries.slice(0, state.position + 1),
     ...after.filter((e) => e.tree !== entry.tree),
     same ? { ...entry, kept: true as const } : entry,
-  ];
+  ]);
   return { ...state, entries, position: entries.length - 1 };
+}
+
+/**
+ * Neighbours holding one tree listed once (the first, kept if either was): a kept snapshot moved next
+ * to the same tree would be an undo step that changes nothing, and each undo-edit-capture round
+ * added one more.
+ */
+function withoutRepeats(entries: SnapshotEntry[]): SnapshotEntry[] {
+  const out: SnapshotEntry[] = [];
+  for (const e of entries) {
+    const prev = out.at(-1);
+    if (prev?.tree !== e.tree) out.push(e);
+    else if (e.kept && !prev.kept) out[out.length - 1] = { ...prev, kept: true };
+  }
+  return out;
 }
 
 /**

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { clearStaleGitLocks } from "../../src/snapshot/_stale.ts";
 import { snapshotRepo } from "../../src/snapshot/repo.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
+import { pushEntry, type SnapshotEntry, type SnapshotState } from "../../src/snapshot/state.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 import { failure, gitFailing, readTree, treePaths, writeFiles } from "./_project.ts";
 
@@ -263,4 +264,29 @@ describe("regression: a git of the session that holds no lock", () => {
       }
     },
   );
+});
+
+describe("regression (sixth review): a kept snapshot moved next to the same tree", () => {
+  test("is listed once: each undo-edit-capture round added an undo step that changed nothing", () => {
+    const e = (tree: string, extra: Partial<SnapshotEntry> = {}): SnapshotEntry => ({
+      tree: tree.repeat(40),
+      commit: "c".repeat(40),
+      at: 1,
+      ...extra,
+    });
+    // At X; after it Y (dropped by a new capture) and a kept X (an autosave equal to the position's).
+    let state: SnapshotState = {
+      version: 1,
+      sessionId: "s",
+      projectPath: "/p",
+      position: 0,
+      entries: [e("a"), e("b"), e("a", { kept: true })],
+    };
+    state = pushEntry(state, e("d"));
+    expect(state.entries.map((x) => [x.tree[0], x.kept ?? false])).toEqual([
+      ["a", true],
+      ["d", false],
+    ]);
+    expect(state.position).toBe(1);
+  });
 });
