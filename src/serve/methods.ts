@@ -14,6 +14,7 @@ import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../session/compaction.t
 import { exportSession, importSessionDocument } from "../session/export.ts";
 import {
   appendMessages,
+  checkGivenIds,
   createSession,
   deleteSession,
   forkSession,
@@ -102,7 +103,14 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
       },
     ),
     "session.append": rpcMethod(v.strictObject({ ...Id, messages: Messages }), async ({ id, messages }) => {
-      await appendMessages(store, id, toStoredMessages(messages));
+      const stored = toStoredMessages(messages);
+      await checkGivenIds(
+        store,
+        id,
+        stored,
+        messages.map((m) => m.id !== undefined),
+      );
+      await appendMessages(store, id, stored);
       return getSession(store, id);
     }),
     "session.rename": rpcMethod(v.strictObject({ ...Id, title: v.string() }), ({ id, title }) =>

@@ -137,6 +137,27 @@ export async function appendMessages(
   await store.appendMessages(checkId(id), messages);
 }
 
+/**
+ * Refuse messages a caller gave ids that the session already holds, or that repeat within the batch
+ * (`bad_input`, field `[i]`): such a log reads, but its export would not import. Only the ids
+ * callers chose (`chosen[i]`) are looked for: a fresh id cannot repeat, and reading the log to find
+ * out costs with its length (the library's own appends do not pay it).
+ */
+export async function checkGivenIds(
+  store: StorageAdapter,
+  id: string,
+  messages: StoredMessage[],
+  chosen: readonly boolean[],
+): Promise<void> {
+  if (!chosen.some(Boolean)) return;
+  const seen = new Set((await store.readMessages(checkId(id))).messages.map((m) => m.id));
+  for (const [i, m] of messages.entries()) {
+    if (chosen[i] && seen.has(m.id))
+      throw badInput(`message id ${m.id} is already in session ${id}`, { field: `[${i}].id` });
+    seen.add(m.id);
+  }
+}
+
 /** Set a user title (it wins over generated and prompt titles from now on). */
 export function renameSession(store: StorageAdapter, id: string, title: string): Promise<SessionMeta> {
   const t = title.trim();

@@ -160,6 +160,27 @@ describe("freecode session (CLI)", () => {
     expect(bad.code).toBe(2);
   });
 
+  test("regression: append took a message id the session already had (its export then did not import)", async () => {
+    await using home = await tempHome();
+    const msg = (id: string, text: string) =>
+      JSON.stringify({ id, role: "user", parts: [{ type: "text", content: text }] });
+    const cli = (args: string[], stdin?: string) => runCli(args, { home: home.path, stdin });
+    expect(cli(["session", "create", "--id", "d1"], msg("m1", "first")).code).toBe(0);
+    const again = cli(["session", "append", "d1"], `${msg("m2", "ok")}\n${msg("m1", "again")}\n`);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("<stdin>:2: message id m1 is already in session d1");
+    const twice = cli(["session", "append", "d1"], `${msg("m3", "a")}\n${msg("m3", "b")}\n`);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("<stdin>:2: message id m3 is already in session d1");
+    // Nothing was written, and messages without ids are appended as before.
+    expect(cli(["session", "append", "d1"], JSON.stringify({ role: "user", parts: [] })).code).toBe(0);
+    const shown = parseJson<{ messages: { id: string }[] }>(cli(["session", "show", "d1", "--json"]));
+    expect(shown.messages.map((m) => m.id).slice(0, 1)).toEqual(["m1"]);
+    expect(shown.messages).toHaveLength(2);
+    const exported = cli(["session", "export", "d1"]);
+    expect(cli(["session", "import", "-", "--id", "d2"], exported.stdout).code).toBe(0);
+  });
+
   test("bad input: one-line error, exit 2, nothing written", async () => {
     await using home = await tempHome();
     const run = (args: string[], stdin?: string) => runCli(args, { home: home.path, stdin });

@@ -1,6 +1,6 @@
 /** `freecode session append <id>`: JSONL messages on stdin, all or nothing. */
 import { badInput } from "../../../errors.ts";
-import { appendMessages, toStoredMessages } from "../../../session/lifecycle.ts";
+import { appendMessages, checkGivenIds, toStoredMessages } from "../../../session/lifecycle.ts";
 import { checkId } from "../../../storage/_validate.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, onStdinLine, readStdinJsonl, withStore } from "./_shared.ts";
@@ -24,6 +24,8 @@ export default command({
     }
     await withStore(ctx, async (store) => {
       try {
+        const chosen = inputs.map((x) => typeof (x as { id?: unknown } | null)?.id === "string");
+        await checkGivenIds(store, args.id, messages, chosen);
         await appendMessages(store, args.id, messages);
       } catch (error) {
         // A batch error names the message as [i]: turn that into its stdin line.
