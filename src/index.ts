@@ -261,16 +261,16 @@ export { type TurnView, turnsOf } from "./session/turns.ts";
 // Snapshots (git trees of the work tree; undo/redo)
 export type { FileChange } from "./snapshot/restore.ts";
 export { type SessionSnapshotsOptions, sessionSnapshots } from "./snapshot/session.ts";
-export {
-  type CaptureResult,
-  createSnapshots,
-  type RestoreResult,
-  type SnapshotList,
-  type SnapshotListItem,
-  type Snapshots,
-  type SnapshotsOptions,
-} from "./snapshot/snapshots.ts";
+export { createSnapshots } from "./snapshot/snapshots.ts";
 export { DEFAULT_MAX_FILE_BYTES } from "./snapshot/stage.ts";
+export type {
+  CaptureResult,
+  RestoreResult,
+  SnapshotList,
+  SnapshotListItem,
+  Snapshots,
+  SnapshotsOptions,
+} from "./snapshot/types.ts";
 // Storage
 export type {
   AdapterCapabilities,

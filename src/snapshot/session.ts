@@ -7,7 +7,8 @@ import { badInput, notFound } from "../errors.ts";
 import { newEventId } from "../rollout/ids.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
-import { createSnapshots, type Snapshots, type SnapshotsOptions } from "./snapshots.ts";
+import { createSnapshots } from "./snapshots.ts";
+import type { Snapshots, SnapshotsOptions } from "./types.ts";
 
 export interface SessionSnapshotsOptions extends Pick<SnapshotsOptions, "maxFileBytes" | "git"> {
   /** Append `checkpoint.*` to the session's rollout (the CLI passes `rolloutEnabled()`). */
