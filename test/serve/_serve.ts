@@ -3,8 +3,9 @@
  * waited for until it prints `listening on http://…` (its readiness signal, no fixed sleep), its
  * stderr kept for assertions, and stopped with a signal whose exit code the test checks.
  */
+import { afterAll, beforeAll, expect } from "bun:test";
 import { join } from "node:path";
-import { BUN, ROOT } from "../_helpers.ts";
+import { BUN, ROOT, tempHome } from "../_helpers.ts";
 
 export interface Served extends AsyncDisposable {
   url: string;
@@ -122,3 +123,29 @@ export const assistantSays = (content: string, extra: Record<string, unknown> = 
   parts: [{ type: "text", content }],
   ...extra,
 });
+
+/**
+ * One `freecode serve` on a fresh home shared by a test file's tests: started before them, stopped
+ * after (exit 0 checked). `served.server` and `served.home` are set once `beforeAll` ran.
+ */
+export function serveForFile(): { server: Served; home: string } {
+  const served = {} as { server: Served; home: string };
+  let home: { path: string } & AsyncDisposable;
+  beforeAll(async () => {
+    home = await tempHome();
+    served.home = home.path;
+    served.server = await serve(home.path);
+  });
+  afterAll(async () => {
+    expect(await served.server.stop()).toBe(0);
+    await home[Symbol.asyncDispose]();
+  });
+  return served;
+}
+
+/** The result of a JSON-RPC call that must succeed (its error fails the test, with the method). */
+export async function rpcOk<T>(on: Served, method: string, params?: unknown): Promise<T> {
+  const r = await on.rpc(method, params);
+  if (r.error) throw new Error(`${method}: ${JSON.stringify(r.error)}`);
+  return r.result as T;
+}

@@ -5,9 +5,17 @@
  * records: the session stays `running` while it lives and is recovered as `interrupted` by the next
  * server once it is gone.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { parseJson, runCli, tempHome } from "../_helpers.ts";
-import { assistantSays, type RpcAnswer, type Served, serve, userSays } from "./_serve.ts";
+import {
+  assistantSays,
+  type RpcAnswer,
+  rpcOk,
+  type Served,
+  serve,
+  serveForFile,
+  userSays,
+} from "./_serve.ts";
 
 type Meta = { id: string; status: string; pinned?: boolean; tags?: string[] } & Record<string, unknown>;
 type Resumed = {
@@ -21,25 +29,12 @@ type Resumed = {
   issues: unknown[];
 };
 
-let home: { path: string } & AsyncDisposable;
-let server: Served;
+const served = serveForFile();
 
-beforeAll(async () => {
-  home = await tempHome();
-  server = await serve(home.path);
-});
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-  await home[Symbol.asyncDispose]();
-});
-
-async function ok<T = Meta>(method: string, params?: unknown, on: Served = server): Promise<T> {
-  const r = await on.rpc(method, params);
-  if (r.error) throw new Error(`${method}: ${JSON.stringify(r.error)}`);
-  return r.result as T;
-}
+const ok = <T = Meta>(method: string, params?: unknown, on: Served = served.server) =>
+  rpcOk<T>(on, method, params);
 const fails = async (method: string, params: unknown): Promise<NonNullable<RpcAnswer["error"]>> => {
-  const r = await server.rpc(method, params);
+  const r = await served.server.rpc(method, params);
   expect(r.result).toBeUndefined();
   return r.error!;
 };
@@ -74,7 +69,7 @@ describe("state and label methods over HTTP", () => {
       issues: [],
     });
     expect(resumed.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    const cli = parseJson<Resumed>(runCli(["session", "resume", "res", "--json"], { home: home.path }));
+    const cli = parseJson<Resumed>(runCli(["session", "resume", "res", "--json"], { home: served.home }));
     expect(stable(resumed)).toEqual(stable(cli));
 
     await ok("session.create", { id: "plain", projectPath: "/p", messages: [userSays("hi")] });
@@ -119,7 +114,7 @@ describe("state and label methods over HTTP", () => {
       id: "run",
     });
     expect(running.status).toBe("running");
-    expect(running.owner.pid).toBe(server.proc.pid);
+    expect(running.owner.pid).toBe(served.server.proc.pid);
     // session.list recovers crashed sessions first: the owner (this server) is alive, so it stays.
     expect(await ok("session.list", { status: "running" })).toMatchObject({
       total: 1,
@@ -204,7 +199,9 @@ describe("state and label methods over HTTP", () => {
     });
     expect(await ok<Tagged>("session.tag", { id: "tg" })).toEqual({ id: "tg", tags: ["eval", "bug", "ui"] });
     // What the server wrote is what the CLI reads.
-    const shown = parseJson<{ meta: Meta }>(runCli(["session", "show", "tg", "--json"], { home: home.path }));
+    const shown = parseJson<{ meta: Meta }>(
+      runCli(["session", "show", "tg", "--json"], { home: served.home }),
+    );
     expect(shown.meta.tags).toEqual(["eval", "bug", "ui"]);
     const bad = await fails("session.tag", { id: "tg", add: ["ok", "a\nb"] });
     expect(bad).toMatchObject({ code: -32000, data: { code: "bad_input", exit: 2 } });

@@ -5,23 +5,13 @@
  * Then the protocol over HTTP (parse errors, 204 for notifications, batches), and a SIGTERM that
  * arrives while a compaction waits on its summarizer: the call still finishes, then exit 0.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJson, runCli, tempHome } from "../_helpers.ts";
-import { assistantSays, type Served, serve, userSays } from "./_serve.ts";
+import { assistantSays, rpcOk, serve, serveForFile, userSays } from "./_serve.ts";
 
-let home: { path: string } & AsyncDisposable;
-let server: Served;
-
-beforeAll(async () => {
-  home = await tempHome();
-  server = await serve(home.path);
-});
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-  await home[Symbol.asyncDispose]();
-});
+const served = serveForFile();
 
 type Meta = { id: string; title: string; status: string; messageCount: number; parentId?: string } & Record<
   string,
@@ -29,11 +19,7 @@ type Meta = { id: string; title: string; status: string; messageCount: number; p
 >;
 
 /** The result of a call that must succeed. */
-async function ok<T = Meta>(method: string, params?: unknown): Promise<T> {
-  const r = await server.rpc(method, params);
-  if (r.error) throw new Error(`${method}: ${JSON.stringify(r.error)}`);
-  return r.result as T;
-}
+const ok = <T = Meta>(method: string, params?: unknown) => rpcOk<T>(served.server, method, params);
 
 const turns = (n: number) =>
   Array.from({ length: n }, (_, i) => [
@@ -64,7 +50,7 @@ describe("JSON-RPC methods over HTTP", () => {
     });
     // What the server wrote is what the CLI reads.
     const shown = parseJson<{ meta: Meta }>(
-      runCli(["session", "show", "rpc-session", "--json"], { home: home.path }),
+      runCli(["session", "show", "rpc-session", "--json"], { home: served.home }),
     );
     expect(shown.meta).toEqual(await ok("session.get", { id: "rpc-session" }));
 
@@ -166,7 +152,7 @@ describe("JSON-RPC methods over HTTP", () => {
     ]);
     expect(events[2]).toMatchObject({ id: "my-event-id", timestamp: 1_700_000_000_000 });
     // The same events the CLI prints.
-    const cat = runCli(["rollout", "cat", "rolled"], { home: home.path });
+    const cat = runCli(["rollout", "cat", "rolled"], { home: served.home });
     expect(
       cat.stdout
         .trim()
@@ -181,7 +167,7 @@ describe("JSON-RPC methods over HTTP", () => {
     expect(tail.events.map((e) => e.seq)).toEqual([2]);
     // A session with no log yet has no events; an id nothing knows is not found.
     expect(await ok<unknown>("rollout.events", { id: "rpc-session" })).toEqual({ events: [], issues: [] });
-    expect((await server.rpc("rollout.events", { id: "nobody" })).error?.data).toEqual({
+    expect((await served.server.rpc("rollout.events", { id: "nobody" })).error?.data).toEqual({
       code: "not_found",
       exit: 3,
     });
@@ -203,9 +189,9 @@ describe("JSON-RPC methods over HTTP", () => {
       copiedFrom: { id: "rolled", exportedAt: expect.any(Number) },
     });
     expect((await ok<{ events: unknown[] }>("rollout.events", { id: "rolled-copy" })).events).toHaveLength(3);
-    const taken = await server.rpc("session.import", { document: doc, id: "rolled-copy" });
+    const taken = await served.server.rpc("session.import", { document: doc, id: "rolled-copy" });
     expect(taken.error).toMatchObject({ code: -32000, data: { code: "conflict", exit: 4 } });
-    const bad = await server.rpc("session.import", { document: { ...doc, format: "zip" } });
+    const bad = await served.server.rpc("session.import", { document: { ...doc, format: "zip" } });
     expect(bad.error).toMatchObject({ code: -32000, data: { code: "bad_input", exit: 2 } });
     expect(bad.error?.message).toMatch(/^params\.document: not a freecode session export.*\(field format\)$/);
   });
@@ -217,19 +203,21 @@ describe("JSON-RPC methods over HTTP", () => {
       id: "doomed",
       purged: true,
     });
-    const gone = await server.rpc("session.get", { id: "doomed" });
+    const gone = await served.server.rpc("session.get", { id: "doomed" });
     expect(gone.error).toEqual({
       code: -32000,
       message: "no session doomed",
       data: { code: "not_found", exit: 3 },
     });
-    expect((await server.rpc("rollout.events", { id: "doomed" })).error?.data).toMatchObject({
+    expect((await served.server.rpc("rollout.events", { id: "doomed" })).error?.data).toMatchObject({
       code: "not_found",
     });
-    expect((await server.rpc("session.restore", { id: "doomed" })).error?.data).toMatchObject({
+    expect((await served.server.rpc("session.restore", { id: "doomed" })).error?.data).toMatchObject({
       code: "not_found",
     });
-    expect((await server.rpc("session.delete", { id: "doomed", purge: true })).error?.data).toMatchObject({
+    expect(
+      (await served.server.rpc("session.delete", { id: "doomed", purge: true })).error?.data,
+    ).toMatchObject({
       code: "not_found",
     });
   });
@@ -253,20 +241,20 @@ describe("JSON-RPC methods over HTTP", () => {
       ["rollout.append", { id: "x", events: [] }, /give at least one event/, "events"],
     ];
     for (const [method, params, message, field] of cases) {
-      const r = await server.rpc(method, params);
+      const r = await served.server.rpc(method, params);
       expect(r.error?.code, method).toBe(-32602);
       expect(r.error?.message).toMatch(message);
       expect(r.error?.message).toEndWith(`(field ${field})`);
       expect(r.error?.data).toEqual({ field });
     }
     // An event the catalogue refuses is bad input, naming the event and its field; nothing is written.
-    const r = await server.rpc("rollout.append", {
+    const r = await served.server.rpc("rollout.append", {
       id: "rpc-session",
       events: [{ type: "turn.started", turnId: "t" }, { type: "no.such.type" }],
     });
     expect(r.error).toMatchObject({ code: -32000, data: { code: "bad_input", exit: 2 } });
     expect(r.error?.message).toBe('unknown event type "no.such.type" (field events[1].type)');
-    const seq = await server.rpc("rollout.append", {
+    const seq = await served.server.rpc("rollout.append", {
       id: "rpc-session",
       events: [{ type: "turn.started", turnId: "t", seq: 4 }],
     });
@@ -276,7 +264,8 @@ describe("JSON-RPC methods over HTTP", () => {
 });
 
 describe("JSON-RPC over HTTP: the protocol", () => {
-  const post = (body: NonNullable<RequestInit["body"]>) => server.fetch("/rpc", { method: "POST", body });
+  const post = (body: NonNullable<RequestInit["body"]>) =>
+    served.server.fetch("/rpc", { method: "POST", body });
 
   test("a parse error is HTTP 200 with -32700; invalid UTF-8 too", async () => {
     for (const body of ["{oops", new Uint8Array([0x7b, 0xc3, 0x28, 0x7d])]) {
