@@ -56,6 +56,20 @@ describe("forgetting snapshots", () => {
     expect(await forgetSnapshots(home.path, "keep:1")).toBe(0);
   });
 
+  test("regression: session.delete {purge} over serve --stdio left the snapshots behind (HTTP did not)", async () => {
+    await using home = await tempHome();
+    await using project = await tempDir("freecode-project-");
+    const cli = (args: string[], stdin?: string) => runCli(args, { home: home.path, stdin });
+    expect(cli(["session", "create", "--id", "rpc1", "--project", project.path, "--prompt", "go"]).code).toBe(
+      0,
+    );
+    await twoSnapshots(home.path, project.path, "rpc1", "r.txt");
+    const call = { jsonrpc: "2.0", id: 1, method: "session.delete", params: { id: "rpc1", purge: true } };
+    const r = cli(["serve", "--stdio"], `${JSON.stringify(call)}\n`);
+    expect(JSON.parse(r.stdout).result).toEqual({ id: "rpc1", purged: true });
+    expect(snapshotSets(home.path)).toEqual([]);
+  });
+
   test("gc removes the sets of the sessions it removes; sets of unstored sessions only with --prune-snapshots, past the grace", async () => {
     await using home = await tempHome();
     await using project = await tempDir("freecode-project-");

@@ -107,6 +107,7 @@ export default command({
           store,
           config: ctx.config(),
           configFile: homePaths(ctx.home).config,
+          home: ctx.home,
         });
         const dispatch = createRpcDispatcher(methods, {
           onInternalError: (error, method) => onInternalError(error, `rpc ${method}`),
