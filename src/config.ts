@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import * as v from "valibot";
 import { badInput } from "./errors.ts";
 import { homePaths } from "./home.ts";
+import { parseByteSize } from "./maintenance/size.ts";
 import { unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
@@ -24,22 +25,24 @@ const Price = v.strictObject({
   cacheWrite: v.optional(v.pipe(v.number(), v.minValue(0))),
 });
 
+/** An OpenAI-compatible chat completions endpoint, as the summarizer and the titler name one. */
+const httpModel = (service: string) => ({
+  /** http or https. */
+  url: v.pipe(
+    v.string(),
+    v.url(),
+    v.check((u) => /^https?:\/\//i.test(u), `the ${service} url must be http or https`),
+  ),
+  model: v.string(),
+  /** Name of the environment variable holding the API key (the key itself never goes in the file). */
+  apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Give up after this many milliseconds (default 120 000 for the summarizer, 30 000 for the titler). */
+  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+});
+
 const Summarizer = v.variant("type", [
   v.strictObject({ type: v.literal("builtin") }),
-  v.strictObject({
-    type: v.literal("http"),
-    /** OpenAI-compatible chat completions endpoint (http or https). */
-    url: v.pipe(
-      v.string(),
-      v.url(),
-      v.check((u) => /^https?:\/\//i.test(u), "the summarizer url must be http or https"),
-    ),
-    model: v.string(),
-    /** Name of the environment variable holding the API key (the key itself never goes in the file). */
-    apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
-    /** Give up after this many milliseconds (default 120 000). */
-    timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  }),
+  v.strictObject({ type: v.literal("http"), ...httpModel("summarizer") }),
 ]);
 
 /** `freecode gc`'s policy (see README "Maintenance"); every field optional. */
@@ -55,7 +58,10 @@ const Gc = v.strictObject({
   maxBytes: v.optional(
     v.union([
       v.pipe(v.number(), v.integer(), v.minValue(0)),
-      v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?\s*([kmgt]i?b?|b)?\s*$/i, "a size such as 2GB or 500MiB")),
+      v.pipe(
+        v.string(),
+        v.check((t) => parseByteSize(t) !== undefined, "a size such as 2GB or 500MiB"),
+      ),
     ]),
   ),
 });
@@ -80,17 +86,7 @@ export const ConfigSchema = v.strictObject({
   titler: v.optional(
     v.variant("type", [
       v.strictObject({ type: v.literal("off") }),
-      v.strictObject({
-        type: v.literal("http"),
-        url: v.pipe(
-          v.string(),
-          v.url(),
-          v.check((u) => /^https?:\/\//i.test(u), "the titler url must be http or https"),
-        ),
-        model: v.string(),
-        apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
-        timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-      }),
+      v.strictObject({ type: v.literal("http"), ...httpModel("titler") }),
     ]),
   ),
   gc: v.optional(Gc),

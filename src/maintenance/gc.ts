@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../home.ts";
 import { forgetSet, type SnapshotSet, snapshotSets } from "../snapshot/forget.ts";
+import { hexId } from "../snapshot/repo.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { ensureDir } from "../util/atomic.ts";
 import { withLock } from "../util/lock.ts";
@@ -151,7 +152,7 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
 
 /** When a snapshot set was last written (its state file), 0 when it cannot be told. */
 function snapshotTime(set: SnapshotSet): number {
-  const hex = Buffer.from(set.sessionId, "utf8").toString("hex");
+  const hex = hexId(set.sessionId);
   try {
     return statSync(join(set.root, "sessions", `${hex}.json`)).mtimeMs;
   } catch {

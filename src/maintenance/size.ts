@@ -5,7 +5,6 @@
 
 const UNIT_POWER: Record<string, number> = { "": 0, b: 0, k: 1, m: 2, g: 3, t: 4 };
 
-/** The same shape `config.json`'s `gc.maxBytes` accepts. */
 const SIZE = /^\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(i)?b?|(b))?\s*$/i;
 
 /**

@@ -9,7 +9,7 @@ import { badInput, type ErrorSource } from "../errors.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { newEventId } from "./ids.ts";
-import { checkEvent, draftProblem } from "./validate.ts";
+import { bodyField, bodyProblem, checkEvent } from "./validate.ts";
 
 /** The drafts to append to `sessionId`'s log, or `bad_input` at `where(i, field)` for the first bad one. */
 export function eventDrafts(
@@ -33,8 +33,9 @@ export function eventDrafts(
     const r = checkEvent({ ...draft, seq: 1 });
     if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, where(i, "type"));
     if (r.kind === "invalid") throw badInput(r.message, where(i, r.field));
-    const problem = draftProblem(draft);
-    if (problem) throw badInput(problem.message, where(i, problem.field));
+    // The shape was just checked: only the body fields are left to look at.
+    const body = bodyField(draft);
+    if (body !== undefined) throw badInput(bodyProblem(body).message, where(i, body));
     return draft as unknown as EventDraft;
   });
 }

@@ -173,7 +173,8 @@ export function bodyField(value: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-const bodyProblem = (field: string) => ({
+/** The problem a body field makes (see `BODY_FIELDS`). */
+export const bodyProblem = (field: string) => ({
   message: `rollout events hold no message bodies or model-written text: field "${field}" is refused (the text belongs in the session's messages)`,
   field,
 });

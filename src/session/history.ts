@@ -8,6 +8,7 @@
  */
 import { badInput } from "../errors.ts";
 import type { StoredMessage } from "../storage/records.ts";
+import { isPlainObject } from "./schema.ts";
 
 export type LoopBlock =
   | { type: "text"; text: string }
@@ -24,9 +25,6 @@ export interface LoopMessage {
 
 /** The derived tool-call id of part `partIndex` of message `messageId`. */
 export const toolCallId = (messageId: string, partIndex: number) => `tool-${messageId}-${partIndex}`;
-
-const isPlainObject = (x: unknown): x is Record<string, unknown> =>
-  x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
 
 /**
  * A provider's tool input is an object. Arguments stored as anything else (a freeform tool's raw

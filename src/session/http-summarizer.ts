@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import type { Part, StoredMessage } from "../storage/records.ts";
+import { clip } from "../util/one-line.ts";
 import { type ChatEndpoint, chatClient, parseFailure } from "./_chat-completion.ts";
 import { type CompactionSummary, renderSummary, type Summarizer } from "./summarizer.ts";
 
@@ -31,8 +32,6 @@ const Answer = v.object({
   keyDecisions: v.array(v.string()),
   currentState: v.string(),
 });
-
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 function partText(p: Part): string {
   switch (p.type) {

@@ -22,7 +22,8 @@ export {
 /** The roles a message may have; anything else is rejected. */
 export const ROLES = ["user", "assistant", "system"] as const;
 
-const isPlainObject = (x: unknown): boolean =>
+/** A JSON object (not an array, not null, not a class instance): what a tool call's args must be. */
+export const isPlainObject = (x: unknown): x is Record<string, unknown> =>
   x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
 
 /**

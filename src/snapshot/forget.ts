@@ -15,7 +15,7 @@ import { inspectLock } from "../util/lock.ts";
 import { GitMissingError, type GitPlace, git } from "./_git.ts";
 import { clearStaleGitLocks } from "./_stale.ts";
 import { withTurnLock } from "./_turns.ts";
-import { withStoreLock } from "./repo.ts";
+import { hexId, withStoreLock } from "./repo.ts";
 
 /** One session's snapshots in one project's store. */
 export interface SnapshotSet {
@@ -50,7 +50,7 @@ export function snapshotSets(home: string): SnapshotSet[] {
  * the store goes with its last set). Under the session's snapshot lock, as captures take it.
  */
 export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
-  const hex = Buffer.from(set.sessionId, "utf8").toString("hex");
+  const hex = hexId(set.sessionId);
   const sessions = join(set.root, "sessions");
   const place: GitPlace = {
     bin,

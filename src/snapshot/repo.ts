@@ -61,7 +61,7 @@ export function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T>
 }
 
 /** Session ids may hold `:` `@` `+` `=`: hex makes them safe as ref and file names everywhere. */
-const hexId = (id: string) => Buffer.from(id, "utf8").toString("hex");
+export const hexId = (id: string) => Buffer.from(id, "utf8").toString("hex");
 
 /** The project directory as one canonical path (a symlinked path maps to the same store). */
 export function canonicalProject(projectPath: string): string {
