@@ -44,6 +44,8 @@ export interface CommandContext {
   /** Write data to stdout (a string as is, anything else as JSON). */
   out(data: unknown): void;
   log: typeof log;
+  /** The command's own arguments as given (for a flag that may repeat: `flagValues`). */
+  rawArgs: readonly string[];
 }
 
 export interface FreecodeCommandDef<A extends ArgsDef> {
@@ -70,6 +72,7 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
         parsed.json === true,
         parsed.home as string | undefined,
         parsed.store as string | undefined,
+        rawArgs,
       );
       if (def.loadConfig !== false) ctx.config();
       commandExit.code = (await def.run(ctx, parsed as ParsedArgs<A & GlobalArgs>)) ?? 0;
@@ -78,11 +81,17 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
   });
 }
 
-export function makeContext(json: boolean, homeFlag?: string, storeFlag?: string): CommandContext {
+export function makeContext(
+  json: boolean,
+  homeFlag?: string,
+  storeFlag?: string,
+  rawArgs: readonly string[] = [],
+): CommandContext {
   const home = resolveHome(homeFlag);
   let config: Config | undefined;
   return {
     json,
+    rawArgs,
     home,
     config: () => (config ??= loadConfig(home)),
     storeName() {
@@ -191,4 +200,20 @@ export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
       seen.add(flag);
     }
   }
+}
+
+/**
+ * Every value of `--name` in `rawArgs` (`--name v` and `--name=v`), up to `--`: citty keeps only the
+ * last value of a repeated flag, and a dropped value would go unnoticed. The command has already
+ * refused a value flag without its value, so the token after `--name` is its value.
+ */
+export function flagValues(rawArgs: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") break;
+    if (token === `--${name}` && i + 1 < rawArgs.length) values.push(rawArgs[++i]!);
+    else if (token.startsWith(`--${name}=`)) values.push(token.slice(name.length + 3));
+  }
+  return values;
 }

@@ -138,9 +138,10 @@ describe("freecode session tag", () => {
     await using home = await tempHome();
     const cli = (...args: string[]) => runCli(args, { home: home.path });
     const created = parseJson<{ tags: string[] }>(
-      cli("session", "create", "--prompt", "hi", "--id", "t1", "--tag", "a, b,a", "--json"),
+      cli("session", "create", "--prompt", "hi", "--id", "t1", "--tag", "a, b,a", "--tag", "c", "--json"),
     );
-    expect(created.tags).toEqual(["a", "b"]);
+    // Regression: a repeated --tag kept only the last.
+    expect(created.tags).toEqual(["a", "b", "c"]);
 
     const added = cli("session", "tag", "t1", "--add", "c,d", "--remove", "a");
     expect(added.code, added.stderr).toBe(0);
@@ -197,7 +198,7 @@ describe("regression: tags stored before the rules (an import) could not be remo
 
 describe("flagValues", () => {
   test("every --name value and --name=value, up to --", async () => {
-    const { flagValues } = await import("../../src/cli/commands/session/tag.ts");
+    const { flagValues } = await import("../../src/cli/_command.ts");
     expect(
       flagValues(["id", "--add", "a,b", "--json", "--add=c", "--remove", "d", "--", "--add", "e"], "add"),
     ).toEqual(["a,b", "c"]);

@@ -2,7 +2,7 @@
 import { usageError } from "../../../errors.ts";
 import { createSession, toStoredMessages } from "../../../session/lifecycle.ts";
 import { normalizeTags, splitTagList } from "../../../session/tags.ts";
-import { command } from "../../_command.ts";
+import { command, flagValues } from "../../_command.ts";
 import { onStdinLine, printMeta, readStdinJsonl, withStore } from "./_shared.ts";
 
 export default command({
@@ -20,12 +20,12 @@ export default command({
     provider: { type: "string", description: "Provider name, restored on resume" },
     model: { type: "string", description: "Model id, restored on resume" },
     id: { type: "string", description: "Use this session id" },
-    tag: { type: "string", description: "Tags, comma-separated (see `session tag`)" },
+    tag: { type: "string", description: "Tags, comma-separated or repeated (see `session tag`)" },
   },
   async run(ctx, args) {
-    // Checked before stdin is read: a bad tag fails as early as a bad flag (a repeated flag is an array).
-    const tag = args.tag as string | string[] | undefined;
-    const tags = tag === undefined ? undefined : normalizeTags(splitTagList(tag), "--tag");
+    // Checked before stdin is read: a bad tag fails as early as a bad flag. `--tag` may repeat.
+    const tag = flagValues(ctx.rawArgs, "tag");
+    const tags = args.tag === undefined ? undefined : normalizeTags(splitTagList(tag), "--tag");
     const inputs =
       args.prompt !== undefined
         ? [{ role: "user", parts: [{ type: "text", content: args.prompt }] }]
