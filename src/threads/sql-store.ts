@@ -144,17 +144,7 @@ export function openSqlThreadStore(file: string): ThreadStore {
       if (depth > 0) return fn();
       depth++;
       try {
-        d.exec("BEGIN IMMEDIATE");
-        try {
-          const result = fn();
-          d.exec("COMMIT");
-          return result;
-        } catch (error) {
-          // SQLite may have ended the transaction itself (a damaged page): then ROLLBACK fails too,
-          // and its "no transaction" must not hide the damage error callers recover from.
-          if (db.inTransaction) d.exec("ROLLBACK");
-          throw error;
-        }
+        return inTransaction(d, fn);
       } finally {
         depth--;
       }

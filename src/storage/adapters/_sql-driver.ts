@@ -92,7 +92,12 @@ export function inTransaction<T>(d: SqlDriver, fn: () => T, begin = "BEGIN IMMED
     d.exec("COMMIT");
     return result;
   } catch (error) {
-    d.exec("ROLLBACK");
+    try {
+      d.exec("ROLLBACK");
+    } catch {
+      // SQLite may have ended the transaction itself (a damaged page, a full disk): then ROLLBACK
+      // fails too, and its "no transaction" must not hide the error that says what went wrong.
+    }
     throw error;
   }
 }
