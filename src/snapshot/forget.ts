@@ -11,10 +11,9 @@
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { homePaths } from "../home.ts";
-import { inspectLock } from "../util/lock.ts";
+import { inspectLock, withLock } from "../util/lock.ts";
 import { GitMissingError, type GitPlace, git } from "./_git.ts";
 import { clearStaleGitLocks } from "./_stale.ts";
-import { withTurnLock } from "./_turns.ts";
 import { hexId, withStoreLock } from "./repo.ts";
 
 /** One session's snapshots in one project's store. */
@@ -59,7 +58,7 @@ export async function forgetSet(set: SnapshotSet, bin = "git"): Promise<void> {
     indexFile: join(set.root, "index", hex),
   };
   const ref = `refs/freecode/sessions/${hex}`;
-  await withTurnLock(join(sessions, `${hex}.lock`), async () => {
+  await withLock(join(sessions, `${hex}.lock`), async () => {
     rmSync(join(sessions, `${hex}.json`), { force: true });
     rmSync(place.indexFile, { force: true });
     const others = readdirSync(sessions).some((n) => STATE.test(n));

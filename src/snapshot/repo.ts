@@ -11,9 +11,9 @@ import { FreecodeError, notFound } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { formatSessionDirName } from "../storage/project-key.ts";
 import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
+import { withLock } from "../util/lock.ts";
 import { type GitPlace, git } from "./_git.ts";
 import { userExcludes } from "./_ignores.ts";
-import { withTurnLock } from "./_turns.ts";
 import { readState, writeState } from "./state.ts";
 
 export interface SnapshotRepo {
@@ -57,7 +57,7 @@ export class ProjectInHomeError extends FreecodeError {
  * take turns first (`_turns.ts`): a lock file waited for blocks the thread, and the holder needs it.
  */
 export function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-  return withTurnLock(join(root, "store.lock"), fn);
+  return withLock(join(root, "store.lock"), fn);
 }
 
 /** Session ids may hold `:` `@` `+` `=`: hex makes them safe as ref and file names everywhere. */

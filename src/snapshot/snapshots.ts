@@ -16,9 +16,9 @@ import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import type { EventInput } from "../rollout/events.ts";
 import { SessionIdSchema } from "../storage/records.ts";
+import { withLock } from "../util/lock.ts";
 import { GitMissingError } from "./_git.ts";
 import { clearStaleGitLocks } from "./_stale.ts";
-import { withTurnLock } from "./_turns.ts";
 import {
   canonicalProject,
   ensureRepo,
@@ -28,7 +28,7 @@ import {
   type SnapshotRepo,
   snapshotRepo,
 } from "./repo.ts";
-import { type FileChange, isPartOf, planRestore, RestoreFailedError, restoreOrRollBack } from "./restore.ts";
+import { isPartOf, planRestore, RestoreFailedError, restoreOrRollBack } from "./restore.ts";
 import { DEFAULT_MAX_FILE_BYTES, type StagedTree, stageWorkTree } from "./stage.ts";
 import {
   appendEntry,
@@ -41,14 +41,7 @@ import {
   targetOf,
   writeState,
 } from "./state.ts";
-import type {
-  CaptureResult,
-  RestoreResult,
-  SnapshotList,
-  SnapshotListItem,
-  Snapshots,
-  SnapshotsOptions,
-} from "./types.ts";
+import type { CaptureResult, RestoreResult, Snapshots, SnapshotsOptions } from "./types.ts";
 
 const asFreecodeError = (error: unknown) =>
   error instanceof FreecodeError
@@ -99,7 +92,7 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
     for (;;) {
       await ensureRepo(repo);
       // Callers of this process take turns (parallel tool calls); other processes wait for the file.
-      const done = await withTurnLock(repo.lockPath, async () => {
+      const done = await withLock(repo.lockPath, async () => {
         if (!repoExists(repo)) return undefined;
         await clearStaleGitLocks(repo.place, repo.ref); // left by a git killed mid-call
         return { value: await fn() };

@@ -19,7 +19,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import * as v from "valibot";
 import { FreecodeError } from "../errors.ts";
 import { ensureDir, FILE_MODE } from "./atomic.ts";
@@ -248,8 +248,10 @@ function lockedError(path: string, timeoutMs: number, seen: LockFileSeen | null)
   return new FreecodeError("locked", `could not lock ${path} within ${timeoutMs} ms${who}`);
 }
 
+const DEFAULT_TIMEOUT_MS = 10_000;
+
 /** Take the lock at `path`, waiting up to `timeoutMs` (default 10 s). */
-export function acquireLock(path: string, timeoutMs = 10_000): LockHandle {
+export function acquireLock(path: string, timeoutMs = DEFAULT_TIMEOUT_MS): LockHandle {
   const deadline = Date.now() + timeoutMs;
   let wait = 1;
   // The garbage file being timed: a new file is judged on its own (a fresh lock is empty between
@@ -285,13 +287,61 @@ export function withLockSync<T>(path: string, fn: () => T, timeoutMs?: number): 
   }
 }
 
-/** Run async `fn` while holding the lock at `path`. */
-export async function withLock<T>(path: string, fn: () => Promise<T>, timeoutMs?: number): Promise<T> {
-  const lock = acquireLock(path, timeoutMs);
+/**
+ * Async holders and waiters of this process, by lock path: what the next caller waits for (every
+ * caller before it is done). `acquireLock` waits by blocking the thread, so a second caller of this
+ * process waiting for a file the first one holds would block the very thread the first needs to
+ * finish: it froze until the timeout (parallel tool calls capturing one session's snapshots).
+ */
+const turns = new Map<string, Promise<unknown>>();
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => {
+    timer = setTimeout(() => r(false), ms);
+  });
   try {
-    return await fn();
+    return await Promise.race([p.then(() => true), late]);
   } finally {
-    lock.release();
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Run async `fn` while holding the lock at `path`. Callers of this process take turns per path
+ * first (see `turns`), and only the one whose turn it is takes (or waits for) the file, which other
+ * processes hold. A caller waits `timeoutMs` in all: one nested in a holder of the same path fails
+ * with code `locked` then, as a caller of another process would.
+ */
+export async function withLock<T>(
+  path: string,
+  fn: () => Promise<T>,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<T> {
+  const key = resolve(path);
+  const deadline = Date.now() + timeoutMs;
+  const before = turns.get(key);
+  let finished!: () => void;
+  const mine = new Promise<void>((r) => {
+    finished = r;
+  });
+  // The next caller waits for this one and for every one before it (one that timed out waiting
+  // is done early; the holder it waited for is not).
+  const after = before ? Promise.all([before, mine]) : mine;
+  turns.set(key, after);
+  try {
+    if (before && !(await settlesWithin(before, timeoutMs)))
+      throw lockedError(path, timeoutMs, lookAtLock(path));
+    const lock = acquireLock(path, Math.max(0, deadline - Date.now()));
+    try {
+      return await fn();
+    } finally {
+      lock.release();
+    }
+  } finally {
+    finished();
+    if (turns.get(key) === after) turns.delete(key);
   }
 }
 

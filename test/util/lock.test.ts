@@ -9,6 +9,7 @@ import {
   inspectLock,
   isProcessAlive,
   processStartTime,
+  withLock,
   withLockSync,
 } from "../../src/util/lock.ts";
 import { BUN, ROOT, tempDir } from "../_helpers.ts";
@@ -83,6 +84,51 @@ describe("cross-process lock", () => {
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0, 0]);
     expect(readFileSync(counter, "utf8")).toBe("300");
+  });
+});
+
+describe("async callers of one process", () => {
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  test("take turns per path instead of blocking the thread the holder needs", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const seen: string[] = [];
+    const holder = (name: string) => async () => {
+      seen.push(`${name} in`);
+      await pause(60); // the holder needs the event loop: a blocked thread never gets here
+      expect(JSON.parse(readFileSync(path, "utf8")).pid).toBe(process.pid);
+      seen.push(`${name} out`);
+      return name;
+    };
+    const t0 = Date.now();
+    const results = await Promise.all([
+      withLock(path, holder("a"), 2_000),
+      withLock(path, holder("b"), 2_000),
+      withLock(path, holder("c"), 2_000),
+    ]);
+    expect(results).toEqual(["a", "b", "c"]);
+    expect(seen).toEqual(["a in", "a out", "b in", "b out", "c in", "c out"]);
+    expect(Date.now() - t0).toBeLessThan(1_500);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  test("a failing holder hands over; a caller nested in a holder of its path fails with locked", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    const failing = withLock(path, async () => {
+      await pause(20);
+      throw new Error("boom");
+    });
+    const next = withLock(path, async () => "next");
+    await expect(failing).rejects.toThrow("boom");
+    expect(await next).toBe("next");
+    const t0 = Date.now();
+    const nested = withLock(path, () => withLock(path, async () => "never", 150), 2_000);
+    await expect(nested).rejects.toMatchObject({ code: "locked" });
+    expect(Date.now() - t0).toBeLessThan(1_500);
+    // The queue is clear again: a later caller takes the lock at once.
+    expect(await withLock(path, async () => "later", 100)).toBe("later");
   });
 });
 
