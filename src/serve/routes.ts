@@ -12,7 +12,8 @@
  */
 import { FreecodeError } from "../errors.ts";
 import { parseExportDocument } from "../session/export.ts";
-import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
+import { BodyTooLarge, readBody } from "../util/http-body.ts";
+import { decodeUtf8 } from "../util/utf8.ts";
 import { authorized, bearerToken } from "./auth.ts";
 import { ExportsFull, type RemoteExports } from "./remote-exports.ts";
 import type { RpcDispatcher } from "./rpc.ts";
@@ -58,7 +59,7 @@ export function createRoutes(options: RoutesOptions) {
 
   async function upload(request: Request): Promise<Response> {
     const bytes = await readBody(request, maxBytes);
-    const text = utf8(bytes);
+    const text = decodeUtf8(bytes);
     if (text === undefined) return error(400, "the document is not valid UTF-8");
     let raw: unknown;
     try {
@@ -96,7 +97,7 @@ export function createRoutes(options: RoutesOptions) {
   }
 
   async function rpc(request: Request, server: { timeout(request: Request, seconds: number): void }) {
-    const text = utf8(await readBody(request, maxBytes));
+    const text = decodeUtf8(await readBody(request, maxBytes));
     // Only once the request is in (a client that stops sending still times out): a compaction
     // with an HTTP summarizer may think for minutes before the answer starts.
     server.timeout(request, 0);

@@ -4,7 +4,7 @@
  * started the process owns it. A line longer than the limit is answered with an error and skipped
  * without being held in memory; so is one that is not UTF-8.
  */
-import { utf8 } from "../util/http-body.ts";
+import { decodeUtf8 } from "../util/utf8.ts";
 import type { RpcDispatcher } from "./rpc.ts";
 
 const NEWLINE = 10;
@@ -38,7 +38,7 @@ export async function serveLines(
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
     parts = [];
     size = 0;
-    const text = utf8(bytes);
+    const text = decodeUtf8(bytes);
     if (text === undefined) return write(errorLine(-32700, "parse error: the line is not valid UTF-8"));
     if (!text.trim()) return;
     const answer = await dispatch(text);

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { BodyTooLarge, readBody } from "../util/http-body.ts";
 import { clip } from "../util/one-line.ts";
+import { decodeUtf8 } from "../util/utf8.ts";
 
 /** Where a chat completions endpoint is and how to call it. */
 export interface ChatEndpoint {
@@ -109,9 +110,9 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
     fail,
     async complete(messages, expected) {
       const response = await post(messages);
-      let text: string;
+      let text: string | undefined;
       try {
-        text = new TextDecoder().decode(await readBody(response, MAX_ANSWER_BYTES));
+        text = decodeUtf8(await readBody(response, MAX_ANSWER_BYTES));
       } catch (error) {
         if (error instanceof BodyTooLarge)
           throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, error);
@@ -119,6 +120,7 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
         if (e.name === "TimeoutError") throw late(e);
         throw fail(`reading the answer failed: ${e.message}`, error);
       }
+      if (text === undefined) throw fail(`the answer (HTTP ${response.status}) is not valid UTF-8`);
       if (!response.ok) {
         // Hidden before it is cut: a key cut in half would no longer match.
         const detail = hide(text).replace(/\s+/g, " ").trim();

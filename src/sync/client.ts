@@ -11,8 +11,9 @@
 import * as v from "valibot";
 import { badInput, FreecodeError, notFound, usageError } from "../errors.ts";
 import { isBearerToken, MIN_TOKEN_LENGTH } from "../util/bearer-token.ts";
-import { BodyTooLarge, readBody, utf8 } from "../util/http-body.ts";
+import { BodyTooLarge, readBody } from "../util/http-body.ts";
 import { clip, escapeLine } from "../util/one-line.ts";
+import { decodeUtf8 } from "../util/utf8.ts";
 
 /** Give up on a request after this long (connect, send and read). */
 export const SYNC_TIMEOUT_MS = 60_000;
@@ -89,7 +90,7 @@ export async function bodyText(url: string, response: Response, options: SyncOpt
     if (error instanceof BodyTooLarge) throw badInput(`${url}: ${error.message}`);
     throw failedToSend(url, error, options.timeoutMs ?? SYNC_TIMEOUT_MS);
   }
-  const text = utf8(bytes);
+  const text = decodeUtf8(bytes);
   if (text === undefined) throw badInput("the answer is not valid UTF-8", { file: url });
   return text;
 }

@@ -41,12 +41,3 @@ export async function readBody(
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
-
-/** `bytes` as text, or undefined when they are not valid UTF-8. */
-export function utf8(bytes: Uint8Array): string | undefined {
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}

@@ -86,3 +86,13 @@ export function checkUtf8(bytes: Uint8Array, file: string, message = "not valid 
   const at = invalidUtf8At(bytes);
   if (at !== -1) throw badInput(`${message} (byte ${at + 1})`, { file, line: lineOfByte(bytes, at) });
 }
+
+const decoder = new TextDecoder();
+
+/**
+ * `bytes` as text, or undefined when they are not valid UTF-8 (an HTTP body, a stdio request). A
+ * leading byte-order mark is dropped, as `TextDecoder` does.
+ */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  return isUtf8(bytes) ? decoder.decode(bytes) : undefined;
+}

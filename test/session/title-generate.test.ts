@@ -22,7 +22,7 @@ import { say } from "./_conversation.ts";
 type Reply = {
   content?: string;
   status?: number;
-  raw?: string;
+  raw?: string | Uint8Array<ArrayBuffer>;
   /** The server answers only once this settles (a request held in flight). */
   gate?: Promise<unknown>;
 };
@@ -179,6 +179,11 @@ describe("a failing titler leaves the title as it was", () => {
       "a completion without choices",
       { raw: '{"choices":[]}' },
       "the answer is not a chat completion: Invalid length: Expected >=1 but received 0 (field choices)",
+    ],
+    [
+      "a reply that is not UTF-8",
+      { raw: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]) },
+      "the answer (HTTP 200) is not valid UTF-8",
     ],
     ["an empty title", { content: "  " }, "the answer holds no usable title (it is empty)"],
     ["a garbage title", { content: '"..."' }, 'the answer holds no usable title: "\\"...\\""'],
