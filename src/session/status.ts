@@ -5,6 +5,7 @@
  * `interrupted`, so a crash is never mistaken for work in progress.
  */
 import { hostname } from "node:os";
+import { conflict } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import { isProcessAlive, processStartTime } from "../util/lock.ts";
@@ -14,16 +15,42 @@ export function selfOwner(): NonNullable<SessionMeta["owner"]> {
   return { pid: process.pid, start: processStartTime(process.pid), host: hostname() };
 }
 
-/** Mark a session `running` by this process (no-op for archived/deleted sessions). */
-export function markRunning(store: StorageAdapter, id: string): Promise<SessionMeta> {
-  return store.updateMeta(id, (m) =>
-    m.status === "archived" || m.status === "deleted" ? m : { ...m, status: "running", owner: selfOwner() },
+/** Whether `owner` is this process. */
+const isSelf = (owner: NonNullable<SessionMeta["owner"]>): boolean => {
+  const me = selfOwner();
+  return owner.pid === me.pid && owner.host === me.host && owner.start === me.start;
+};
+
+/**
+ * A `conflict` error when another process that may be alive runs session `m` (on this host and
+ * alive, or on another host, which cannot be asked): two writers would each take the session for
+ * theirs, and the first to finish would mark the other's work idle.
+ */
+function refuseOtherOwner(m: SessionMeta, doing: string): void {
+  const o = m.owner;
+  if (m.status !== "running" || !o || isSelf(o) || ownerIsGone(m)) return;
+  throw conflict(
+    `cannot ${doing} session ${m.id}: it is running in process ${o.pid} on ${o.host}` +
+      " (if that process is gone from another host, mark the session interrupted first)",
   );
 }
 
-/** Back to `idle` when the work finished normally. */
+/**
+ * Mark a session `running` by this process (no-op for archived/deleted sessions). A session another
+ * live process runs is refused (`conflict`); one whose owner is gone is taken over.
+ */
+export function markRunning(store: StorageAdapter, id: string): Promise<SessionMeta> {
+  return store.updateMeta(id, (m) => {
+    if (m.status === "archived" || m.status === "deleted") return m;
+    refuseOtherOwner(m, "mark running");
+    return { ...m, status: "running", owner: selfOwner() };
+  });
+}
+
+/** Back to `idle` when the work finished normally; refused while another live process runs it. */
 export function markIdle(store: StorageAdapter, id: string): Promise<SessionMeta> {
   return store.updateMeta(id, (m) => {
+    refuseOtherOwner(m, "mark idle");
     const { owner: _, ...rest } = m;
     return m.status === "running" ? { ...rest, status: "idle" } : rest;
   });

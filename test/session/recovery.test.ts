@@ -27,4 +27,28 @@ describe("recoverCrashed", () => {
     expect((await markIdle(store, "mine")).status).toBe("idle");
     await store.close();
   });
+
+  test("a session another live process runs is not taken over; a dead owner's is", async () => {
+    await using home = await tempHome();
+    const store = factory({ home: home.path, fsync: "never" });
+    const child = Bun.spawn([BUN, join(import.meta.dir, "_running-child.ts"), home.path], { stdout: "pipe" });
+    const reader = child.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("RUNNING");
+    const owner = (await store.getMeta("dead"))!.owner!;
+    for (const mark of [markRunning, markIdle]) {
+      const error = await mark(store, "dead").catch((e) => e);
+      expect(error).toMatchObject({ code: "conflict" });
+      expect(error.message).toContain(`running in process ${owner.pid}`);
+      expect((await store.getMeta("dead"))?.owner).toEqual(owner);
+    }
+    child.kill("SIGKILL");
+    await child.exited;
+    const taken = await markRunning(store, "dead");
+    expect(taken.status).toBe("running");
+    expect(taken.owner?.pid).toBe(process.pid);
+    // Marking again from the owner is a no-op, and the owner ends it.
+    expect((await markRunning(store, "dead")).owner?.pid).toBe(process.pid);
+    expect((await markIdle(store, "dead")).status).toBe("idle");
+    await store.close();
+  });
 });
