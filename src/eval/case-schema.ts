@@ -16,14 +16,26 @@ const name = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const names = v.pipe(v.array(name), v.minLength(1, "must list at least one name"));
 
 let regexError = "";
-const validRegex = (s: string) => {
+/** Whether `source` compiles with `flags`; `regexError` says why not. */
+const validRegex = (source: string, flags = "") => {
+  if (/[gy]/.test(flags)) {
+    // A pattern is compiled once and tested against every session: these would remember where it
+    // last matched, and the verdict would depend on the order sessions are checked in.
+    regexError = `flags g and y make a pattern remember where it last matched: leave them out (got "${flags}")`;
+    return false;
+  }
   try {
-    new RegExp(s);
+    new RegExp(source, flags);
     return true;
   } catch (error) {
     regexError = (error as Error).message;
     return false;
   }
+};
+/** The source and flags of a `/regex/flags` title pattern, or undefined for a glob. */
+export const titleRegex = (pattern: string): { source: string; flags: string } | undefined => {
+  const m = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
+  return m ? { source: m[1]!, flags: m[2]! } : undefined;
 };
 /** A regular expression source (checked at load, so a typo is exit 2, not a run-time crash). */
 export const RegexSource = v.pipe(
@@ -32,9 +44,24 @@ export const RegexSource = v.pipe(
 );
 const regexes = v.union([RegexSource, v.array(RegexSource)]);
 
+/** Bounds that can fail and can pass: at least one of `keys` given, and `min` not above `max`. */
+const bounded = <T extends Record<string, unknown>>(keys: (keyof T & string)[]) =>
+  v.check(
+    (o: T) => keys.some((k) => o[k] !== undefined),
+    `give ${keys.map((k) => `\`${k}\``).join(" or ")}: with none this checks nothing`,
+  );
+const ordered = v.check(
+  (o: { min?: number; max?: number }) => o.min === undefined || o.max === undefined || o.min <= o.max,
+  "min is above max: this can never pass",
+);
+
 export const CountSchema = v.union([
   nonNeg,
-  v.strictObject({ min: v.optional(nonNeg), max: v.optional(nonNeg) }),
+  v.pipe(
+    v.strictObject({ min: v.optional(nonNeg), max: v.optional(nonNeg) }),
+    bounded(["min", "max"]),
+    ordered,
+  ),
 ]);
 
 const OPERATORS = ["$eq", "$regex", "$flags", "$exists"];
@@ -73,9 +100,10 @@ function argProblem(x: unknown, path: string): string | undefined {
   if ("$flags" in o && !("$regex" in o)) return `${path}: $flags goes with $regex`;
   if ("$regex" in o) {
     if (typeof o.$regex !== "string") return `${path}: $regex must be a string`;
-    if (!validRegex(o.$regex)) return `${path}: invalid regular expression: ${regexError}`;
     if ("$flags" in o && (typeof o.$flags !== "string" || !/^[dgimsuvy]*$/.test(o.$flags)))
       return `${path}: $flags must be regular expression flags such as "i" or "ms"`;
+    if (!validRegex(o.$regex, (o.$flags as string | undefined) ?? ""))
+      return `${path}: invalid regular expression: ${regexError}`;
   }
   if ("$exists" in o && typeof o.$exists !== "boolean") return `${path}: $exists must be true or false`;
   return undefined;
@@ -139,14 +167,21 @@ export const ASSERTIONS = {
   noHung: flag,
   noInFlight: flag,
   noStalls: flag,
-  ttft: v.strictObject({ max: v.optional(ms), p95: v.optional(ms), over }),
-  duration: v.strictObject({
-    max: v.optional(ms),
-    p95: v.optional(ms),
-    of: v.optional(v.picklist(["model", "tool", "session"])),
-    tool: v.optional(name),
-    over,
-  }),
+  ttft: v.pipe(v.strictObject({ max: v.optional(ms), p95: v.optional(ms), over }), bounded(["max", "p95"])),
+  duration: v.pipe(
+    v.strictObject({
+      max: v.optional(ms),
+      p95: v.optional(ms),
+      of: v.optional(v.picklist(["model", "tool", "session"])),
+      tool: v.optional(name),
+      over,
+    }),
+    bounded(["max", "p95"]),
+    v.check(
+      (o) => o.tool === undefined || o.of === "tool",
+      "tool goes with of: tool (without it, model calls are timed)",
+    ),
+  ),
   modelErrors: v.strictObject({
     kind: v.optional(v.union([v.picklist(MODEL_ERROR_KINDS), v.array(v.picklist(MODEL_ERROR_KINDS))])),
     max: v.optional(nonNeg),
@@ -155,36 +190,74 @@ export const ASSERTIONS = {
   expectCompaction: flag,
   expectMaxTurns: nonNeg,
   turns: CountSchema,
-  changedFiles: v.strictObject({
-    include: v.optional(v.array(name)),
-    exclude: v.optional(v.array(name)),
-    only: v.optional(v.array(name)),
-  }),
-  tokens: v.strictObject({
-    maxInput: v.optional(nonNeg),
-    maxOutput: v.optional(nonNeg),
-    maxTotal: v.optional(nonNeg),
-    maxCacheRead: v.optional(nonNeg),
-  }),
+  changedFiles: v.pipe(
+    v.strictObject({
+      include: v.optional(v.array(name)),
+      exclude: v.optional(v.array(name)),
+      only: v.optional(v.array(name)),
+    }),
+    bounded(["include", "exclude", "only"]),
+  ),
+  tokens: v.pipe(
+    v.strictObject({
+      maxInput: v.optional(nonNeg),
+      maxOutput: v.optional(nonNeg),
+      maxTotal: v.optional(nonNeg),
+      maxCacheRead: v.optional(nonNeg),
+    }),
+    bounded(["maxInput", "maxOutput", "maxTotal", "maxCacheRead"]),
+  ),
   cost: v.strictObject({ maxUsd: ms }),
 } as const;
 
 export type AssertionName = keyof typeof ASSERTIONS;
 export type AssertionValue<K extends AssertionName> = v.InferOutput<(typeof ASSERTIONS)[K]>;
 
-const time = v.union([v.number(), v.pipe(v.string(), v.isoTimestamp("must be an ISO date-time"))]);
-const date = v.union([time, v.pipe(v.string(), v.isoDate("must be an ISO date (YYYY-MM-DD) or date-time"))]);
+// What valibot calls an ISO date-time includes forms `Date.parse` cannot read (`+02` with no
+// minutes): those would be a bound that is silently no bound.
+const readable = v.check(
+  (s: string) => !Number.isNaN(Date.parse(s)),
+  "is not a date-time this can read (write the offset as +02:00, or Z)",
+);
+const time = v.union([v.number(), v.pipe(v.string(), v.isoTimestamp("must be an ISO date-time"), readable)]);
+const date = v.union([
+  time,
+  v.pipe(v.string(), v.isoDate("must be an ISO date (YYYY-MM-DD) or date-time"), readable),
+]);
+/** Session ids, each once: a repeated one would count as another trial in `passRate` and `passK`. */
+const ids = v.pipe(
+  v.array(name),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const seen = new Set<string>();
+    for (const id of dataset.value) {
+      if (seen.has(id)) return addIssue({ message: `session ${id} is listed twice` });
+      seen.add(id);
+    }
+  }),
+);
+/** A title glob, or `/regex/flags` (compiled here, so a typo is a case-file error). */
+const titlePattern = v.pipe(
+  name,
+  v.check(
+    (p) => {
+      const re = titleRegex(p);
+      return re === undefined || validRegex(re.source, re.flags);
+    },
+    () => `invalid regular expression: ${regexError}`,
+  ),
+);
 
 /** Which recorded sessions a case runs over; the filters combine with AND. */
 export const SelectorSchema = v.union([
   v.literal("all"),
-  v.array(name),
+  ids,
   v.strictObject({
-    ids: v.optional(v.array(name)),
+    ids: v.optional(ids),
     /** Glob on the session's project path. */
     project: v.optional(name),
     /** Glob on the title, or `/regex/flags`. */
-    title: v.optional(name),
+    title: v.optional(titlePattern),
     /** The session has all of these tags. */
     tags: v.optional(v.array(name)),
     /** A folder or glob of rollout files, relative to the case file. */

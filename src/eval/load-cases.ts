@@ -31,20 +31,31 @@ export interface LoadedCase {
   expectations: Expectation[];
 }
 
-/** Expand files and directories into case files, sorted; a missing path is bad input. */
+const CASE_FILE = /\.(ya?ml|jsonl?)$/i;
+
+/**
+ * Expand files and directories into case files, sorted; a missing path is bad input. Directories
+ * are searched for *.yaml, *.yml, *.json and *.jsonl in any case, skipping folders whose name starts
+ * with a dot (`.git`, `.venv`).
+ */
 export function findCaseFiles(paths: string[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
     if (!existsSync(p)) throw badInput(`no such case file or directory`, { file: p });
     if (statSync(p).isDirectory()) {
-      const found = [...new Bun.Glob("**/*.{yaml,yml,json,jsonl}").scanSync({ cwd: p, onlyFiles: true })];
+      const found = [...new Bun.Glob("**/*").scanSync({ cwd: p, onlyFiles: true })].filter((f) =>
+        CASE_FILE.test(f),
+      );
       out.push(...found.sort().map((f) => join(p, f)));
     } else out.push(p);
   }
   return out;
 }
 
-/** Load and validate every case in the given files and directories. */
+/**
+ * Load and validate every case in the given files and directories. Finding none is bad input: a run
+ * that checks nothing must not pass.
+ */
 export function loadCases(paths: string[]): LoadedCase[] {
   const cases: LoadedCase[] = [];
   const seen = new Map<string, string>();
@@ -61,6 +72,10 @@ export function loadCases(paths: string[]): LoadedCase[] {
       cases.push(c);
     }
   }
+  if (cases.length === 0)
+    throw badInput(
+      `no cases found in ${paths.join(", ")} (case files are *.yaml, *.yml, *.json, *.jsonl; folders starting with a dot are skipped)`,
+    );
   return cases;
 }
 
@@ -145,12 +160,22 @@ export function loadCaseFile(path: string): LoadedCase[] {
 }
 
 type Issue = v.BaseIssue<unknown>;
-/** Descend into union issues to the most specific one (the longest path). */
+/**
+ * Descend into union issues to the most specific one: the longest path, and at one depth a check
+ * that failed on a value of the right type (`+02` is a string, but not a readable time) over "expected
+ * (number | string)".
+ */
 function deepest(issue: Issue): Issue {
+  const score = (i: Issue) => (i.path?.length ?? 0) * 2 + (i.kind === "validation" ? 1 : 0);
+  const at = issue.path ?? [];
   let best = issue;
   for (const sub of issue.issues ?? []) {
     const d = deepest(sub);
-    if ((d.path?.length ?? 0) > (best.path?.length ?? 0)) best = d;
+    // A branch's issues may be placed from the union down (a union nested in an object field).
+    const path = d.path ?? [];
+    const absolute = at.every((p, i) => path[i]?.key === p.key) && path.length >= at.length;
+    const placed = absolute ? d : { ...d, path: [...at, ...path] as Issue["path"] };
+    if (score(placed) > score(best)) best = placed;
   }
   return best;
 }
@@ -252,6 +277,12 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
   if (input.expectParallelTools !== undefined) top("expectParallelTools", input.expectParallelTools);
   if (input.expectCompaction !== undefined) top("expectCompaction", input.expectCompaction);
 
+  if (expectations.length === 0 && !input.skip)
+    throw badInput(`case "${input.id}" checks nothing: give it an expect list (or skip it)`, {
+      file,
+      line: line(input.expect ? ["expect"] : ["id"]),
+      field: [...at, "expect"].join("."),
+    });
   return { id: input.id, file, line: doc.lineOf(at.length ? [...at, "id"] : ["id"]), input, expectations };
 }
 

@@ -102,7 +102,9 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
     const refs = selections[index]!.refs.filter((r) => {
       if (r.meta || (sel.since === undefined && sel.until === undefined)) return true;
       const ev = byKey.get(r.file ?? r.sessionId);
-      return !ev || ev.error !== undefined || inTimeRange(sel, ev.startedAt);
+      // One that could not be evaluated is kept only when its start is unknown (an unreadable log):
+      // a corrupt or still-running session outside the window is not this case's business.
+      return !ev || (ev.error !== undefined && ev.startedAt === 0) || inTimeRange(sel, ev.startedAt);
     });
     return aggregateCase({
       loaded: c,

@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { type SessionMeta, SessionMetaSchema } from "../storage/records.ts";
-import type { Selector } from "./case-schema.ts";
+import { type Selector, titleRegex } from "./case-schema.ts";
 import { nameMatches, pathMatches } from "./match/glob.ts";
 
 export interface SessionRef {
@@ -118,8 +118,8 @@ export interface Selection {
 }
 
 function titleMatches(pattern: string, title: string): boolean {
-  const re = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
-  return re ? new RegExp(re[1]!, re[2]).test(title) : nameMatches(pattern, title);
+  const re = titleRegex(pattern);
+  return re ? new RegExp(re.source, re.flags).test(title) : nameMatches(pattern, title);
 }
 
 /**

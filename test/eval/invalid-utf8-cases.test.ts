@@ -51,7 +51,7 @@ describe("case files that are not UTF-8", () => {
   test("valid multi-byte text (and a real U+FFFD) still loads", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "ok.yaml");
-    writeFileSync(file, "id: café-\uFFFD-✓\n");
+    writeFileSync(file, "id: café-\uFFFD-✓\nexpectMaxTurns: 3\n");
     expect(loadCases([file]).map((c) => c.id)).toEqual(["café-\uFFFD-✓"]);
   });
 

@@ -44,13 +44,25 @@ describe("case files", () => {
     await using dir = await tempDir();
     writeFileSync(
       join(dir.path, "a.json"),
-      JSON.stringify({ cases: [{ id: "a" }, { id: "b", expectTool: null }] }, null, 2),
+      JSON.stringify(
+        {
+          cases: [
+            { id: "a", expectMaxTurns: 3 },
+            { id: "b", expectTool: null },
+          ],
+        },
+        null,
+        2,
+      ),
     );
-    writeFileSync(join(dir.path, "b.jsonl"), '{"id":"c","forbidTools":["bash"]}\n\n{"id":"d"}\n');
+    writeFileSync(
+      join(dir.path, "b.jsonl"),
+      '{"id":"c","forbidTools":["bash"]}\n\n{"id":"d","skip":"later"}\n',
+    );
     const cases = loadCases([dir.path]);
     expect(cases.map((c) => [c.id, c.line])).toEqual([
       ["a", 4],
-      ["b", 7],
+      ["b", 8],
       ["c", 1],
       ["d", 3],
     ]);
@@ -70,10 +82,10 @@ describe("case files", () => {
   test("a wrong field names file, line and field (JSON and JSONL)", async () => {
     const j = await errorOf(
       "bad.json",
-      '[\n  {"id": "a"},\n  {"id": "b",\n   "expect": [{"expectTool": {"name": "x", "count": {"min": -1}}}]}\n]',
+      '[\n  {"id": "a", "expectMaxTurns": 3},\n  {"id": "b",\n   "expect": [{"expectTool": {"name": "x", "count": {"min": -1}}}]}\n]',
     );
     expect(j.source).toMatchObject({ line: 4, field: "1.expect.0.expectTool.count.min" });
-    const l = await errorOf("bad.jsonl", '{"id":"a"}\n{"id":"b","expectMaxTurns":"3"}\n');
+    const l = await errorOf("bad.jsonl", '{"id":"a","expectMaxTurns":3}\n{"id":"b","expectMaxTurns":"3"}\n');
     expect(l.source).toMatchObject({ line: 2, field: "expectMaxTurns" });
   });
   test("a {cases} document whose cases are not a list is bad input, not a crash", async () => {
@@ -144,14 +156,92 @@ describe("case files", () => {
     expect(e.source).toMatchObject({ line: 2, field: "tags" });
     expect(e.message).toContain("sessions: { tags: [...] }");
     await using dir = await tempDir();
-    writeFileSync(join(dir.path, "ok.yaml"), "id: a\nsessions: { tags: [ci] }\n");
+    writeFileSync(join(dir.path, "ok.yaml"), "id: a\nsessions: { tags: [ci] }\nexpect:\n  - noHung: true\n");
     expect(loadCases([dir.path])[0]!.input.sessions).toEqual({ tags: ["ci"] });
   });
   test("duplicate ids across files are refused; a missing path is bad input", async () => {
     await using dir = await tempDir();
-    writeFileSync(join(dir.path, "a.yaml"), "id: same\n");
-    writeFileSync(join(dir.path, "b.yaml"), "id: same\n");
+    writeFileSync(join(dir.path, "a.yaml"), "id: same\nexpectMaxTurns: 3\n");
+    writeFileSync(join(dir.path, "b.yaml"), "id: same\nexpectMaxTurns: 3\n");
     expect(() => loadCases([dir.path])).toThrow(/duplicate case id "same"/);
     expect(() => loadCases([join(dir.path, "nope.yaml")])).toThrow(/no such case file/);
+  });
+});
+
+describe("cases that cannot fail, or cannot pass, are refused at load", () => {
+  const refused: [string, string, string, string][] = [
+    // what, the case's lines after `id: x`, the message, the field
+    [
+      "a regex flag that remembers",
+      'expect:\n  - expectTool: { name: edit, args: { path: { $regex: "a", $flags: "g" } } }',
+      "flags g and y make a pattern remember",
+      "expect.0.expectTool.args",
+    ],
+    [
+      "flags no pattern takes",
+      'expect:\n  - expectTool: { name: edit, args: { path: { $regex: "a", $flags: "ii" } } }',
+      "invalid regular expression",
+      "expect.0.expectTool.args",
+    ],
+    [
+      "a pattern invalid only under its flags",
+      'expect:\n  - expectTool: { name: edit, args: { path: { $regex: "\\\\-", $flags: "u" } } }',
+      "invalid regular expression",
+      "expect.0.expectTool.args",
+    ],
+    [
+      "a title regex that does not compile",
+      'sessions: { title: "/login(/" }\nexpect:\n  - noHung: true',
+      "invalid regular expression",
+      "sessions.title",
+    ],
+    [
+      "a session listed twice",
+      "sessions: [a, b, a]\nexpect:\n  - noHung: true",
+      "session a is listed twice",
+      "sessions",
+    ],
+    [
+      "a time Date.parse cannot read",
+      'sessions: { until: "2026-07-01T00:00:00+02" }\nexpect:\n  - noHung: true',
+      "write the offset as +02:00",
+      "sessions.until",
+    ],
+    [
+      "a tool duration without of: tool",
+      "expect:\n  - duration: { tool: bash, max: 10 }",
+      "tool goes with of: tool",
+      "expect.0.duration",
+    ],
+    ["bounds with none given", "expect:\n  - ttft: {}", "give `max` or `p95`", "expect.0.ttft"],
+    [
+      "token bounds with none given",
+      "expect:\n  - tokens: {}",
+      "with none this checks nothing",
+      "expect.0.tokens",
+    ],
+    [
+      "a count with min above max",
+      "expect:\n  - toolCalls: { min: 5, max: 1 }",
+      "min is above max",
+      "expect.0.toolCalls",
+    ],
+    ["a case with no expectations", "sessions: all", 'case "x" checks nothing', "expect"],
+  ];
+  for (const [what, body, message, field] of refused)
+    test(what, async () => {
+      const e = await errorOf("c.yaml", `id: x\n${body}\n`);
+      expect(e.code).toBe("bad_input");
+      expect(e.message).toContain(message);
+      expect(e.source?.field).toBe(field);
+    });
+
+  test("no case found is bad input; extensions in capitals and skipped cases count", async () => {
+    await using dir = await tempDir();
+    writeFileSync(join(dir.path, "README.md"), "notes\n");
+    expect(() => loadCases([dir.path])).toThrow(/no cases found in/);
+    writeFileSync(join(dir.path, "A.YAML"), "id: upper\nexpectMaxTurns: 3\n");
+    writeFileSync(join(dir.path, "later.yml"), "id: later\nskip: not yet\n");
+    expect(loadCases([dir.path]).map((c) => c.id)).toEqual(["upper", "later"]);
   });
 });

@@ -232,4 +232,14 @@ describe("pretty", () => {
     expect(plain).toContain("strict: step 1 edit missing");
     expect(renderPretty(report, { color: true })).toContain("\x1b[31m✗\x1b[0m");
   });
+  test("recorded text reaches the terminal escaped", () => {
+    const hostile = structuredClone(report);
+    const failing = hostile.cases.flatMap((k) => k.sessions).find((s) => s.verdict === "fail")!;
+    failing.checks.find((ch) => ch.verdict === "fail")!.message = "said:\nok 1 - fake\x1b]0;pwned\x07";
+    failing.error = "boom\x1b[2J";
+    const text = renderPretty(hostile);
+    expect(text).not.toContain("\x1b");
+    expect(text).toContain("said:\\nok 1 - fake\\x1b]0;pwned\\x07");
+    expect(text).toContain("boom\\x1b[2J");
+  });
 });

@@ -218,6 +218,23 @@ describe("runEval", () => {
     expect(nothing.aggregates[0]!.message).toBe("the selector matched no recorded session");
   });
 
+  test("a session that cannot be evaluated is left out when it started outside the time window", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    // A corrupt line mid-log: the fold fails, but it knows when the session started.
+    writeSession(rollouts, "old", `${rollout("old", Date.parse("2026-08-01T10:00:00Z"))}{not json\n`);
+    writeSession(rollouts, "new", rollout("new", Date.parse("2026-08-03T10:00:00Z")));
+    const file = join(dir.path, "w.yaml");
+    writeFileSync(file, 'id: recent\nsessions: { since: "2026-08-02" }\nexpect:\n  - noHung: true\n');
+    const r = await runEval({ cases: [file], sessions: rollouts });
+    expect(r.cases[0]!.sessions.map((s) => s.sessionId)).toEqual(["new"]);
+    expect(r.cases[0]!.verdict).toBe("pass");
+    // In the window, the same session is named as one that could not be evaluated.
+    writeFileSync(file, 'id: all\nsessions: { since: "2026-07-01" }\nexpect:\n  - noHung: true\n');
+    const all = await runEval({ cases: [file], sessions: rollouts });
+    expect(all.cases[0]!.verdict).toBe("error");
+  });
+
   test("pass rate and pass^k over trials sharing a task id", async () => {
     await using dir = await tempDir();
     const rollouts = join(dir.path, "r");

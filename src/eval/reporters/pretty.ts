@@ -4,6 +4,7 @@
  * paths and the case file line. Colours only when asked (a TTY without NO_COLOR).
  */
 
+import { escapeLine } from "../../util/one-line.ts";
 import { show } from "../outcome.ts";
 import type { CaseResult, CheckResult, EvalReport } from "../report.ts";
 
@@ -17,7 +18,7 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
 
   const evidence = (ch: CheckResult, sessionId: string | undefined, file: string, indent: string) => {
     out.push(`${indent}${mark[ch.verdict]} ${c(1, ch.label)}  ${c(90, `${file}:${ch.line}`)}`);
-    out.push(`${indent}  ${ch.message}`);
+    out.push(`${indent}  ${escapeLine(ch.message)}`);
     const where = [
       sessionId && `session ${sessionId}`,
       ch.seq !== undefined && `seq ${ch.seq}`,
@@ -30,7 +31,9 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
     if (ch.verdict === "fail" && ch.actual !== undefined)
       out.push(`${indent}  ${c(31, "actual  ")} ${show(ch.actual, 200)}`);
     for (const d of ch.diffs ?? [])
-      out.push(`${indent}  ${c(90, "arg")} ${d.path || "(args)"}: expected ${d.expected}, got ${d.actual}`);
+      out.push(
+        `${indent}  ${c(90, "arg")} ${escapeLine(d.path || "(args)")}: expected ${escapeLine(String(d.expected))}, got ${escapeLine(String(d.actual))}`,
+      );
   };
 
   const describeCase = (k: CaseResult) => {
@@ -52,7 +55,7 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
       if (s.verdict === "pass") continue;
       const tolerated = k.verdict === "pass" ? c(90, " (tolerated by passRate)") : "";
       out.push(`    ${mark[s.verdict]} ${s.sessionId}${tolerated}`);
-      if (s.error) out.push(`        ${c(33, "could not evaluate:")} ${s.error}`);
+      if (s.error) out.push(`        ${c(33, "could not evaluate:")} ${escapeLine(s.error)}`);
       for (const ch of s.checks) if (ch.verdict !== "pass") evidence(ch, s.sessionId, k.file, "      ");
     }
     for (const a of k.aggregates) {
