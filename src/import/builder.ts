@@ -17,6 +17,7 @@ import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
 import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
+import { isTimeMs } from "../util/number-schemas.ts";
 
 export interface PendingCall {
   tool: string;
@@ -154,7 +155,7 @@ export class SessionBuilder {
 
   /** Record that something happened at `at` (first/last activity). */
   touch(at: number): void {
-    if (!Number.isFinite(at)) return;
+    if (!isTimeMs(at)) return;
     if (this.s.firstAt === undefined || at < this.s.firstAt) this.s.firstAt = at;
     if (this.s.lastAt === undefined || at > this.s.lastAt) this.s.lastAt = at;
   }
@@ -185,7 +186,7 @@ export class SessionBuilder {
     this.eventIds.add(h);
     // A time from a mangled field is not a number: the event keeps its place (the last time seen)
     // rather than failing the write. (Durations and counts are made numbers where they are made.)
-    const timestamp = Number.isFinite(at) ? at : (this.s.lastAt ?? 0);
+    const timestamp = isTimeMs(at) ? at : (this.s.lastAt ?? 0);
     this.touch(timestamp);
     this.events.push({ type, id, timestamp, ...fields });
   }
@@ -220,7 +221,7 @@ export class SessionBuilder {
     const id = messageIdFor(String(m.id));
     const given = this.r(m);
     const msg = given.id === id ? given : { ...given, id };
-    if (!Number.isFinite(msg.timestamp)) msg.timestamp = this.s.lastAt ?? 0;
+    if (!isTimeMs(msg.timestamp)) msg.timestamp = this.s.lastAt ?? 0;
     this.touch(msg.timestamp);
     this.out.set(msg.id, msg);
     this.fresh.add(msg.id);

@@ -5,6 +5,7 @@
  * fields a newer writer adds are kept. Documented field by field in docs/events.md.
  */
 import * as v from "valibot";
+import { timeMs } from "../util/number-schemas.ts";
 
 // Every number is finite: JSON has no Infinity or NaN, `JSON.stringify` writes them as null, and the
 // line could no longer be read back.
@@ -13,7 +14,7 @@ const base = {
   id: v.pipe(v.string(), v.minLength(1)),
   seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
   aggregateID: v.string(),
-  timestamp: finite(),
+  timestamp: timeMs(),
 };
 const turnId = v.string();
 const num = finite();

@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { IdSchema, PartSchema } from "../storage/records.ts";
+import { timeMs } from "../util/number-schemas.ts";
 
 export {
   MessageSchema,
@@ -52,7 +53,7 @@ export const MessageInputSchema = v.looseObject({
   id: v.optional(IdSchema),
   role: v.picklist(ROLES, `role must be one of ${ROLES.join(", ")}`),
   parts: v.array(PartInputSchema),
-  timestamp: v.optional(v.number()),
+  timestamp: v.optional(timeMs()),
   interrupted: v.optional(v.boolean()),
   usage: v.optional(v.looseObject({})),
   responseId: v.optional(v.string()),

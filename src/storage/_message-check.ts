@@ -9,6 +9,7 @@
  */
 import { badInput } from "../errors.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
+import { isTimeMs } from "../util/number-schemas.ts";
 
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
@@ -25,7 +26,7 @@ const PART_STRINGS = ["content", "language", "callId", "data", "mediaType", "alt
 // Like valibot objects: arrays are objects too (only fields are checked).
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null;
 const optString = (x: unknown) => x === undefined || typeof x === "string";
-const optNumber = (x: unknown) => x === undefined || (typeof x === "number" && !Number.isNaN(x));
+const optNumber = (x: unknown) => x === undefined || Number.isFinite(x);
 
 /** Whether `id` passes `IdSchema`. */
 export function isValidId(id: unknown): boolean {
@@ -43,7 +44,7 @@ function partOk(p: unknown): boolean {
 /** Whether `x` passes `MessageSchema` (same verdict, no error detail). */
 export function isValidMessage(x: unknown): boolean {
   if (!isObject(x) || !isValidId(x.id) || typeof x.role !== "string" || !ROLES.has(x.role)) return false;
-  if (typeof x.timestamp !== "number" || Number.isNaN(x.timestamp) || !Array.isArray(x.parts)) return false;
+  if (!isTimeMs(x.timestamp) || !Array.isArray(x.parts)) return false;
   for (const p of x.parts) if (!partOk(p)) return false;
   if (x.interrupted !== undefined && typeof x.interrupted !== "boolean") return false;
   if (!optString(x.responseId) || !optString(x.synthetic)) return false;

@@ -4,6 +4,7 @@
  * Objects are "loose": fields a later version adds survive a round-trip through an older one.
  */
 import * as v from "valibot";
+import { finiteNumber, timeMs } from "../util/number-schemas.ts";
 
 /** Session ids and message ids: no path separators, no `..`, no NUL, at most 128 characters. */
 export const IdSchema = v.pipe(
@@ -28,11 +29,11 @@ export const SESSION_STATUSES = ["idle", "running", "interrupted", "archived", "
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export const TokenTotalsSchema = v.object({
-  input: v.number(),
-  output: v.number(),
-  cacheRead: v.number(),
-  cacheWrite: v.number(),
-  reasoning: v.optional(v.number()),
+  input: finiteNumber(),
+  output: finiteNumber(),
+  cacheRead: finiteNumber(),
+  cacheWrite: finiteNumber(),
+  reasoning: v.optional(finiteNumber()),
 });
 export type TokenTotals = v.InferOutput<typeof TokenTotalsSchema>;
 
@@ -47,11 +48,11 @@ export const SessionMetaSchema = v.looseObject({
   status: v.picklist(SESSION_STATUSES),
   /** The status before archive/delete, restored by unarchive/restore. */
   previousStatus: v.optional(v.picklist(SESSION_STATUSES)),
-  createdAt: v.number(),
-  updatedAt: v.number(),
-  lastTurnAt: v.optional(v.number()),
-  turnCount: v.number(),
-  messageCount: v.number(),
+  createdAt: timeMs(),
+  updatedAt: timeMs(),
+  lastTurnAt: v.optional(timeMs()),
+  turnCount: finiteNumber(),
+  messageCount: finiteNumber(),
   parentId: v.optional(IdSchema),
   /** For forks at a point: the message the fork was taken at. */
   forkedAt: v.optional(v.string()),
@@ -60,9 +61,9 @@ export const SessionMetaSchema = v.looseObject({
   pinned: v.optional(v.boolean()),
   unread: v.optional(v.boolean()),
   /** The process that has the session `running`, for crash recovery. */
-  owner: v.optional(v.object({ pid: v.number(), start: v.nullable(v.number()), host: v.string() })),
+  owner: v.optional(v.object({ pid: finiteNumber(), start: v.nullable(finiteNumber()), host: v.string() })),
   /** A session recreated from an export document (`session import`): the id it had, and when it was exported. */
-  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: v.number() })),
+  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: timeMs() })),
   /** Where an imported session came from. */
   source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),
   /** Goal tracking (thread store). */
@@ -73,18 +74,18 @@ export const SessionMetaSchema = v.looseObject({
   usageResponseId: v.optional(v.string()),
   /** A title generation in flight (`session/title-generate.ts`): its token, so an older answer
    * or one that lands after a rename is not written. */
-  titleGeneration: v.optional(v.object({ id: v.string(), startedAt: v.number() })),
+  titleGeneration: v.optional(v.object({ id: v.string(), startedAt: timeMs() })),
   /** The latest compaction summary. */
-  summary: v.optional(v.looseObject({ text: v.string(), createdAt: v.number() })),
+  summary: v.optional(v.looseObject({ text: v.string(), createdAt: timeMs() })),
 });
 export type SessionMeta = v.InferOutput<typeof SessionMetaSchema>;
 
 export const UsageSchema = v.looseObject({
-  inputTokens: v.optional(v.number()),
-  outputTokens: v.optional(v.number()),
-  cacheReadInputTokens: v.optional(v.number()),
-  cacheCreationInputTokens: v.optional(v.number()),
-  reasoningTokens: v.optional(v.number()),
+  inputTokens: v.optional(finiteNumber()),
+  outputTokens: v.optional(finiteNumber()),
+  cacheReadInputTokens: v.optional(finiteNumber()),
+  cacheCreationInputTokens: v.optional(finiteNumber()),
+  reasoningTokens: v.optional(finiteNumber()),
 });
 export type Usage = v.InferOutput<typeof UsageSchema>;
 
@@ -109,7 +110,7 @@ export const MessageSchema = v.looseObject({
   id: IdSchema,
   role: v.picklist(["user", "assistant", "system"]),
   parts: v.array(PartSchema),
-  timestamp: v.number(),
+  timestamp: timeMs(),
   interrupted: v.optional(v.boolean()),
   /** Token usage of one provider response: on at most one message per `responseId`. */
   usage: v.optional(UsageSchema),
@@ -128,7 +129,7 @@ export const EventEnvelopeSchema = v.looseObject({
   id: v.string(),
   seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
   aggregateID: v.string(),
-  timestamp: v.number(),
+  timestamp: timeMs(),
 });
 export type EventRecord = v.InferOutput<typeof EventEnvelopeSchema> & Record<string, unknown>;
 

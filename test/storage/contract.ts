@@ -355,6 +355,60 @@ export function runContractSuite(
       expect((await a.readMessages(meta.id)).messages[0]?.id).toBe("m1");
     });
 
+    it("numbers JSON cannot hold, and times past a date's range, are refused whole", async (a) => {
+      const meta = makeMeta();
+      for (const bad of [Number.POSITIVE_INFINITY, Number.NaN, 9e15])
+        await rejects(a.createSession({ ...meta, createdAt: bad }, [msg("m0")]), "bad_input");
+      expect(await a.getMeta(meta.id)).toBeUndefined();
+      await a.createSession(meta, [msg("m1")]);
+      const bad: StoredMessage[] = [
+        msg("inf", "user", { timestamp: Number.POSITIVE_INFINITY }),
+        msg("far", "user", { timestamp: 9e15 }),
+        msg("usage", "assistant", { usage: { inputTokens: Number.POSITIVE_INFINITY } }),
+      ];
+      for (const m of bad) await rejects(a.appendMessages(meta.id, [msg("ok"), m]), "bad_input");
+      for (const e of [{ timestamp: 9e15 }, { timestamp: "x" }, { timestamp: Number.NaN }, { id: "" }])
+        await rejects(
+          a.appendEvents(meta.id, [{ type: "turn.started", turnId: "t", ...e } as never]),
+          "bad_input",
+        );
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1"]);
+      expect((await a.getMeta(meta.id))?.messageCount).toBe(1);
+      expect(await collect(a.readEvents(meta.id))).toEqual([]);
+      // The range's edge is a time like any other.
+      await a.appendMessages(meta.id, [msg("edge", "user", { timestamp: 8.64e15 })]);
+      expect((await a.readMessages(meta.id)).messages.at(-1)?.timestamp).toBe(8.64e15);
+    });
+
+    it("ids named like Object.prototype's members are sessions like any other", async (a, home) => {
+      const ids = ["__proto__", "constructor", "toString", "hasOwnProperty", "prototype"];
+      for (const id of ids) {
+        await a.createSession(makeMeta({ id, title: `t ${id}` }), [msg("m1")]);
+        await a.appendEvents(id, [{ type: "turn.started", turnId: "t" }]);
+      }
+      expect(({} as Record<string, unknown>).meta).toBeUndefined(); // nothing leaked into prototypes
+      expect(await a.getMeta("valueOf")).toBeUndefined();
+      const check = async (store: StorageAdapter) => {
+        expect((await store.listSessions({ all: true })).items.map((m) => m.id).sort()).toEqual(
+          [...ids].sort(),
+        );
+        for (const id of ids) {
+          expect((await store.getMeta(id))?.title).toBe(`t ${id}`);
+          expect((await collect(store.readEvents(id))).map((r) => r.event?.type)).toEqual(["turn.started"]);
+        }
+      };
+      await check(a);
+      if (opts.persistent) {
+        await a.close();
+        const again = await make(home);
+        try {
+          await check(again);
+        } finally {
+          await again.close();
+        }
+      }
+    });
+
     it("unknown fields survive a round-trip (loose records)", async (a) => {
       const meta = { ...makeMeta(), futureField: { x: 1 } } as SessionMeta;
       await a.createSession(meta, [{ ...msg("m1"), extra: "kept" } as StoredMessage]);

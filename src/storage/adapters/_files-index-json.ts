@@ -13,16 +13,26 @@ interface Doc {
   rows: Record<string, IndexRow>;
 }
 
+/**
+ * Rows keyed by session id, in an object without a prototype: in a plain one, `rows["__proto__"] =`
+ * sets its prototype and `rows["toString"]` is a function, so such sessions were never listed.
+ */
+const rowsOf = (from: Record<string, IndexRow> = {}): Record<string, IndexRow> =>
+  Object.assign(Object.create(null), from);
+
 /** Open the JSON index at `path`, locking with `lockPath` while it changes. */
 export function openJsonIndex(path: string, lockPath: string): IndexBackend {
-  let doc: Doc = { rows: {} };
+  let doc: Doc = { rows: rowsOf() };
   let dirty = false;
   const load = () => {
     try {
       const parsed = JSON.parse(readFileSync(path, "utf8")) as Doc;
-      doc = parsed && typeof parsed.rows === "object" ? parsed : { rows: {} };
+      doc =
+        parsed && typeof parsed.rows === "object" && parsed.rows !== null
+          ? { ...(parsed.state ? { state: parsed.state } : {}), rows: rowsOf(parsed.rows) }
+          : { rows: rowsOf() };
     } catch {
-      doc = { rows: {} }; // missing or corrupt: the caller rebuilds
+      doc = { rows: rowsOf() }; // missing or corrupt: the caller rebuilds
     }
   };
   load();
@@ -55,7 +65,7 @@ export function openJsonIndex(path: string, lockPath: string): IndexBackend {
         .filter((r) => r.key === key)
         .map((r) => r.meta.id),
     clear() {
-      doc = { rows: {} };
+      doc = { rows: rowsOf() };
       dirty = true;
     },
     query: (query) =>

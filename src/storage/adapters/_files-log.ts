@@ -84,12 +84,30 @@ export class AppendLog {
     else if (this.fsync === "batch") scheduleSync(this);
   }
 
-  /** Append `lines` (whole lines, ending in a newline) with one write. */
+  /**
+   * Append `lines` (whole lines, ending in a newline) with one write. All or nothing: a write that
+   * fails part way (a full disk) is cut back to where it started, so a rejected batch leaves no
+   * lines behind, and the next append does not land glued to a partial line (one corrupt line that
+   * no repair mends: an acknowledged append lost).
+   */
   append(lines: string | Uint8Array): void {
     if (this.fd === undefined) this.reload(true);
     const data = typeof lines === "string" ? Buffer.from(lines) : lines;
+    const before = this.size; // exact: the caller holds the lease
     let written = 0;
-    while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
+    try {
+      while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
+    } catch (error) {
+      if (written > 0) {
+        try {
+          ftruncateSync(this.fd!, before);
+        } catch {
+          // Could not cut it back: the next lease's reload cuts a torn tail; a whole line stays.
+          this.close();
+        }
+      }
+      throw error;
+    }
     this.size += data.length;
     if (this.fsync === "always") fsyncSync(this.fd!);
     else if (this.fsync === "batch") scheduleSync(this);

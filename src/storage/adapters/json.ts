@@ -32,10 +32,18 @@ const SessionEntrySchema = v.object({
   events: v.array(v.looseObject({ seq: v.number() })),
   contextCache: v.optional(v.unknown()),
 });
+/**
+ * The store's envelope; its `sessions` are checked entry by entry (`decode`): a valibot record
+ * leaves out keys such as `__proto__` and `constructor`, valid session ids whose sessions would
+ * vanish on the next read.
+ */
 const StoreSchema = v.object({
   version: v.literal(1),
   gen: v.number(),
-  sessions: v.record(v.string(), SessionEntrySchema),
+  sessions: v.custom<Record<string, unknown>>(
+    (x) => typeof x === "object" && x !== null && !Array.isArray(x),
+    "sessions must be an object",
+  ),
 });
 type Entry = v.InferOutput<typeof SessionEntrySchema> & { events: EventRecord[] };
 type Store = { version: 1; gen: number; sessions: Record<string, Entry> };
@@ -74,7 +82,9 @@ function apply(store: Store, op: Op): void {
 }
 
 const format: ImageFormat<Store> = {
-  empty: () => ({ version: 1, gen: 0, sessions: {} }),
+  // Sessions are keyed by id in an object without a prototype: `sessions["toString"]` or
+  // `sessions["__proto__"]` of a plain object is Object.prototype's, not a session.
+  empty: () => ({ version: 1, gen: 0, sessions: Object.create(null) }),
   decode(bytes, file) {
     let raw: unknown;
     try {
@@ -82,14 +92,23 @@ const format: ImageFormat<Store> = {
     } catch (error) {
       throw badInput(`not a JSON store: ${(error as Error).message}`, { file }, error);
     }
-    const r = v.safeParse(StoreSchema, raw);
-    if (!r.success) {
-      throw badInput(`invalid JSON store: ${r.issues[0].message}`, {
+    const fail = (issue: v.BaseIssue<unknown>, at = "") => {
+      const path = v.getDotPath(issue);
+      throw badInput(`invalid JSON store: ${issue.message}`, {
         file,
-        field: v.getDotPath(r.issues[0]) ?? undefined,
+        field: [at, path].filter(Boolean).join(".") || undefined,
       });
+    };
+    const r = v.safeParse(StoreSchema, raw);
+    if (!r.success) return fail(r.issues[0]);
+    const sessions: Record<string, Entry> = Object.create(null);
+    // `Object.keys` of a parsed object lists an own `__proto__` like any other key.
+    for (const id of Object.keys(r.output.sessions)) {
+      const entry = v.safeParse(SessionEntrySchema, r.output.sessions[id]);
+      if (!entry.success) return fail(entry.issues[0], `sessions.${id}`);
+      sessions[id] = entry.output as Entry;
     }
-    return r.output as Store;
+    return { version: 1, gen: r.output.gen, sessions };
   },
   encode(store, gen) {
     store.gen = gen;
