@@ -8,23 +8,12 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import factory from "../../src/storage/adapters/files.ts";
 import { BUN, tempHome } from "../_helpers.ts";
+import { makeMeta, msg } from "./contract.ts";
 
 test("a batch that fails part way is cut back; the next append is whole", async () => {
   await using home = await tempHome();
   const store = factory({ home: home.path, fsync: "never" });
-  await store.createSession(
-    {
-      id: "s",
-      title: "t",
-      projectPath: "/p",
-      status: "idle",
-      createdAt: 1,
-      updatedAt: 1,
-      turnCount: 0,
-      messageCount: 0,
-    },
-    [{ id: "first", role: "user", parts: [{ type: "text", content: "first" }], timestamp: 1 }],
-  );
+  await store.createSession(makeMeta({ id: "s" }), [msg("first")]);
   await store.close();
   // 64 KiB per file; the big record is 100 KB.
   const child = Bun.spawnSync(
