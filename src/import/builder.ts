@@ -11,13 +11,13 @@ import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { drop, has, own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
+import { isTimeMs } from "../util/number-schemas.ts";
 import { NumberSet } from "../util/number-set.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
 import type { ImportedMeta, ImportedSession, TitleSource } from "./types.ts";
-import { isTimeMs } from "../util/number-schemas.ts";
 
 export interface PendingCall {
   tool: string;
