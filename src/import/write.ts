@@ -12,6 +12,7 @@ import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
+import { readForRewrite } from "../storage/rewrite-read.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
@@ -317,7 +318,7 @@ export async function writeSession(
   } else {
     const marks = new Set(s.interrupted ?? []);
     if (patched.size > 0 || dropped || marks.size > 0) {
-      const { messages: stored } = await adapter.readMessages(id);
+      const { messages: stored } = await readForRewrite(adapter, id, "update");
       // A message read again from an older, shorter copy of the transcript is not a change; nor
       // is one read with --redact from such a copy (less than the stored one, masked alike).
       const patchOf = (m: StoredMessage) => {

@@ -12,6 +12,7 @@ import { badInput, conflict } from "../errors.ts";
 import { rolloutEnabled } from "../rollout/recorder.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
+import { readForRewrite } from "../storage/rewrite-read.ts";
 import { finishPlan, type PendingCompaction, pendingCompaction, storePlan } from "./_compaction-plan.ts";
 import { getSession } from "./lifecycle.ts";
 import { builtinSummarizer, type CompactionSummary, type Summarizer } from "./summarizer.ts";
@@ -86,7 +87,7 @@ export async function compactSession(
       done = (await finish(store, meta.id, pending)) ?? done;
       continue;
     }
-    const { messages } = await store.readMessages(meta.id);
+    const { messages } = await readForRewrite(store, meta.id, "compact");
     const { head, cut } = compactionCut(messages, n);
     const tokensBefore = estimateTokens(messages);
     if (cut === head) {

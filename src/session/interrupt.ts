@@ -7,6 +7,7 @@
 import { FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
+import { readForRewrite } from "../storage/rewrite-read.ts";
 
 export const DOUBLE_PRESS_MS = 1_000;
 
@@ -47,7 +48,7 @@ async function markMessage(
   partial: StoredMessage | undefined,
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const { messages } = await store.readMessages(sessionId);
+    const { messages } = await readForRewrite(store, sessionId, "mark an interrupt in");
     const i = messages.findIndex((m) => m.id === messageId);
     if (i === -1) {
       if (partial) await store.appendMessages(sessionId, [{ ...partial, id: messageId, interrupted: true }]);

@@ -214,9 +214,13 @@ function tryCreate(path: string): LockHandle | null {
   try {
     writeSync(fd, JSON.stringify(self));
     written = fstatSync(fd);
-  } finally {
+  } catch (error) {
+    // Not written (a full disk): an empty lock file left behind would keep every taker waiting.
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
   const { ino, mtimeMs } = written;
   let held = true;
   return {
@@ -250,8 +254,11 @@ function lockedError(path: string, timeoutMs: number, seen: LockFileSeen | null)
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** Take the lock at `path`, waiting up to `timeoutMs` (default 10 s). */
-export function acquireLock(path: string, timeoutMs = DEFAULT_TIMEOUT_MS): LockHandle {
+/**
+ * Take the lock at `path`, waiting up to `timeoutMs` (default 10 s), sleeping between tries at most
+ * `maxSleepMs` (the backoff doubles from 1 ms up to it).
+ */
+export function acquireLock(path: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxSleepMs = 25): LockHandle {
   const deadline = Date.now() + timeoutMs;
   let wait = 1;
   // The garbage file being timed: a new file is judged on its own (a fresh lock is empty between
@@ -263,8 +270,10 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_TIMEOUT_MS): LockH
     const seen = lookAtLock(path);
     let retryNow = seen === null; // released meanwhile
     if (seen?.owner === "unreadable") {
+      // Garbage once it has stayed so for GARBAGE_MS: seen unchanged that long, or unchanged since
+      // its mtime that long ago (a file left by a writer that died, found by a caller just come).
       if (!garbage || !sameFile(garbage.seen, seen)) garbage = { seen, since: Date.now() };
-      else if (Date.now() - garbage.since > GARBAGE_MS) retryNow = breakLock(path, seen);
+      if (Date.now() - Math.min(garbage.since, seen.mtimeMs) > GARBAGE_MS) retryNow = breakLock(path, seen);
     } else if (seen) {
       garbage = undefined;
       if (isStale(seen.owner)) retryNow = breakLock(path, seen);
@@ -273,7 +282,7 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_TIMEOUT_MS): LockH
     if (Date.now() > deadline) throw lockedError(path, timeoutMs, seen);
     if (retryNow) continue;
     sleepSync(wait);
-    wait = Math.min(wait * 2, 25);
+    wait = Math.min(wait * 2, maxSleepMs);
   }
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { compactSession, keepLastUserTurns } from "../../src/session/compaction.ts";
+import { markInterrupted } from "../../src/session/interrupt.ts";
 import { createSession, toStoredMessages } from "../../src/session/lifecycle.ts";
 import { CONTINUE_TEXT, resumeSession, SUMMARY_INTRO } from "../../src/session/resume.ts";
 import { builtinSummarizer } from "../../src/session/summarizer.ts";
@@ -81,6 +82,28 @@ describe("compaction", () => {
     // Nothing more to drop the second time round.
     expect((await compactSession(store, "c1", { keepUserTurns: 2 })).compacted).toBe(false);
     await store.close();
+  });
+
+  test("a log with an unreadable line is not rewritten: compaction and an interrupt mark refuse", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "cx" }, conversation(4));
+    await store.close();
+    const file = new Bun.Glob("sessions/*/cx/messages.jsonl")
+      .scanSync({ cwd: home.path, absolute: true })
+      .next().value as string;
+    const lines = readFileSync(file, "utf8").split("\n");
+    lines[8] = `${lines[8]!.slice(0, 30)}XXXX`; // a damaged line in the middle, its newline intact
+    const damaged = lines.join("\n");
+    writeFileSync(file, damaged);
+    const again = filesFactory({ home: home.path, fsync: "never" });
+    const refused = await compactSession(again, "cx", { keepUserTurns: 1, rollout: false }).catch((e) => e);
+    expect(refused).toMatchObject({ code: "check_failed", source: { file, line: 9 } });
+    expect(refused.message).toContain("cannot compact session cx: 1 message line(s) cannot be read");
+    const mark = await markInterrupted(again, "cx", "a2").catch((e) => e);
+    expect(mark).toMatchObject({ code: "check_failed" });
+    expect(readFileSync(file, "utf8")).toBe(damaged);
+    await again.close();
   });
 
   test("resuming a compacted session leads with its summary, after the system prompt (not stored)", async () => {

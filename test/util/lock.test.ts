@@ -87,6 +87,24 @@ describe("cross-process lock", () => {
   });
 });
 
+describe("garbage lock files", () => {
+  test("an empty lock left long ago is broken at the first look, by a quick poller too", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    writeFileSync(path, ""); // what a writer that died between create and write leaves
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(path, old, old);
+    const t0 = Date.now();
+    const lock = acquireLock(path, 5_000, 1);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(JSON.parse(readFileSync(path, "utf8")).pid).toBe(process.pid);
+    lock.release();
+    // A fresh empty file is someone creating the lock right now: waited for, then judged.
+    writeFileSync(path, "");
+    expect(() => acquireLock(path, 200, 1)).toThrow(/within 200 ms/);
+  });
+});
+
 describe("async callers of one process", () => {
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

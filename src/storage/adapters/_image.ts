@@ -31,7 +31,7 @@ import {
 } from "node:fs";
 import { FreecodeError } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
-import { acquireLock, type LockHandle, sleepSync, withLockSync } from "../../util/lock.ts";
+import { acquireLock, type LockHandle, withLockSync } from "../../util/lock.ts";
 
 export interface ImageFormat<S> {
   empty(): S;
@@ -69,15 +69,7 @@ function statOrNull(path: string) {
  * lock's backoff (up to 25 ms between tries) would leave it idle most of the time under contention.
  */
 function acquireQuickly(path: string, timeoutMs = 15_000): LockHandle {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return acquireLock(path, 0);
-    } catch (error) {
-      if ((error as FreecodeError).code !== "locked" || Date.now() > deadline) throw error;
-      sleepSync(1);
-    }
-  }
+  return acquireLock(path, timeoutMs, 1);
 }
 
 export class JournaledImage<S> {
