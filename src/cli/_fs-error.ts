@@ -14,6 +14,7 @@ const REASONS: Record<string, string> = {
   EROFS: "read-only file system",
   ENOSPC: "no space left on the device",
   EDQUOT: "disk quota exceeded",
+  EFBIG: "file too large",
   EIO: "input/output error",
   EISDIR: "is a directory",
   EEXIST: "already exists",
@@ -24,7 +25,15 @@ const REASONS: Record<string, string> = {
   ELOOP: "too many levels of symbolic links",
   EBUSY: "resource busy",
   ETXTBSY: "text file busy",
+  // SQLite's own (bun:sqlite), by primary code: the machine's state as much as an errno is.
+  SQLITE_FULL: "database or disk is full",
+  SQLITE_IOERR: "input/output error",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_CANTOPEN: "cannot open the database file",
 };
+
+/** `SQLITE_IOERR_WRITE` → `SQLITE_IOERR`; errno codes as they are. */
+const primary = (code: string) => (code.startsWith("SQLITE_") ? code.split("_").slice(0, 2).join("_") : code);
 
 const VERBS: Record<string, string> = {
   mkdir: "cannot create directory",
@@ -59,7 +68,7 @@ interface ErrnoLike {
 function errnoOf(error: unknown): ErrnoLike | undefined {
   for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && code in REASONS) return e as ErrnoLike;
+    if (typeof code === "string" && primary(code) in REASONS) return e as ErrnoLike;
   }
   return undefined;
 }
@@ -88,7 +97,7 @@ const isFile = (path: string) => {
 export function fsErrorLine(error: unknown): { line: string; code: number } | undefined {
   const e = errnoOf(error);
   if (!e) return undefined;
-  let reason = REASONS[e.code]!;
+  let reason = REASONS[primary(e.code)]!;
   const path = e.dest ?? e.path;
   if (e.code === "ENOTDIR" && path) {
     const file = fileInTheWay(path);

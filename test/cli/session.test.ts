@@ -58,6 +58,14 @@ describe("freecode session (CLI)", () => {
         (m) => m.id,
       ),
     ).toEqual(["s1"]);
+    // --project is a path as `session create` takes it: a trailing `/`, `.` and relative ones resolve.
+    const listed = (project: string, cwd: string) =>
+      parseJson<{ items: { id: string }[] }>(
+        runCli(["session", "list", "--project", project, "--json"], { home: home.path, cwd }),
+      ).items.map((m) => m.id);
+    expect(listed("/w/app/", "/")).toEqual(["s1"]);
+    expect(listed("../w/app", "/tmp")).toEqual(["s1"]);
+    expect(listed("w/other", "/")).toEqual(["s2"]);
     parseJson(cli(["session", "pin", "s1"]));
     expect(
       parseJson<{ items: { id: string }[] }>(cli(["session", "list", "--limit", "1"])).items.map((m) => m.id),

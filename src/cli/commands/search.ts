@@ -1,14 +1,9 @@
-/**
- * `freecode search <query>`: full text over titles, message text, tool names and arguments, ranked
- * (BM25), with the match highlighted in a snippet — colour on a terminal, `[…]` otherwise. FTS5 when
- * the thread store has it, a scan with the same result shape otherwise (`engine` in --json says).
- */
-import { resolve } from "node:path";
 import { usageError } from "../../errors.ts";
 import { searchThreads } from "../../threads/api.ts";
 import { renderSnippet } from "../../threads/search-text.ts";
 import { escapeControl, escapeLine } from "../../util/one-line.ts";
 import { command, wholeNumber } from "../_command.ts";
+import { projectFlag } from "../_project-flag.ts";
 import { withOpenStore } from "./store/_open.ts";
 
 /** Control characters of recorded text, but the match markers (\x02 \x03) `renderSnippet` reads. */
@@ -51,13 +46,6 @@ function parseTime(value: string, flag: string, endOfDay = false): number {
   if (Number.isNaN(ms)) throw fail();
   return dateOnly && endOfDay ? ms + 86_400_000 - 1 : ms;
 }
-
-/**
- * `--project` as a path to compare: a Windows path (`C:\…`, `\\server\…`) is left to the library,
- * which reads its `\` as separators; any other is resolved against the current directory (`.`,
- * `sub`, `../x`) and loses its trailing `/`.
- */
-const projectFlag = (value: string) => (/^([A-Za-z]:|\\\\)/.test(value) ? value : resolve(value));
 
 export default command({
   meta: { name: "search", description: "Full-text search over sessions: titles, messages, tool calls" },

@@ -106,6 +106,9 @@ export class AppendLog {
           this.close();
         }
       }
+      // `writeSync` errors name no file: say which one could not be written.
+      const e = error as NodeJS.ErrnoException;
+      if (e && typeof e === "object" && e.path === undefined) e.path = this.path;
       throw error;
     }
     this.size += data.length;

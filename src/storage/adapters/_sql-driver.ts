@@ -20,19 +20,31 @@ export interface SqlDriver {
   close(): void;
 }
 
-/** A driver over a bun:sqlite database (`db.query` caches the prepared statement per SQL text). */
+/**
+ * A driver over a bun:sqlite database (`db.query` caches the prepared statement per SQL text). An
+ * error of SQLite's (`SQLITE_FULL` on a full disk) is given the database file as its `path`, so the
+ * CLI can say which file it could not write.
+ */
 export function bunSqliteDriver(db: BunDatabase): SqlDriver {
   let lastChanges = 0;
+  const named = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (error) {
+      const e = error as { code?: unknown; path?: string };
+      if (typeof e?.code === "string" && e.code.startsWith("SQLITE_") && e.path === undefined && db.filename)
+        e.path = db.filename;
+      throw error;
+    }
+  };
   return {
-    exec: (sql) => {
-      db.exec(sql);
-    },
+    exec: (sql) => named(() => db.exec(sql)),
     run(sql, params = []) {
-      lastChanges = db.query(sql).run(...params).changes;
+      lastChanges = named(() => db.query(sql).run(...params).changes);
     },
-    all: <T>(sql: string, params: SqlValue[] = []) => db.query(sql).all(...params) as T[],
+    all: <T>(sql: string, params: SqlValue[] = []) => named(() => db.query(sql).all(...params) as T[]),
     get: <T>(sql: string, params: SqlValue[] = []) =>
-      (db.query(sql).get(...params) ?? undefined) as T | undefined,
+      named(() => (db.query(sql).get(...params) ?? undefined) as T | undefined),
     changes: () => lastChanges,
     close: () => db.close(),
   };
