@@ -42,7 +42,9 @@ for (const store of ["sqlite", "files"])
     expect(r.code).toBe(74);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\[error\] cannot (use|write) \S+(store\.db|messages\.jsonl): .*\((SQLITE_\w+|EFBIG)\)$/);
+    expect(lines[0]).toMatch(
+      /^\[error\] cannot (use|write) \S+(store\.db|messages\.jsonl): .*\((SQLITE_\w+|EFBIG)\)$/,
+    );
     const shown = runCli(["--store", store, "session", "show", "keep", "--json"], { home: home.path });
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout).messages).toHaveLength(1);
