@@ -50,7 +50,18 @@ export type RpcResponse =
 export interface RpcDispatcherOptions {
   /** Called with an unexpected exception (the caller got -32603 with no detail). */
   onInternalError?: (error: unknown, method: string) => void;
+  /** The most a batch's answers may add up to, in characters (default `MAX_BATCH_ANSWER`). */
+  maxBatchAnswer?: number;
 }
+
+/** The most requests one batch may hold. */
+export const MAX_BATCH_REQUESTS = 1_000;
+/**
+ * The most a batch's answers may add up to (characters of JSON). A batch repeating a read of a large
+ * session asked the server for gigabytes with a request of kilobytes; past this, the batch's
+ * remaining requests are not run, and each is answered with an error saying to send it alone.
+ */
+export const MAX_BATCH_ANSWER = 64 * 1024 * 1024;
 
 export type RpcDispatcher = (text: string) => Promise<string | undefined>;
 
@@ -139,10 +150,35 @@ export function createRpcDispatcher(methods: RpcMethods, options: RpcDispatcherO
     if (!Array.isArray(message)) return text(await call(message), methodOf(message));
     if (message.length === 0)
       return JSON.stringify(failure(null, RPC_ERRORS.invalidRequest, "invalid request: empty batch"));
+    if (message.length > MAX_BATCH_REQUESTS)
+      return JSON.stringify(
+        failure(
+          null,
+          RPC_ERRORS.invalidRequest,
+          `invalid request: a batch holds at most ${MAX_BATCH_REQUESTS} requests (got ${message.length})`,
+        ),
+      );
+    const limit = options.maxBatchAnswer ?? MAX_BATCH_ANSWER;
     const responses: string[] = [];
+    let size = 0;
     for (const request of message) {
-      const response = text(await call(request), methodOf(request));
-      if (response !== undefined) responses.push(response);
+      let response: string | undefined;
+      if (size > limit) {
+        // Not run: answered, when it has an id, with what to do instead.
+        const r = request as { id?: unknown } | null;
+        if (r && typeof r === "object" && Object.hasOwn(r, "id") && isId(r.id))
+          response = JSON.stringify(
+            failure(
+              r.id,
+              RPC_ERRORS.applicationError,
+              `not run: the batch's answers passed ${limit} characters; send this request alone`,
+              { code: "bad_input", exit: ERROR_EXIT_CODES.bad_input },
+            ),
+          );
+      } else response = text(await call(request), methodOf(request));
+      if (response === undefined) continue;
+      responses.push(response);
+      size += response.length;
     }
     return responses.length > 0 ? `[${responses.join(",")}]` : undefined;
   };

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { FreecodeError, notFound } from "../../src/errors.ts";
-import { createRpcDispatcher, rpcMethod } from "../../src/serve/rpc.ts";
+import { createRpcDispatcher, MAX_BATCH_REQUESTS, rpcMethod } from "../../src/serve/rpc.ts";
 
 const calls: string[] = [];
 const internal: [unknown, string][] = [];
@@ -204,5 +204,47 @@ describe("JSON-RPC dispatcher", () => {
       expect.objectContaining({ id: null, error: expect.objectContaining({ code: -32600 }) }),
       expect.objectContaining({ id: null, error: expect.objectContaining({ code: -32600 }) }),
     ]);
+  });
+});
+
+describe("a batch is bounded", () => {
+  test("more than MAX_BATCH_REQUESTS requests is an invalid request; nothing runs", async () => {
+    calls.length = 0;
+    const batch = Array.from({ length: MAX_BATCH_REQUESTS + 1 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "echo",
+      params: { text: "x" },
+    }));
+    const answer = await call(batch);
+    expect(answer.error.code).toBe(-32600);
+    expect(answer.error.message).toContain(`at most ${MAX_BATCH_REQUESTS} requests`);
+    expect(calls).toEqual([]);
+  });
+
+  test("once the answers pass the limit, the rest is not run and says to send it alone", async () => {
+    const small = createRpcDispatcher(
+      {
+        big: rpcMethod(v.strictObject({ n: v.number() }), async ({ n }) => {
+          calls.push(`big ${n}`);
+          return "z".repeat(1_000);
+        }),
+      },
+      { maxBatchAnswer: 2_500 },
+    );
+    calls.length = 0;
+    const batch = [0, 1, 2, 3, 4].map((n) => ({ jsonrpc: "2.0", id: n, method: "big", params: { n } }));
+    batch.splice(4, 0, { jsonrpc: "2.0", method: "big", params: { n: 9 } } as never); // a notification
+    const answers = JSON.parse((await small(JSON.stringify(batch)))!);
+    expect(calls).toEqual(["big 0", "big 1", "big 2"]);
+    expect(answers.map((a: { id: number; result?: string }) => [a.id, a.result?.length])).toEqual([
+      [0, 1000],
+      [1, 1000],
+      [2, 1000],
+      [3, undefined],
+      [4, undefined],
+    ]);
+    expect(answers[3].error).toMatchObject({ code: -32000, data: { code: "bad_input", exit: 2 } });
+    expect(answers[3].error.message).toContain("send this request alone");
   });
 });
