@@ -31,6 +31,7 @@ import { summarizerFromConfig } from "../session/summarizer-config.ts";
 import { normalizeTags } from "../session/tags.ts";
 import { forgetSnapshots } from "../snapshot/forget.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { comparableProjectPath, isAbsoluteProjectPath } from "../storage/project-key.ts";
 import type { EventRecord } from "../storage/records.ts";
 import { IdSchema, SESSION_STATUSES } from "../storage/records.ts";
 import { sessionStateMethods } from "./_state-methods.ts";
@@ -53,6 +54,19 @@ const Count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(mi
 const Messages = v.pipe(v.array(MessageInputSchema), v.minLength(1, "give at least one message"));
 const Status = v.picklist(SESSION_STATUSES);
 
+/**
+ * A project path from a client: absolute. This process's working directory is not the client's
+ * (an agent elsewhere sending "." got the server's directory recorded as its project).
+ */
+const ClientPath = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.check(
+    isAbsoluteProjectPath,
+    "projectPath must be an absolute path (the server's directory is not yours)",
+  ),
+);
+
 /** Every method, bound to `ctx.store`. */
 export function sessionMethods(ctx: MethodContext): RpcMethods {
   const { store } = ctx;
@@ -61,7 +75,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
     "session.create": rpcMethod(
       v.strictObject({
         messages: Messages,
-        projectPath: v.pipe(v.string(), v.minLength(1)),
+        projectPath: ClientPath,
         title: v.optional(v.string()),
         model: v.optional(v.string()),
         provider: v.optional(v.string()),
@@ -82,9 +96,9 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
     }),
     "session.list": rpcMethod(
       v.strictObject({
-        projectPath: v.optional(v.string()),
+        projectPath: v.optional(ClientPath),
         /** The CLI's name for `projectPath`. */
-        project: v.optional(v.string()),
+        project: v.optional(ClientPath),
         status: v.optional(v.union([Status, v.array(Status)])),
         all: v.optional(v.boolean()),
         limit: v.optional(Count(0)),
@@ -96,7 +110,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
         const path = projectPath ?? project;
         return listSessions(store, {
           ...rest,
-          ...(path !== undefined ? { projectPath: path } : {}),
+          ...(path !== undefined ? { projectPath: comparableProjectPath(path) } : {}),
           limit: limit ?? 50,
           offset: offset ?? 0,
         });

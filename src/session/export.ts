@@ -12,6 +12,7 @@ import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
 import { checkId, checkMessage } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { checkProjectPath } from "../storage/project-key.ts";
 import {
   type EventDraft,
   type EventRecord,
@@ -137,6 +138,13 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
   if (!meta.success) {
     const issue = meta.issues[0];
     throw badInput(`invalid session meta: ${issue.message}`, at(`meta.${v.getDotPath(issue) ?? ""}`));
+  }
+  // What the store would refuse on import, refused here: an upload is then a 400, not a link that
+  // fails on every import.
+  try {
+    checkProjectPath(meta.output.projectPath);
+  } catch (error) {
+    throw badInput(`invalid session meta: ${(error as Error).message}`, at("meta.projectPath"));
   }
   const messages = d.messages.map((m, i) => {
     try {

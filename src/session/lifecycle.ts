@@ -70,7 +70,7 @@ export async function createSession(
   const projectPath = resolve(checkProjectPath(init.projectPath));
   const base: SessionMeta = {
     id,
-    title: init.title ?? titleFrom(first.find((m) => m.role === "user")),
+    title: init.title === undefined ? titleFrom(first.find((m) => m.role === "user")) : userTitle(init.title),
     titleSource: init.title === undefined ? "prompt" : "user",
     projectPath,
     status: "idle",
@@ -158,11 +158,21 @@ export async function checkGivenIds(
   }
 }
 
-/** Set a user title (it wins over generated and prompt titles from now on). */
-export function renameSession(store: StorageAdapter, id: string, title: string): Promise<SessionMeta> {
-  const t = title.trim();
+/**
+ * A title a user gives (create, rename): trimmed, not empty, at most 500 characters, one line —
+ * line breaks and tabs become spaces (a listing shows one row per session). Other control
+ * characters stay as given; listings escape them.
+ */
+export function userTitle(title: string): string {
+  const t = title.replace(/[\r\n\t]+/g, " ").trim();
   if (!t) throw badInput("title must not be empty", { field: "title" });
   if (t.length > 500) throw badInput("title must be at most 500 characters", { field: "title" });
+  return t;
+}
+
+/** Set a user title (it wins over generated and prompt titles from now on). */
+export function renameSession(store: StorageAdapter, id: string, title: string): Promise<SessionMeta> {
+  const t = userTitle(title);
   return store.updateMeta(checkId(id), (m) => ({ ...m, title: t, titleSource: "user" }));
 }
 

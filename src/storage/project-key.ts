@@ -11,6 +11,7 @@
  *
  * Names longer than 200 bytes end in `_t<hash>_` and are not reversible (the meta keeps the path).
  */
+import { isAbsolute, resolve } from "node:path";
 import { badInput } from "../errors.ts";
 
 const PLAIN = /^[A-Za-z0-9.,+=@~]$/;
@@ -101,3 +102,16 @@ export function checkProjectPath(path: string): string {
   if (path.includes("\0")) throw badInput("project path must not contain NUL", { field: "projectPath" });
   return path;
 }
+
+/** A Windows path (`C:\…`, `\\server\…`): kept as given, its `\` read as separators where compared. */
+const windowsPath = (p: string) => /^([A-Za-z]:|\\\\)/.test(p);
+
+/**
+ * A project path given to compare with stored ones (`search --project`, `session list`): resolved
+ * as `session create` stores it — against the current directory (`.`, `sub`, `../x`), without a
+ * trailing `/`. A Windows path is left as given.
+ */
+export const comparableProjectPath = (value: string): string => (windowsPath(value) ? value : resolve(value));
+
+/** Whether `p` is absolute here or a Windows path (a client's path, which this process must not resolve). */
+export const isAbsoluteProjectPath = (p: string): boolean => windowsPath(p) || isAbsolute(p);

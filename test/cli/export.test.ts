@@ -118,6 +118,16 @@ describe("session export / import", () => {
       ],
       ["a bad meta", { ...doc, meta: { ...doc.meta, createdAt: "yesterday" } }, "(field meta.createdAt)"],
       [
+        "an empty project path",
+        { ...doc, meta: { ...doc.meta, projectPath: "" } },
+        "project path must not be empty (field meta.projectPath)",
+      ],
+      [
+        "a time past a date's range",
+        { ...doc, meta: { ...doc.meta, createdAt: 9e15 } },
+        "(field meta.createdAt)",
+      ],
+      [
         "a bad event",
         { ...doc, rollout: [doc.rollout[0], { ...doc.rollout[1], timestamp: "x" }] },
         "(field rollout[1].timestamp)",

@@ -223,6 +223,34 @@ describe("state and label methods over HTTP", () => {
   });
 });
 
+describe("what a client gives is checked as the CLI checks it", () => {
+  test("a relative projectPath is refused; a list filter resolves a trailing /; titles are a user's", async () => {
+    for (const projectPath of [".", "rel/x"]) {
+      const e = await fails("session.create", { projectPath, messages: [userSays("hi")] });
+      expect(e.code).toBe(-32602);
+      expect(e.message).toContain("projectPath must be an absolute path");
+    }
+    await ok("session.create", { id: "abs", projectPath: "/work/abs", messages: [userSays("hi")] });
+    const listed = await ok<{ items: Meta[] }>("session.list", { projectPath: "/work/abs/" });
+    expect(listed.items.map((m) => m.id)).toEqual(["abs"]);
+    expect((await fails("session.list", { projectPath: "work/abs" })).code).toBe(-32602);
+    const badTitles: [string, string][] = [
+      ["   ", "title must not be empty"],
+      ["T".repeat(501), "title must be at most 500 characters"],
+    ];
+    for (const [title, message] of badTitles)
+      expect(
+        (await fails("session.create", { projectPath: "/p", title, messages: [userSays("hi")] })).message,
+      ).toContain(message);
+    const made = await ok("session.create", {
+      projectPath: "/p",
+      title: "  two\nlines ",
+      messages: [userSays("hi")],
+    });
+    expect(made.title).toBe("two lines");
+  });
+});
+
 describe("the owner is the serving process", () => {
   test("a session a stopped server left running is recovered as interrupted by the next one", async () => {
     await using own = await tempHome();

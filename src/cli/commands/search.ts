@@ -1,9 +1,9 @@
 import { usageError } from "../../errors.ts";
+import { comparableProjectPath } from "../../storage/project-key.ts";
 import { searchThreads } from "../../threads/api.ts";
 import { renderSnippet } from "../../threads/search-text.ts";
 import { escapeControl, escapeLine } from "../../util/one-line.ts";
 import { command, wholeNumber } from "../_command.ts";
-import { projectFlag } from "../_project-flag.ts";
 import { withOpenStore } from "./store/_open.ts";
 
 /** Control characters of recorded text, but the match markers (\x02 \x03) `renderSnippet` reads. */
@@ -68,7 +68,7 @@ export default command({
     const query = {
       // Every positional: `search todo zzz` must match both words, as `search "todo zzz"` does.
       text: (args._ as string[]).map(String).join(" "),
-      ...(args.project ? { projectPath: projectFlag(args.project) } : {}),
+      ...(args.project ? { projectPath: comparableProjectPath(args.project) } : {}),
       ...(args.since ? { since: parseTime(args.since, "since") } : {}),
       ...(args.until ? { until: parseTime(args.until, "until", true) } : {}),
       ...(args.tool ? { tool: args.tool } : {}),

@@ -2,9 +2,9 @@
 import { usageError } from "../../../errors.ts";
 import { listSessions } from "../../../session/lifecycle.ts";
 import { recoverCrashed } from "../../../session/status.ts";
+import { comparableProjectPath } from "../../../storage/project-key.ts";
 import { SESSION_STATUSES, type SessionStatus } from "../../../storage/records.ts";
 import { command, wholeNumber } from "../../_command.ts";
-import { projectFlag } from "../../_project-flag.ts";
 import { sessionLine, withStore } from "./_shared.ts";
 
 export default command({
@@ -28,7 +28,7 @@ export default command({
     const page = await withStore(ctx, async (store) => {
       await recoverCrashed(store);
       return listSessions(store, {
-        ...(args.project ? { projectPath: projectFlag(args.project) } : {}),
+        ...(args.project ? { projectPath: comparableProjectPath(args.project) } : {}),
         ...(status ? { status } : {}),
         all: args.all === true,
         limit: wholeNumber(args.limit, "limit") ?? 50,
