@@ -98,7 +98,9 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
       // The document ends before the closing brace, the file's last byte.
       return { expiresAt: Number(m[1]), start: m[0].length, end: statSync(file).size - 1 };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      // Gone, or not a file of ours (a directory with a key's name): left alone, as README says.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "EISDIR") return undefined;
       throw error;
     } finally {
       if (fd !== undefined) closeSync(fd);

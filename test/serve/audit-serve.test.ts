@@ -142,6 +142,8 @@ describe("audit: export, sync and serve", () => {
       ],
       [[], { FREECODE_SERVE_TOKEN: "x" }, "FREECODE_SERVE_TOKEN is not a usable bearer token"],
       [["--public-url", "http://proxy/base?x=1"], {}, "--public-url takes no query or fragment"],
+      [["--public-url", "http://proxy/base?"], {}, "--public-url takes no query or fragment"],
+      [["--public-url", "http://proxy/base#"], {}, "--public-url takes no query or fragment"],
       [["--ttl", "100000000d"], {}, "--ttl must be at most 3650d"],
     ];
     for (const [args, env, message] of cases) {

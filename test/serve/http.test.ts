@@ -306,11 +306,27 @@ describe("serve: expiry", () => {
     writeFileSync(join(dir, `${expired}.json`), `{"expiresAt":${Date.now() - 1000},"document":{}}`);
     writeFileSync(join(dir, `${live}.json`), `{"expiresAt":${Date.now() + 3_600_000},"document":{"a":1}}`);
     writeFileSync(join(dir, "notes.txt"), "mine");
+    // A directory named like an upload is not one: it stopped the server from starting.
+    const folder = crypto.randomBytes(32).toString("base64url");
+    mkdirSync(join(dir, `${folder}.json`));
     await using s = await serve(h.path);
-    expect(readdirSync(dir).sort()).toEqual([`${live}.json`, "notes.txt"].sort());
+    expect(readdirSync(dir).sort()).toEqual([`${live}.json`, `${folder}.json`, "notes.txt"].sort());
     expect(s.stderr()).toContain("removed 1 expired export(s)");
     expect(await (await fetch(`${s.url}/v1/exports/${live}`)).json()).toEqual({ a: 1 });
+    expect((await fetch(`${s.url}/v1/exports/${folder}`)).status).toBe(404);
     expect(await s.stop()).toBe(0);
+  });
+
+  test("listening on every address without --public-url warns that the links name no reachable host", async () => {
+    await using h = await tempHome();
+    await using s = await serve(h.path, ["--host", "0.0.0.0"]);
+    expect(s.stderr()).toMatch(
+      /links name http:\/\/0\.0\.0\.0:\d+, which no other machine can reach: give --public-url/,
+    );
+    expect(await s.stop()).toBe(0);
+    await using p = await serve(h.path, ["--host", "0.0.0.0", "--public-url", "https://sync.example.org"]);
+    expect(p.stderr()).not.toContain("links name");
+    expect(await p.stop()).toBe(0);
   });
 
   test("bad flags are usage errors; a port in use is a conflict", async () => {

@@ -133,7 +133,8 @@ export default command({
     const publicUrl = args["public-url"];
     if (publicUrl !== undefined) {
       const u = httpUrl(publicUrl, "--public-url");
-      if (u.search || u.hash)
+      // `u.search` is "" for a bare `?` (and `u.hash` for a bare `#`): look at the text too.
+      if (u.search || u.hash || /[?#]/.test(publicUrl))
         throw usageError(
           `--public-url takes no query or fragment: links are built by appending a path (got "${publicUrl}")`,
         );
@@ -185,6 +186,10 @@ export default command({
       if (!isLoopback(host) && !tls)
         ctx.log.warn(
           "listening beyond loopback over plain HTTP: the token and the documents travel unencrypted (give --tls-cert and --tls-key, or put a TLS proxy in front and give --public-url)",
+        );
+      if (publicUrl === undefined && isWildcard(host))
+        ctx.log.warn(
+          `links name ${server.url}, which no other machine can reach: give --public-url (the address others use)`,
         );
       if (server.swept > 0) ctx.log.info(`removed ${server.swept} expired export(s)`);
       if (!envToken) say(`token: ${server.token}`);
@@ -241,6 +246,8 @@ async function checkHost(host: string): Promise<void> {
 
 /** Whether `host` only takes connections from this machine. */
 const isLoopback = (host: string) => /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(host);
+/** Every address of the machine: a link naming it leads a client to itself. */
+const isWildcard = (host: string) => /^(0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$/.test(host);
 
 /**
  * Resolve once `onSignal` has run for SIGINT or SIGTERM; a second signal while it runs calls it
