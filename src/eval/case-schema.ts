@@ -262,7 +262,8 @@ export const SelectorSchema = v.union([
     tags: v.optional(v.array(name)),
     /** A folder or glob of rollout files, relative to the case file. */
     path: v.optional(name),
-    all: v.optional(v.boolean()),
+    /** Every session (the default). `false` would read as "not all" and select all the same. */
+    all: v.optional(v.literal(true, "all may only be true (to select fewer sessions, give ids or a filter)")),
     since: v.optional(date),
     until: v.optional(date),
   }),

@@ -37,14 +37,23 @@ export interface EvaluateOptions {
   now?: number;
 }
 
-/** Why a trace cannot be evaluated, or undefined when it can. */
-export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOptions): string | undefined {
+/**
+ * Why a trace's log cannot be trusted (empty, or a line that is not a torn last one could not be
+ * read: what it held is missing from every check), or undefined. `freecode eval` sets such a session
+ * aside; the library's matchers fail in both directions.
+ */
+export function untrustedLog(trace: Trace): string | undefined {
   if (trace.eventCount === 0) return "the rollout log has no events";
   const corrupt = trace.parseErrors.find((e) => !e.torn);
-  if (corrupt) {
-    const more = trace.parseErrors.length > 1 ? ` (and ${trace.parseErrors.length - 1} more)` : "";
-    return `corrupt rollout log: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
-  }
+  if (!corrupt) return undefined;
+  const more = trace.parseErrors.length > 1 ? ` (and ${trace.parseErrors.length - 1} more)` : "";
+  return `corrupt rollout log: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
+}
+
+/** Why a trace cannot be evaluated, or undefined when it can. */
+export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOptions): string | undefined {
+  const untrusted = untrustedLog(trace);
+  if (untrusted) return untrusted;
   if (options.includeRunning) return undefined;
   const meta = ref.meta;
   if (meta?.status === "running") {

@@ -140,7 +140,8 @@ export function loadCaseFile(path: string): LoadedCase[] {
     throw badInput(`cannot read case file: ${(error as Error).message}`, { file }, error);
   }
   checkUtf8(bytes, file);
-  const text = bytes.toString("utf8");
+  // A byte-order mark (Windows editors write one) is not part of the text, in YAML or JSON.
+  const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
   const out: LoadedCase[] = [];
   for (const doc of parseDocs(file, text)) {
     const v0 = doc.value;
@@ -149,6 +150,13 @@ export function loadCaseFile(path: string): LoadedCase[] {
     if (isCases && !Array.isArray((v0 as { cases: unknown }).cases)) {
       throw badInput("cases must be a list", { file, line: doc.lineOf(["cases"]), field: "cases" });
     }
+    const beside = isCases ? Object.keys(v0 as object).find((k) => k !== "cases") : undefined;
+    if (beside !== undefined)
+      throw badInput(`unknown field "${beside}" beside cases (fields of a case go inside it)`, {
+        file,
+        line: doc.lineOf([beside]),
+        field: beside,
+      });
     const items: [unknown, PathSegment[]][] = Array.isArray(v0)
       ? v0.map((c, i) => [c, [i]])
       : isCases

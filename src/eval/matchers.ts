@@ -51,6 +51,7 @@ import {
   forbidTools,
   toolCallCount,
 } from "./assertions/tools.ts";
+import { untrustedLog } from "./evaluate.ts";
 import type { ArgSpec } from "./match/args.ts";
 import type { CountSpec, Outcome } from "./outcome.ts";
 
@@ -67,7 +68,11 @@ function asTrace(x: unknown): Trace {
 /** Wrap an assertion as a matcher: the outcome's message explains both directions. */
 function matcher<A extends unknown[]>(check: (t: Trace, ...args: A) => Outcome) {
   return function (this: { isNot?: boolean }, received: unknown, ...args: A): MatcherResult {
-    const o = check(asTrace(received), ...args);
+    const trace = asTrace(received);
+    // A log with an unreadable line is missing what that line held: as `freecode eval`, no verdict.
+    const untrusted = Array.isArray(trace.parseErrors) ? untrustedLog(trace) : undefined;
+    if (untrusted) return { pass: this?.isNot === true, message: () => `could not evaluate: ${untrusted}` };
+    const o = check(trace, ...args);
     if (o.verdict === "error") {
       // Fail in both directions: inverting "could not evaluate" would be a silent pass.
       return { pass: this?.isNot === true, message: () => `could not evaluate: ${o.message}` };

@@ -13,7 +13,11 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   const counts = new Map<string, number>();
   for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
   for (const [name, count] of counts) expect.push({ expectTool: { name, count } });
-  if (trace.changedFiles.length) expect.push({ changedFiles: { include: trace.changedFiles } });
+  // As globs that match only themselves: `app/todos/[id]/page.tsx` is a glob matching `.../i/...`.
+  if (trace.changedFiles.length)
+    expect.push({
+      changedFiles: { include: trace.changedFiles.map((p) => p.replace(/[*?[\]{}!\\]/g, "\\$&")) },
+    });
   if (trace.deniedSpans.length === 0) expect.push({ forbidDenied: true });
   else {
     const bySource = new Map<string, { tool: string; source: string; count: number }>();

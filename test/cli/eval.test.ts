@@ -1,6 +1,6 @@
 /** `freecode eval` from source: reporters and files, usage errors, bad case files, `eval add`. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJson, runCli, tempDir } from "../_helpers.ts";
 
@@ -94,5 +94,28 @@ describe("freecode eval (source)", () => {
       expect(runCli(["eval", f, "--sessions", SESSIONS]).code).toBe(0);
     }
     expect(runCli(["eval", "add", "nope", "--sessions", SESSIONS]).code).toBe(3);
+  });
+
+  test("eval add: changed paths match only themselves, .jsonl gets a JSON line, a corrupt log is refused", async () => {
+    await using dir = await tempDir();
+    const sessions = join(dir.path, "r");
+    const log = readFileSync(join(SESSIONS, "fix-login-1", "events.jsonl"), "utf8")
+      .replaceAll('"path":"src/login.ts"', '"path":"app/todos/[id]/page.tsx"')
+      .replaceAll('"aggregateID":"fix-login-1"', '"aggregateID":"next-1"');
+    mkdirSync(join(sessions, "next-1"), { recursive: true });
+    writeFileSync(join(sessions, "next-1", "events.jsonl"), log);
+    for (const name of ["next.yaml", "next.jsonl"]) {
+      const out = join(dir.path, name);
+      expect(runCli(["eval", "add", "next-1", "--sessions", sessions, "--out", out]).code).toBe(0);
+      if (name.endsWith(".jsonl")) expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(1);
+      expect(runCli(["eval", out, "--sessions", sessions]).code).toBe(0);
+    }
+    const lines = log.split("\n");
+    lines[5] = "{not json";
+    mkdirSync(join(sessions, "broken"), { recursive: true });
+    writeFileSync(join(sessions, "broken", "events.jsonl"), lines.join("\n").replaceAll("next-1", "broken"));
+    const broken = runCli(["eval", "add", "broken", "--sessions", sessions]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("session broken: corrupt rollout log: line 6");
   });
 });

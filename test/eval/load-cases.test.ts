@@ -227,6 +227,12 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
       "expect.0.toolCalls",
     ],
     ["a case with no expectations", "sessions: all", 'case "x" checks nothing', "expect"],
+    [
+      "all: false (it selected every session)",
+      "sessions: { all: false }\nexpect:\n  - noHung: true",
+      "all may only be true",
+      "sessions.all",
+    ],
   ];
   for (const [what, body, message, field] of refused)
     test(what, async () => {
@@ -235,6 +241,18 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
       expect(e.message).toContain(message);
       expect(e.source?.field).toBe(field);
     });
+
+  test("fields beside `cases` are refused; a byte-order mark is not text", async () => {
+    const e = await errorOf(
+      "c.json",
+      '{"cases": [{"id": "a", "expectMaxTurns": 3}], "expect": [{"noHung": true}]}',
+    );
+    expect(e.message).toContain('unknown field "expect" beside cases');
+    await using dir = await tempDir();
+    for (const name of ["bom.json", "bom.jsonl", "bom.yaml"])
+      writeFileSync(join(dir.path, name), `\uFEFF{"id": "${name}", "expectMaxTurns": 3}\n`);
+    expect(loadCases([dir.path]).map((c) => c.id)).toEqual(["bom.json", "bom.jsonl", "bom.yaml"]);
+  });
 
   test("no case found is bad input; extensions in capitals and skipped cases count", async () => {
     await using dir = await tempDir();

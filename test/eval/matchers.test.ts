@@ -55,6 +55,17 @@ describe("bun:test matchers", () => {
     expect(() => expect(t).toHaveTtftWithin({ p95: 100 })).toThrow("could not evaluate");
     expect(() => expect(t).not.toHaveTtftWithin({ p95: 100 })).toThrow("could not evaluate");
   });
+  test("a log with an unreadable line is no evidence, in either direction", async () => {
+    const t = await example("denied-rm");
+    const damaged = { ...t, parseErrors: [{ line: 7, message: "not valid JSON", torn: false }] };
+    expect(() => expect(damaged).not.toHaveDenied({ source: "permission" })).toThrow(
+      "could not evaluate: corrupt rollout log: line 7: not valid JSON",
+    );
+    expect(() => expect(damaged).toHaveDenied({ source: "permission" })).toThrow("could not evaluate");
+    // A torn last line alone is tolerated, as `freecode eval` tolerates it.
+    const torn = { ...t, parseErrors: [{ message: "torn last line", torn: true }] };
+    expect(torn).toHaveDenied({ source: "permission" });
+  });
   test("a value that is not a Trace is refused", () => {
     expect(() => expect({}).toHaveCalledTool("x")).toThrow("expected a freecode Trace");
   });

@@ -4,7 +4,8 @@
  * YAML on stdout, or writes it to `--out` (never over an existing file unless `--force`).
  */
 import { existsSync } from "node:fs";
-import { conflict, notFound } from "../../../errors.ts";
+import { conflict, FreecodeError, notFound } from "../../../errors.ts";
+import { untrustedLog } from "../../../eval/evaluate.ts";
 import { sessionsFromPath } from "../../../eval/sessions.ts";
 import { starterCase, starterYaml } from "../../../eval/starter.ts";
 import type { Trace } from "../../../rollout/folds/trace-types.ts";
@@ -29,7 +30,7 @@ export default command({
     },
     out: {
       type: "string",
-      description: "Write the case to FILE (.yaml, or .json for JSON)",
+      description: "Write the case to FILE (.yaml; .json for JSON, .jsonl for one JSON line)",
       valueHint: "file",
     },
     id: { type: "string", description: "The case id (default: the session id)" },
@@ -51,9 +52,17 @@ export default command({
       }
     }
     if (trace.eventCount === 0) throw notFound(`session ${sessionId} has no rollout events`);
+    // A case built from part of a log would be set aside as "could not evaluate" on its first run.
+    const untrusted = untrustedLog(trace);
+    if (untrusted) throw new FreecodeError("check_failed", `session ${sessionId}: ${untrusted}`);
     const id = args.id ? String(args.id) : undefined;
+    const asJsonl = !ctx.json && args.out !== undefined && /\.jsonl$/i.test(args.out);
     const asJson = ctx.json || (args.out !== undefined && /\.json$/i.test(args.out));
-    const text = asJson ? `${JSON.stringify(starterCase(trace, id), null, 2)}\n` : starterYaml(trace, id);
+    const text = asJsonl
+      ? `${JSON.stringify(starterCase(trace, id))}\n`
+      : asJson
+        ? `${JSON.stringify(starterCase(trace, id), null, 2)}\n`
+        : starterYaml(trace, id);
     if (args.out) {
       if (existsSync(args.out) && !args.force)
         throw conflict(`${args.out} exists (use --force to overwrite)`);
