@@ -25,6 +25,8 @@ export interface SessionEval {
   file?: string;
   /** The trace's start (for time selectors on sessions without meta). */
   startedAt: number;
+  /** Where the trace says it ran (for project selectors on sessions whose meta does not say). */
+  projectPath?: string;
   error?: string;
   results: { caseIndex: number; outcomes: Outcome[]; points: Timed[] }[];
 }
@@ -54,6 +56,7 @@ export function untrustedLog(trace: Trace): string | undefined {
 export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOptions): string | undefined {
   const untrusted = untrustedLog(trace);
   if (untrusted) return untrusted;
+  if (ref.metaProblem) return `its meta.json cannot be read: ${ref.metaProblem}`;
   if (options.includeRunning) return undefined;
   const meta = ref.meta;
   if (meta?.status === "running") {
@@ -95,8 +98,9 @@ export async function evaluateSession(
   // A log that does not say where its session ran (recorded before session.started carried it):
   // the meta does, when the session comes from a store or has a meta.json beside its log.
   if (trace.projectPath === undefined && ref.meta?.projectPath) trace.projectPath = ref.meta.projectPath;
+  const where = trace.projectPath === undefined ? {} : { projectPath: trace.projectPath };
   const why = unevaluable(trace, ref, options);
-  if (why) return { ...base, startedAt: trace.startedAt, error: why, results: [] };
+  if (why) return { ...base, startedAt: trace.startedAt, ...where, error: why, results: [] };
   const results = job.cases.map((caseIndex) => {
     const c = compiled[caseIndex]!;
     const outcomes = c.sessionChecks.map((check) => {
@@ -109,5 +113,5 @@ export async function evaluateSession(
     const points = c.selectionChecks.map((check) => check.collect(trace));
     return { caseIndex, outcomes, points };
   });
-  return { ...base, startedAt: trace.startedAt, results };
+  return { ...base, startedAt: trace.startedAt, ...where, results };
 }

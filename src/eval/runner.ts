@@ -11,6 +11,7 @@ import { aggregateCase } from "./aggregate.ts";
 import { compileCase } from "./compile.ts";
 import { type EvaluateOptions, evaluateSession, type SessionEval, type SessionJob } from "./evaluate.ts";
 import { type LoadedCase, loadCases } from "./load-cases.ts";
+import { pathMatches } from "./match/glob.ts";
 import { evaluateAll, planFor } from "./pool.ts";
 import { type EvalReport, exitCodeOf } from "./report.ts";
 import {
@@ -98,13 +99,22 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
 
   const cases = loaded.map((c, index) => {
     const sel = normalizeSelector(c.input.sessions);
-    // Sessions without meta are placed in time by their trace, now that it is folded.
+    // Sessions whose meta does not say when or where they ran are placed by their trace, now that
+    // it is folded. One whose start or project stays unknown (an unreadable log) is kept, to be
+    // named as not evaluable; a corrupt or still-running one outside the window is left out.
     const refs = selections[index]!.refs.filter((r) => {
-      if (r.meta || (sel.since === undefined && sel.until === undefined)) return true;
       const ev = byKey.get(r.file ?? r.sessionId);
-      // One that could not be evaluated is kept only when its start is unknown (an unreadable log):
-      // a corrupt or still-running session outside the window is not this case's business.
-      return !ev || (ev.error !== undefined && ev.startedAt === 0) || inTimeRange(sel, ev.startedAt);
+      if (!ev) return true;
+      const timed = sel.since !== undefined || sel.until !== undefined;
+      if (timed && r.meta?.createdAt === undefined) {
+        const unknown = ev.error !== undefined && ev.startedAt === 0;
+        if (!unknown && !inTimeRange(sel, ev.startedAt)) return false;
+      }
+      if (sel.project && r.meta?.projectPath === undefined && !r.metaProblem) {
+        if (ev.projectPath !== undefined) return pathMatches(sel.project, ev.projectPath);
+        return ev.error !== undefined; // neither says where it ran: it cannot be this project's
+      }
+      return true;
     });
     return aggregateCase({
       loaded: c,

@@ -14,12 +14,34 @@ import { type SessionMeta, SessionMetaSchema } from "../storage/records.ts";
 import { type Selector, titleRegex } from "./case-schema.ts";
 import { nameMatches, pathMatches } from "./match/glob.ts";
 
+/**
+ * What eval reads of a session's meta: the store's whole meta, or what a `meta.json` beside a log
+ * gives — any of title, project, tags, creation time (a hand-written one holds no more), and the
+ * status, owner and source a store's copy carries.
+ */
+export type RefMeta = Partial<
+  Pick<SessionMeta, "title" | "projectPath" | "tags" | "createdAt" | "status" | "owner" | "source">
+> & { taskId?: string };
+
 export interface SessionRef {
   sessionId: string;
   /** The rollout file; absent for sessions read through the store. */
   file?: string;
-  meta?: SessionMeta;
+  meta?: RefMeta;
+  /** A `meta.json` beside the log that cannot be read: the session is set aside, naming it. */
+  metaProblem?: string;
 }
+
+const MetaBesideSchema = v.looseObject({
+  title: v.optional(v.string()),
+  projectPath: v.optional(v.string()),
+  tags: v.optional(v.array(v.string())),
+  createdAt: v.optional(SessionMetaSchema.entries.createdAt),
+  status: SessionMetaSchema.entries.previousStatus,
+  owner: SessionMetaSchema.entries.owner,
+  source: SessionMetaSchema.entries.source,
+  taskId: v.optional(v.string()),
+});
 
 const GLOB_CHARS = /[*?[{]/;
 
@@ -28,22 +50,24 @@ const GLOB_CHARS = /[*?[{]/;
  * find out: `withMeta` (the folders a scan saw a `meta.json` in) answers without a system call, else
  * one `existsSync` does (a failed read throws, and an exception cost ~3× the check).
  */
-function metaBeside(file: string, withMeta?: ReadonlySet<string>): SessionMeta | undefined {
+function metaBeside(
+  file: string,
+  withMeta?: ReadonlySet<string>,
+): { meta: RefMeta } | { problem: string } | undefined {
   const dir = dirname(file);
   const path = join(dir, "meta.json");
   if (withMeta ? !withMeta.has(dir) : !existsSync(path)) return undefined;
-  let text: string;
+  // One that cannot be read is not "no meta": selectors on it would skip the session silently.
+  let raw: unknown;
   try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return undefined; // unreadable: "no meta", so selectors on meta will not match
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    return { problem: `${path}: ${(error as Error).message}` };
   }
-  try {
-    const r = v.safeParse(SessionMetaSchema, JSON.parse(text));
-    return r.success ? r.output : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = v.safeParse(MetaBesideSchema, raw);
+  if (r.success) return { meta: r.output as RefMeta };
+  const field = v.getDotPath(r.issues[0]);
+  return { problem: `${path}: ${r.issues[0].message}${field ? ` (field ${field})` : ""}` };
 }
 
 const idOf = (file: string) =>
@@ -80,8 +104,13 @@ export function sessionsFromPath(path: string, cwd = process.cwd()): SessionRef[
     const prior = byId.get(sessionId);
     if (prior)
       throw badInput(`two rollout files for session "${sessionId}" (${prior.file} and ${file})`, { file });
-    const meta = metaBeside(file, withMeta);
-    byId.set(sessionId, meta ? { sessionId, file, meta } : { sessionId, file });
+    const beside = metaBeside(file, withMeta);
+    byId.set(sessionId, {
+      sessionId,
+      file,
+      ...(beside && "meta" in beside ? { meta: beside.meta } : {}),
+      ...(beside && "problem" in beside ? { metaProblem: beside.problem } : {}),
+    });
   }
   return [...byId.values()];
 }
@@ -139,11 +168,14 @@ export function select(selector: Selector | undefined, base: SessionRef[], caseD
     });
   }
   refs = refs.filter((r) => {
+    // Set aside later, naming its meta.json: no filter can tell whether it belongs.
+    if (r.metaProblem) return true;
     const m = r.meta;
-    if (sel.project && !(m && pathMatches(sel.project, m.projectPath))) return false;
-    if (sel.title && !(m && titleMatches(sel.title, m.title))) return false;
+    // A project or start the meta does not give is the trace's: decided after the fold.
+    if (sel.project && m?.projectPath !== undefined && !pathMatches(sel.project, m.projectPath)) return false;
+    if (sel.title && !(m?.title !== undefined && titleMatches(sel.title, m.title))) return false;
     if (sel.tags && !(m?.tags && sel.tags.every((t) => m.tags!.includes(t)))) return false;
-    if (m && !inTimeRange(sel, m.createdAt)) return false;
+    if (m?.createdAt !== undefined && !inTimeRange(sel, m.createdAt)) return false;
     return true;
   });
   return { refs, missing };
@@ -154,7 +186,7 @@ export function select(selector: Selector | undefined, base: SessionRef[], caseD
  * without a trailing trial number (`fix-login-2` → `fix-login`).
  */
 export function taskIdOf(ref: SessionRef): string {
-  const m = ref.meta as (SessionMeta & { taskId?: unknown }) | undefined;
+  const m = ref.meta;
   if (typeof m?.taskId === "string") return m.taskId;
   const tag = m?.tags?.find((t) => t.startsWith("task:"));
   if (tag) return tag.slice(5);

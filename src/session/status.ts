@@ -57,7 +57,7 @@ export function markIdle(store: StorageAdapter, id: string): Promise<SessionMeta
 }
 
 /** Whether the process recorded as the session's owner is gone (on this host). */
-export function ownerIsGone(meta: SessionMeta): boolean {
+export function ownerIsGone(meta: Pick<SessionMeta, "owner">): boolean {
   const o = meta.owner;
   if (!o) return true; // running with no owner: written by something that cannot be asked
   if (o.host !== hostname()) return false; // another machine: cannot tell, leave it

@@ -235,6 +235,52 @@ describe("runEval", () => {
     expect(all.cases[0]!.verdict).toBe("error");
   });
 
+  test("a meta.json gives what it holds; the trace gives the project it omits; an unreadable one is named", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    // No meta: the trace says where it ran (its session.started).
+    const events = rollout("traced", 1_000)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const first = {
+      type: "session.started",
+      id: "s0",
+      seq: 1,
+      aggregateID: "traced",
+      timestamp: 999,
+      reason: "new",
+      projectPath: "/w/app",
+    };
+    const lines = [first, ...events.map((e) => ({ ...e, seq: e.seq + 1 }))].map((e) => JSON.stringify(e));
+    writeSession(rollouts, "traced", `${lines.join("\n")}\n`);
+    // A hand-written meta.json with a title and tags only.
+    mkdirSync(join(rollouts, "tagged"), { recursive: true });
+    writeFileSync(join(rollouts, "tagged", "events.jsonl"), rollout("tagged", 1_000));
+    writeFileSync(
+      join(rollouts, "tagged", "meta.json"),
+      JSON.stringify({ title: "login fix", tags: ["ci"] }),
+    );
+    // One that cannot be read.
+    mkdirSync(join(rollouts, "garbled"), { recursive: true });
+    writeFileSync(join(rollouts, "garbled", "events.jsonl"), rollout("garbled", 1_000));
+    writeFileSync(join(rollouts, "garbled", "meta.json"), '{"title": 5}');
+    const file = join(dir.path, "m.yaml");
+    writeFileSync(
+      file,
+      [
+        "id: by-project\nsessions: { project: /w/app }\nexpect:\n  - noHung: true",
+        "id: by-tag\nsessions: { tags: [ci] }\nexpect:\n  - noHung: true",
+      ].join("\n---\n"),
+    );
+    const r = await runEval({ cases: [file], sessions: rollouts });
+    const picked = Object.fromEntries(r.cases.map((c) => [c.id, c.sessions.map((s) => s.sessionId)]));
+    expect(picked).toEqual({ "by-project": ["garbled", "traced"], "by-tag": ["garbled", "tagged"] });
+    const garbled = r.cases[1]!.sessions.find((s) => s.sessionId === "garbled")!;
+    expect(garbled.error).toContain("its meta.json cannot be read:");
+    expect(garbled.error).toContain("Expected string but received 5 (field title)");
+  });
+
   test("pass rate and pass^k over trials sharing a task id", async () => {
     await using dir = await tempDir();
     const rollouts = join(dir.path, "r");
