@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import { checkMessageSize, isValidId, isValidMessage } from "./_message-check.ts";
+import type { ListQuery } from "./contract.ts";
 import {
   IdSchema,
   MessageSchema,
@@ -59,3 +60,16 @@ export function checkMeta(meta: unknown): SessionMeta {
 
 /** The largest message line the store accepts (a 10 MB line is refused, not written). */
 export { MAX_MESSAGE_BYTES } from "./_message-check.ts";
+
+/**
+ * A listing query as every adapter takes it: `limit` and `offset` whole numbers ≥ 0 (SQLite refused
+ * 1.5 with a raw "datatype mismatch", the others rounded it; -1 gave nothing, silently).
+ */
+export function checkListQuery(query: ListQuery): ListQuery {
+  for (const key of ["limit", "offset"] as const) {
+    const n = query[key];
+    if (n !== undefined && !(Number.isSafeInteger(n) && n >= 0))
+      throw badInput(`${key} must be a whole number ≥ 0 (got ${String(n)})`, { field: key });
+  }
+  return query;
+}

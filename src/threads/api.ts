@@ -114,7 +114,7 @@ export async function turnItemsView(
   if (!checked.success)
     throw badInput(`invalid turn limit: ${checked.issues[0].message}`, { field: "limit" });
   const items = await withThreads(adapter, home, (store) => {
-    if (!store.getThread(sessionId)) throw notFound(`session ${sessionId} not found`);
+    if (!store.getThread(sessionId)) throw notFound(`no session ${sessionId}`);
     const turns = store.getTurns(sessionId);
     return (limit === undefined ? turns : limit === 0 ? [] : turns.slice(-limit)).map((t) => ({
       number: t.number,

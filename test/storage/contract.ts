@@ -115,6 +115,16 @@ export function runContractSuite(
         "not_found",
       );
       expect(await a.purgeSession("nope")).toBe(false);
+      // One message for one condition, whatever the adapter.
+      expect(await a.readMessages("nope").catch((e) => e.message)).toBe("no session nope");
+      expect(await a.updateMeta("nope", (m) => m).catch((e) => e.message)).toBe("no session nope");
+    });
+
+    it("a listing's limit and offset are whole numbers ≥ 0", async (a) => {
+      await a.createSession(makeMeta(), [msg("m1")]);
+      for (const q of [{ limit: 1.5 }, { limit: -1 }, { offset: 0.5 }, { offset: -2 }, { limit: Number.NaN }])
+        await rejects(a.listSessions(q), "bad_input");
+      expect((await a.listSessions({ limit: 0 })).total).toBe(1);
     });
 
     it("bad ids are rejected before anything is written", async (a) => {

@@ -6,7 +6,7 @@
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 import type { SqlDriver, SqlValue } from "./_sql-driver.ts";
@@ -89,7 +89,7 @@ export function sqlAdapter(
 ): StorageAdapter {
   const requireMeta = (d: SqlDriver, id: string) => {
     const meta = getMetaRow(d, id);
-    if (!meta) throw notFound(`session ${id} not found`);
+    if (!meta) throw notFound(`no session ${id}`);
     return meta;
   };
 
@@ -124,6 +124,7 @@ export function sqlAdapter(
     },
 
     async listSessions(query) {
+      checkListQuery(query);
       const { where, params } = listFilter(query);
       const order = `${query.pinnedFirst ? "pinned DESC, " : ""}updated_at DESC, id ASC`;
       const limit = query.limit === undefined ? -1 : Math.max(0, query.limit);

@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
-import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -165,6 +165,7 @@ const factory: AdapterFactory = (options) => {
     updateMeta: async (id, update) => session(id).update(update),
 
     async listSessions(query) {
+      checkListQuery(query);
       releaseAllLeases(); // write back counters this process holds, so the listing sees them
       return (await openIndex()).list(query);
     },

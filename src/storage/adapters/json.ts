@@ -11,7 +11,7 @@ import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
 import {
   type EventRecord,
@@ -140,7 +140,7 @@ const factory: AdapterFactory = (options) => {
     });
   const metaOf = (s: Store, id: string) => {
     const meta = s.sessions[id]?.meta;
-    if (!meta) throw notFound(`session ${id} not found`);
+    if (!meta) throw notFound(`no session ${id}`);
     return meta;
   };
 
@@ -178,6 +178,7 @@ const factory: AdapterFactory = (options) => {
 
     listSessions: (query) =>
       read((s) => {
+        checkListQuery(query);
         const page = applyListQuery(
           Object.values(s.sessions).flatMap((e) => (e.meta ? [e.meta] : [])),
           query,

@@ -7,7 +7,7 @@ import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 
@@ -51,6 +51,7 @@ const factory: AdapterFactory = () => {
       return clone(e.meta);
     },
     async listSessions(query) {
+      checkListQuery(query);
       return clone(
         applyListQuery(
           [...sessions.values()].map((e) => e.meta),

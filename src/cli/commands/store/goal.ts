@@ -29,7 +29,7 @@ export default command({
           })
         ).goal;
       const meta = await adapter.getMeta(args.id);
-      if (!meta) throw notFound(`session ${args.id} not found`);
+      if (!meta) throw notFound(`no session ${args.id}`);
       return meta.goal;
     });
     if (ctx.json) ctx.out({ sessionId: args.id, goal: goal ?? null });
