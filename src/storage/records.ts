@@ -12,7 +12,8 @@ export const IdSchema = v.pipe(
   v.minLength(1, "id must not be empty"),
   v.maxLength(128, "id must be at most 128 characters"),
   v.regex(/^[A-Za-z0-9._:@+=-]+$/, "id may contain only letters, digits and . _ : @ + = -"),
-  v.check((s) => s !== "." && s !== ".." && !s.includes(".."), "id must not contain '..'"),
+  v.check((s) => s !== "." && s !== "..", "id must not be . or .."),
+  v.check((s) => !s.includes(".."), "id must not contain '..'"),
 );
 
 /**

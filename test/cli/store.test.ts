@@ -100,6 +100,14 @@ test("store reindex rebuilds the thread store; store goal sets and shows a goal"
     runCli(["store", "goal", "s1", "--store", "sqlite", "--status", "bogus"], { home: home.path }).code,
   ).toBe(2);
   expect(runCli(["store", "goal", "nope", "--store", "sqlite"], { home: home.path }).code).toBe(3);
+  const both = runCli(["store", "goal", "s1", "--store", "sqlite", "--clear", "--text", "y"], {
+    home: home.path,
+  });
+  expect(both.code).toBe(2);
+  expect(both.stderr).toContain("--clear removes the goal: it cannot be given with --text or --status");
+  const dot = runCli(["rollout", "cat", "."], { home: home.path });
+  expect(dot.code).toBe(2);
+  expect(dot.stderr).toContain("id must not be . or ..");
 }, 30_000);
 
 test("store unlock removes dead locks, keeps live ones, and another host's only when named", async () => {

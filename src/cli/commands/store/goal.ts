@@ -18,6 +18,8 @@ export default command({
     if (status !== undefined && !GOAL_STATUSES.includes(status)) {
       throw usageError(`--status must be one of ${GOAL_STATUSES.join(", ")} (got "${status}")`);
     }
+    if (args.clear === true && (args.text !== undefined || status !== undefined))
+      throw usageError("--clear removes the goal: it cannot be given with --text or --status");
     const show = args.text === undefined && status === undefined && args.clear !== true;
     const goal = await withOpenStore(ctx, async (adapter) => {
       if (!show)
