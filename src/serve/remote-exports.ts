@@ -142,8 +142,10 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
     put(document) {
       const size = document.length + HEAD_BYTES;
       if (limit !== Number.POSITIVE_INFINITY && heldBytes() + size > limit) {
-        // Expired ones may make room.
+        // Expired ones may make room, and files removed by hand (counted again from the directory:
+        // the kept count knows only this process's own removals).
         sweepExpired();
+        held = undefined;
         if (heldBytes() + size > limit) throw new ExportsFull(limit);
       }
       ensureDir(dir);

@@ -4,6 +4,7 @@
  * `stop()` stops accepting connections, lets requests in flight finish and ends the sweep; the
  * store stays open (it is the caller's to close).
  */
+import { chmodSync, statSync } from "node:fs";
 import type { Config } from "../config.ts";
 import { homePaths } from "../home.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
@@ -88,6 +89,8 @@ export function startServer(options: ServerOptions): RunningServer {
     }),
     { onInternalError: (error, method) => onInternalError?.(error, `rpc ${method}`) },
   );
+  // The links' keys are their only secret: a `remote/` another user can list gives them away.
+  tightenDir(exports.dir);
   const swept = exports.sweep();
   let publicUrl = options.publicUrl?.replace(/\/+$/, "") ?? "";
   const routes = createRoutes({
@@ -136,4 +139,10 @@ export function startServer(options: ServerOptions): RunningServer {
     return stopping;
   };
   return { url, token, swept, stop, [Symbol.asyncDispose]: () => stop() };
+}
+
+/** Make an existing directory 0700 when others may read or enter it (created so, it already is). */
+function tightenDir(dir: string): void {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st?.isDirectory() && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }

@@ -6,7 +6,7 @@
  * characters never reach the terminal; the upload quota; a directory given to `session import`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, runCliAsync, tempDir, tempHome } from "../_helpers.ts";
 import { type Served, serve, userSays } from "./_serve.ts";
@@ -127,6 +127,10 @@ describe("audit: export, sync and serve", () => {
     expect(((await last.json()) as { error: string }).error).toContain(
       "the server already holds its limit of 20000 bytes of exports (--max-stored-bytes)",
     );
+    // Uploads removed by hand make room: the held bytes are counted again before refusing.
+    const remote = join(home.path, "remote");
+    for (const name of readdirSync(remote)) if (name.endsWith(".json")) rmSync(join(remote, name));
+    expect((await upload(body)).status).toBe(201);
   });
 
   test("unusable --host, token, --public-url and --ttl are usage errors (exit 2), one line", async () => {

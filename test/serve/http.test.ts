@@ -6,7 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import crypto from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { authorized } from "../../src/serve/auth.ts";
 import { startServer } from "../../src/serve/server.ts";
@@ -309,11 +317,14 @@ describe("serve: expiry", () => {
     // A directory named like an upload is not one: it stopped the server from starting.
     const folder = crypto.randomBytes(32).toString("base64url");
     mkdirSync(join(dir, `${folder}.json`));
+    chmodSync(dir, 0o755); // made by hand: others could list the links' keys
+
     await using s = await serve(h.path);
     expect(readdirSync(dir).sort()).toEqual([`${live}.json`, `${folder}.json`, "notes.txt"].sort());
     expect(s.stderr()).toContain("removed 1 expired export(s)");
     expect(await (await fetch(`${s.url}/v1/exports/${live}`)).json()).toEqual({ a: 1 });
     expect((await fetch(`${s.url}/v1/exports/${folder}`)).status).toBe(404);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(await s.stop()).toBe(0);
   });
 
@@ -323,7 +334,14 @@ describe("serve: expiry", () => {
     expect(s.stderr()).toMatch(
       /links name http:\/\/0\.0\.0\.0:\d+, which no other machine can reach: give --public-url/,
     );
+    expect(s.stderr()).toContain("listening beyond loopback over plain HTTP");
     expect(await s.stop()).toBe(0);
+    // Loopback spelled otherwise is loopback: no warning.
+    for (const host of ["127.1", "0:0:0:0:0:0:0:1"]) {
+      await using l = await serve(h.path, ["--host", host]);
+      expect(l.stderr()).not.toContain("[warn]");
+      expect(await l.stop()).toBe(0);
+    }
     await using p = await serve(h.path, ["--host", "0.0.0.0", "--public-url", "https://sync.example.org"]);
     expect(p.stderr()).not.toContain("links name");
     expect(await p.stop()).toBe(0);

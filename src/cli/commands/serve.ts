@@ -193,13 +193,16 @@ export default command({
         );
       if (server.swept > 0) ctx.log.info(`removed ${server.swept} expired export(s)`);
       if (!envToken) say(`token: ${server.token}`);
-      // Last: whoever waits for this line may rely on everything above being done.
-      say(`listening on ${server.url}`);
-      await untilSignal(async (forced) => {
+      // Signals are handled before the line below: a client that stops the server as soon as it
+      // reads it got the default handler's exit 143 instead of a clean stop.
+      const stopped = untilSignal(async (forced) => {
         if (forced) ctx.log.warn("second signal: closing connections now");
         else ctx.log.info("shutting down: finishing requests in flight");
         await server.stop(forced);
       });
+      // Last: whoever waits for this line may rely on everything above being done.
+      say(`listening on ${server.url}`);
+      await stopped;
     });
     return 0;
   },
@@ -245,9 +248,20 @@ async function checkHost(host: string): Promise<void> {
 }
 
 /** Whether `host` only takes connections from this machine. */
-const isLoopback = (host: string) => /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(host);
+/** A host as a URL spells it: `127.1` → `127.0.0.1`, `0:0:0:0:0:0:0:1` → `[::1]`. */
+function canonicalHost(host: string): string {
+  try {
+    return new URL(`http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}`).hostname;
+  } catch {
+    return host;
+  }
+}
+const isLoopback = (host: string) =>
+  /^(127\.\d+\.\d+\.\d+|\[::1\]|\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]|localhost)$/i.test(
+    canonicalHost(host),
+  );
 /** Every address of the machine: a link naming it leads a client to itself. */
-const isWildcard = (host: string) => /^(0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$/.test(host);
+const isWildcard = (host: string) => /^(0\.0\.0\.0|\[::\])$/.test(canonicalHost(host));
 
 /**
  * Resolve once `onSignal` has run for SIGINT or SIGTERM; a second signal while it runs calls it
