@@ -7,10 +7,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
-import { badInput } from "../errors.ts";
+import { badInput, FreecodeError } from "../errors.ts";
 import { closest, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
+import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "./duplicate-keys.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
 
 /** One expectation of a case, with where it was written. */
@@ -90,18 +91,24 @@ function parseDocs(file: string, text: string): Doc[] {
     return text.split("\n").flatMap((raw, n) => {
       if (raw.trim() === "") return [];
       try {
-        return [{ value: JSON.parse(raw), lineOf: () => n + 1 }];
+        const value = JSON.parse(raw);
+        refuseDuplicate(duplicateJsonKey(raw, n + 1), file);
+        return [{ value, lineOf: () => n + 1 }];
       } catch (error) {
+        if (error instanceof FreecodeError) throw error;
         throw badInput(`invalid JSON: ${(error as Error).message}`, { file, line: n + 1 }, error);
       }
     });
   }
   if (/\.json$/i.test(file)) {
+    let value: unknown;
     try {
-      return [{ value: JSON.parse(text), lineOf: (p) => locateJson(text, p) }];
+      value = JSON.parse(text);
     } catch (error) {
       throw badInput(`invalid JSON: ${(error as Error).message}`, { file, line: jsonErrorLine(text) }, error);
     }
+    refuseDuplicate(duplicateJsonKey(text), file);
+    return [{ value, lineOf: (p) => locateJson(text, p) }];
   }
   // YAML: split documents ourselves so each keeps its own line offset.
   const docs: Doc[] = [];
@@ -122,10 +129,17 @@ function parseDocs(file: string, text: string): Doc[] {
         error,
       );
     }
+    refuseDuplicate(duplicateYamlKey(body, firstLine), file);
     if (value !== null && value !== undefined)
       docs.push({ value, lineOf: (p) => locateYaml(body, p, firstLine) });
   }
   return docs;
+}
+
+/** A key given twice: the parsers keep the last and drop the first without a word. */
+function refuseDuplicate(dup: DuplicateKey | undefined, file: string): void {
+  if (dup)
+    throw badInput(`duplicate key "${dup.key}" (the first one would be dropped)`, { file, line: dup.line });
 }
 
 /** Load the cases of one file. */

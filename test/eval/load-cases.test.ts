@@ -242,6 +242,19 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
       expect(e.source?.field).toBe(field);
     });
 
+  test("a key given twice is refused with its line (the parsers kept the last one silently)", async () => {
+    const y = await errorOf("d.yaml", "id: x\nexpect:\n  - noHung: true\nexpect:\n  - noStalls: true\n");
+    expect(y.message).toBe('duplicate key "expect" (the first one would be dropped)');
+    expect(y.source?.line).toBe(4);
+    const j = await errorOf("d.json", '{"id": "a",\n "id": "b", "expectMaxTurns": 3}');
+    expect([j.message, j.source?.line]).toEqual(['duplicate key "id" (the first one would be dropped)', 2]);
+    const l = await errorOf(
+      "d.jsonl",
+      '{"id": "a", "expectMaxTurns": 3}\n{"id": "b", "expectMaxTurns": 3, "expectMaxTurns": 4}\n',
+    );
+    expect(l.source?.line).toBe(2);
+  });
+
   test("fields beside `cases` are refused; a byte-order mark is not text", async () => {
     const e = await errorOf(
       "c.json",
