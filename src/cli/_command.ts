@@ -53,6 +53,8 @@ export interface FreecodeCommandDef<A extends ArgsDef> {
   args?: A;
   /** Load config.json before `run` so a bad file fails fast with exit 2 (default true; doctor reports it instead). */
   loadConfig?: boolean;
+  /** Value flags that may be given more than once (read with `flagValues`); any other twice is refused. */
+  repeatable?: readonly string[];
   run(
     ctx: CommandContext,
     args: ParsedArgs<A & GlobalArgs>,
@@ -66,7 +68,7 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
     meta: def.meta,
     args,
     async run({ args: parsed, rawArgs }) {
-      rejectUnknownFlags(rawArgs, args);
+      rejectUnknownFlags(rawArgs, args, def.repeatable);
       if (parsed.store !== undefined) checkStoreName(parsed.store as string, "--store");
       const ctx = makeContext(
         parsed.json === true,
@@ -180,9 +182,14 @@ export function valueAfter(token: string, inline: string | undefined, next: stri
 
 /**
  * Throw a usage error for any `--flag` / `-f` the command does not declare, for a value flag without
- * its value, and for `--home` or `--store` given twice.
+ * its value, and for a value flag given twice that is not `repeatable` (citty keeps the last value:
+ * `--sessions a --sessions b` ran over b alone, without a word).
  */
-export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
+export function rejectUnknownFlags(
+  rawArgs: string[],
+  defs: ArgsDef,
+  repeatable: readonly string[] = [],
+): void {
   const known = flagKinds(defs);
   const seen = new Set<string>();
   for (let i = 0; i < rawArgs.length; i++) {
@@ -195,8 +202,8 @@ export function rejectUnknownFlags(rawArgs: string[], defs: ArgsDef): void {
     if (kind !== "value") continue;
     valueAfter(token, inlineValue, rawArgs[i + 1]);
     if (inlineValue === undefined) i++; // the next token is this flag's value
-    if (flag in GLOBAL_ARGS) {
-      if (seen.has(flag)) throw usageError(`--${flag} is given twice`);
+    if (!repeatable.includes(flag)) {
+      if (seen.has(flag)) throw usageError(`--${flag} is given twice (it takes one value)`);
       seen.add(flag);
     }
   }

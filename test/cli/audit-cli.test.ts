@@ -119,6 +119,15 @@ describe("3: global flags before the command", () => {
       runCli(["--home", home.path, "session", "list", "--home", home.path]),
       "--home is given twice",
     );
+    // Any value flag: citty kept the last value, and --sessions a --sessions b ran over b alone.
+    oneLineError(
+      runCli(["eval", "examples/cases", "--sessions", "/nonexistent", "--sessions", "examples/rollouts"]),
+      "--sessions is given twice (it takes one value)",
+    );
+    oneLineError(
+      runCli(["session", "list", "--limit", "3", "--limit=5"], { home: home.path }),
+      "--limit is given twice",
+    );
   });
 
   test("any other flag there is one line naming it; citty's messages carry no colour when piped", () => {

@@ -6,6 +6,7 @@ import { command, flagValues } from "../../_command.ts";
 import { onStdinLine, printMeta, readStdinJsonl, withStore } from "./_shared.ts";
 
 export default command({
+  repeatable: ["tag"],
   meta: {
     name: "create",
     description: "Create a session with its first message (--prompt, or JSONL messages on stdin)",

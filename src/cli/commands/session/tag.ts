@@ -9,6 +9,7 @@ import { command, flagValues } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
 export default command({
+  repeatable: ["add", "remove"],
   meta: { name: "tag", description: "Add or remove a session's tags, and print them" },
   args: {
     ...ID_ARG,
