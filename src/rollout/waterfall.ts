@@ -28,18 +28,29 @@ const TONES: Record<Tone, string> = {
   dim: "2",
 };
 
-/** Human duration: 950ms, 1.50s, 2m05.0s, 1h02m. */
+/**
+ * Human duration: 950ms, 1.50s, 2m05.0s, 1h02m. Rounded to the unit's precision first, so a value
+ * just under a unit's edge carries into the next unit (1m60.0s is 2m00.0s, 999.6 ms is 1.00s).
+ */
 export function fmtMs(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
-  if (ms < 3_600_000)
-    return `${Math.floor(ms / 60_000)}m${((ms % 60_000) / 1000).toFixed(1).padStart(4, "0")}s`;
-  return `${Math.floor(ms / 3_600_000)}h${String(Math.floor((ms % 3_600_000) / 60_000)).padStart(2, "0")}m`;
+  if (Math.round(ms) < 1000) return `${Math.round(ms)}ms`;
+  const centis = Math.round(ms / 10); // 1.50s
+  if (centis < 6_000) return `${(centis / 100).toFixed(2)}s`;
+  const tenths = Math.round(ms / 100); // 2m05.0s
+  if (tenths < 36_000) {
+    const m = Math.floor(tenths / 600);
+    return `${m}m${((tenths - m * 600) / 10).toFixed(1).padStart(4, "0")}s`;
+  }
+  const minutes = Math.floor(tenths / 600); // 1h02m
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-/** Token counts: 950, 1.2k, 3.4M. */
-export const fmtTokens = (n: number) =>
-  n < 1000 ? String(n) : n < 1_000_000 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1_000_000).toFixed(1)}M`;
+/** Token counts: 950, 1.2k, 3.4M (999,960 is 1.0M, not 1000.0k). */
+export function fmtTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (Math.round(n / 100) < 10_000) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
 
 const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, Math.max(0, n - 1))}…`);
 
