@@ -115,8 +115,11 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
     const { plan: p, sizeMethod } = await plan();
     const items = p.removals.map((r) => ({ ...r, result: "would-remove" as const }));
     const { mine, unstored } = await setsOf(new Set(p.removals.map((r) => r.id)));
-    // Not enforced: `removed` names the sets that would go, as `would-remove` does for sessions.
-    const snapshots = { removed: ids(mine), unstored: ids(unstored), failed: [] };
+    // Not enforced: `removed` names the sets that would go, as `would-remove` does for sessions —
+    // with --prune-snapshots, those of sessions this store does not hold too, as enforce does.
+    const snapshots = options.pruneSnapshots
+      ? { removed: ids([...mine, ...unstored]), unstored: [], failed: [] }
+      : { removed: ids(mine), unstored: ids(unstored), failed: [] };
     return { report: report(p, sizeMethod, items, false, snapshots) };
   }
   ensureDir(homePaths(options.home).state); // a missing directory would cost the lock a retry sleep

@@ -107,6 +107,16 @@ describe("forgetting snapshots", () => {
       "git snapshots of 1 session this store does not hold: kept (--prune-snapshots removes them): orphan",
     );
 
+    // The dry run (and warn mode) with --prune-snapshots shows what enforce then does.
+    const preview = gc("--dry-run", "--prune-snapshots");
+    expect(preview.snapshots).toEqual({ removed: ["orphan"], unstored: [], failed: [] });
+    expect(gc("--prune-snapshots").snapshots).toEqual({ removed: ["orphan"], unstored: [], failed: [] });
+    expect(sets()).toEqual(["fresh", "orphan", "stored"]);
+    const said = cli(["gc", "--dry-run", "--prune-snapshots"]).stderr;
+    expect(said).toContain(
+      "would remove the git snapshots of 1 session this store does not hold (--prune-snapshots): orphan",
+    );
+    expect(said).not.toContain("kept");
     const pruned = gc("--enforce", "--prune-snapshots");
     expect(pruned.snapshots).toEqual({ removed: ["orphan"], unstored: [], failed: [] });
     expect(sets()).toEqual(["fresh", "stored"]);

@@ -95,8 +95,15 @@ function print(ctx: CommandContext, report: GcReport): void {
   for (const u of report.unmet) ctx.log.warn(u);
   const snaps = report.snapshots;
   const sets = (ids: string[]) => `git snapshots of ${count(ids.length)}`;
-  if (snaps.removed.length > 0)
-    ctx.log.info(`${report.enforced ? "removed" : "would remove"} the ${sets(snaps.removed)} it removes`);
+  const verb = report.enforced ? "removed" : "would remove";
+  const ofRemoved = new Set(report.sessions.map((s) => s.id));
+  const own = snaps.removed.filter((id) => ofRemoved.has(id));
+  const pruned = snaps.removed.filter((id) => !ofRemoved.has(id));
+  if (own.length > 0) ctx.log.info(`${verb} the ${sets(own)} it removes`);
+  if (pruned.length > 0)
+    ctx.log.info(
+      `${verb} the ${sets(pruned)} this store does not hold (--prune-snapshots): ${pruned.slice(0, 5).map(escapeLine).join(", ")}${pruned.length > 5 ? ", …" : ""}`,
+    );
   if (snaps.unstored.length > 0)
     ctx.log.info(
       `${sets(snaps.unstored)} this store does not hold: kept (--prune-snapshots removes them): ${snaps.unstored.slice(0, 5).map(escapeLine).join(", ")}${snaps.unstored.length > 5 ? ", …" : ""}`,
