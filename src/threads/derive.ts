@@ -31,6 +31,8 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 /** Gather what the rollout says, an event at a time: a log is never held whole to derive a thread. */
 function factsCollector(knownCalls: Set<string>) {
   const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [] };
+  /** The rollout-only calls by call id: a refusal is the call's, not a second call. */
+  const orphanOf = new Map<string, ToolCall>();
   const entry = (callId: string) => {
     let e = facts.byCall.get(callId);
     if (!e) facts.byCall.set(callId, (e = { seen: false }));
@@ -59,9 +61,19 @@ function factsCollector(knownCalls: Set<string>) {
           if (denied) entry(callId).deniedBy = str(e.source) ?? "unknown";
           break;
         }
+        const same = callId ? orphanOf.get(callId) : undefined;
+        if (same) {
+          // The call and its refusal (either order): one call, denied.
+          if (denied) same.deniedBy = str(e.source) ?? "unknown";
+          if (same.args === undefined && e.args !== undefined) same.args = e.args;
+          break;
+        }
         const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
         if (e.args !== undefined) call.args = e.args;
-        if (callId) call.callId = callId;
+        if (callId) {
+          call.callId = callId;
+          orphanOf.set(callId, call);
+        }
         if (denied) call.deniedBy = str(e.source) ?? "unknown";
         facts.orphans.push(call);
         break;

@@ -10,8 +10,11 @@ import { withLockSync } from "../util/lock.ts";
 import type { ThreadStore } from "./store.ts";
 import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from "./types.ts";
 
-/** Bump to rebuild existing files (2: leading messages open no turn; log change stamps). */
-const VERSION = 2;
+/**
+ * Bump to rebuild existing files (2: leading messages open no turn; log change stamps; 3: a
+ * rollout-only call and its refusal are one call).
+ */
+const VERSION = 3;
 
 const FileSchema = v.object({
   version: v.literal(VERSION),

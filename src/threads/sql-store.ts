@@ -17,9 +17,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
 
 /**
  * Bump to rebuild every existing thread store (it is derived: nothing is lost). 2: the index holds
- * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name.
+ * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name. 3: a
+ * rollout-only call and its refusal are one call (they were two, one of them pending).
  */
-const THREAD_SCHEMA = 2;
+const THREAD_SCHEMA = 3;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

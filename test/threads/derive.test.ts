@@ -74,3 +74,41 @@ test("a rollout-only session of 200,000 events derives, each call in its turn", 
   expect(turns).toHaveLength(50_000);
   expect(turns.every((t, i) => t.toolCalls.length === 3 && t.toolCalls[0]!.callId === `c${i}-0`)).toBe(true);
 }, 30_000);
+
+test("a rollout-only call and its refusal are one denied call, in either order", () => {
+  for (const order of ["call first", "denial first"]) {
+    const call = {
+      type: "function.call",
+      at: 1010,
+      fields: { tool: "bash", callId: "c1", args: { command: "rm -rf build/" } },
+    };
+    const denial = {
+      type: "function.denied",
+      at: 1011,
+      fields: { tool: "bash", callId: "c1", source: "permission" },
+    };
+    const entries = [
+      { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+      ...(order === "call first" ? [call, denial] : [denial, call]),
+      {
+        type: "function.call",
+        at: 1020,
+        fields: { tool: "bash", callId: "c2", args: { command: "npm run clean" } },
+      },
+      { type: "function.output", at: 1030, fields: { tool: "bash", callId: "c2", duration_ms: 10 } },
+    ];
+    const { turns } = deriveThread("s", undefined, [], log(entries));
+    const calls = turns[0]!.toolCalls.map((c) => [
+      c.callId,
+      c.deniedBy ?? null,
+      (c.args as { command: string }).command,
+    ]);
+    expect([order, calls]).toEqual([
+      order,
+      [
+        ["c1", "permission", "rm -rf build/"],
+        ["c2", null, "npm run clean"],
+      ],
+    ]);
+  }
+});
