@@ -120,13 +120,21 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
     ...s,
   });
   const turnSpanId = new Map<string, string>();
-  const turnEnd = (i: number) =>
-    Math.max(
-      trace.turns[i]!.lastAt ?? trace.turns[i]!.startedAt,
-      trace.turns[i + 1]?.startedAt ?? trace.endedAt,
-    );
-
   const asOf = trace.asOf ?? trace.endedAt;
+  // A turn ends with its own last event or span, not when the next one starts: an aborted turn of
+  // 2.4 s, then a session resumed a minute later, was exported as a turn of a minute.
+  const spanEnds = new Map<string, number>();
+  const reach = (turnKey: string | undefined, end: number) => {
+    if (turnKey !== undefined) spanEnds.set(turnKey, Math.max(spanEnds.get(turnKey) ?? end, end));
+  };
+  for (const m of trace.modelSpans) reach(m.turnKey, m.startedAt + m.duration_ms);
+  for (const t of trace.toolSpans) reach(t.turnKey, t.startedAt + t.duration_ms);
+  for (const p of trace.pendingCalls) reach(p.turnKey, Math.max(p.at, asOf));
+  const turnEnd = (i: number) => {
+    const turn = trace.turns[i]!;
+    return Math.max(turn.lastAt ?? turn.startedAt, spanEnds.get(turn.turnKey) ?? turn.startedAt);
+  };
+
   yield span({
     spanId: rootId,
     name: `invoke_agent ${agent}`,

@@ -48,6 +48,14 @@ describe("open requests at the hang threshold", () => {
     expect(fold.finish(1_700_000_005_000).modelSpans[0]!.status).toBe("hung");
     expect(fold.finish().modelSpans[0]!.status).toBe("in_flight");
   });
+  test("a session that ended is aged against its end even when finish() is given the clock", () => {
+    const fold = createTraceFold("s", { hangMs: 5000 });
+    for (const e of logBuilder().add(req).at(2_000).add({ type: "session.ended", reason: "exit" }).events)
+      fold.push(e);
+    const t = fold.finish(1_700_009_000_000); // --follow passes Date.now()
+    expect(t.wall_ms).toBe(2_000);
+    expect(t.modelSpans[0]).toMatchObject({ status: "in_flight", duration_ms: 2_000 });
+  });
   test("a response closes the span: never hung however long it took", () => {
     const log = logBuilder()
       .add(req)

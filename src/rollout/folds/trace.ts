@@ -169,7 +169,9 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   /** The Trace, its turns and spans as views over the rows (`plain`: copied into objects). */
   const build = (nowOverride: number | undefined, plain: boolean): Trace => {
     if (spent) throw new Error("trace fold: finish() after seal()");
-    const now = nowOverride ?? options.now;
+    // A session that ended is aged against its own end, whatever the clock says (`trace --follow`
+    // passes the clock: a finished session's wall and open requests ran on to today).
+    const now = ended ? undefined : (nowOverride ?? options.now);
     const start = startedAt ?? 0;
     const asOf = now ?? endedAt;
     const context: ModelContext = { models, turns, asOf, hangMs, stallMs };
