@@ -64,7 +64,10 @@ export interface ClaudeContext {
   closed: NumberSet;
 }
 
-/** The first 200 characters of a prompt, whitespace-folded: how a sidechain root finds its Task. */
+/**
+ * How a sidechain root finds its Task: a hash of the prompt's first 200 characters, whitespace-
+ * folded. A hash, not the text: the key is saved in the import state, and a prompt may hold a secret.
+ */
 export function promptKey(content: unknown): string | undefined {
   let text: string | undefined;
   if (typeof content === "string") text = content;
@@ -72,7 +75,7 @@ export function promptKey(content: unknown): string | undefined {
     const first = content.find((b) => b && typeof b === "object" && b.type === "text");
     text = first?.text;
   }
-  return text ? foldHead(text, 200) : undefined;
+  return text ? Bun.hash(foldHead(text, 200)).toString(36) : undefined;
 }
 
 /** Close a builder's open response: `model.response` with the last line's usage. */

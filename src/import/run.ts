@@ -16,6 +16,7 @@ import { mapGemini } from "./gemini.ts";
 import { feedJsonl } from "./jsonl.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
+import { redactDeep } from "./redact.ts";
 import { type FileState, type Imports, prefixHash } from "./state.ts";
 import type { Agent, EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
 import { type Known, type WriteStatus, writeSession } from "./write.ts";
@@ -58,17 +59,19 @@ function addCounts(sum: SourceSummary, counts: EntryCounts, warnings: ImportWarn
 }
 
 /**
- * Files the import state knows, unchanged since (a JSONL transcript or a whole document, by its
- * name): their candidate without sniffing them again (see `KnownFiles`).
+ * Files the import state knows, unchanged since: their candidate without sniffing them again (see
+ * `KnownFiles`), read the way they were read — not by their name: a Gemini recording in `.jsonl`
+ * is a document, and taken for a transcript it went to the Codex parser, which imported nothing
+ * (a `--redact` re-read or a purged session's rebuild then lost it). A state from before `kind` was
+ * kept tells it by what it saved (a document's hash, a transcript's offset).
  */
 const knownFiles =
   (imports: Imports): KnownFiles =>
   (path, size, mtimeMs) => {
     const f = own(imports.files, path);
     if (!f || f.size !== size || f.mtimeMs !== mtimeMs) return undefined;
-    if (path.endsWith(".jsonl")) return { agent: f.agent, kind: "jsonl", path };
-    if (path.endsWith(".json")) return { agent: f.agent, kind: "document", path };
-    return undefined;
+    const kind = f.kind ?? (f.hash !== undefined ? "document" : f.offset !== undefined ? "jsonl" : undefined);
+    return kind === undefined ? undefined : { agent: f.agent, kind, path };
   };
 
 /** Import everything under `root` (a file or folder) for `agent`. */
@@ -193,6 +196,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     });
   const next: FileState = {
     agent: c.agent,
+    ...(c.kind === "jsonl" || c.kind === "document" ? { kind: c.kind } : {}),
     ...sig,
     ...(redact ? { redact } : {}),
     sessions: restart ? [] : (prev?.sessions ?? []),
@@ -272,7 +276,9 @@ async function readJsonl(
   next.offset = pos.offset;
   next.lineNo = pos.lineNo;
   next.prefixHash = await prefixHash(c.path, pos.offset);
-  next.parser = parser.state;
+  // Saved masked under --redact: the parser keeps titles (a /rename, an AI title) as read, and the
+  // import state is a file in the home like the store (a key masked in the session stayed here).
+  next.parser = opts.redact === true ? redactDeep(parser.state) : parser.state;
   if (opts.final === false) next.open = true;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;

@@ -13,6 +13,9 @@ import { AGENTS } from "./types.ts";
 
 const FileStateSchema = v.looseObject({
   agent: v.picklist(AGENTS),
+  /** How the file was read: a JSONL transcript or a whole document (a Gemini recording may be
+   * `.jsonl` and a document), so an unchanged file is read again the same way. */
+  kind: v.optional(v.picklist(["jsonl", "document"])),
   size: v.number(),
   mtimeMs: v.number(),
   /** JSONL: byte offset just past the last imported line, and that line's number. */

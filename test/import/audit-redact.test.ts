@@ -3,7 +3,7 @@
  * fields that skipped redaction. Each case names the finding it guards.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { importSources } from "../../src/import/import.ts";
 import { redactDeep, redactText } from "../../src/import/redact.ts";
@@ -115,6 +115,9 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
   line(result("t1", "The user doesn't want to proceed with this tool use. The tool use was rejected", true));
   line(use("t2", "Task", { description: `publish with ${NPM}`, prompt: "go" }));
   line({ ...result("t2", `done, HF token ${HF}`), toolUseResult: { agentId: "ag1" } });
+  // A /rename and a Task prompt: the parser keeps both in the import state it saves.
+  line({ type: "custom-title", customTitle: `ship with ${STRIPE}` });
+  line(use("t3", "Task", { description: "check", prompt: `use ${HF} to pull the model` }));
   line({
     type: "system",
     uuid: "h1",
@@ -137,7 +140,8 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
     const events: Record<string, unknown>[] = [];
     for await (const r of adapter.readEvents("claude-s1")) if (r.event) events.push(r.event as never);
     const meta = await adapter.getMeta("claude-s1");
-    const all = JSON.stringify({ messages, events, meta });
+    const state = readFileSync(join(home.path, "state", "imports.json"), "utf8");
+    const all = JSON.stringify({ messages, events, meta, state });
     for (const secret of [STRIPE, NPM, HF, "Hunter2Secret", "admin:pw@", "dXNlcjpwYXNz", "sk_live_51Hq"]) {
       expect(all).not.toContain(secret);
     }
@@ -146,7 +150,7 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
     expect(JSON.stringify(of("function.denied"))).toContain(`admin:${M}@db`);
     expect(of("subagent.start")[0]?.task).toBe(`publish with ${M}`);
     expect(String(of("hook.triggered")[0]?.hookName)).toContain(`Basic ${M}`);
-    expect(meta?.title).toBe(`please deploy the billing service with ${M}`);
+    expect(meta?.title).toBe(`ship with ${M}`);
   } finally {
     await adapter.close();
   }

@@ -1,0 +1,40 @@
+/**
+ * A file the import state knows, unchanged since, is read again the way it was read the first time.
+ * A Gemini recording in `.jsonl` is a whole document; taken by its name for a transcript, it went to
+ * the Codex parser and nothing was imported: a `--redact` re-read left its secrets unmasked, and a
+ * purged session was never made again (review).
+ */
+import { expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+
+test("an unchanged Gemini .jsonl recording is read again as a document: --redact and a purge", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const doc = JSON.parse(
+    readFileSync(join(CORPUS, "gemini", "session-2026-03-28T21-32-c4c43609.json"), "utf8"),
+  );
+  const { messages, ...head } = doc;
+  messages[0].content[0].text = "use key sk-proj-AbCdEf1234567890AbCdEf1234567890XyZ please";
+  const chats = join(dir.path, "abc123", "chats");
+  mkdirSync(chats, { recursive: true });
+  const file = join(chats, "session-2026-03-28T21-32-c4c43609.jsonl");
+  writeFileSync(file, [head, ...messages].map((m) => `${JSON.stringify(m)}\n`).join(""));
+  const cli = (...args: string[]) => runCli(args, { home: home.path });
+  const run = (...args: string[]) =>
+    parseJson<{ sources: { sessions: { created: number; updated: number } }[] }>(cli(...args, "--json"));
+
+  expect(run("import", "gemini", dir.path).sources[0]!.sessions.created).toBe(1);
+  const id = parseJson<{ items: { id: string }[] }>(cli("session", "list", "--json")).items[0]!.id;
+  expect(cli("session", "show", id).stdout).toContain("sk-proj-AbCdEf");
+
+  expect(run("import", "gemini", dir.path, "--redact").sources[0]!.sessions.updated).toBe(1);
+  const masked = cli("session", "show", id).stdout;
+  expect(masked).not.toContain("sk-proj-AbCdEf");
+  expect(masked).toContain("[REDACTED]");
+
+  expect(cli("session", "delete", id, "--purge").code).toBe(0);
+  expect(run("import", "gemini", dir.path, "--redact").sources[0]!.sessions.created).toBe(1);
+  expect(cli("session", "show", id).code).toBe(0);
+});
