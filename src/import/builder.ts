@@ -350,6 +350,21 @@ export class SessionBuilder {
     });
   }
 
+  /**
+   * A request to the model whose response is not known yet (a message its agent will write again,
+   * with its usage): the request alone, under the key `modelResponse` uses later, so the response
+   * lands beside it when it comes. Returns the turn it is in.
+   */
+  modelRequest(key: string, r: { startAt: number; at: number; provider: string; model: string }): string {
+    const turnId = this.turn(r.startAt);
+    this.ev("model.request", key, Math.min(r.startAt, r.at), {
+      turnId,
+      provider: r.provider,
+      model: r.model,
+    });
+    return turnId;
+  }
+
   /** One provider response: `model.request` at its start, `model.response` with usage at its end. */
   modelResponse(
     key: string,
@@ -367,9 +382,8 @@ export class SessionBuilder {
       providerId?: string;
     },
   ): void {
-    const turnId = this.turn(r.startAt);
+    const turnId = this.modelRequest(key, r);
     const startAt = Math.min(r.startAt, r.at);
-    this.ev("model.request", key, startAt, { turnId, provider: r.provider, model: r.model });
     const u = r.usage && countsOf(r.usage);
     this.ev("model.response", key, r.at, {
       turnId,

@@ -143,7 +143,12 @@ export function mapGemini(
         b.addMessage({ id: m.id, role: "user", parts: [{ type: "text", content }], timestamp: at });
       } else if (m.type === "gemini") {
         if (typeof m.model === "string") model = m.model;
-        const open = geminiTurn(b, m, at, prevAt, model, content);
+        // The last message, still without its tokens, may be written again (Gemini CLI rewrites a
+        // message whole as its tokens and tool calls come): its response waits for that, or for a
+        // later message, or for the session to go idle. Written now, it stayed without usage (an
+        // event is never written twice).
+        const settled = m.tokens != null || i < messages.length - 1 || idle;
+        const open = geminiTurn(b, m, at, prevAt, model, content, settled);
         // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
         if (open !== undefined && (idle || i < lastResponse))
           b.turnAbort(`${m.id}.interrupted`, open, "interrupted");
@@ -192,6 +197,7 @@ function geminiTurn(
   prevAt: number,
   model: string,
   content: string,
+  settled: boolean,
 ): number | undefined {
   const msg = b.addMessage({
     id: m.id,
@@ -204,26 +210,28 @@ function geminiTurn(
   const thoughts = Array.isArray(m.thoughts) ? (m.thoughts as Obj[]) : [];
   const t = (m.tokens ?? undefined) as Obj | undefined;
   const cached = n(t?.cached);
-  b.modelResponse(m.id, {
-    provider: "google",
-    model,
-    startAt: prevAt,
-    at,
-    // Gemini's input includes the cached part; thoughts and tool-use prompt tokens come apart.
-    usage: t
-      ? {
-          input: n(t.input) - cached + n(t.tool),
-          cacheRead: cached,
-          cacheWrite: 0,
-          output: n(t.output) + n(t.thoughts),
-          reasoning: n(t.thoughts),
-        }
-      : undefined,
-    toolCalls: names,
-    textChars: content.length,
-    thinkingChars: thoughts.reduce((s, x) => s + String(x?.description ?? "").length, 0),
-    messageId: msg.id,
-  });
+  if (!settled) b.modelRequest(m.id, { provider: "google", model, startAt: prevAt, at });
+  else
+    b.modelResponse(m.id, {
+      provider: "google",
+      model,
+      startAt: prevAt,
+      at,
+      // Gemini's input includes the cached part; thoughts and tool-use prompt tokens come apart.
+      usage: t
+        ? {
+            input: n(t.input) - cached + n(t.tool),
+            cacheRead: cached,
+            cacheWrite: 0,
+            output: n(t.output) + n(t.thoughts),
+            reasoning: n(t.thoughts),
+          }
+        : undefined,
+      toolCalls: names,
+      textChars: content.length,
+      thinkingChars: thoughts.reduce((s, x) => s + String(x?.description ?? "").length, 0),
+      messageId: msg.id,
+    });
   let open: number | undefined;
   calls.forEach((c, i) => {
     const callId = String(c.id ?? `${m.id}.${i}`);

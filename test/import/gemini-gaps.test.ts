@@ -180,3 +180,34 @@ describe("gemini importer gaps", () => {
     expect(aborts).toEqual([]);
   });
 });
+
+test("a live recording's last message without tokens waits for them: its response lands with its usage", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const now = Date.now();
+  const path = join(dir.path, "session-2026-05-01T10-00-c0ffee00.jsonl");
+  const first = gemini("g1", now - 2000, [], { content: [{ text: "running them" }] });
+  const head = [meta(now - 3000, now - 2000), user("u1", now - 3000, "run the tests"), first];
+  const write = (records: Raw[]) =>
+    writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+  const responses = async () => {
+    const { adapter } = await importOne(home.path, "gemini", path);
+    try {
+      const [id] = await sessionsFrom(adapter, path);
+      const events: EventRecord[] = [];
+      for await (const r of adapter.readEvents(id!)) events.push(r.event!);
+      return events.filter((e) => e.type.startsWith("model.")).map((e) => [e.type, e.outputTokens ?? null]);
+    } finally {
+      await adapter.close();
+    }
+  };
+  write(head);
+  // Gemini CLI is still at work on g1: the request is in the log, its response not yet.
+  expect(await responses()).toEqual([["model.request", null]]);
+  const tokens = { input: 100, output: 10, cached: 40, thoughts: 5, tool: 2, total: 117 };
+  write([...head, { ...first, tokens }]);
+  expect(await responses()).toEqual([
+    ["model.request", null],
+    ["model.response", 15],
+  ]);
+});
