@@ -46,6 +46,14 @@ export interface ClaudeState {
   sourceId?: string;
   agentId?: string;
   lastModel?: string;
+  /**
+   * What a replay is told by, kept across reads (`NumberSet.pack`): the entries' uuids and the
+   * closed responses' ids, as hashes. A resumed session writes earlier entries again; when a read
+   * stopped within such a copy, the next one took the rest of it for new entries (a message twice,
+   * its usage counted again).
+   */
+  seen?: string;
+  closed?: string;
 }
 
 /** What the entry handlers get: the state, the builders, counters. */
@@ -57,9 +65,8 @@ export interface ClaudeContext {
   redact: boolean;
   builder(id: string): SessionBuilder;
   /**
-   * This read's closed responses (`idHash` of the response id), to know a replayed one (see
-   * `ClaudeParser.feed`). Not saved between reads: there, a replayed response's events and messages
-   * carry ids the store already holds, and it merges them.
+   * The closed responses (`idHash` of the response id), to know a replayed one (see
+   * `ClaudeParser.feed`); saved between reads as `ClaudeState.closed`.
    */
   closed: NumberSet;
 }

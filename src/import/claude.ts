@@ -32,8 +32,8 @@ export class ClaudeParser {
   private readonly warnings: ImportWarning[] = [];
   private readonly agentFile: RegExpExecArray | null;
   private readonly ctx: ClaudeContext;
-  /** The uuids of this read's entries, as `idHash` numbers (see `feed`; not saved, like `closed`). */
-  private readonly seen = new NumberSet();
+  /** The uuids of the entries read, as `idHash` numbers (see `feed`; saved as `ClaudeState.seen`). */
+  private readonly seen: NumberSet;
 
   constructor(
     private readonly opts: ParseOptions,
@@ -49,6 +49,7 @@ export class ClaudeParser {
       titles: {},
     };
     this.agentFile = AGENT_FILE.exec(basename(opts.path));
+    this.seen = NumberSet.parse(this.st.seen);
     this.ctx = {
       st: this.st,
       counts: this.counts,
@@ -56,11 +57,13 @@ export class ClaudeParser {
       file: opts.path,
       redact: opts.redact === true,
       builder: (id) => this.builderFor(id),
-      closed: new NumberSet(),
+      closed: NumberSet.parse(this.st.closed),
     };
   }
 
   get state(): ClaudeState {
+    this.st.seen = this.seen.pack();
+    this.st.closed = this.ctx.closed.pack();
     return this.st;
   }
 
@@ -176,7 +179,8 @@ export class ClaudeParser {
     if (type === "custom-title" && typeof e.customTitle === "string") t.user = e.customTitle;
     else if (type === "ai-title" && typeof e.aiTitle === "string") t.generated = e.aiTitle;
     else if (type === "summary" && typeof e.summary === "string") {
-      if (typeof e.leafUuid !== "string") t.summary ??= e.summary;
+      // A leaf read already (Claude Code appends summaries to the file it writes): this session's.
+      if (typeof e.leafUuid !== "string" || this.seen.has(idHash(e.leafUuid))) t.summary ??= e.summary;
       else if (t.summary === undefined && (t.summaries?.length ?? 0) < MAX_PENDING_SUMMARIES)
         (t.summaries ??= []).push({ text: e.summary, leaf: e.leafUuid });
     } else {

@@ -40,6 +40,29 @@ export class NumberSet {
     }
   }
 
+  /**
+   * The numbers as text to save (base 36, comma-separated: letters and digits only, which no secret
+   * pattern of `--redact` matches), and back: `NumberSet.parse` of it holds the same numbers. Text
+   * that is not such a list gives an empty set (a saved state is derived data).
+   */
+  pack(): string {
+    const out: string[] = [];
+    for (const key of this.slots)
+      if (key !== EMPTY) out.push(key === Number.MIN_VALUE ? "0" : key.toString(36));
+    return out.join(",");
+  }
+
+  static parse(text: unknown): NumberSet {
+    const set = new NumberSet();
+    if (typeof text !== "string" || text === "") return set;
+    for (const part of text.split(",")) {
+      const n = Number.parseInt(part, 36);
+      if (!Number.isSafeInteger(n) || n < 0 || n.toString(36) !== part) return new NumberSet();
+      set.add(n);
+    }
+    return set;
+  }
+
   /** A slot from the key's low bits, mixed (hashes are spread already; small integers are not). */
   private start(key: number, mask: number): number {
     const lo = key | 0;

@@ -27,3 +27,16 @@ describe("NumberSet", () => {
       expect(mine.has(idHash(`absent-${i}`))).toBe(theirs.has(idHash(`absent-${i}`)));
   });
 });
+
+test("pack and parse keep the numbers; text that is not a packed set gives an empty one", () => {
+  const s = new NumberSet();
+  const values = [0, 1, 2 ** 53 - 1, 123_456_789_012, 36];
+  for (const v of values) s.add(v);
+  const back = NumberSet.parse(s.pack());
+  expect(back.size).toBe(values.length);
+  for (const v of values) expect(back.has(v)).toBe(true);
+  expect(back.has(37)).toBe(false);
+  expect(s.pack()).toMatch(/^[0-9a-z,]+$/);
+  for (const bad of [undefined, 5, "", "1,,2", "-1", "zzzzzzzzzzzz", "1.5", "A"])
+    expect(NumberSet.parse(bad).size).toBe(0);
+});
