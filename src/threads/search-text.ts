@@ -128,16 +128,22 @@ export interface ProjectScope {
   path: string;
   /** `path` followed by one separator: what a path below it starts with. */
   prefix: string;
-  /** A Windows path: `\` and `/` are both separators (compare with `\` read as `/`). */
+  /** A Windows path: `\` and `/` are both separators, the drive letter in either case (`windowsForm`). */
   windows: boolean;
 }
 
 const WINDOWS_PATH = /^([A-Za-z]:([\\/]|$)|\\\\)/;
 
-/** The scope of a `projectPath` filter: `C:\a\` and `C:/a` are the same; `/a/` is `/a`. */
+/** A Windows path as compared: `\` read as `/`, the drive letter upper-cased (`c:` is `C:`). */
+export const windowsForm = (p: string): string => {
+  const slashed = p.replaceAll("\\", "/");
+  return /^[a-z]:/.test(slashed) ? slashed[0]!.toUpperCase() + slashed.slice(1) : slashed;
+};
+
+/** The scope of a `projectPath` filter: `C:\a\`, `c:/a` and `C:/a` are the same; `/a/` is `/a`. */
 export function projectScope(wanted: string): ProjectScope {
   const windows = WINDOWS_PATH.test(wanted);
-  const slashed = windows ? wanted.replaceAll("\\", "/") : wanted;
+  const slashed = windows ? windowsForm(wanted) : wanted;
   const trimmed = slashed.replace(/\/+$/, "");
   const path = trimmed === "" || /^[A-Za-z]:$/.test(trimmed) ? `${trimmed}/` : trimmed;
   return { path, prefix: path.endsWith("/") ? path : `${path}/`, windows };
@@ -146,7 +152,7 @@ export function projectScope(wanted: string): ProjectScope {
 /** Whether a thread's project path is the scope's path or below it. */
 export function inProject(path: string, scope: ProjectScope | undefined): boolean {
   if (!scope) return true;
-  const p = scope.windows ? path.replaceAll("\\", "/") : path;
+  const p = scope.windows ? windowsForm(path) : path;
   return p === scope.path || p.startsWith(scope.prefix);
 }
 

@@ -174,7 +174,11 @@ export function openSqlThreadStore(file: string): ThreadStore {
       const params: SqlValue[] = [ftsExpression(terms)];
       if (q.projectPath !== undefined) {
         const scope = projectScope(q.projectPath);
-        const path = scope.windows ? "replace(t.project_path, '\\', '/')" : "t.project_path";
+        // A Windows path as `windowsForm` makes it: `\` read as `/`, the drive letter upper-cased.
+        const slashed = "replace(t.project_path, '\\', '/')";
+        const path = scope.windows
+          ? `(CASE WHEN substr(${slashed}, 2, 1) = ':' THEN upper(substr(${slashed}, 1, 1)) || substr(${slashed}, 2) ELSE ${slashed} END)`
+          : "t.project_path";
         // substr counts characters (code points), not UTF-16 units.
         where.push(`(${path} = ? OR substr(${path}, 1, ?) = ?)`);
         params.push(scope.path, [...scope.prefix].length, scope.prefix);

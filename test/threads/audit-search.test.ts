@@ -205,6 +205,10 @@ test("projectPath: trailing separators and Windows paths match that project and 
   await a.createSession(meta("w2", { projectPath: "C:\\Users\\johnny" }), [
     msg("u1", "user", "marmot", 2004),
   ]);
+  // Claude Code records `c:\…` as often as `C:\…`: the same drive.
+  await a.createSession(meta("w3", { projectPath: "c:\\Users\\john\\lib" }), [
+    msg("u1", "user", "marmot", 2005),
+  ]);
   const ids = async (projectPath: string) =>
     (await bothEngines(a, home.path, "marmot", { projectPath })).hits.map((h) => h.sessionId).sort();
   expect(await ids("/work/alpha")).toEqual(["p1", "p2"]);
@@ -212,10 +216,10 @@ test("projectPath: trailing separators and Windows paths match that project and 
   expect(await ids("/work/alpha//")).toEqual(["p1", "p2"]);
   expect(await ids("/work/alpha/sub/")).toEqual(["p2"]);
   expect(await ids("/")).toEqual(["p1", "p2", "p3"]);
-  expect(await ids("C:\\Users\\john")).toEqual(["w1"]);
-  expect(await ids("C:\\Users\\john\\")).toEqual(["w1"]);
+  expect(await ids("C:\\Users\\john")).toEqual(["w1", "w3"]);
+  expect(await ids("c:\\Users\\john\\")).toEqual(["w1", "w3"]);
   expect(await ids("C:/Users/john/app")).toEqual(["w1"]);
-  expect(await ids("C:\\")).toEqual(["w1", "w2"]);
+  expect(await ids("C:\\")).toEqual(["w1", "w2", "w3"]);
   await a.close();
 });
 
