@@ -205,7 +205,7 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
         ? "ended"
         : "open (no session.ended)";
   const out = [
-    `session ${escapeLine(t.sessionId)}  ${new Date(t.startedAt).toISOString()}  ${status}`,
+    `session ${escapeLine(t.sessionId)}  ${t.eventCount > 0 ? new Date(t.startedAt).toISOString() : "(no events)"}  ${status}`,
     `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
     `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)`,
   ];

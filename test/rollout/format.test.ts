@@ -1,6 +1,7 @@
 /** The waterfall's numbers: rounded first, so a value just under a unit's edge carries over. */
 import { expect, test } from "bun:test";
-import { fmtMs, fmtTokens } from "../../src/rollout/waterfall.ts";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
+import { fmtMs, fmtTokens, renderWaterfall } from "../../src/rollout/waterfall.ts";
 
 test("durations carry into the next unit instead of showing 60 of the last", () => {
   const cases: [number, string][] = [
@@ -27,4 +28,9 @@ test("token counts carry from k to M", () => {
     [3_400_000, "3.4M"],
   ];
   expect(cases.map(([n]) => [n, fmtTokens(n)])).toEqual(cases);
+});
+
+test("an empty log says it has no events rather than starting in 1970", () => {
+  const text = renderWaterfall(buildTrace("empty", []), { width: 100, color: false });
+  expect(text.split("\n")[0]).toBe("session empty  (no events)  open (no session.ended)");
 });

@@ -40,7 +40,7 @@ export async function listTraces(
     const head = `${"SESSION".padEnd(28)} ${"STARTED".padEnd(20)} ${"STATE".padEnd(9)} ${"TURNS".padStart(5)} ${"EVENTS".padStart(7)} ${"WALL".padStart(9)}`;
     const lines = rows.map(
       (x) =>
-        `${x.sessionId.padEnd(28)} ${new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
+        `${x.sessionId.padEnd(28)} ${(x.events > 0 ? new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ") : "-").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
     );
     if (more > 0)
       lines.push(
