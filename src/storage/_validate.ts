@@ -73,3 +73,18 @@ export function checkListQuery(query: ListQuery): ListQuery {
   }
   return query;
 }
+
+/**
+ * A context cache as the JSON text every adapter stores: `bad_input` for what JSON cannot hold
+ * (`undefined`, a function, a BigInt, a cycle), in every adapter alike.
+ */
+export function contextCacheText(cache: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(cache);
+  } catch (error) {
+    throw badInput(`context cache must be JSON: ${(error as Error).message}`, { field: "cache" }, error);
+  }
+  if (text === undefined) throw badInput("context cache must be JSON", { field: "cache" });
+  return text;
+}

@@ -352,6 +352,12 @@ export function runContractSuite(
       await a.putContextCache(meta.id, { files: { "a.ts": "x" }, n: 1 });
       expect(await a.getContextCache(meta.id)).toEqual({ files: { "a.ts": "x" }, n: 1 });
       await rejects(a.getContextCache("nope"), "not_found");
+      // What JSON cannot hold is refused alike, and the stored cache stays.
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      for (const bad of [undefined, () => 1, { n: 1n }, cyclic])
+        await rejects(a.putContextCache(meta.id, bad), "bad_input");
+      expect(await a.getContextCache(meta.id)).toEqual({ files: { "a.ts": "x" }, n: 1 });
     });
 
     it("returned values are copies: mutating them does not change the store", async (a) => {

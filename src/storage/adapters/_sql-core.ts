@@ -6,7 +6,7 @@
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 import type { SqlDriver, SqlValue } from "./_sql-driver.ts";
@@ -275,8 +275,7 @@ export function sqlAdapter(
 
     async putContextCache(id, cache) {
       checkId(id);
-      const body = JSON.stringify(cache);
-      if (body === undefined) throw badInput("context cache must be JSON", { field: "cache" });
+      const body = contextCacheText(cache);
       await host.write((d) => {
         requireMeta(d, id);
         d.run(

@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -239,8 +239,7 @@ const factory: AdapterFactory = (options) => {
     },
 
     async putContextCache(id, cache) {
-      const text = JSON.stringify(cache);
-      if (text === undefined) throw badInput("context cache must be JSON", { field: "cache" });
+      const text = contextCacheText(cache);
       writeFileAtomic(session(id).files.cache, text, { fsync: fsync !== "never" });
     },
 

@@ -11,7 +11,7 @@ import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
 import {
   type EventRecord,
@@ -276,10 +276,8 @@ const factory: AdapterFactory = (options) => {
 
     async putContextCache(id, cache) {
       checkId(id);
-      if (JSON.stringify(cache) === undefined)
-        throw badInput("context cache must be JSON", { field: "cache" });
       // Through JSON once, so what is stored is exactly what a reload will read back.
-      const copy = JSON.parse(JSON.stringify(cache)) as unknown;
+      const copy = JSON.parse(contextCacheText(cache)) as unknown;
       await write((s) => {
         metaOf(s, id);
         return { ops: [["cache", id, copy]], result: undefined };

@@ -7,7 +7,7 @@ import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta } from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 
@@ -103,7 +103,8 @@ const factory: AdapterFactory = () => {
       return clone(entry(id).cache);
     },
     async putContextCache(id, cache) {
-      entry(id).cache = clone(cache);
+      // Through JSON, as every other adapter stores it.
+      entry(id).cache = JSON.parse(contextCacheText(cache)) as unknown;
     },
     async close() {
       sessions.clear();
