@@ -203,7 +203,7 @@ export function rejectUnknownFlags(
     valueAfter(token, inlineValue, rawArgs[i + 1]);
     if (inlineValue === undefined) i++; // the next token is this flag's value
     if (!repeatable.includes(flag)) {
-      if (seen.has(flag)) throw usageError(`--${flag} is given twice (it takes one value)`);
+      if (seen.has(flag)) throw usageError(`${token.split("=")[0]} is given twice (it takes one value)`);
       seen.add(flag);
     }
   }

@@ -4,13 +4,12 @@
  * Status is one enum (see docs/readme/sessions.md): `idle | running | interrupted | archived |
  * deleted`; archive and delete remember the status they replaced so unarchive/restore put it back.
  */
-import { resolve } from "node:path";
 import * as v from "valibot";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import { checkId } from "../storage/_validate.ts";
 import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
-import { checkProjectPath } from "../storage/project-key.ts";
+import { checkProjectPath, comparableProjectPath } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
@@ -67,7 +66,8 @@ export async function createSession(
     throw badInput("a session starts with its first message (nothing to create)", { field: "messages" });
   const now = Date.now();
   const id = init.id === undefined ? newSessionId(now) : checkId(init.id);
-  const projectPath = resolve(checkProjectPath(init.projectPath));
+  // A Windows path is kept as given (resolved here it would become `<cwd>/C:\…`).
+  const projectPath = comparableProjectPath(checkProjectPath(init.projectPath));
   const base: SessionMeta = {
     id,
     title: init.title === undefined ? titleFrom(first.find((m) => m.role === "user")) : userTitle(init.title),

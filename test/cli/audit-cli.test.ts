@@ -128,6 +128,11 @@ describe("3: global flags before the command", () => {
       runCli(["session", "list", "--limit", "3", "--limit=5"], { home: home.path }),
       "--limit is given twice",
     );
+    // Named as typed, not as citty's camel-cased key.
+    oneLineError(
+      runCli(["serve", "--max-stored-bytes", "1000", "--max-stored-bytes", "2000"], { home: home.path }),
+      "--max-stored-bytes is given twice",
+    );
   });
 
   test("any other flag there is one line naming it; citty's messages carry no colour when piped", () => {

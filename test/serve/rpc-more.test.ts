@@ -231,6 +231,12 @@ describe("what a client gives is checked as the CLI checks it", () => {
       expect(e.message).toContain("projectPath must be an absolute path");
     }
     await ok("session.create", { id: "abs", projectPath: "/work/abs", messages: [userSays("hi")] });
+    // A Windows client's path is kept as it gave it, not put under the server's directory.
+    const win = await ok("session.create", { projectPath: "C:\\Users\\me\\app", messages: [userSays("hi")] });
+    expect(win.projectPath).toBe("C:\\Users\\me\\app");
+    expect(
+      (await ok<{ items: Meta[] }>("session.list", { projectPath: "C:\\Users\\me\\app" })).items,
+    ).toHaveLength(1);
     const listed = await ok<{ items: Meta[] }>("session.list", { projectPath: "/work/abs/" });
     expect(listed.items.map((m) => m.id)).toEqual(["abs"]);
     expect((await fails("session.list", { projectPath: "work/abs" })).code).toBe(-32602);
