@@ -10,7 +10,7 @@
 import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
-import { checkId, checkMessage } from "../storage/_validate.ts";
+import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { checkProjectPath } from "../storage/project-key.ts";
 import {
@@ -145,6 +145,12 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
     checkProjectPath(meta.output.projectPath);
   } catch (error) {
     throw badInput(`invalid session meta: ${(error as Error).message}`, at("meta.projectPath"));
+  }
+  try {
+    checkNewMeta(meta.output);
+  } catch (error) {
+    const field = (error as FreecodeError).source?.field;
+    throw badInput(`invalid session meta: ${(error as Error).message}`, at(`meta.${field ?? ""}`));
   }
   const messages = d.messages.map((m, i) => {
     try {

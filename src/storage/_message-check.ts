@@ -9,7 +9,6 @@
  */
 import { badInput } from "../errors.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
-import { isTimeMs } from "../util/number-schemas.ts";
 
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
@@ -44,7 +43,7 @@ function partOk(p: unknown): boolean {
 /** Whether `x` passes `MessageSchema` (same verdict, no error detail). */
 export function isValidMessage(x: unknown): boolean {
   if (!isObject(x) || !isValidId(x.id) || typeof x.role !== "string" || !ROLES.has(x.role)) return false;
-  if (!isTimeMs(x.timestamp) || !Array.isArray(x.parts)) return false;
+  if (!Number.isFinite(x.timestamp) || !Array.isArray(x.parts)) return false;
   for (const p of x.parts) if (!partOk(p)) return false;
   if (x.interrupted !== undefined && typeof x.interrupted !== "boolean") return false;
   if (!optString(x.responseId) || !optString(x.synthetic)) return false;

@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
+import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
 import { checkMessageSize, isValidId, isValidMessage } from "./_message-check.ts";
 import type { ListQuery } from "./contract.ts";
 import {
@@ -32,12 +33,32 @@ export function checkId(id: unknown, what = "session id"): string {
   return r.output;
 }
 
+const TIME_RULE = `a time must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`;
+
+/**
+ * A new record's times within what a `Date` holds (9e15 was stored, then every listing, trace and
+ * search of it threw). Only where records enter: one an older version stored still reads.
+ */
+function checkTimes(record: Record<string, unknown>, fields: readonly string[], prefix = ""): void {
+  for (const f of fields) {
+    const t = record[f];
+    if (t !== undefined && !isTimeMs(t)) throw badInput(`${f}: ${TIME_RULE}`, { field: `${prefix}${f}` });
+  }
+}
+
 /** Validate one message (as stored), its size included; `index` names it in the error. */
 export function checkMessage(message: unknown, index?: number): StoredMessage {
-  if (isValidMessage(message)) return checkMessageSize(message as StoredMessage, index); // the fast path; the schema explains failures
-  const r = v.safeParse(MessageSchema, message);
-  if (!r.success) fail("invalid message", r.issues, index === undefined ? "" : `[${index}].`);
-  return checkMessageSize(r.output, index);
+  const prefix = index === undefined ? "" : `[${index}].`;
+  let m: StoredMessage;
+  if (isValidMessage(message))
+    m = message as StoredMessage; // the fast path; the schema explains failures
+  else {
+    const r = v.safeParse(MessageSchema, message);
+    if (!r.success) fail("invalid message", r.issues, prefix);
+    m = r.output;
+  }
+  checkTimes(m, ["timestamp"], prefix);
+  return checkMessageSize(m, index);
 }
 
 /** Validate a batch of messages and reject duplicate ids inside it. */
@@ -51,11 +72,21 @@ export function checkMessages(messages: unknown[]): StoredMessage[] {
   });
 }
 
-/** Validate a session meta. */
+/** Validate a session meta (as stored: one read back, or changed by an update). */
 export function checkMeta(meta: unknown): SessionMeta {
   const r = v.safeParse(SessionMetaSchema, meta);
   if (!r.success) fail("invalid session meta", r.issues);
   return r.output;
+}
+
+/** The times a new session's meta gives (`createdAt`…) must be ones a `Date` holds. */
+export const META_TIMES = ["createdAt", "updatedAt", "lastTurnAt"] as const;
+
+/** Validate the meta of a session being created: `checkMeta`, and its times (see `checkTimes`). */
+export function checkNewMeta(meta: unknown, prefix = ""): SessionMeta {
+  const m = checkMeta(meta);
+  checkTimes(m, META_TIMES, prefix);
+  return m;
 }
 
 /** The largest message line the store accepts (a 10 MB line is refused, not written). */

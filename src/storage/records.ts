@@ -4,7 +4,12 @@
  * Objects are "loose": fields a later version adds survive a round-trip through an older one.
  */
 import * as v from "valibot";
-import { finiteNumber, timeMs } from "../util/number-schemas.ts";
+import { finiteNumber } from "../util/number-schemas.ts";
+
+/*
+ * Times are finite numbers here (what reads accept: data an older version stored reads back); new
+ * records are also held to what a `Date` can hold where they enter (`_validate.ts`, `_events.ts`).
+ */
 
 /** Session ids and message ids: no path separators, no `..`, no NUL, at most 128 characters. */
 export const IdSchema = v.pipe(
@@ -49,9 +54,9 @@ export const SessionMetaSchema = v.looseObject({
   status: v.picklist(SESSION_STATUSES),
   /** The status before archive/delete, restored by unarchive/restore. */
   previousStatus: v.optional(v.picklist(SESSION_STATUSES)),
-  createdAt: timeMs(),
-  updatedAt: timeMs(),
-  lastTurnAt: v.optional(timeMs()),
+  createdAt: finiteNumber(),
+  updatedAt: finiteNumber(),
+  lastTurnAt: v.optional(finiteNumber()),
   turnCount: finiteNumber(),
   messageCount: finiteNumber(),
   parentId: v.optional(IdSchema),
@@ -64,7 +69,7 @@ export const SessionMetaSchema = v.looseObject({
   /** The process that has the session `running`, for crash recovery. */
   owner: v.optional(v.object({ pid: finiteNumber(), start: v.nullable(finiteNumber()), host: v.string() })),
   /** A session recreated from an export document (`session import`): the id it had, and when it was exported. */
-  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: timeMs() })),
+  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: finiteNumber() })),
   /** Where an imported session came from. */
   source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),
   /** Goal tracking (thread store). */
@@ -75,9 +80,9 @@ export const SessionMetaSchema = v.looseObject({
   usageResponseId: v.optional(v.string()),
   /** A title generation in flight (`session/title-generate.ts`): its token, so an older answer
    * or one that lands after a rename is not written. */
-  titleGeneration: v.optional(v.object({ id: v.string(), startedAt: timeMs() })),
+  titleGeneration: v.optional(v.object({ id: v.string(), startedAt: finiteNumber() })),
   /** The latest compaction summary. */
-  summary: v.optional(v.looseObject({ text: v.string(), createdAt: timeMs() })),
+  summary: v.optional(v.looseObject({ text: v.string(), createdAt: finiteNumber() })),
 });
 export type SessionMeta = v.InferOutput<typeof SessionMetaSchema>;
 
@@ -111,7 +116,7 @@ export const MessageSchema = v.looseObject({
   id: IdSchema,
   role: v.picklist(["user", "assistant", "system"]),
   parts: v.array(PartSchema),
-  timestamp: timeMs(),
+  timestamp: finiteNumber(),
   interrupted: v.optional(v.boolean()),
   /** Token usage of one provider response: on at most one message per `responseId`. */
   usage: v.optional(UsageSchema),
@@ -130,7 +135,7 @@ export const EventEnvelopeSchema = v.looseObject({
   id: v.string(),
   seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
   aggregateID: v.string(),
-  timestamp: timeMs(),
+  timestamp: finiteNumber(),
 });
 export type EventRecord = v.InferOutput<typeof EventEnvelopeSchema> & Record<string, unknown>;
 

@@ -6,7 +6,14 @@
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
+import {
+  checkId,
+  checkListQuery,
+  checkMessages,
+  checkMeta,
+  checkNewMeta,
+  contextCacheText,
+} from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 import type { SqlDriver, SqlValue } from "./_sql-driver.ts";
@@ -100,7 +107,7 @@ export function sqlAdapter(
 
     async createSession(metaIn, messagesIn) {
       const messages = checkMessages(messagesIn);
-      const meta = { ...checkMeta(metaIn), messageCount: messages.length };
+      const meta = { ...checkNewMeta(metaIn), messageCount: messages.length };
       checkUsageRule({}, messages);
       await host.write((d) => {
         if (d.get("SELECT 1 AS x FROM sessions WHERE id = ?", [meta.id])) {

@@ -10,7 +10,14 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
+import {
+  checkId,
+  checkListQuery,
+  checkMessages,
+  checkMeta,
+  checkNewMeta,
+  contextCacheText,
+} from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -110,7 +117,7 @@ const factory: AdapterFactory = (options) => {
     capabilities: { crossProcess: true, fullTextSearch: false, persistent: true },
 
     async createSession(meta, messages) {
-      const m = checkMeta(meta);
+      const m = checkNewMeta(meta);
       checkProjectPath(m.projectPath);
       const msgs = checkMessages(messages);
       checkUsageRule({}, msgs);

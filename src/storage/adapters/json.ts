@@ -11,7 +11,14 @@ import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
+import {
+  checkId,
+  checkListQuery,
+  checkMessages,
+  checkMeta,
+  checkNewMeta,
+  contextCacheText,
+} from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
 import {
   type EventRecord,
@@ -151,7 +158,7 @@ const factory: AdapterFactory = (options) => {
 
     async createSession(metaIn, messagesIn) {
       const messages = checkMessages(messagesIn);
-      const meta = { ...checkMeta(metaIn), messageCount: messages.length };
+      const meta = { ...checkNewMeta(metaIn), messageCount: messages.length };
       checkUsageRule({}, messages);
       await write((s) => {
         if (s.sessions[meta.id]?.meta) throw conflict(`session ${meta.id} already exists`);

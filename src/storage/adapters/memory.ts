@@ -7,7 +7,14 @@ import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkMeta, contextCacheText } from "../_validate.ts";
+import {
+  checkId,
+  checkListQuery,
+  checkMessages,
+  checkMeta,
+  checkNewMeta,
+  contextCacheText,
+} from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
 
@@ -34,7 +41,7 @@ const factory: AdapterFactory = () => {
     capabilities: { crossProcess: false, fullTextSearch: false, persistent: false },
 
     async createSession(meta, messages) {
-      const m = checkMeta(meta);
+      const m = checkNewMeta(meta);
       const msgs = checkMessages(messages);
       checkUsageRule({}, msgs);
       if (sessions.has(m.id)) throw conflict(`session ${m.id} already exists`);
