@@ -5,6 +5,8 @@
  * while they wait they touch the lock file's mtime, so a holder can tell that someone is waiting
  * (`LockHandle.contended`) and hand the lock over instead of taking it straight back.
  */
+
+import { AsyncLocalStorage } from "node:async_hooks";
 import {
   closeSync,
   existsSync,
@@ -304,24 +306,15 @@ export function withLockSync<T>(path: string, fn: () => T, timeoutMs?: number): 
  */
 const turns = new Map<string, Promise<unknown>>();
 
-/** Whether `p` settles within `ms`. */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((r) => {
-    timer = setTimeout(() => r(false), ms);
-  });
-  try {
-    return await Promise.race([p.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** The lock paths the current async call chain holds (to tell a nested caller from a waiting one). */
+const held = new AsyncLocalStorage<ReadonlySet<string>>();
 
 /**
  * Run async `fn` while holding the lock at `path`. Callers of this process take turns per path
- * first (see `turns`), and only the one whose turn it is takes (or waits for) the file, which other
- * processes hold. A caller waits `timeoutMs` in all: one nested in a holder of the same path fails
- * with code `locked` then, as a caller of another process would.
+ * first (see `turns`): they wait for the ones before them however long those hold it, as callers
+ * of one process queue for one resource; only the one whose turn it is takes the file, waiting up
+ * to `timeoutMs` for another process that holds it. A caller nested in a holder of the same path
+ * (it would wait for itself) fails at once with code `locked`.
  */
 export async function withLock<T>(
   path: string,
@@ -329,22 +322,21 @@ export async function withLock<T>(
   timeoutMs = DEFAULT_TIMEOUT_MS,
 ): Promise<T> {
   const key = resolve(path);
-  const deadline = Date.now() + timeoutMs;
+  const mineAlready = held.getStore();
+  if (mineAlready?.has(key))
+    throw new FreecodeError("locked", `could not lock ${path}: this caller already holds it (a nested lock)`);
   const before = turns.get(key);
   let finished!: () => void;
   const mine = new Promise<void>((r) => {
     finished = r;
   });
-  // The next caller waits for this one and for every one before it (one that timed out waiting
-  // is done early; the holder it waited for is not).
   const after = before ? Promise.all([before, mine]) : mine;
   turns.set(key, after);
   try {
-    if (before && !(await settlesWithin(before, timeoutMs)))
-      throw lockedError(path, timeoutMs, lookAtLock(path));
-    const lock = acquireLock(path, Math.max(0, deadline - Date.now()));
+    if (before) await before.then(undefined, () => undefined);
+    const lock = acquireLock(path, timeoutMs);
     try {
-      return await fn();
+      return await held.run(new Set([...(mineAlready ?? []), key]), fn);
     } finally {
       lock.release();
     }

@@ -142,11 +142,31 @@ describe("async callers of one process", () => {
     await expect(failing).rejects.toThrow("boom");
     expect(await next).toBe("next");
     const t0 = Date.now();
-    const nested = withLock(path, () => withLock(path, async () => "never", 150), 2_000);
+    const nested = withLock(path, () => withLock(path, async () => "never"));
     await expect(nested).rejects.toMatchObject({ code: "locked" });
-    expect(Date.now() - t0).toBeLessThan(1_500);
-    // The queue is clear again: a later caller takes the lock at once.
+    expect(Date.now() - t0).toBeLessThan(500); // at once: it would wait for itself
+    // Another path inside is fine, and the queue is clear again: a later caller takes it at once.
+    expect(await withLock(path, () => withLock(`${path}.other`, async () => "inner"))).toBe("inner");
     expect(await withLock(path, async () => "later", 100)).toBe("later");
+  });
+
+  test("a caller's timeout is for another process's lock, not for its turn behind this process's callers", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "x.lock");
+    // Eight callers holding it 150 ms each: 1.2 s in all, past each one's 500 ms timeout.
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        withLock(
+          path,
+          async () => {
+            await pause(150);
+            return i;
+          },
+          500,
+        ),
+      ),
+    );
+    expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 });
 
