@@ -2,8 +2,10 @@
  * A key written twice in one mapping of a case file. YAML and JSON parsers keep the last one and
  * say nothing, so a second `expect:` (two branches merged) dropped the first list of assertions, and
  * `{name: write, name: edit}` checked only `edit`. JSON is scanned exactly; YAML in block style
- * (what case files use) by indentation — keys of flow mappings (`{a: 1, a: 2}`) and of text inside
- * block scalars (`|`, `>`) are not looked at, so nothing valid is ever refused.
+ * (what case files use) by indentation — keys of flow mappings (`{a: 1, a: 2}`) and text inside
+ * block scalars (`|`, `>`, after an anchor or a tag too) are not looked at, and where a line is not
+ * read with certainty the scan stops (`duplicateYamlKey`): a duplicate may go unseen, but nothing
+ * valid is refused.
  */
 
 /** The first repeated key and the line it is repeated on, or undefined. */
@@ -67,7 +69,28 @@ function openBrackets(text: string): number {
   return open;
 }
 
-/** A repeated key in one YAML document (block style), or undefined. */
+/** Whether a quoted scalar that starts `text` ends on this line (else it runs on: not followed). */
+function quotedCloses(text: string): boolean {
+  const q = text[0]!;
+  for (let i = 1; i < text.length; i++) {
+    if (q === '"' && text[i] === "\\") i++;
+    else if (text[i] === q) {
+      if (q === "'" && text[i + 1] === "'") i++;
+      else return true;
+    }
+  }
+  return false;
+}
+
+/** A value's anchors and tags (`&a`, `!!str`) before what it is. */
+const bare = (value: string) => value.replace(/^(?:[&!]\S*\s*)+/, "");
+
+/**
+ * A repeated key in one YAML document (block style), or undefined. Where the layout is not one this
+ * reads with certainty (a key with an anchor or a tag, a quoted or flow value running over lines, a
+ * line that is neither a key nor a list item), it stops looking and reports nothing: a duplicate may
+ * then go unseen, but nothing valid is refused.
+ */
 export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | undefined {
   const frames: { col: number; keys: Set<string> }[] = [];
   /** Lines more indented than this belong to a block scalar (or -1: none open). */
@@ -79,6 +102,7 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
     const line = raw.replace(/\r$/, "");
     if (flow > 0) {
       flow += openBrackets(line);
+      if (flow < 0) return undefined;
       continue;
     }
     const indent = line.length - line.trimStart().length;
@@ -88,6 +112,7 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
       if (indent > scalarCol) continue;
       scalarCol = -1;
     }
+    if (line.startsWith("\t")) return undefined;
     let col = indent;
     // Each `- ` opens a new mapping one level in (`- - a: 1` nests two).
     let item = false;
@@ -102,20 +127,23 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
       while (frames.length > 0 && frames.at(-1)!.col >= col) frames.pop();
       frames.push({ col, keys: new Set() });
     }
+    if (rest === "" || rest.startsWith("#")) continue;
     const m = KEY.exec(rest);
-    if (!m) {
-      if (/^[[{]/.test(rest)) flow = Math.max(0, openBrackets(rest));
-      continue;
+    const value = bare(m ? rest.slice(m[0].length).trim() : rest);
+    if (!m && !item) return undefined; // neither a key nor a list item: not read with certainty
+    if (m) {
+      while (frames.length > 0 && frames.at(-1)!.col > col) frames.pop();
+      if (frames.at(-1)?.col !== col) frames.push({ col, keys: new Set() });
+      const keys = frames.at(-1)!.keys;
+      const key = keyText(m[1]!.trim());
+      if (keys.has(key)) return { key, line: firstLine + n };
+      keys.add(key);
     }
-    while (frames.length > 0 && frames.at(-1)!.col > col) frames.pop();
-    if (frames.at(-1)?.col !== col) frames.push({ col, keys: new Set() });
-    const keys = frames.at(-1)!.keys;
-    const key = keyText(m[1]!.trim());
-    if (keys.has(key)) return { key, line: firstLine + n };
-    keys.add(key);
-    const value = rest.slice(m[0].length).trim();
-    if (/^[|>]/.test(value)) scalarCol = col;
-    else if (/^[[{]/.test(value)) flow = Math.max(0, openBrackets(value));
+    if (/^[|>]/.test(value)) scalarCol = m ? col : indent;
+    else if (/^[[{]/.test(value)) {
+      flow = openBrackets(value);
+      if (flow < 0) return undefined;
+    } else if (/^["']/.test(value) && !quotedCloses(value)) return undefined;
   }
   return undefined;
 }

@@ -45,6 +45,15 @@ describe("YAML (block style)", () => {
       "x: {a: 1, a: 2}\ny: [\n  {a: 1},\n  {a: 1}\n]\nz: 1\n",
       "# a: 1\na: 1 # a: 2\n",
       "- - a: 1\n  - a: 2\n",
+      // Found by the final read: block scalars after an anchor or tag, or as a list item; quoted
+      // text over lines; keys this does not read (it stops looking rather than guess).
+      "prompt: &task |\n  Constraint: a\n  Constraint: b\nother: 1\n",
+      "a: !!str |\n  x: 1\n  x: 2\n",
+      "steps:\n  - |\n    k: 1\n    k: 2\n",
+      'a: "line one\n  k: 1\n  k: 2 still quoted"\nb: 1\n',
+      "a: 'it''s\n  k: 1\n  k: 2'\nb: 1\n",
+      "a#b:\n  x: 1\nc#d:\n  x: 2\n",
+      "&x k:\n  y: 1\n&z k2:\n  y: 2\n",
     ];
     for (const text of ok) expect([text, duplicateYamlKey(text)]).toEqual([text, undefined]);
   });
