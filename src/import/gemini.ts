@@ -111,6 +111,12 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   return dirname(dir);
 }
 
+/**
+ * How long the last message may wait for its tokens before its response is written without them
+ * (Gemini CLI writes them seconds after the text; a response cut off never gets them).
+ */
+const TOKENS_WAIT_MS = 5 * 60_000;
+
 /** Derive one Gemini CLI session. */
 export function mapGemini(
   path: string,
@@ -132,6 +138,7 @@ export function mapGemini(
   let prevAt = started || 0;
   // A call left open is cut off once a later response began, or once the session has gone idle.
   const lastResponse = messages.findLastIndex((m) => m.type === "gemini");
+  let waiting = false;
   const idle = idleSince(lastActivity(meta, messages));
   for (const [i, m] of messages.entries()) {
     const at = Date.parse(String(m.timestamp)) || prevAt;
@@ -147,7 +154,9 @@ export function mapGemini(
         // message whole as its tokens and tool calls come): its response waits for that, or for a
         // later message, or for the session to go idle. Written now, it stayed without usage (an
         // event is never written twice).
-        const settled = m.tokens != null || i < messages.length - 1 || idle;
+        const settled =
+          m.tokens != null || i < messages.length - 1 || idle || Date.now() - at > TOKENS_WAIT_MS;
+        if (!settled) waiting = true;
         const open = geminiTurn(b, m, at, prevAt, model, content, settled);
         // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
         if (open !== undefined && (idle || i < lastResponse))
@@ -183,7 +192,7 @@ export function mapGemini(
   });
   const last = Date.parse(String(meta.lastUpdated));
   if (last > session.meta.updatedAt) session.meta.updatedAt = last;
-  return { ...session, mode: "full" };
+  return { ...session, mode: "full", ...(waiting ? { open: true } : {}) };
 }
 
 /**

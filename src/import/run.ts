@@ -316,12 +316,14 @@ async function readDocument(
   } else {
     const text = await Bun.file(c.path).text();
     next.hash = Bun.hash(text).toString(36);
-    if (prev?.hash === next.hash) {
+    // The same text is derived again only when its last read left something to come.
+    if (prev?.hash === next.hash && prev.open !== true) {
       sum.sessions.unchanged += prev.sessions.length;
       return;
     }
     if (c.agent === "gemini") {
       const s = mapGemini(c.path, text, base);
+      if (s?.open) next.open = true;
       await write(s ? [s] : []);
     } else {
       const b = readOpencodeExport(c.path, text);

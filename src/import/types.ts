@@ -59,6 +59,9 @@ export interface ImportedSession {
   interrupted?: string[];
   /** Token totals over everything derived so far (for summaries and tests). */
   tokens: TokenTotals;
+  /** A whole document derived with something still to come (a Gemini response waiting for its
+   * tokens): the next import reads it again even if it did not change. */
+  open?: boolean;
 }
 
 /** What a parser returns for one source. */

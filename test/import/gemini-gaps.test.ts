@@ -9,8 +9,10 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { importSources } from "../../src/import/import.ts";
 import { loadTrace } from "../../src/rollout/load.ts";
 import type { EventRecord } from "../../src/storage/records.ts";
+import { openStore } from "../../src/storage/select.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 import { importOne, type Raw, sessionsFrom } from "./_corpus.ts";
 
@@ -190,24 +192,63 @@ test("a live recording's last message without tokens waits for them: its respons
   const head = [meta(now - 3000, now - 2000), user("u1", now - 3000, "run the tests"), first];
   const write = (records: Raw[]) =>
     writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+  // One store across the imports (a files store: what was written stays written).
   const responses = async () => {
-    const { adapter } = await importOne(home.path, "gemini", path);
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
     try {
+      const report = await importSources({
+        agent: "gemini",
+        paths: [path],
+        adapter,
+        home: home.path,
+        fsync: false,
+      });
       const [id] = await sessionsFrom(adapter, path);
       const events: EventRecord[] = [];
       for await (const r of adapter.readEvents(id!)) events.push(r.event!);
-      return events.filter((e) => e.type.startsWith("model.")).map((e) => [e.type, e.outputTokens ?? null]);
+      const model = events
+        .filter((e) => e.type.startsWith("model."))
+        .map((e) => [e.type, e.outputTokens ?? null]);
+      return { model, read: report.sources[0]!.files.read };
     } finally {
       await adapter.close();
     }
   };
   write(head);
   // Gemini CLI is still at work on g1: the request is in the log, its response not yet.
-  expect(await responses()).toEqual([["model.request", null]]);
+  expect(await responses()).toEqual({ model: [["model.request", null]], read: 1 });
+  // Unchanged, it is read again: something was left to come.
+  expect(await responses()).toEqual({ model: [["model.request", null]], read: 1 });
   const tokens = { input: 100, output: 10, cached: 40, thoughts: 5, tool: 2, total: 117 };
   write([...head, { ...first, tokens }]);
-  expect(await responses()).toEqual([
+  const done = await responses();
+  expect(done.model).toEqual([
     ["model.request", null],
     ["model.response", 15],
   ]);
+  // Settled: the next import finds it unchanged.
+  expect((await responses()).read).toBe(0);
+});
+
+test("a last message that never gets its tokens has its response written once it is 5 minutes old", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const now = Date.now();
+  const path = join(dir.path, "session-2026-05-01T10-00-c0ffee00.jsonl");
+  // A response cut off 6 minutes ago, in a session active a minute ago (not idle).
+  const records = [
+    meta(now - 7 * MINUTE, now - MINUTE),
+    user("u1", now - 7 * MINUTE, "run the tests"),
+    gemini("g1", now - 6 * MINUTE, [], { content: [{ text: "running" }] }),
+  ];
+  writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+  const { adapter } = await importOne(home.path, "gemini", path);
+  try {
+    const [id] = await sessionsFrom(adapter, path);
+    const types: string[] = [];
+    for await (const r of adapter.readEvents(id!)) types.push(r.event!.type);
+    expect(types.filter((t) => t.startsWith("model."))).toEqual(["model.request", "model.response"]);
+  } finally {
+    await adapter.close();
+  }
 });
