@@ -59,6 +59,12 @@ const PATTERNS: [RegExp, Replacer][] = [
     /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)@/gi,
     (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
   ],
+  // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
+  // `docker run -u 1000:1000` is a user and a group.
+  [
+    /(\bcurl\b[^\n|;&]*?\s(?:-u\s*|--user[=\s]\s*)(["']?)[^\s:'"]+:)([^\s'"]+)/g,
+    (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
+  ],
   [/\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
   [/\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],
   [/\bhf_[A-Za-z0-9]{30,}\b/g, MASK],

@@ -32,6 +32,8 @@ describe("redactText: secrets the audit found unmasked", () => {
     ],
     ["short URL password", "postgres://admin:pw@db:5432/x", `postgres://admin:${M}@db:5432/x`],
     ["short Basic header", "Authorization: Basic dXNlcjpwYXNz", `Authorization: Basic ${M}`],
+    ["curl -u", "curl -u admin:Sup3rS3cretPw https://hooks", `curl -u admin:${M} https://hooks`],
+    ["curl --user", "curl -s --user bob:hunter22 https://x", `curl -s --user bob:${M} https://x`],
   ])("%s", (_name, input, expected) => {
     expect(redactText(input)).toBe(expected);
   });
@@ -56,6 +58,9 @@ describe("redactText: ordinary code the audit found damaged", () => {
     "the token sequenceLengthExceeded was emitted",
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell or CI reference, not a template
     "https://user:${PASSWORD}@host/x",
+    "docker run -u 1000:1000 image",
+    "curl -u $USER:$PASS https://x",
+    "git push -u origin main",
   ])("%s", (code) => {
     expect(redactText(code)).toBe(code);
   });
