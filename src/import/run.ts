@@ -13,6 +13,7 @@ import type { ClaudeState } from "./claude-state.ts";
 import { CodexParser, type CodexState } from "./codex.ts";
 import { type Candidate, discover, type KnownFiles } from "./discover.ts";
 import { mapGemini } from "./gemini.ts";
+import { sessionIdFor } from "./ids.ts";
 import { feedJsonl } from "./jsonl.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
@@ -97,6 +98,7 @@ export async function importRoot(
       sum.warnings.push({ file: c.path, message: `not imported: ${(error as Error).message}` });
     }
   }
+  countOutcomes(sum);
   return sum;
 }
 
@@ -155,6 +157,26 @@ async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boole
 /** The strongest of a session's write outcomes over the parts of one source. */
 const STATUS_RANK: Record<WriteStatus, number> = { empty: 0, unchanged: 1, updated: 2, created: 3 };
 
+/**
+ * Each session's outcome in one source, the strongest of them: a session two files of a source
+ * feed (an OpenCode export beside its row dump) is counted once, not once per file.
+ */
+const outcomesOf = new WeakMap<SourceSummary, Map<string, WriteStatus>>();
+
+function noteOutcome(sum: SourceSummary, id: string, status: WriteStatus): void {
+  let m = outcomesOf.get(sum);
+  if (!m) outcomesOf.set(sum, (m = new Map()));
+  const was = m.get(id);
+  if (was === undefined || STATUS_RANK[status] > STATUS_RANK[was]) m.set(id, status);
+}
+
+/** The source's session counts from its noted outcomes. */
+function countOutcomes(sum: SourceSummary): void {
+  const counts = { created: 0, updated: 0, unchanged: 0 };
+  for (const status of outcomesOf.get(sum)?.values() ?? []) if (status !== "empty") counts[status]++;
+  sum.sessions = counts;
+}
+
 async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptions): Promise<void> {
   const sig = signature(c);
   const prev = opts.imports.files[c.path];
@@ -181,7 +203,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     (await anyMissing(opts.adapter, prev.sessions));
   if (unchanged && !purged) {
     sum.files.unchanged++;
-    sum.sessions.unchanged += prev.sessions.length;
+    for (const id of prev.sessions) noteOutcome(sum, id, "unchanged");
     return;
   }
   if (purged) for (const id of prev.sessions) opts.cache?.delete(id);
@@ -224,9 +246,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   for (const [id, status] of outcomes) {
     if (status === "empty") continue;
     ids.add(id);
-    if (status === "created") sum.sessions.created++;
-    else if (status === "updated") sum.sessions.updated++;
-    else sum.sessions.unchanged++;
+    noteOutcome(sum, id, status);
   }
   next.sessions = [...ids];
   opts.imports.files[c.path] = next;
@@ -301,14 +321,15 @@ async function readDocument(
   const base = { path: c.path, redact: opts.redact, counts, warnings };
   if (c.kind === "opencode-db") {
     const stamps: Record<string, number> = {};
-    let read = 0;
+    const readIds = new Set<string>();
     for (const b of readOpencodeDb(c.path, prev?.stamps, stamps)) {
-      read++;
+      readIds.add(b.session.id);
       await write([mapOpencodeSession(b.session, b.messages, base)]);
     }
     next.stamps = stamps;
     // Sessions whose time_updated did not move were not read: unchanged.
-    sum.sessions.unchanged += Object.keys(stamps).length - read;
+    for (const raw of Object.keys(stamps))
+      if (!readIds.has(raw)) noteOutcome(sum, sessionIdFor("opencode", raw), "unchanged");
   } else if (c.kind === "opencode-rows") {
     await write(
       readOpencodeRows(c.path, warnings).map((b) => mapOpencodeSession(b.session, b.messages, base)),
@@ -318,7 +339,7 @@ async function readDocument(
     next.hash = Bun.hash(text).toString(36);
     // The same text is derived again only when its last read left something to come.
     if (prev?.hash === next.hash && prev.open !== true) {
-      sum.sessions.unchanged += prev.sessions.length;
+      for (const id of prev.sessions) noteOutcome(sum, id, "unchanged");
       return;
     }
     if (c.agent === "gemini") {

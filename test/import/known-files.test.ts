@@ -38,3 +38,18 @@ test("an unchanged Gemini .jsonl recording is read again as a document: --redact
   expect(run("import", "gemini", dir.path, "--redact").sources[0]!.sessions.created).toBe(1);
   expect(cli("session", "show", id).code).toBe(0);
 });
+
+test("a session two files of one source feed is counted once (OpenCode rows beside an export)", async () => {
+  await using home = await tempHome();
+  const root = join(CORPUS, "opencode");
+  const run = () =>
+    parseJson<{ sources: { sessions: { created: number; updated: number; unchanged: number } }[] }>(
+      runCli(["import", "opencode", root, "--json"], { home: home.path }),
+    ).sources[0]!.sessions;
+  const first = run();
+  const stored = parseJson<{ total: number }>(
+    runCli(["session", "list", "--all", "--json"], { home: home.path }),
+  ).total;
+  expect(first.created + first.updated + first.unchanged).toBe(stored);
+  expect(run()).toEqual({ created: 0, updated: 0, unchanged: stored });
+});
