@@ -16,6 +16,7 @@ import { writeSync } from "node:fs";
 import { badInput, FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
+import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
 import type { DenySource, EventInput, EventOf } from "./events.ts";
 import { createIdGenerator, newEventId } from "./ids.ts";
 import { draftProblem, isValidDraft } from "./validate.ts";
@@ -111,12 +112,25 @@ function freezeForJson(event: Record<string, unknown>): { field: string; reason:
     if (typeof value === "function" || typeof value === "symbol") delete event[field];
     if (typeof value !== "object" || value === null) continue;
     try {
-      event[field] = JSON.parse(JSON.stringify(value));
+      const text = JSON.stringify(value);
+      // JSON writes NaN and ±Infinity as null: looked for only when the text holds a null at all.
+      if (text.includes("null") && hasNonFinite(value))
+        return { field, reason: "a number JSON cannot hold (NaN or ±Infinity) inside it" };
+      event[field] = JSON.parse(text);
     } catch (error) {
       return { field, reason: (error as Error).message };
     }
   }
   return undefined;
+}
+
+/** Whether a JSON-bound value holds NaN or ±Infinity anywhere (depth-limited: JSON threw past it). */
+function hasNonFinite(value: unknown, depth = 0): boolean {
+  if (typeof value === "number") return !Number.isFinite(value);
+  if (typeof value !== "object" || value === null || depth > 256) return false;
+  for (const v of Array.isArray(value) ? value : Object.values(value))
+    if (hasNonFinite(v, depth + 1)) return true;
+  return false;
 }
 
 /** What the process-exit hooks need of a live recorder. */
@@ -292,6 +306,11 @@ export function createRecorder(options: RecorderOptions): Recorder {
         const problem = draftProblem(stamped) ?? { message: "invalid event" };
         throw badInput(problem.message, { field: problem.field });
       }
+      // Refused here, not by the store: a batch the store refuses would block every later event.
+      if (!isTimeMs(stamped.timestamp))
+        throw badInput(`timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`, {
+          field: "timestamp",
+        });
       const bad = freezeForJson(stamped);
       if (bad) {
         throw badInput(`${event.type} event: ${bad.field} cannot be written as JSON (${bad.reason})`, {

@@ -97,6 +97,31 @@ describe("recorder", () => {
     expect(await adapter.listEventLogs()).toEqual([]);
   });
 
+  test("a time past a date's range and a NaN inside args are refused at record time; later events still land", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    const rec = createRecorder({ adapter, sessionId: "s", enabled: true });
+    expect(() => rec.record({ type: "turn.started", turnId: "t", timestamp: 9e15 })).toThrow(
+      "timestamp must be milliseconds a date can hold",
+    );
+    expect(() =>
+      rec.record({
+        type: "function.call",
+        turnId: "t",
+        tool: "x",
+        callId: "c",
+        args: { n: [1, Number.NaN] },
+      }),
+    ).toThrow("a number JSON cannot hold");
+    // A null that was a null is fine.
+    rec.record({ type: "function.call", turnId: "t", tool: "x", callId: "c2", args: { n: null } });
+    rec.record({ type: "turn.started", turnId: "t2" });
+    await rec.close();
+    const types: string[] = [];
+    for await (const r of adapter.readEvents("s")) types.push(r.event!.type);
+    expect(types).toEqual(["function.call", "turn.started"]);
+  });
+
   test("the timer flushes buffered events without an explicit flush", async () => {
     await using home = await tempHome();
     const { adapter } = await openStore("memory", { home: home.path });
