@@ -50,12 +50,15 @@ async function markMessage(
   for (let attempt = 1; ; attempt++) {
     const { messages } = await readForRewrite(store, sessionId, "mark an interrupt in");
     const i = messages.findIndex((m) => m.id === messageId);
-    if (i === -1) {
-      if (partial) await store.appendMessages(sessionId, [{ ...partial, id: messageId, interrupted: true }]);
-      return;
-    }
-    if (messages[i]!.interrupted) return;
-    const next = messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
+    if (i === -1 && !partial) return;
+    if (i !== -1 && messages[i]!.interrupted) return;
+    // Not stored yet: the partial copy goes in only if the log did not move since it was read. An
+    // append (the loop writing the finished message under the same id) would otherwise leave it
+    // twice, the whole answer and a cut copy; a conflict reads again and marks the stored one.
+    const next =
+      i === -1
+        ? [...messages, { ...partial!, id: messageId, interrupted: true }]
+        : messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
     try {
       await store.replaceMessages(sessionId, next, { ifMessageCount: messages.length });
       return;

@@ -1,7 +1,7 @@
 /** The InterruptHandler with real SIGINTs sent to a child process. */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { InterruptHandler } from "../../src/session/interrupt.ts";
+import { InterruptHandler, markInterrupted } from "../../src/session/interrupt.ts";
 import { createSession } from "../../src/session/lifecycle.ts";
 import factory from "../../src/storage/adapters/files.ts";
 import { BUN, tempHome } from "../_helpers.ts";
@@ -66,6 +66,43 @@ describe("InterruptHandler (real signals)", () => {
     expect(messages.map((m) => Boolean(m.interrupted))).toEqual([false, true, false]);
     await h.press();
     expect(exited).toBe(1);
+    await store.close();
+  });
+});
+
+describe("marking a message that lands while the mark is made", () => {
+  test("the loop's own append between the read and the mark: one message, marked, not a cut copy beside it", async () => {
+    await using home = await tempHome();
+    const store = factory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "s" }, [
+      { id: "u1", role: "user", parts: [{ type: "text", content: "explain" }], timestamp: 1 },
+    ]);
+    const finished = {
+      id: "a1",
+      role: "assistant" as const,
+      parts: [{ type: "text" as const, content: "the whole answer" }],
+      timestamp: 2,
+    };
+    // The loop appends its finished message right after the mark read the log (a real store).
+    let raced = false;
+    const racing = {
+      ...store,
+      async readMessages(id: string) {
+        const read = await store.readMessages(id);
+        if (!raced) {
+          raced = true;
+          await store.appendMessages(id, [finished]);
+        }
+        return read;
+      },
+    };
+    await markInterrupted(racing, "s", "a1", { ...finished, parts: [{ type: "text", content: "the who" }] });
+    const { messages } = await store.readMessages("s");
+    expect(messages.map((m) => [m.id, m.parts[0]!.content, m.interrupted ?? false])).toEqual([
+      ["u1", "explain", false],
+      ["a1", "the whole answer", true],
+    ]);
+    expect((await store.getMeta("s"))?.status).toBe("interrupted");
     await store.close();
   });
 });
