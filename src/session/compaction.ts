@@ -10,6 +10,7 @@
  */
 import { badInput, conflict } from "../errors.ts";
 import { rolloutEnabled } from "../rollout/recorder.ts";
+import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
@@ -21,17 +22,19 @@ export const DEFAULT_KEEP_USER_TURNS = 2;
 
 /**
  * Where compaction cuts `messages`: the first `head` (leading system messages) stay, [head, cut)
- * is dropped, the rest stays from the n-th last user message on. With n user turns or fewer there
+ * is dropped, the rest stays from the n-th last user message (not a synthetic one) on. With n user turns or fewer there
  * is nothing to drop (`cut === head`); with n ≤ 0 everything after the system messages goes.
  */
 export function compactionCut(messages: StoredMessage[], n: number): { head: number; cut: number } {
   let head = 0;
   while (head < messages.length && messages[head]!.role === "system") head++;
   if (n <= 0) return { head, cut: messages.length };
-  const users = messages.reduce((k, m) => k + (m.role === "user" ? 1 : 0), 0);
+  // Turns as the meta counts them: a synthetic user message (the "Continue" a resume appends, a
+  // harness notice) opens none, and cutting at it dropped the prompt of the turn it continues.
+  const users = messages.reduce((k, m) => k + (isTurnStart(m) ? 1 : 0), 0);
   if (users <= n) return { head, cut: head };
   let cut = messages.length;
-  for (let seen = 0; seen < n; ) if (messages[--cut]!.role === "user") seen++;
+  for (let seen = 0; seen < n; ) if (isTurnStart(messages[--cut]!)) seen++;
   return { head, cut };
 }
 

@@ -101,6 +101,9 @@ export interface LazySession {
 export function startSession(store: StorageAdapter, init: NewSession): LazySession {
   const id = init.id === undefined ? newSessionId() : checkId(init.id);
   let created = false;
+  /** The creation in flight: a second append waits for it (two first appends both created, and
+   * the second failed with a conflict, its messages lost). */
+  let creating: Promise<unknown> | undefined;
   return {
     id,
     get created() {
@@ -108,9 +111,16 @@ export function startSession(store: StorageAdapter, init: NewSession): LazySessi
     },
     async append(messages) {
       if (messages.length === 0) return;
+      if (creating) await creating.catch(() => undefined);
       if (created) return store.appendMessages(id, messages);
-      await createSession(store, { ...init, id }, messages);
-      created = true;
+      const making = createSession(store, { ...init, id }, messages);
+      creating = making;
+      try {
+        await making;
+        created = true;
+      } finally {
+        creating = undefined;
+      }
     },
   };
 }
@@ -238,8 +248,11 @@ export async function forkSession(
   const now = Date.now();
   const newId = options.newId === undefined ? newSessionId(now) : checkId(options.newId);
   const full = options.at === undefined;
+  // Counted afresh from what is copied: turns, and the last turn's time (a fork taken earlier
+  // had the parent's later one).
+  const { lastTurnAt: _l, ...fresh } = parent;
   const counted = foldMessagesIntoMeta(
-    { ...parent, turnCount: 0, messageCount: 0, tokens: undefined },
+    { ...fresh, turnCount: 0, messageCount: 0, tokens: undefined },
     copied,
   );
   // A compaction the parent left half done (`pendingCompaction`) is the parent's to finish.
