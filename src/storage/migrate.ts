@@ -9,8 +9,12 @@
  * behind there), and a files store holding a session its listing cannot show (an unreadable
  * meta.json, a dot-named id) is refused before anything is copied: it would be dropped unseen.
  */
+import { existsSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { conflict, FreecodeError } from "../errors.ts";
+import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
 import type { StorageAdapter } from "./contract.ts";
+import { migrationMarker } from "./migration-marker.ts";
 import type { EventDraft, EventRecord, SessionMeta } from "./records.ts";
 import { unlistedSessionDirs } from "./verify.ts";
 
@@ -111,9 +115,12 @@ export async function migrateStore(
   target: StorageAdapter,
   progress: (done: number, total: number) => void = () => {},
 ): Promise<MigrateReport> {
+  const marker = migrationMarker(target);
+  if (marker && existsSync(marker)) await clearInterrupted(target);
   if (
     (await target.listSessions({ all: true, limit: 0 })).total > 0 ||
-    (await target.listEventLogs()).length > 0
+    (await target.listEventLogs()).length > 0 ||
+    (target.name === "files" && unlistedSessionDirs(target.location, new Set()).length > 0)
   ) {
     throw conflict(
       `the target store ${target.name} (${target.location}) is not empty: migrate only into an empty store`,
@@ -123,12 +130,31 @@ export async function migrateStore(
   if (source.name === "files") refuseUnlisted(source.location, ids);
   const logs = await source.listEventLogs();
   const written = new Set<string>();
+  if (marker) {
+    ensureDir(dirname(marker));
+    writeFileAtomic(
+      marker,
+      `${JSON.stringify({ from: source.name, to: target.name, startedAt: Date.now() })}\n`,
+    );
+  }
   try {
     await copyStore(source, target, ids, logs, written, progress);
-    return await verifyCopy(source, target);
+    const report = await verifyCopy(source, target);
+    if (marker) rmSync(marker, { force: true });
+    return report;
   } catch (error) {
-    throw await undoCopy(target, written, error);
+    const undone = await undoCopy(target, written, error);
+    if (marker && undone === error) rmSync(marker, { force: true });
+    throw undone;
   }
+}
+
+/** Purge everything an interrupted migration left in `target` (see `migrationMarker`). */
+async function clearInterrupted(target: StorageAdapter): Promise<void> {
+  const ids = new Set([...(await listedIds(target)), ...(await target.listEventLogs())]);
+  for (const id of ids) await target.purgeSession(id);
+  const marker = migrationMarker(target);
+  if (marker) rmSync(marker, { force: true });
 }
 
 /** A files store's session directories that its listing does not show would be lost: refuse. */
@@ -170,8 +196,10 @@ async function copyStore(
         { source: { file: i.file, line: i.line } },
       );
     }
-    written.add(id);
+    // Marked as this migration's only once it made it: a create the target refused (an id it holds)
+    // must not be purged by the cleanup.
     await target.createSession(meta, messages);
+    written.add(id);
     const cache = await source.getContextCache(id);
     if (cache !== undefined) await target.putContextCache(id, cache);
     progress(++done, total);
@@ -179,7 +207,7 @@ async function copyStore(
   for (const id of logs) {
     let expected = 1;
     let batch: EventDraft[] = [];
-    written.add(id);
+    written.add(id); // the target held no log when the migration began: any log is this one's
     for await (const { seq, ...rest } of eventsOf(source, id)) {
       // seq is assigned by the target from 1: a source with gaps cannot be copied as it is.
       if (seq !== expected++)

@@ -27,6 +27,7 @@ import { homePaths } from "../home.ts";
 import { isProcessAlive } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
+import { migrationMarker } from "./migration-marker.ts";
 
 export interface Problem {
   kind:
@@ -38,7 +39,8 @@ export interface Problem {
     | "orphan_dir"
     | "bad_meta"
     | "bad_id"
-    | "engine";
+    | "engine"
+    | "interrupted_migration";
   sessionId?: string;
   file?: string;
   line?: number;
@@ -240,21 +242,48 @@ export async function verifyStore(
   repair = false,
 ): Promise<VerifyReport> {
   const problems: Problem[] = [];
-  if (adapter.name === "sqlite") {
-    const { Database } = await import("bun:sqlite");
-    const db = new Database(adapter.location, { readonly: true });
+  const marker = migrationMarker(adapter);
+  if (marker && existsSync(marker))
+    problems.push({
+      kind: "interrupted_migration",
+      file: marker,
+      detail:
+        "a `store migrate` into this store was stopped half way: what it holds is a partial copy; run the migration again (it clears the partial copy and starts over)",
+      repairable: false,
+    });
+  if (adapter.name === "sqlite" && existsSync(adapter.location)) {
+    // A database damaged past opening (or its check failing) is a problem to report, not a crash.
     try {
-      const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
-      for (const r of rows)
-        if (r.integrity_check !== "ok")
-          problems.push({
-            kind: "engine",
-            file: adapter.location,
-            detail: r.integrity_check,
-            repairable: false,
-          });
-    } finally {
-      db.close();
+      const { Database } = await import("bun:sqlite");
+      const db = new Database(adapter.location, { readonly: true });
+      try {
+        const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
+        for (const r of rows)
+          if (r.integrity_check !== "ok")
+            problems.push({
+              kind: "engine",
+              file: adapter.location,
+              detail: r.integrity_check,
+              repairable: false,
+            });
+      } finally {
+        db.close();
+      }
+    } catch (error) {
+      problems.push({
+        kind: "engine",
+        file: adapter.location,
+        detail: `the database cannot be checked: ${(error as Error).message}`,
+        repairable: false,
+      });
+      return {
+        adapter: adapter.name,
+        location: adapter.location,
+        sessions: 0,
+        eventLogs: 0,
+        problems,
+        ok: false,
+      };
     }
   }
   const sessions = await checkSessions(adapter, repair, problems);

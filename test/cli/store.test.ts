@@ -184,3 +184,17 @@ test("store unlock follows a state/locks that is a symlink to another directory"
   expect(r.locks).toEqual([expect.objectContaining({ file: "state/locks/s-s1.lock", removed: true })]);
   expect(existsSync(join(elsewhere.path, "s-s1.lock"))).toBe(false);
 });
+
+test("store verify on sqlite: no database yet is an empty store; a damaged one is a problem, not a crash", async () => {
+  await using home = await tempHome();
+  const empty = runCli(["store", "verify", "--store", "sqlite"], { home: home.path });
+  expect([empty.code, empty.stderr]).toEqual([0, ""]);
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  mkdirSync(join(home.path, "state"), { recursive: true });
+  writeFileSync(join(home.path, "state", "store.db"), "this is not a database, just bytes ".repeat(200));
+  const damaged = runCli(["store", "verify", "--store", "sqlite", "--json"], { home: home.path });
+  expect(damaged.code).toBe(1);
+  expect(damaged.stderr).not.toContain("    at ");
+  expect(JSON.parse(damaged.stdout).problems[0]).toMatchObject({ kind: "engine" });
+});

@@ -11,7 +11,9 @@ import sqlite from "../../src/storage/adapters/sqlite.ts";
 import sqljs from "../../src/storage/adapters/sqljs.ts";
 import type { AdapterFactory, StorageAdapter } from "../../src/storage/contract.ts";
 import { canonicalJson, digestStore, migrateStore } from "../../src/storage/migrate.ts";
+import { migrationMarker } from "../../src/storage/migration-marker.ts";
 import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import { verifyStore } from "../../src/storage/verify.ts";
 import { tempHome } from "../_helpers.ts";
 
 const meta = (id: string, over: Partial<SessionMeta> = {}) =>
@@ -122,4 +124,54 @@ test("the digest ignores key order but not content", () => {
     canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }),
   );
   expect(canonicalJson({ a: 1 })).not.toBe(canonicalJson({ a: 2 }));
+});
+
+test("a files target holding a session it cannot list is not empty: refused, and nothing of it is touched", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await src.createSession(meta("same"), [{ id: "m1", role: "user", parts: [], timestamp: 1 }]);
+  const dst = files({ home: dstHome.path, fsync: "never" });
+  await dst.createSession(meta("same"), [{ id: "mine", role: "user", parts: [], timestamp: 1 }]);
+  await dst.close();
+  const { readdirSync, writeFileSync, readFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const dir = join(
+    dstHome.path,
+    "sessions",
+    readdirSync(join(dstHome.path, "sessions")).find((d) => !d.startsWith("."))!,
+    "same",
+  );
+  writeFileSync(join(dir, "meta.json"), "{not json"); // unlisted now
+  const log = readFileSync(join(dir, "messages.jsonl"), "utf8");
+  const target = files({ home: dstHome.path, fsync: "never" });
+  await expect(migrateStore(src, target)).rejects.toMatchObject({ code: "conflict" });
+  expect(readFileSync(join(dir, "messages.jsonl"), "utf8")).toBe(log);
+  await src.close();
+  await target.close();
+});
+
+test("a migration stopped half way is reported by verify, and the next one clears it and starts over", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await fill(src);
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  // What a killed migration leaves: its mark, and part of the copy.
+  const marker = migrationMarker(target)!;
+  const { mkdirSync, writeFileSync, existsSync } = await import("node:fs");
+  const { dirname } = await import("node:path");
+  mkdirSync(dirname(marker), { recursive: true });
+  writeFileSync(marker, '{"from":"files","to":"sqlite"}\n');
+  await target.createSession(meta("sess-0"), [{ id: "m0", role: "user", parts: [], timestamp: 1 }]);
+  const report = await verifyStore(target, dstHome.path);
+  expect(report.ok).toBe(false);
+  expect(report.problems.map((p) => p.kind)).toContain("interrupted_migration");
+  const done = await migrateStore(src, target);
+  expect(done.verified).toBe(true);
+  expect(existsSync(marker)).toBe(false);
+  expect((await digestStore(target)).hash).toBe((await digestStore(src)).hash);
+  expect((await verifyStore(target, dstHome.path)).ok).toBe(true);
+  await src.close();
+  await target.close();
 });

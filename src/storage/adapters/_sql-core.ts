@@ -3,7 +3,7 @@
  * adapter (sql.js in memory, journaled to disk). The host decides how a read and a write transaction
  * happen; everything here is plain SQL on the shared schema (`_sql-schema.ts`).
  */
-import { badInput, conflict, notFound } from "../../errors.ts";
+import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {

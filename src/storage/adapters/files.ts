@@ -10,14 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
-import {
-  checkId,
-  checkListQuery,
-  checkMessages,
-  checkMeta,
-  checkNewMeta,
-  contextCacheText,
-} from "../_validate.ts";
+import { checkId, checkListQuery, checkMessages, checkNewMeta, contextCacheText } from "../_validate.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";

@@ -1,0 +1,20 @@
+/**
+ * The mark of a `store migrate` in progress on its target (see `migrationMarker`), apart from both
+ * `migrate.ts` (which writes it) and `verify.ts` (which reports it).
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageAdapter } from "./contract.ts";
+
+/**
+ * Where a migration in progress marks its target (`undefined` for a store with no file): written
+ * before the first record is copied, removed once the copy is verified. A migration killed half
+ * way leaves it, so the half-filled target is not taken for a finished one: `store verify` reports
+ * it, and the next migration into it clears it and starts over (the target was empty when the
+ * marked migration began, so everything in it is that migration's).
+ */
+export function migrationMarker(target: Pick<StorageAdapter, "name" | "location">): string | undefined {
+  if (target.name === "memory") return undefined;
+  const isDir = existsSync(target.location) && statSync(target.location).isDirectory();
+  return isDir ? join(target.location, "state", "migrating.json") : `${target.location}.migrating`;
+}
