@@ -174,7 +174,7 @@ export function valueAfter(token: string, inline: string | undefined, next: stri
   const name = token.split("=")[0];
   if (inline === "" || (inline === undefined && (next === undefined || next === "" || next === "--")))
     throw usageError(`${name} needs a value`);
-  if (inline === undefined && next !== undefined && (next.startsWith("--") || next === "-h"))
+  if (inline === undefined && next !== undefined && (next.startsWith("--") || next === "-h" || next === "-v"))
     throw usageError(
       `${name} needs a value (got the option ${next.split("=")[0]}; write ${name}=VALUE for a value that starts with -)`,
     );

@@ -3,10 +3,10 @@
  * a command's module is evaluated only when it runs (`--help` without a command resolves them all,
  * for their descriptions). This is the only place that exits the process.
  */
-import { defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
+import { type ArgsDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { commandExit } from "./_command.ts";
+import { commandExit, flagKinds, GLOBAL_ARGS, isFlag, splitFlag } from "./_command.ts";
 import { fsErrorLine } from "./_fs-error.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
 import { route, subcommandNames } from "./_route.ts";
@@ -83,14 +83,34 @@ export async function runCli(argv: string[]): Promise<number> {
   return code;
 }
 
+/**
+ * The tokens of `flagsPart` that ask for help or the version: not one that stands where a value
+ * flag's value does (`--text -v` is a `--text` without its value — a usage error — not a request
+ * for the version that did nothing else and exited 0).
+ */
+async function metaTokens(flagsPart: string[]): Promise<string[]> {
+  if (!flagsPart.some((a) => HELP_FLAGS.has(a) || VERSION_FLAGS.has(a))) return [];
+  const { cmd } = await route(main, flagsPart, true);
+  const own = (typeof cmd.args === "function" ? await cmd.args() : await cmd.args) as ArgsDef | undefined;
+  const kinds = flagKinds({ ...own, ...GLOBAL_ARGS });
+  return flagsPart.filter((a, i) => {
+    if (!HELP_FLAGS.has(a) && !VERSION_FLAGS.has(a)) return false;
+    const before = flagsPart[i - 1];
+    if (before === undefined || !isFlag(before)) return true;
+    const [flag, inline] = splitFlag(before);
+    return !(inline === undefined && kinds.get(flag) === "value");
+  });
+}
+
 /** Run the command `argv` names (or print the version or help); its exit code. */
 async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
-  if (flagsPart.some((a) => HELP_FLAGS.has(a))) {
+  const meta = await metaTokens(flagsPart);
+  if (meta.some((a) => HELP_FLAGS.has(a))) {
     await usage(flagsPart, "stdout");
     return 0;
   }
   // On the root and on every command, as --help is.
-  if (flagsPart.some((a) => VERSION_FLAGS.has(a))) {
+  if (meta.some((a) => VERSION_FLAGS.has(a))) {
     writeStdout(`${VERSION}\n`);
     return 0;
   }

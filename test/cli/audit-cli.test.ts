@@ -128,6 +128,11 @@ describe("3: global flags before the command", () => {
       runCli(["session", "list", "--limit", "3", "--limit=5"], { home: home.path }),
       "--limit is given twice",
     );
+    // -v or -h where a value goes is that flag without its value, not a request for the version.
+    const asValue = runCli(["store", "goal", "s1", "--text", "-v"], { home: home.path });
+    expect(asValue.code).toBe(2);
+    expect(asValue.stdout).toBe("");
+    expect(asValue.stderr).toContain("--text needs a value (got the option -v");
     // Named as typed, not as citty's camel-cased key.
     oneLineError(
       runCli(["serve", "--max-stored-bytes", "1000", "--max-stored-bytes", "2000"], { home: home.path }),
