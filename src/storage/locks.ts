@@ -1,8 +1,9 @@
 /**
  * The lock files of a freecode home, for `freecode store unlock`. Every lock freecode takes lives
  * under `state/` (sessions' and logs' locks in `state/locks/`, the listing index's, the import
- * state's, a database file's next to it): only there is looked at, so a home pointed at the wrong
- * folder never loses a project's `yarn.lock`. A directory under `state/` that is a symlink (a
+ * state's, a database file's next to it), but the git snapshots' (`snapshots/<project>/store.lock`
+ * and `…/sessions/<id>.lock`): only there is looked at, so a home pointed at the wrong folder never
+ * loses a project's `yarn.lock`. A directory under `state/` that is a symlink (a
  * `state/locks` kept on another disk) is followed, once. A lock of this host whose process is
  * gone is broken by whoever next wants it; one held from another host never is (its process
  * cannot be checked from here), and this is how a user clears it once they know it is gone.
@@ -42,8 +43,17 @@ export function lockFiles(home: string): string[] {
     if (lstatSync(path).isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory())
       scan(path, join("state", name));
   }
+  // The git snapshots' own locks (a project store's, a session's), not git's inside their git dirs:
+  // the `locked` error of a snapshot names `store unlock` too.
+  const snapshots = join(home, "snapshots");
+  if (statSync(snapshots, { throwIfNoEntry: false })?.isDirectory())
+    for (const glob of SNAPSHOT_LOCKS)
+      for (const f of glob.scanSync({ cwd: snapshots, onlyFiles: true, followSymlinks: false }))
+        found.add(join("snapshots", f));
   return [...found].sort();
 }
+
+const SNAPSHOT_LOCKS = [new Bun.Glob("*/store.lock"), new Bun.Glob("*/sessions/*.lock")];
 
 /**
  * Remove the locks under `home` that no live process can hold: those of this host whose process is

@@ -165,6 +165,22 @@ test("store unlock removes dead locks, keeps live ones, and another host's only 
     stdin: `${JSON.stringify({ role: "user", parts: [{ type: "text", content: "more" }] })}\n`,
   });
   expect(appended.code, appended.stderr).toBe(0);
+  // The git snapshots' own locks are seen (their `locked` error names this command), git's are not.
+  const snap = join(home.path, "snapshots", "proj");
+  mkdirSync(join(snap, "sessions"), { recursive: true });
+  mkdirSync(join(snap, "git"), { recursive: true });
+  writeFileSync(
+    join(snap, "sessions", "abcd.lock"),
+    JSON.stringify({ pid: 1, start: null, host: "gone-box" }),
+  );
+  writeFileSync(join(snap, "store.lock"), JSON.stringify({ pid: dead, start: null, host }));
+  writeFileSync(join(snap, "git", "index.lock"), "");
+  utimesSync(join(snap, "git", "index.lock"), old, old);
+  const snaps = runCli(["store", "unlock", "--host", "gone-box"], { home: home.path });
+  expect(snaps.stdout).toContain("removed      snapshots/proj/sessions/abcd.lock");
+  expect(snaps.stdout).toContain("removed      snapshots/proj/store.lock");
+  expect(snaps.stdout).not.toContain("index.lock");
+  expect(existsSync(join(snap, "git", "index.lock"))).toBe(true);
 }, 30_000);
 
 test("store unlock follows a state/locks that is a symlink to another directory", async () => {
