@@ -90,7 +90,13 @@ export const ConfigSchema = v.strictObject({
     ]),
   ),
   gc: v.optional(Gc),
-  syncEndpoint: v.optional(v.pipe(v.string(), v.url())),
+  syncEndpoint: v.optional(
+    v.pipe(
+      v.string(),
+      v.url(),
+      v.check((u) => /^https?:\/\//i.test(u), "syncEndpoint must be an http:// or https:// URL"),
+    ),
+  ),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;

@@ -86,4 +86,28 @@ describe("CLI conventions", () => {
       expect(lines[0]).toContain("field fsync");
     }
   });
+
+  test("doctor checks what the schema cannot: a key variable that is not set; the store is still told", async () => {
+    await using home = await tempHome();
+    const summarizer = {
+      type: "http",
+      url: "http://127.0.0.1:9/v1",
+      model: "m",
+      apiKeyEnv: "FC_TEST_NO_SUCH_KEY",
+    };
+    writeFileSync(join(home.path, "config.json"), JSON.stringify({ summarizer }));
+    const r = runCli(["doctor", "--json"], { home: home.path, env: { FREECODE_STORE: "json" } });
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as { config: { ok: boolean; error: string }; store: string };
+    expect(doc.config.ok).toBe(false);
+    expect(doc.config.error).toContain("FC_TEST_NO_SUCH_KEY (apiKeyEnv) is not set");
+    expect(doc.store).toBe("json");
+    const set = runCli(["doctor", "--json"], { home: home.path, env: { FC_TEST_NO_SUCH_KEY: "k" } });
+    expect((JSON.parse(set.stdout) as { config: { ok: boolean } }).config.ok).toBe(true);
+    // A sync endpoint that is not http(s) is a config error, not a surprise at the first export.
+    writeFileSync(join(home.path, "config.json"), JSON.stringify({ syncEndpoint: "ftp://host/x" }));
+    const ftp = runCli(["session", "list"], { home: home.path });
+    expect(ftp.code).toBe(2);
+    expect(ftp.stderr).toContain("syncEndpoint must be an http:// or https:// URL");
+  });
 });

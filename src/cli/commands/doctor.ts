@@ -4,6 +4,7 @@ import { arch, platform, release } from "node:os";
 import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
+import { apiKeyFromEnv } from "../../session/_chat-completion.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { VERSION } from "../../version.ts";
 import { command } from "../_command.ts";
@@ -26,6 +27,15 @@ export function homeProblem(home: string): string | undefined {
   return undefined;
 }
 
+/** The store that would be used (`--store`, FREECODE_STORE, config.json), or undefined if it cannot be told. */
+function storeOf(ctx: { storeName(): string | undefined }): string | undefined {
+  try {
+    return ctx.storeName() ?? "files";
+  } catch {
+    return undefined;
+  }
+}
+
 export default command({
   meta: { name: "doctor", description: "Check the installation: version, home, store, adapters" },
   loadConfig: false,
@@ -34,7 +44,14 @@ export default command({
     const adapters = await probeAdapters();
     let configError: string | undefined;
     try {
-      ctx.config();
+      const config = ctx.config();
+      // What the schema cannot see: a key variable the summarizer or titler names but is not set
+      // (compaction and title generation would fail on it, exit 2).
+      for (const service of ["summarizer", "titler"] as const) {
+        const entry = config[service] as { apiKeyEnv?: string } | undefined;
+        if (entry && typeof entry === "object")
+          apiKeyFromEnv(service, entry.apiKeyEnv, process.env, homePaths(ctx.home).config);
+      }
     } catch (error) {
       configError = error instanceof FreecodeError ? error.oneLine : (error as Error).message;
     }
@@ -44,7 +61,7 @@ export default command({
       home: ctx.home,
       homeCheck: { ok: homeError === undefined, error: homeError },
       config: { path: homePaths(ctx.home).config, ok: configError === undefined, error: configError },
-      store: configError ? undefined : (ctx.storeName() ?? "files"),
+      store: storeOf(ctx),
       adapters,
       ok: homeError === undefined && configError === undefined && adapters.every((a) => a.ok),
     };
