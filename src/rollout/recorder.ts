@@ -237,12 +237,16 @@ export function createRecorder(options: RecorderOptions): Recorder {
    * could: the json and sqlite adapters did all their work synchronously, sqljs none) and the rest
    * is written after it.
    */
+  /** Events of writes an exit left unfinished (reported by `flushAtExit`). */
+  let unfinishedAtExit = 0;
   const pump = (exiting = false): void => {
     for (;;) {
       if (current) {
         const status = Bun.peek.status(current.promise);
         if (status === "pending") {
           if (!exiting) return; // its `settled` handler goes on
+          // An adapter that writes asynchronously (sqljs) cannot finish it in an exit handler.
+          if (adapter.capabilities.asyncAppend) unfinishedAtExit += current.batch.length;
           current = undefined;
         } else if (!settle(current, status === "fulfilled", Bun.peek(current.promise)) || failed) return;
       }
@@ -276,12 +280,21 @@ export function createRecorder(options: RecorderOptions): Recorder {
     },
     flushAtExit() {
       pump(true);
-      if (!failed) return;
-      const why = failure instanceof Error ? failure.message : String(failure);
+      // The last batch handed over, if its write could not finish here either.
+      if (current && adapter.capabilities.asyncAppend && Bun.peek.status(current.promise) === "pending") {
+        unfinishedAtExit += current.batch.length;
+        current = undefined;
+      }
+      if (!failed && unfinishedAtExit === 0) return;
+      const why = failed
+        ? failure instanceof Error
+          ? failure.message
+          : String(failure)
+        : `the ${adapter.name} store writes asynchronously and cannot finish while the process exits (call close() before it ends)`;
       const error = new FreecodeError(
         "internal",
-        `${buffer.length} rollout event(s) of session ${sessionId} were not written before the process ended: ${why}`,
-        { cause: failure },
+        `${buffer.length + unfinishedAtExit} rollout event(s) of session ${sessionId} were not written before the process ended: ${why}`,
+        failed ? { cause: failure } : {},
       );
       if (options.onError) options.onError(error);
       else lostAtExit(error);

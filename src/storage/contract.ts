@@ -49,6 +49,12 @@ export interface AdapterCapabilities {
   fullTextSearch: boolean;
   /** Data survives the process. */
   persistent: boolean;
+  /**
+   * `true` when an append does its work after its call returns (sqljs writes its image
+   * asynchronously): an exit handler cannot wait for it, so what such an append was given at exit
+   * is reported lost. Absent: the work is done before the call returns.
+   */
+  asyncAppend?: boolean;
 }
 
 export interface StorageAdapter {

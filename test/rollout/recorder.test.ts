@@ -170,6 +170,32 @@ describe("recorder", () => {
     expect(t.turns).toEqual([expect.objectContaining({ turnKey: "turn-0#1", aborted: true })]);
   }, 30_000);
 
+  test("at process.exit, what an asynchronous store (sqljs) cannot finish is reported, exit 1; the others write it", async () => {
+    for (const store of ["sqljs", "json"]) {
+      await using home = await tempHome();
+      const script = `
+        import { openStore } from "${ROOT}/src/storage/select.ts";
+        import { createRecorder } from "${ROOT}/src/rollout/recorder.ts";
+        const { adapter } = await openStore("${store}", { home: process.env.H, fsync: "never" });
+        const rec = createRecorder({ adapter, sessionId: "bye", flushIntervalMs: 0 });
+        for (let i = 0; i < 5; i++) rec.record({ type: "turn.started", turnId: "t" + i });
+        process.exit(0);`;
+      const p = Bun.spawn([BUN, "-e", script], {
+        env: { ...process.env, H: home.path, NODE_ENV: "production" },
+        stderr: "pipe",
+      });
+      const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+      if (store === "sqljs") {
+        expect(code).toBe(1);
+        expect(stderr).toContain(
+          "5 rollout event(s) of session bye were not written before the process ended",
+        );
+      } else {
+        expect([code, stderr]).toEqual([0, ""]);
+      }
+    }
+  }, 30_000);
+
   test("golden: a session recorded with a fixed clock folds to the committed trace", async () => {
     await using home = await tempHome();
     const { adapter } = await openStore("files", { home: home.path, fsync: "never" });

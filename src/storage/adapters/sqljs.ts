@@ -120,15 +120,21 @@ const factory: AdapterFactory = (options) => {
     },
   };
 
-  return sqlAdapter("sqljs", file, { crossProcess: true, fullTextSearch: false, persistent: true }, host, {
-    async reindex() {
-      const img = await ready();
-      const sessions = img.write((s) => rebuildCounters(s.driver));
-      // Counters are derived data: not journaled, so fold them into the image at once.
-      img.flush(true);
-      return { sessions };
+  return sqlAdapter(
+    "sqljs",
+    file,
+    { crossProcess: true, fullTextSearch: false, persistent: true, asyncAppend: true },
+    host,
+    {
+      async reindex() {
+        const img = await ready();
+        const sessions = img.write((s) => rebuildCounters(s.driver));
+        // Counters are derived data: not journaled, so fold them into the image at once.
+        img.flush(true);
+        return { sessions };
+      },
     },
-  });
+  );
 };
 
 export default factory;
