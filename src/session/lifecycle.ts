@@ -13,6 +13,7 @@ import { checkProjectPath, comparableProjectPath } from "../storage/project-key.
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
+import { normalizeTags } from "./tag-rules.ts";
 
 /** Titles from the first prompt are cut here (seed 002). */
 export const TITLE_FROM_PROMPT_CHARS = 50;
@@ -80,7 +81,7 @@ export async function createSession(
     messageCount: 0,
     ...(init.provider ? { provider: init.provider } : {}),
     ...(init.model ? { model: init.model } : {}),
-    ...(init.tags ? { tags: init.tags } : {}),
+    ...(init.tags ? { tags: normalizeTags(init.tags) } : {}),
   };
   const meta = foldMessagesIntoMeta(base, first);
   await store.createSession(meta, first);

@@ -54,3 +54,19 @@ test("a fork taken at an earlier message has the last turn time of what it copie
   expect(fork.turnCount).toBe(1);
   await store.close();
 });
+
+test("createSession checks its tags as session tag does", async () => {
+  await using home = await tempHome();
+  const store = factory({ home: home.path, fsync: "never" });
+  for (const tags of [[""], ["a,b"], ["x\ny"]])
+    await expect(
+      createSession(store, { projectPath: "/p", tags }, [say("u1", "user", "hi", 1)]),
+    ).rejects.toMatchObject({
+      code: "bad_input",
+    });
+  const made = await createSession(store, { projectPath: "/p", tags: [" ci ", "ci", "nightly"] }, [
+    say("u1", "user", "hi", 1),
+  ]);
+  expect(made.tags).toEqual(["ci", "nightly"]);
+  await store.close();
+});
