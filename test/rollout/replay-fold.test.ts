@@ -138,3 +138,22 @@ test("call ids like __proto__, constructor and 1 pair like any other", () => {
   expect(t.pendingCalls).toEqual([]);
   expect(({} as { n?: number }).n).toBeUndefined(); // the shared prototype is untouched
 });
+
+test("--max-output clips a structured output too, as its JSON text", () => {
+  const log = logBuilder("s");
+  log.add({ type: "turn.started", turnId: "turn-0" });
+  log.add({ type: "function.call", turnId: "turn-0", tool: "mcp", callId: "c1", args: {} });
+  log.add({
+    type: "function.output",
+    turnId: "turn-0",
+    tool: "mcp",
+    callId: "c1",
+    output: { rows: ["x".repeat(50)] },
+  });
+  log.add({ type: "function.call", turnId: "turn-0", tool: "mcp", callId: "c2", args: {} });
+  log.add({ type: "function.output", turnId: "turn-0", tool: "mcp", callId: "c2", output: { ok: 1 } });
+  const fold = createReplayFold("s", { maxOutputChars: 10 });
+  for (const e of log.events) fold.push(e);
+  const calls = fold.finish().turns[0]!.calls;
+  expect(calls.map((c) => c.output)).toEqual(['{"rows":["…', { ok: 1 }]);
+});

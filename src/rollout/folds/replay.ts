@@ -63,18 +63,20 @@ export interface Replay {
 }
 
 export interface ReplayOptions {
-  /** Keep at most this many characters of each string output (default: all). */
+  /** Keep at most this many characters of each output (a structured one as its JSON text; default: all). */
   maxOutputChars?: number;
 }
 
 /** Start a replay fold. */
 export function createReplayFold(sessionId: string, options: ReplayOptions = {}) {
-  const clip = (output: unknown) =>
-    typeof output === "string" &&
-    options.maxOutputChars !== undefined &&
-    output.length > options.maxOutputChars
-      ? `${output.slice(0, options.maxOutputChars)}…`
-      : output;
+  // A structured output (an MCP result, a JSON object) is clipped as its JSON text.
+  const clip = (output: unknown) => {
+    const max = options.maxOutputChars;
+    if (max === undefined || output === undefined || output === null) return output;
+    const text = typeof output === "string" ? output : JSON.stringify(output);
+    if (text === undefined || text.length <= max) return output;
+    return `${text.slice(0, max)}…`;
+  };
   const strings = new StringTable();
   const turns = new TurnRows(strings);
   const calls = new CallRows(strings, clip);
