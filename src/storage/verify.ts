@@ -28,6 +28,7 @@ import { isProcessAlive } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { migrationMarker } from "./migration-marker.ts";
+import type { SessionMeta } from "./records.ts";
 
 export interface Problem {
   kind:
@@ -232,7 +233,26 @@ async function indexDrift(adapter: StorageAdapter, home: string): Promise<boolea
   if (page.total !== page.items.length) return true;
   if (adapter.name !== "files") return false;
   const listed = new Set(page.items.map((m) => m.id));
-  return unlistedSessionDirs(home, listed).some((u) => u.kind === "unindexed");
+  return (
+    unlistedSessionDirs(home, listed).some((u) => u.kind === "unindexed") ||
+    (await staleRows(adapter, page.items)) > 0
+  );
+}
+
+/** What a listing shows and filters on: a row that says otherwise than `meta.json` is stale. */
+const LISTED = ["title", "status", "projectPath", "pinned", "tags", "createdAt", "updatedAt"] as const;
+
+/**
+ * Listing rows of the files store that disagree with their `meta.json` (one edited by hand, or by a
+ * process whose index update was lost): `session list` would show the old title until a reindex.
+ */
+async function staleRows(adapter: StorageAdapter, items: SessionMeta[]): Promise<number> {
+  let stale = 0;
+  for (const row of items) {
+    const meta = await adapter.getMeta(row.id);
+    if (meta && LISTED.some((k) => JSON.stringify(meta[k]) !== JSON.stringify(row[k]))) stale++;
+  }
+  return stale;
 }
 
 /** Check `adapter` (on `home`); with `repair`, fix what is safe to fix. */
@@ -292,7 +312,9 @@ export async function verifyStore(
   const listed = new Set(page.items.map((m) => m.id));
   // A total that disagrees with the listed items is a stale counter (sqlite/sqljs keep them).
   let drift = page.total !== page.items.length;
-  if (adapter.name === "files") drift = checkFilesLayout(home, listed, repair, problems) || drift;
+  if (adapter.name === "files")
+    drift =
+      checkFilesLayout(home, listed, repair, problems) || (await staleRows(adapter, page.items)) > 0 || drift;
   if (drift) {
     const p: Problem = {
       kind: "index_drift",

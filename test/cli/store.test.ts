@@ -214,3 +214,23 @@ test("store verify on sqlite: no database yet is an empty store; a damaged one i
   expect(damaged.stderr).not.toContain("    at ");
   expect(JSON.parse(damaged.stdout).problems[0]).toMatchObject({ kind: "engine" });
 });
+
+test("store verify finds listing rows that disagree with meta.json; --repair rebuilds them", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "the title");
+  expect(runCli(["session", "list"], { home: home.path }).code).toBe(0); // the index is made on first use
+  // A row the index kept while meta.json moved on (an edit it did not notice, a lost update).
+  const { Database } = await import("bun:sqlite");
+  const db = new Database(join(home.path, "state", "sessions-index.db"));
+  const row = db.query("select meta from sessions where id = 's1'").get() as { meta: string };
+  db.query("update sessions set meta = ? where id = 's1'").run(
+    row.meta.replace('"the title"', '"stale title"'),
+  );
+  db.close();
+  expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("stale title");
+  const found = runCli(["store", "verify"], { home: home.path });
+  expect(found.code).toBe(1);
+  expect(found.stdout).toContain("index_drift");
+  expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
+  expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("the title");
+});
