@@ -27,11 +27,16 @@ export function homeProblem(home: string): string | undefined {
   return undefined;
 }
 
-/** The store that would be used (`--store`, FREECODE_STORE, config.json), or undefined if it cannot be told. */
+/**
+ * The store that would be used (`--store`, FREECODE_STORE, config.json), or undefined when only a
+ * bad config.json hides it (reported as such). An unknown `--store` or FREECODE_STORE is a usage
+ * error, exit 2, as for every command.
+ */
 function storeOf(ctx: { storeName(): string | undefined }): string | undefined {
   try {
     return ctx.storeName() ?? "files";
-  } catch {
+  } catch (error) {
+    if (error instanceof FreecodeError && error.code === "usage") throw error;
     return undefined;
   }
 }
