@@ -84,9 +84,9 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 /**
- * The tokens of `flagsPart` that ask for help or the version: not one that stands where a value
- * flag's value does (`--text -v` is a `--text` without its value — a usage error — not a request
- * for the version that did nothing else and exited 0).
+ * The tokens of `flagsPart` that ask for help or the version: `--help`/`--version` anywhere, `-h`/
+ * `-v` not where a value flag's value stands (`--text -v` is a `--text` without its value — a usage
+ * error — not a request for the version that did nothing else and exited 0).
  */
 async function metaTokens(flagsPart: string[]): Promise<string[]> {
   if (!flagsPart.some((a) => HELP_FLAGS.has(a) || VERSION_FLAGS.has(a))) return [];
@@ -95,6 +95,8 @@ async function metaTokens(flagsPart: string[]): Promise<string[]> {
   const kinds = flagKinds({ ...own, ...GLOBAL_ARGS });
   return flagsPart.filter((a, i) => {
     if (!HELP_FLAGS.has(a) && !VERSION_FLAGS.has(a)) return false;
+    // `--help` and `--version` count anywhere; `-h` and `-v` not where a value goes.
+    if (a.startsWith("--")) return true;
     const before = flagsPart[i - 1];
     if (before === undefined || !isFlag(before)) return true;
     const [flag, inline] = splitFlag(before);

@@ -61,9 +61,14 @@ const PATTERNS: [RegExp, Replacer][] = [
   ],
   // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
   // `docker run -u 1000:1000` is a user and a group.
+  // Within one command: across `\` line continuations and a URL's `&`, not past `&&`, `|`, `;`.
   [
-    /(\bcurl\b[^\n|;&]*?\s(?:-u\s*|--user[=\s]\s*)(["']?)[^\s:'"]+:)([^\s'"]+)/g,
-    (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
+    /(\bcurl\b(?:[^\n|;&]|&(?![&\s])|\\\n)*?\s(?:-u\s*|--user[=\s]\s*)(["']?)[^\s:'"]+:)((?:(?!\2)[^\n])+|[^\s'"]+)/g,
+    (m, head, q, pw) => {
+      const value = q ? pw : pw.split(/\s/)[0]!;
+      if (/^[$%{<]/.test(value) || value.startsWith("/")) return m;
+      return `${head}${MASK}${pw.slice(value.length)}`;
+    },
   ],
   [/\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
   [/\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],

@@ -113,7 +113,8 @@ function freezeForJson(event: Record<string, unknown>): { field: string; reason:
     if (typeof value !== "object" || value === null) continue;
     try {
       const text = JSON.stringify(value);
-      // JSON writes NaN and ±Infinity as null: looked for only when the text holds a null at all.
+      // JSON writes NaN and ±Infinity as null: looked for only when the text holds a null at all,
+      // through a replacer (it sees values as JSON does, after any `toJSON`).
       if (text.includes("null") && hasNonFinite(value))
         return { field, reason: "a number JSON cannot hold (NaN or ±Infinity) inside it" };
       event[field] = JSON.parse(text);
@@ -124,13 +125,14 @@ function freezeForJson(event: Record<string, unknown>): { field: string; reason:
   return undefined;
 }
 
-/** Whether a JSON-bound value holds NaN or ±Infinity anywhere (depth-limited: JSON threw past it). */
-function hasNonFinite(value: unknown, depth = 0): boolean {
-  if (typeof value === "number") return !Number.isFinite(value);
-  if (typeof value !== "object" || value === null || depth > 256) return false;
-  for (const v of Array.isArray(value) ? value : Object.values(value))
-    if (hasNonFinite(v, depth + 1)) return true;
-  return false;
+/** Whether a value's JSON form holds NaN or ±Infinity anywhere (what `JSON.stringify` writes as null). */
+function hasNonFinite(value: unknown): boolean {
+  let found = false;
+  JSON.stringify(value, (_key, v) => {
+    if (typeof v === "number" && !Number.isFinite(v)) found = true;
+    return v;
+  });
+  return found;
 }
 
 /** What the process-exit hooks need of a live recorder. */

@@ -5,9 +5,11 @@
  * stored yet) and the session becomes `interrupted`. A second SIGINT within 1 s exits with code 1.
  */
 import { FreecodeError } from "../errors.ts";
+import { checkUsageRule, foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
+import { getSession } from "./lifecycle.ts";
 
 export const DOUBLE_PRESS_MS = 1_000;
 
@@ -52,15 +54,22 @@ async function markMessage(
     const i = messages.findIndex((m) => m.id === messageId);
     if (i === -1 && !partial) return;
     if (i !== -1 && messages[i]!.interrupted) return;
+    const adding = i === -1 ? { ...partial!, id: messageId, interrupted: true } : undefined;
+    // Stored by a rewrite, which keeps the meta's token totals as history: a partial carrying usage
+    // is held to the usage rule now, and its tokens are added once the rewrite is in.
+    if (adding?.usage) checkUsageRule(await getSession(store, sessionId), [adding]);
     // Not stored yet: the partial copy goes in only if the log did not move since it was read. An
     // append (the loop writing the finished message under the same id) would otherwise leave it
     // twice, the whole answer and a cut copy; a conflict reads again and marks the stored one.
-    const next =
-      i === -1
-        ? [...messages, { ...partial!, id: messageId, interrupted: true }]
-        : messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
+    const next = adding
+      ? [...messages, adding]
+      : messages.map((m, j) => (j === i ? { ...m, interrupted: true } : m));
     try {
       await store.replaceMessages(sessionId, next, { ifMessageCount: messages.length });
+      if (adding?.usage)
+        await store.updateMeta(sessionId, (m) =>
+          foldMessagesIntoMeta({ ...m, messageCount: m.messageCount - 1 }, [adding]),
+        );
       return;
     } catch (error) {
       if (!(error instanceof FreecodeError && error.code === "conflict") || attempt >= MARK_ATTEMPTS)

@@ -24,7 +24,7 @@ export interface LockReport extends Partial<LockInfo> {
 
 const LOCKS = new Bun.Glob("**/*.lock");
 
-/** The lock files under `home`'s `state/`, relative to the home, sorted (none when there is no state). */
+/** The lock files under `home`'s `state/` and its snapshots, relative to the home, sorted. */
 export function lockFiles(home: string): string[] {
   const state = homePaths(home).state;
   const found = new Set<string>();
@@ -32,17 +32,19 @@ export function lockFiles(home: string): string[] {
     for (const f of LOCKS.scanSync({ cwd: dir, onlyFiles: true, followSymlinks: false }))
       found.add(join(prefix, f));
   };
+  let hasState = true;
   try {
     scan(state, "state");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    hasState = false; // the snapshots' locks are still looked at
   }
-  for (const name of readdirSync(state)) {
-    const path = join(state, name);
-    if (lstatSync(path).isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory())
-      scan(path, join("state", name));
-  }
+  if (hasState)
+    for (const name of readdirSync(state)) {
+      const path = join(state, name);
+      if (lstatSync(path).isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory())
+        scan(path, join("state", name));
+    }
   // The git snapshots' own locks (a project store's, a session's), not git's inside their git dirs:
   // the `locked` error of a snapshot names `store unlock` too.
   const snapshots = join(home, "snapshots");

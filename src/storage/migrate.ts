@@ -116,7 +116,7 @@ export async function migrateStore(
   progress: (done: number, total: number) => void = () => {},
 ): Promise<MigrateReport> {
   const marker = migrationMarker(target);
-  if (marker && existsSync(marker)) await clearInterrupted(target);
+  if (marker && existsSync(marker)) await clearInterrupted(target, source);
   if (
     (await target.listSessions({ all: true, limit: 0 })).total > 0 ||
     (await target.listEventLogs()).length > 0 ||
@@ -143,16 +143,22 @@ export async function migrateStore(
     if (marker) rmSync(marker, { force: true });
     return report;
   } catch (error) {
-    const undone = await undoCopy(target, written, error);
-    if (marker && undone === error) rmSync(marker, { force: true });
+    const { error: undone, cleaned } = await undoCopy(target, written, error);
+    // The mark goes only with the partial copy: one that could not be removed stays marked.
+    if (marker && cleaned) rmSync(marker, { force: true });
     throw undone;
   }
 }
 
-/** Purge everything an interrupted migration left in `target` (see `migrationMarker`). */
-async function clearInterrupted(target: StorageAdapter): Promise<void> {
+/**
+ * Purge what an interrupted migration left in `target` (see `migrationMarker`): the sessions and
+ * logs the source also holds — what a copy from it wrote. Anything else in the target (a session
+ * made there since) is left, and then makes the target not empty: the migration is refused.
+ */
+async function clearInterrupted(target: StorageAdapter, source: StorageAdapter): Promise<void> {
+  const fromSource = new Set([...(await listedIds(source)), ...(await source.listEventLogs())]);
   const ids = new Set([...(await listedIds(target)), ...(await target.listEventLogs())]);
-  for (const id of ids) await target.purgeSession(id);
+  for (const id of ids) if (fromSource.has(id)) await target.purgeSession(id);
   const marker = migrationMarker(target);
   if (marker) rmSync(marker, { force: true });
 }
@@ -254,19 +260,29 @@ async function verifyCopy(source: StorageAdapter, target: StorageAdapter): Promi
   };
 }
 
-/** Purge what a failed migration wrote to `target`; the error to throw says whether that worked. */
-async function undoCopy(target: StorageAdapter, written: Set<string>, error: unknown): Promise<unknown> {
-  if (written.size === 0) return error;
+/**
+ * Purge what a failed migration wrote to `target`: the error to throw (saying whether that worked),
+ * and whether it did.
+ */
+async function undoCopy(
+  target: StorageAdapter,
+  written: Set<string>,
+  error: unknown,
+): Promise<{ error: unknown; cleaned: boolean }> {
+  if (written.size === 0) return { error, cleaned: true };
   let failed: unknown;
   try {
     for (const id of written) await target.purgeSession(id);
   } catch (cleanup) {
     failed = cleanup;
   }
-  if (!(error instanceof FreecodeError)) return error;
-  const note =
-    failed === undefined
-      ? " (the partial copy was removed from the target)"
-      : `; removing the partial copy failed too (${(failed as Error).message}): empty ${target.location} by hand before migrating again`;
-  return new FreecodeError(error.code, `${error.message}${note}`, { source: error.source, cause: error });
+  const cleaned = failed === undefined;
+  if (!(error instanceof FreecodeError)) return { error, cleaned };
+  const note = cleaned
+    ? " (the partial copy was removed from the target)"
+    : `; removing the partial copy failed too (${(failed as Error).message}): run the migration again (it clears the partial copy) or empty ${target.location} by hand`;
+  return {
+    error: new FreecodeError(error.code, `${error.message}${note}`, { source: error.source, cause: error }),
+    cleaned,
+  };
 }

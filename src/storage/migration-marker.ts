@@ -2,7 +2,6 @@
  * The mark of a `store migrate` in progress on its target (see `migrationMarker`), apart from both
  * `migrate.ts` (which writes it) and `verify.ts` (which reports it).
  */
-import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageAdapter } from "./contract.ts";
 
@@ -15,6 +14,8 @@ import type { StorageAdapter } from "./contract.ts";
  */
 export function migrationMarker(target: Pick<StorageAdapter, "name" | "location">): string | undefined {
   if (target.name === "memory") return undefined;
-  const isDir = existsSync(target.location) && statSync(target.location).isDirectory();
-  return isDir ? join(target.location, "state", "migrating.json") : `${target.location}.migrating`;
+  // The files store's location is its home (made by the migration if new); the others', a file.
+  return target.name === "files"
+    ? join(target.location, "state", "migrating.json")
+    : `${target.location}.migrating`;
 }

@@ -133,6 +133,9 @@ describe("3: global flags before the command", () => {
     expect(asValue.code).toBe(2);
     expect(asValue.stdout).toBe("");
     expect(asValue.stderr).toContain("--text needs a value (got the option -v");
+    // --help and --version count anywhere, as README says.
+    const help = runCli(["session", "list", "--limit", "--help"], { home: home.path });
+    expect([help.code, help.stdout.includes("List sessions")]).toEqual([0, true]);
     // Named as typed, not as citty's camel-cased key.
     oneLineError(
       runCli(["serve", "--max-stored-bytes", "1000", "--max-stored-bytes", "2000"], { home: home.path }),

@@ -34,6 +34,17 @@ describe("redactText: secrets the audit found unmasked", () => {
     ["short Basic header", "Authorization: Basic dXNlcjpwYXNz", `Authorization: Basic ${M}`],
     ["curl -u", "curl -u admin:Sup3rS3cretPw https://hooks", `curl -u admin:${M} https://hooks`],
     ["curl --user", "curl -s --user bob:hunter22 https://x", `curl -s --user bob:${M} https://x`],
+    [
+      "curl over lines",
+      "curl -X POST \\\n  -u admin:LongPass1 https://x",
+      `curl -X POST \\\n  -u admin:${M} https://x`,
+    ],
+    [
+      "curl after a query",
+      "curl https://x?a=1&b=2 -u admin:Secret99",
+      `curl https://x?a=1&b=2 -u admin:${M}`,
+    ],
+    ["curl quoted", 'curl -u "admin:p@ss w0rd" x', `curl -u "admin:${M}" x`],
   ])("%s", (_name, input, expected) => {
     expect(redactText(input)).toBe(expected);
   });
@@ -61,6 +72,7 @@ describe("redactText: ordinary code the audit found damaged", () => {
     "docker run -u 1000:1000 image",
     "curl -u $USER:$PASS https://x",
     "git push -u origin main",
+    "curl x && rsync -u host:/path y",
   ])("%s", (code) => {
     expect(redactText(code)).toBe(code);
   });

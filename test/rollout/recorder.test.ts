@@ -113,13 +113,15 @@ describe("recorder", () => {
         args: { n: [1, Number.NaN] },
       }),
     ).toThrow("a number JSON cannot hold");
-    // A null that was a null is fine.
+    // A null that was a null is fine, and so is a NaN a toJSON leaves out.
     rec.record({ type: "function.call", turnId: "t", tool: "x", callId: "c2", args: { n: null } });
+    const shaped = { n: Number.NaN, toJSON: () => ({ kept: null }) };
+    rec.record({ type: "function.call", turnId: "t", tool: "x", callId: "c3", args: { shaped } });
     rec.record({ type: "turn.started", turnId: "t2" });
     await rec.close();
     const types: string[] = [];
     for await (const r of adapter.readEvents("s")) types.push(r.event!.type);
-    expect(types).toEqual(["function.call", "turn.started"]);
+    expect(types).toEqual(["function.call", "function.call", "turn.started"]);
   });
 
   test("the timer flushes buffered events without an explicit flush", async () => {

@@ -106,3 +106,43 @@ describe("marking a message that lands while the mark is made", () => {
     await store.close();
   });
 });
+
+test("a partial copy with usage adds its tokens, once, and is held to the one-usage-per-response rule", async () => {
+  await using home = await tempHome();
+  const store = factory({ home: home.path, fsync: "never" });
+  await createSession(store, { projectPath: "/p", id: "s" }, [
+    { id: "u1", role: "user", parts: [{ type: "text", content: "go" }], timestamp: 1 },
+    {
+      id: "a0",
+      role: "assistant",
+      parts: [],
+      timestamp: 2,
+      responseId: "r1",
+      usage: { inputTokens: 10, outputTokens: 1 },
+    },
+  ]);
+  const partial = {
+    id: "a1",
+    role: "assistant" as const,
+    parts: [{ type: "text" as const, content: "par" }],
+    timestamp: 3,
+  };
+  await expect(
+    markInterrupted(store, "s", "a1", {
+      ...partial,
+      responseId: "r1",
+      usage: { inputTokens: 5, outputTokens: 2 },
+    }),
+  ).rejects.toMatchObject({ code: "bad_input" });
+  expect((await store.readMessages("s")).messages.map((m) => m.id)).toEqual(["u1", "a0"]);
+  await markInterrupted(store, "s", "a1", {
+    ...partial,
+    responseId: "r2",
+    usage: { inputTokens: 5, outputTokens: 2 },
+  });
+  const meta = (await store.getMeta("s"))!;
+  expect(meta.tokens).toMatchObject({ input: 15, output: 3 });
+  expect(meta.messageCount).toBe(3);
+  expect(meta.usageResponseId).toBe("r2");
+  await store.close();
+});

@@ -175,3 +175,24 @@ test("a migration stopped half way is reported by verify, and the next one clear
   await src.close();
   await target.close();
 });
+
+test("a mark never costs the target a session of its own: only what the source holds is cleared", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await fill(src);
+  const target = json({ home: dstHome.path, fsync: "never" });
+  const marker = migrationMarker(target)!;
+  const { mkdirSync, writeFileSync, existsSync } = await import("node:fs");
+  const { dirname } = await import("node:path");
+  mkdirSync(dirname(marker), { recursive: true });
+  writeFileSync(marker, '{"from":"files","to":"json"}\n');
+  await target.createSession(meta("sess-1"), [{ id: "m0", role: "user", parts: [], timestamp: 1 }]);
+  await target.createSession(meta("real1"), [{ id: "mine", role: "user", parts: [], timestamp: 1 }]);
+  await expect(migrateStore(src, target)).rejects.toMatchObject({ code: "conflict" });
+  expect(await target.getMeta("real1")).toBeDefined();
+  expect(await target.getMeta("sess-1")).toBeUndefined(); // the partial copy's
+  expect(existsSync(marker)).toBe(false);
+  await src.close();
+  await target.close();
+});
