@@ -11,6 +11,7 @@ import { checkId } from "../storage/_validate.ts";
 import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
 import { checkProjectPath, comparableProjectPath } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
+import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
 import { normalizeTags } from "./tag-rules.ts";
@@ -36,6 +37,13 @@ export function toStoredMessages(inputs: unknown[], now = Date.now()): StoredMes
       throw badInput(`invalid message: ${r.issues[0].message}`, { line: i + 1, field: path ?? undefined });
     }
     const m = r.output as MessageInput;
+    // Anywhere in it (a tool's args or result too): stored, NaN and ±Infinity would become null.
+    const bad = nonFinitePath(input);
+    if (bad !== undefined)
+      throw badInput("invalid message: a number JSON cannot hold (NaN or ±Infinity)", {
+        line: i + 1,
+        field: bad,
+      });
     return { ...m, id: m.id ?? newMessageId(now), timestamp: m.timestamp ?? now + i } as StoredMessage;
   });
 }

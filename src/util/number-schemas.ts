@@ -26,3 +26,19 @@ export const timeMs = () =>
 /** Whether `x` passes `timeMs()` (NaN and ±Infinity do not). */
 export const isTimeMs = (x: unknown): x is number =>
   typeof x === "number" && x >= -MAX_TIME_MS && x <= MAX_TIME_MS;
+
+/**
+ * The dotted path of the first NaN or ±Infinity inside `value` (`parts.0.tool.args.n`), or
+ * undefined: JSON has no such numbers, and `JSON.stringify` would write them as null. For input
+ * from outside (a message read from stdin or a request), not for a hot path.
+ */
+export function nonFinitePath(value: unknown, path: string[] = [], depth = 0): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path.join(".") || "(value)";
+  if (typeof value !== "object" || value === null || depth > 256) return undefined;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [k, v] of entries) {
+    const found = nonFinitePath(v, [...path, k], depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

@@ -206,6 +206,11 @@ describe("freecode session (CLI)", () => {
         "<stdin>:2: not JSON",
       ],
       [["session", "append", "ok"], jsonl(user("fine"), { id: "a\u0000b", ...user("nul") }), "<stdin>:2"],
+      [
+        ["session", "append", "ok"],
+        `${JSON.stringify(user("fine"))}\n{"role":"assistant","parts":[{"type":"tool","tool":{"name":"t","args":{"n":1e999}}}]}\n`,
+        "(field parts.0.tool.args.n)",
+      ],
       [["session", "append", "ok"], `${JSON.stringify(user("x".repeat(10 * 1024 * 1024)))}\n`, "longer than"],
       [["session", "append", "ok"], Buffer.from([0x7b, 0xff, 0xfe, 0x0a]).toString("latin1"), "UTF-8"],
       [
