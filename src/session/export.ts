@@ -21,6 +21,7 @@ import {
   type StoredMessage,
 } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
+import { nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
@@ -153,6 +154,12 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
     throw badInput(`invalid session meta: ${(error as Error).message}`, at(`meta.${field ?? ""}`));
   }
   const messages = d.messages.map((m, i) => {
+    const bad = nonFinitePath(m);
+    if (bad !== undefined)
+      throw badInput(
+        "invalid message: a number JSON cannot hold (NaN or ±Infinity)",
+        at(`messages[${i}].${bad}`),
+      );
     try {
       return checkMessage(m, i);
     } catch (error) {

@@ -123,6 +123,20 @@ describe("session export / import", () => {
         "project path must not be empty (field meta.projectPath)",
       ],
       [
+        "Infinity in a tool's args",
+        {
+          ...doc,
+          messages: [
+            doc.messages[0],
+            {
+              ...doc.messages[1],
+              parts: [{ type: "tool", tool: { name: "t", args: { n: "__INF__" } } }],
+            },
+          ],
+        },
+        "(field messages[1].parts.0.tool.args.n)",
+      ],
+      [
         "a time past a date's range",
         { ...doc, meta: { ...doc.meta, createdAt: 9e15 } },
         "(field meta.createdAt)",
@@ -140,7 +154,7 @@ describe("session export / import", () => {
     ];
     for (const [what, body, message] of cases) {
       const file = join(dir.path, `${what.replaceAll(" ", "-")}.json`);
-      writeFileSync(file, JSON.stringify(body));
+      writeFileSync(file, JSON.stringify(body).replace('"__INF__"', "1e999")); // JSON.parse reads Infinity
       const r = runCli(["session", "import", file], { home: dst.path });
       expect([what, r.code]).toEqual([what, 2]);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
