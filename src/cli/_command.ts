@@ -38,6 +38,8 @@ export interface CommandContext {
   home: string;
   /** `--store`, else `FREECODE_STORE`, else config.json's `store`, else undefined (the default). */
   storeName(): string | undefined;
+  /** Which of those named the store (undefined: none did, the default is used). */
+  storeSource(): "--store" | "FREECODE_STORE" | "config.json" | undefined;
   config(): Config;
   /** stdout is a terminal and colour is allowed. */
   color: boolean;
@@ -101,6 +103,11 @@ export function makeContext(
       const env = process.env.FREECODE_STORE;
       if (env) return checkStoreName(env, "FREECODE_STORE");
       return (config ??= loadConfig(home)).store;
+    },
+    storeSource() {
+      if (storeFlag) return "--store";
+      if (process.env.FREECODE_STORE) return "FREECODE_STORE";
+      return (config ??= loadConfig(home)).store !== undefined ? "config.json" : undefined;
     },
     color: stdoutIsTerminal() && colorAllowed(),
     out(data) {

@@ -33,11 +33,15 @@ test("store info says which adapter is in use and why", async () => {
   );
   expect(auto).toMatchObject({
     adapter: "sqlite",
-    reason: "auto: sqlite",
+    reason: "auto: sqlite by --store",
     threadStore: { engine: "sqlite" },
   });
   const env = runCli(["store", "info"], { home: home.path, env: { FREECODE_STORE: "json" } });
-  expect(env.stdout).toContain('adapter:      json (requested "json")');
+  expect(env.stdout).toContain('adapter:      json (requested "json" by FREECODE_STORE)');
+  writeFileSync(join(home.path, "config.json"), JSON.stringify({ store: "json" }));
+  expect(runCli(["store", "info"], { home: home.path }).stdout).toContain(
+    'adapter:      json (requested "json" by config.json)',
+  );
   expect(runCli(["store", "info", "--store", "nope"], { home: home.path }).code).toBe(2);
 }, 30_000);
 

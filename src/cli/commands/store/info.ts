@@ -10,9 +10,10 @@ export default command({
       const page = await adapter.listSessions({ all: true, limit: 0 });
       const threads = await openThreadStore(ctx.home, { inMemory: !adapter.capabilities.persistent });
       threads.close();
+      const by = ctx.storeSource();
       return {
         adapter: adapter.name,
-        reason,
+        reason: by ? `${reason} by ${by}` : reason,
         location: adapter.location,
         capabilities: adapter.capabilities,
         sessions: page.total,

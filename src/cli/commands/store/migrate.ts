@@ -15,7 +15,9 @@ export default command({
     to: {
       type: "string",
       required: true,
-      description: `Target adapter: ${Object.keys(ADAPTER_LOADERS).join("|")}`,
+      description: `Target adapter: ${Object.keys(ADAPTER_LOADERS)
+        .filter((n) => n !== "memory")
+        .join("|")}`,
     },
     "to-home": {
       type: "string",
