@@ -1,5 +1,6 @@
 /** `freecode store verify [--repair]`: integrity of the store; exit 1 while a problem remains. */
-import { verifyStore } from "../../../storage/verify.ts";
+import { existsSync } from "node:fs";
+import { type VerifyReport, verifyStore } from "../../../storage/verify.ts";
 import { command } from "../../_command.ts";
 import { withOpenStore } from "./_open.ts";
 
@@ -9,9 +10,9 @@ export default command({
     repair: { type: "boolean", description: "Fix what is safe to fix (torn tails, counters, indexes)" },
   },
   async run(ctx, args) {
-    const report = await withOpenStore(ctx, (adapter) =>
-      verifyStore(adapter, ctx.home, args.repair === true),
-    );
+    const report =
+      (await notMadeYet(ctx.storeName(), ctx.home)) ??
+      (await withOpenStore(ctx, (adapter) => verifyStore(adapter, ctx.home, args.repair === true)));
     if (ctx.json) ctx.out(report);
     else {
       const lines = report.problems.map((p) => {
@@ -27,3 +28,16 @@ export default command({
     return report.ok ? 0 : 1;
   },
 });
+
+/**
+ * The report for a one-file store that has no file yet (an empty store): opening it would make the
+ * database, and a check should leave nothing behind (a mistyped `--home` got a `state/store.db`).
+ */
+async function notMadeYet(name: string | undefined, home: string): Promise<VerifyReport | undefined> {
+  let file: string | undefined;
+  if (name === "sqlite") file = (await import("../../../storage/adapters/sqlite.ts")).sqliteStorePath(home);
+  else if (name === "sqljs") file = (await import("../../../storage/adapters/sqljs.ts")).sqljsStorePath(home);
+  else if (name === "json") file = (await import("../../../storage/adapters/json.ts")).jsonStorePath(home);
+  if (file === undefined || existsSync(file) || existsSync(`${file}.migrating`)) return undefined;
+  return { adapter: name!, location: file, sessions: 0, eventLogs: 0, problems: [], ok: true };
+}
