@@ -43,7 +43,7 @@ test("the binary alone in an empty directory works with every adapter", async ()
   const auto = parseJson<{ adapter: string; reason: string }>(
     run(["store", "info", "--store", "auto", "--json"]),
   );
-  expect(auto.reason).toBe("auto: sqlite");
+  expect(auto.reason).toBe("auto: sqlite by --store");
   const migrated = run([
     "store",
     "migrate",
