@@ -237,3 +237,15 @@ test("store verify finds listing rows that disagree with meta.json; --repair reb
   expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
   expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("the title");
 });
+
+test("store reindex names a session directory it cannot index, exit 1", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "one");
+  create(home.path, "files", "s2", "two");
+  const file = [...new Bun.Glob("sessions/*/s2/meta.json").scanSync({ cwd: home.path, absolute: true })][0]!;
+  writeFileSync(file, "{bad");
+  const r = runCli(["store", "reindex", "--json"], { home: home.path });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("1 session directory is not in the index (first: s2: meta.json is not JSON");
+  expect(JSON.parse(r.stdout).unlisted).toEqual([expect.objectContaining({ id: "s2" })]);
+});
