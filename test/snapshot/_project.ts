@@ -3,6 +3,7 @@ import { expect } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
+import { tempDir, tempHome } from "../_helpers.ts";
 
 /** Write `files` (relative path → content) under `root`. */
 export function writeFiles(root: string, files: Record<string, string>): void {
@@ -90,4 +91,25 @@ export async function failure(p: Promise<unknown>): Promise<FreecodeError> {
     return error as FreecodeError;
   }
   throw new Error("expected a failure");
+}
+
+/**
+ * A freecode home, a project directory (`root`) and a directory for a fake `git` (`gitFailing`),
+ * all removed when the test ends: what every snapshot test starts from.
+ */
+export async function snapshotPlace() {
+  const home = await tempHome();
+  const project = await tempDir("freecode-project-");
+  const bin = await tempDir("freecode-bin-");
+  return {
+    home,
+    project,
+    bin,
+    root: project.path,
+    async [Symbol.asyncDispose]() {
+      await bin[Symbol.asyncDispose]();
+      await project[Symbol.asyncDispose]();
+      await home[Symbol.asyncDispose]();
+    },
+  };
 }

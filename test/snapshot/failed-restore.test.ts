@@ -12,8 +12,8 @@ import { join } from "node:path";
 import type { EventInput } from "../../src/rollout/events.ts";
 import { RestoreFailedError } from "../../src/snapshot/restore.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
-import { runCli, tempDir, tempHome } from "../_helpers.ts";
-import { failure, gitFailing, readTree, writeFiles } from "./_project.ts";
+import { runCli } from "../_helpers.ts";
+import { failure, gitFailing, readTree, snapshotPlace, writeFiles } from "./_project.ts";
 
 /**
  * A git that fails `checkout-index` while `flag` exists: `before` fails it without writing,
@@ -40,10 +40,8 @@ const chattr = (flag: "+i" | "-i", path: string) => Bun.spawnSync(["chattr", fla
 
 describe("regression: a restore that fails part-way", () => {
   test("is rolled back: the user's work is back, the autosave is in the list, a retry goes through", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const flag = join(bin.path, "fail");
     const events: EventInput[] = [];
     const git = flakyGit(bin.path, flag, "before");
@@ -90,10 +88,8 @@ describe("regression: a restore that fails part-way", () => {
   });
 
   test("that cannot be rolled back is recorded as interrupted: capture and undo say so, redo finishes it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const flag = join(bin.path, "fail");
     const git = flakyGit(bin.path, flag, "after");
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
@@ -130,9 +126,8 @@ describe("regression: a restore that fails part-way", () => {
   test.skipIf(!chattrWorks)(
     "an immutable file (chattr +i): the CLI's redo exits 70, rolled back, retried",
     async () => {
-      await using home = await tempHome();
-      await using project = await tempDir("freecode-project-");
-      const root = project.path;
+      await using place = await snapshotPlace();
+      const { home, root } = place;
       const cli = (args: string[]) => runCli(args, { home: home.path });
       expect(cli(["session", "create", "--id", "s", "--project", root, "--prompt", "go"]).code).toBe(0);
       const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });

@@ -13,7 +13,7 @@ import { snapshotRepo } from "../../src/snapshot/repo.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { pushEntry, type SnapshotEntry, type SnapshotState } from "../../src/snapshot/state.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { failure, gitFailing, readTree, treePaths, writeFiles } from "./_project.ts";
+import { failure, gitFailing, readTree, snapshotPlace, treePaths, writeFiles } from "./_project.ts";
 
 /** A git whose `checkout-index` fails once (while `<bin>/fail` exists) after "the editor" saved `edit`. */
 function editorThenFail(bin: string, edit: Record<string, string>): { git: string; flag: string } {
@@ -27,10 +27,8 @@ function editorThenFail(bin: string, edit: Record<string, string>): { git: strin
 
 describe("regression: kept snapshots are never dropped from the list", () => {
   test("kept by a rolled-back undo: a capture that differs moves it before itself; undo reaches it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const { git, flag } = editorThenFail(bin.path, { "a.txt": "USER EDIT", "draft.md": "draft" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
     writeFiles(root, { "a.txt": "v0" });
@@ -56,10 +54,8 @@ describe("regression: kept snapshots are never dropped from the list", () => {
   });
 
   test("kept by a rolled-back redo: redo accepts a work tree equal to it; later captures keep it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const { git, flag } = editorThenFail(bin.path, { "notes.txt": "mine" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
     writeFiles(root, { "a.txt": "v0", "notes.txt": "n" });
@@ -89,10 +85,8 @@ describe("regression: kept snapshots are never dropped from the list", () => {
   });
 
   test("kept by a resumed restore, or by an undo's autosave: the next capture keeps it too", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const flag = join(bin.path, "fail");
     const git = gitFailing(bin.path, flag, `git "$@"; echo "error: injected failure" >&2; exit 1`);
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
@@ -142,9 +136,8 @@ async function atFirstWithRedoBranch(snaps: ReturnType<typeof createSnapshots>, 
 
 describe("regression (fifth review): an undo's autosave drops and reorders nothing", () => {
   test("it is inserted just after the position: one redo brings it back, then the rest in order", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     const { b, d } = await atFirstWithRedoBranch(snaps, root);
 
@@ -164,10 +157,8 @@ describe("regression (fifth review): an undo's autosave drops and reorders nothi
   });
 
   test("rolled back, the position has not moved and nothing is dropped: the retry reaches the same snapshot", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const flag = join(bin.path, "fail");
     const git = gitFailing(bin.path, flag, `rm -f "${flag}"; echo "error: injected failure" >&2; exit 1`);
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", git });
@@ -194,9 +185,8 @@ describe("regression (fifth review): an undo's autosave drops and reorders nothi
   });
 
   test("an autosave equal to a snapshot listed elsewhere is inserted anyway, so redo reaches it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     const { b, d } = await atFirstWithRedoBranch(snaps, root);
 
@@ -220,9 +210,8 @@ describe("regression: a git of the session that holds no lock", () => {
   test.skipIf(!procReadable)(
     "is waited for before the next call (checkout-index takes no lock)",
     async () => {
-      await using home = await tempHome();
-      await using project = await tempDir("freecode-project-");
-      const root = project.path;
+      await using place = await snapshotPlace();
+      const { home, root } = place;
       const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
       writeFiles(root, { "a.txt": "v0" });
       await snaps.capture("c0");

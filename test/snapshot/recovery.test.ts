@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { RestoreFailedError } from "../../src/snapshot/restore.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
-import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
-import { failure, gitFailing, readTree, treePaths, writeFiles } from "./_project.ts";
+import { parseJson, runCli } from "../_helpers.ts";
+import { failure, gitFailing, readTree, snapshotPlace, treePaths, writeFiles } from "./_project.ts";
 
 const hex = (id: string) => Buffer.from(id, "utf8").toString("hex");
 
@@ -36,10 +36,8 @@ type Files = Record<string, string>;
 
 describe("regression: work done after an interrupted restore", () => {
   test("finishing the restore keeps it first, as the last snapshot: redo reaches it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const c0 = { "a.txt": "v0", "notes.txt": "keep" };
     const snaps = await interruptedUndo(home.path, root, bin.path, c0, { "a.txt": "v1" });
     expect(snaps.list().interrupted).toMatchObject({ direction: "undo", to: 0 });
@@ -72,10 +70,8 @@ describe("regression: work done after an interrupted restore", () => {
   });
 
   test("finishing it with nothing new keeps nothing extra", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const c1 = { "a.txt": "v1", "b.txt": "new" };
     const snaps = await interruptedUndo(home.path, root, bin.path, { "a.txt": "v0" }, c1);
     const undo = await snaps.undo();
@@ -87,10 +83,8 @@ describe("regression: work done after an interrupted restore", () => {
 
 describe("regression: a rolled-back restore", () => {
   test("puts back only the files it was changing; edits and new files made meanwhile stay, and are kept", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    await using bin = await tempDir("freecode-bin-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, bin, root } = place;
     const flag = join(bin.path, "fail");
     // The user's editor saves while the undo runs; then git fails (once).
     const git = gitFailing(
@@ -133,9 +127,8 @@ describe("regression: a rolled-back restore", () => {
 
 describe("regression: lock files of a git killed mid-call", () => {
   test("are removed under the session lock: capture and undo go on", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s:1" });
     writeFiles(root, { "a.txt": "v0" });
     await snaps.capture("c0");
@@ -159,9 +152,8 @@ describe("regression: lock files of a git killed mid-call", () => {
   });
 
   test("a git of the session still running is waited for; a lock that cannot go is named", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     writeFiles(root, { "a.txt": "v0" });
     await snaps.capture("c0");
@@ -189,9 +181,8 @@ describe("regression: lock files of a git killed mid-call", () => {
 
 describe("regression: calls on one session in the same process", () => {
   test("take turns instead of freezing: parallel captures, and a capture with an undo dry run", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     writeFiles(root, { "a.txt": "v0" });
     await snaps.capture("c0");

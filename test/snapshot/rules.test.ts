@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { readTree, treePaths, userGit, writeFiles } from "./_project.ts";
+import { readTree, snapshotPlace, treePaths, userGit, writeFiles } from "./_project.ts";
 
 describe("regression: restores are byte for byte, global excludes are not read", () => {
   test("`* text=auto` in .gitattributes and the user's global attributes and ignore change nothing", async () => {
@@ -107,9 +107,8 @@ describe("regression: a project in a subdirectory of a repository", () => {
 
 describe("regression: a restore never deletes an ignored file", () => {
   test("ignored by today's rules, while the target's .gitignore ignored itself (in no snapshot): kept", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     writeFiles(root, { ".gitignore": ".gitignore\n.env\n", ".env": "SECRET=1\n", "app.js": "code\n" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     await snaps.capture("target");
@@ -126,9 +125,8 @@ describe("regression: a restore never deletes an ignored file", () => {
   });
 
   test("names starting with `:` are paths, not pathspec magic (check-ignore failed, or missed the rule)", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     writeFiles(root, { ".gitignore": ":secret.env\n", ":secret.env": "TOKEN=1\n", "app.js": "code\n" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     await snaps.capture();

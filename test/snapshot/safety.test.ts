@@ -9,7 +9,7 @@ import { FreecodeError } from "../../src/errors.ts";
 import type { EventInput } from "../../src/rollout/events.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { runCli, tempDir, tempHome } from "../_helpers.ts";
-import { readTree, treePaths, userGit, writeFiles } from "./_project.ts";
+import { readTree, snapshotPlace, treePaths, userGit, writeFiles } from "./_project.ts";
 
 async function refusal(p: Promise<unknown>): Promise<string> {
   try {
@@ -24,9 +24,8 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 
 describe("regression: a file's place now a directory holding what no snapshot has", () => {
   test("ignored, oversized and nested-repository content: undo refused, dry run too, nothing touched", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     writeFiles(root, { ".gitignore": "secret.env\n", cache: "file form\n", lib: "file form\n", keep: "1" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s", maxFileBytes: 100 });
     await snaps.capture();
@@ -80,9 +79,8 @@ describe("regression: a file's place now a directory holding what no snapshot ha
   });
 
   test("an ignored file where the target needs a directory, or a file of other content: refused", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     writeFiles(root, { "out/a": "a", "notes.txt": "v1" });
     const cli = (args: string[]) => runCli(args, { home: home.path });
     expect(cli(["session", "create", "--id", "s", "--project", root, "--prompt", "go"]).code).toBe(0);
@@ -131,9 +129,8 @@ test("what a symlink in the way points at is neither looked at nor touched (redo
 
 describe("regression: a file the target snapshot ignored is not deleted by the restore", () => {
   test(".env ignored at the target, tracked since (the tool edited .gitignore): undo keeps it", async () => {
-    await using home = await tempHome();
-    await using project = await tempDir("freecode-project-");
-    const root = project.path;
+    await using place = await snapshotPlace();
+    const { home, root } = place;
     writeFiles(root, { ".gitignore": ".env\nlogs/\n", ".env": "SECRET=1\n", "app.js": "code\n" });
     const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
     await snaps.capture();
