@@ -80,7 +80,7 @@ export function checkMeta(meta: unknown): SessionMeta {
 }
 
 /** The times a new session's meta gives (`createdAt`…) must be ones a `Date` holds. */
-export const META_TIMES = ["createdAt", "updatedAt", "lastTurnAt"] as const;
+const META_TIMES = ["createdAt", "updatedAt", "lastTurnAt"] as const;
 
 /** Validate the meta of a session being created: `checkMeta`, and its times (see `checkTimes`). */
 export function checkNewMeta(meta: unknown, prefix = ""): SessionMeta {

@@ -5,6 +5,8 @@
  * is refused; a verification failure is reported, never hidden.
  */
 import { expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import files from "../../src/storage/adapters/files.ts";
 import json from "../../src/storage/adapters/json.ts";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
@@ -134,8 +136,6 @@ test("a files target holding a session it cannot list is not empty: refused, and
   const dst = files({ home: dstHome.path, fsync: "never" });
   await dst.createSession(meta("same"), [{ id: "mine", role: "user", parts: [], timestamp: 1 }]);
   await dst.close();
-  const { readdirSync, writeFileSync, readFileSync } = await import("node:fs");
-  const { join } = await import("node:path");
   const dir = join(
     dstHome.path,
     "sessions",
@@ -158,11 +158,7 @@ test("a migration stopped half way is reported by verify, and the next one clear
   await fill(src);
   const target = sqlite({ home: dstHome.path, fsync: "never" });
   // What a killed migration leaves: its mark, and part of the copy.
-  const marker = migrationMarker(target)!;
-  const { mkdirSync, writeFileSync, existsSync } = await import("node:fs");
-  const { dirname } = await import("node:path");
-  mkdirSync(dirname(marker), { recursive: true });
-  writeFileSync(marker, '{"from":"files","to":"sqlite"}\n');
+  const marker = markInterrupted(target);
   await target.createSession(meta("sess-0"), [{ id: "m0", role: "user", parts: [], timestamp: 1 }]);
   const report = await verifyStore(target, dstHome.path);
   expect(report.ok).toBe(false);
@@ -182,11 +178,7 @@ test("a mark never costs the target a session of its own: only what the source h
   const src = files({ home: srcHome.path, fsync: "never" });
   await fill(src);
   const target = json({ home: dstHome.path, fsync: "never" });
-  const marker = migrationMarker(target)!;
-  const { mkdirSync, writeFileSync, existsSync } = await import("node:fs");
-  const { dirname } = await import("node:path");
-  mkdirSync(dirname(marker), { recursive: true });
-  writeFileSync(marker, '{"from":"files","to":"json"}\n');
+  const marker = markInterrupted(target);
   await target.createSession(meta("sess-1"), [{ id: "m0", role: "user", parts: [], timestamp: 1 }]);
   await target.createSession(meta("real1"), [{ id: "mine", role: "user", parts: [], timestamp: 1 }]);
   await expect(migrateStore(src, target)).rejects.toMatchObject({ code: "conflict" });
@@ -196,3 +188,11 @@ test("a mark never costs the target a session of its own: only what the source h
   await src.close();
   await target.close();
 });
+
+/** What a migration killed half way leaves on its target: its mark (the caller adds part of a copy). */
+function markInterrupted(target: StorageAdapter): string {
+  const marker = migrationMarker(target)!;
+  mkdirSync(dirname(marker), { recursive: true });
+  writeFileSync(marker, `${JSON.stringify({ from: "files", to: target.name })}\n`);
+  return marker;
+}
