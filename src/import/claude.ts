@@ -17,6 +17,7 @@ import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
+import { mayStillStream } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
@@ -202,17 +203,23 @@ export class ClaudeParser {
     delete this.st.titles.summaries;
   }
 
-  /** End of this read: flush open responses (final) and return the derived sessions. */
+  /**
+   * End of this read: flush open responses (final, unless one may still be streaming: `live.ts`)
+   * and return the derived sessions.
+   */
   finish(): ParseResult {
     const final = this.opts.final !== false;
     const ids = this.sessionIds();
+    let open = false;
     for (const id of ids) {
       const b = this.builderFor(id);
-      if (final) flushGroup(this.ctx, b);
+      const g = own(this.st.groups, id);
+      if (final && g && mayStillStream(g.at)) open = true;
+      else if (final) flushGroup(this.ctx, b);
       b.finish(final);
     }
     const sessions = ids.map((id) => this.sessionOf(id));
-    return { sessions, counts: this.counts, warnings: this.warnings };
+    return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };
   }
 
   /**

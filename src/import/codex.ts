@@ -13,6 +13,7 @@ import { drop, own, put } from "../util/dict.ts";
 import { type BuilderState, newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { codexFailure, endFailed, parseArgs, textOfItems } from "./codex-output.ts";
 import { sessionIdFor } from "./ids.ts";
+import { mayStillStream } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
@@ -349,12 +350,16 @@ export class CodexParser {
   finish(): ParseResult {
     const final = this.opts.final !== false;
     const sessions = [];
+    let open = false;
     if (this.b) {
-      if (final && this.st.resp) this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
+      // A response whose last line is recent may still be streaming (`live.ts`): left open.
+      if (final && this.st.resp && mayStillStream(this.st.prevAt ?? 0)) open = true;
+      else if (final && this.st.resp)
+        this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
       this.b.finish(final);
       sessions.push(this.b.result(this.resultMeta(this.b)));
     }
-    return { sessions, counts: this.counts, warnings: this.warnings };
+    return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };
   }
 
   /** Mid-read: hand over what can no longer change (see `SessionBuilder.result`). */

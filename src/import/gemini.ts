@@ -14,6 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { splitLines } from "../util/lines.ts";
 import { idleSince, newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
+import { mayStillStream } from "./live.ts";
 import {
   bump,
   type EntryCounts,
@@ -111,12 +112,6 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   return dirname(dir);
 }
 
-/**
- * How long the last message may wait for its tokens before its response is written without them
- * (Gemini CLI writes them seconds after the text; a response cut off never gets them).
- */
-const TOKENS_WAIT_MS = 5 * 60_000;
-
 /** Derive one Gemini CLI session. */
 export function mapGemini(
   path: string,
@@ -154,8 +149,7 @@ export function mapGemini(
         // message whole as its tokens and tool calls come): its response waits for that, or for a
         // later message, or for the session to go idle. Written now, it stayed without usage (an
         // event is never written twice).
-        const settled =
-          m.tokens != null || i < messages.length - 1 || idle || Date.now() - at > TOKENS_WAIT_MS;
+        const settled = m.tokens != null || i < messages.length - 1 || idle || !mayStillStream(at);
         if (!settled) waiting = true;
         const open = geminiTurn(b, m, at, prevAt, model, content, settled);
         // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.

@@ -299,7 +299,7 @@ async function readJsonl(
   // Saved masked under --redact: the parser keeps titles (a /rename, an AI title) as read, and the
   // import state is a file in the home like the store (a key masked in the session stayed here).
   next.parser = opts.redact === true ? redactDeep(parser.state) : parser.state;
-  if (opts.final === false) next.open = true;
+  if (opts.final === false || result.open === true) next.open = true;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;
 }

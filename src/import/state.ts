@@ -28,8 +28,9 @@ const FileStateSchema = v.looseObject({
   /** OpenCode databases: session id → time_updated when imported. */
   stamps: v.optional(v.record(v.string(), v.number())),
   parser: v.optional(v.unknown()),
-  /** The last read was a `--watch` pass: what it left open (a response still streaming, calls
-   * unanswered) waits for a final read, even if the file does not change again. */
+  /** The last read was a `--watch` pass, or a final one that left a response open because it may
+   * still be streaming (`live.ts`): what it left open (a response, calls unanswered) waits for a
+   * final read, even if the file does not change again. */
   open: v.optional(v.boolean()),
   /** Read with `--redact` (absent: without): a change of the flag reads the file again. */
   redact: v.optional(v.boolean()),

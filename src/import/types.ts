@@ -69,6 +69,11 @@ export interface ParseResult {
   sessions: ImportedSession[];
   counts: EntryCounts;
   warnings: ImportWarning[];
+  /**
+   * A final read left a response open that may still be streaming (`live.ts`): the next import
+   * reads the file again even if it did not change.
+   */
+  open?: boolean;
 }
 
 /** Options every parser takes. */
