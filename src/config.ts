@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { badInput } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
+import { duplicateJsonKey } from "./util/duplicate-keys.ts";
 import { unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
@@ -120,10 +121,19 @@ export function loadConfig(home: string): Config {
   const file = homePaths(home).config;
   if (!existsSync(file)) return {};
   let raw: unknown;
+  let text: string;
   try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
+    text = readFileSync(file, "utf8");
+    raw = JSON.parse(text);
   } catch (error) {
     throw badInput(`invalid config: not JSON (${(error as Error).message})`, { file }, error);
   }
+  // JSON.parse keeps a repeated key's last value: the setting written first was dropped unseen.
+  const twice = duplicateJsonKey(text);
+  if (twice)
+    throw badInput(`invalid config: duplicate key "${twice.key}" (the first one would be dropped)`, {
+      file,
+      line: twice.line,
+    });
   return parseConfig(raw, file);
 }

@@ -45,6 +45,22 @@ describe("config.json", () => {
       }
     }
   });
+
+  test("a key written twice is refused with its line (JSON.parse kept the last one, unseen)", async () => {
+    await using home = await tempHome();
+    const file = join(home.path, "config.json");
+    writeFileSync(file, '{\n  "store": "sqlite",\n  "fsync": "always",\n  "store": "files"\n}\n');
+    let error: FreecodeError | undefined;
+    try {
+      loadConfig(home.path);
+    } catch (e) {
+      error = e as FreecodeError;
+    }
+    expect(error?.oneLine).toStartWith(`${file}:4: invalid config: duplicate key "store"`);
+    // The same key in two objects is not a repeat.
+    writeFileSync(file, '{"prices": {"a": {"input": 1, "output": 2}, "b": {"input": 1, "output": 2}}}');
+    expect(loadConfig(home.path).prices?.b?.output).toBe(2);
+  });
 });
 
 test("an HTTP summarizer's url must be http or https (a file: url would be read as the model's answer)", () => {

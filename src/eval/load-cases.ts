@@ -8,10 +8,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
+import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "../util/duplicate-keys.ts";
 import { closest, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
-import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "./duplicate-keys.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
 
 /** One expectation of a case, with where it was written. */

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { duplicateJsonKey, duplicateYamlKey } from "../../src/eval/duplicate-keys.ts";
+import { duplicateJsonKey, duplicateYamlKey } from "../../src/util/duplicate-keys.ts";
 import { ROOT } from "../_helpers.ts";
 
 describe("JSON", () => {
