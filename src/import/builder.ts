@@ -468,14 +468,23 @@ export class SessionBuilder {
 
   /**
    * End of this read. `final` writes `function.call` for calls still unanswered (a crashed or
-   * interrupted session); a late result then adds only its `function.output`.
+   * interrupted session); a late result then adds only its `function.output`. Returns whether a
+   * call was left open (`live`).
    */
-  finish(final: boolean): void {
-    if (!final) return;
-    for (const [callId, p] of Object.entries(this.s.pending)) if (!p.emitted) this.emitCall(callId, p);
+  finish(final: boolean, live = false): boolean {
+    if (!final) return false;
+    // `live` (a transcript still written: `live.ts`): a call may yet be answered, or refused (a call
+    // written as a call and refused later had both a call and a denial); it waits, unwritten.
+    let open = false;
+    for (const [callId, p] of Object.entries(this.s.pending)) {
+      if (p.emitted) continue;
+      if (live) open = true;
+      else this.emitCall(callId, p);
+    }
     // The saved state would otherwise carry every session's last answer (imports.json is rewritten
     // on every pass); an abort read later marks the stored answer through the writer instead.
     if (this.s.lastAssistantId !== undefined) this.settle(this.s.lastAssistantId, false);
+    return open;
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
-import { put } from "../util/dict.ts";
+import { own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import type { SessionBuilder } from "./builder.ts";
 import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
@@ -17,7 +17,13 @@ import { bump } from "./types.ts";
 export type ClaudeEntry = Record<string, unknown> & {
   type?: unknown;
   uuid?: unknown;
-  message?: { id?: string; model?: string; content?: unknown; usage?: Record<string, unknown> };
+  message?: {
+    id?: string;
+    model?: string;
+    content?: unknown;
+    usage?: Record<string, unknown>;
+    stop_reason?: unknown;
+  };
 };
 
 type Block = Record<string, unknown> & { type?: string };
@@ -192,11 +198,12 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
   const responseId = String(msg.id ?? e.requestId ?? uuid);
   let g = ctx.st.groups[b.id];
   if (!g || g.responseId !== responseId) {
-    // A response closed earlier in this read: a copy written again under a new uuid (resumed
-    // sessions), counted once. (Within a read nothing closes a response before its last line: a
-    // tool result does not, and what does — a prompt, a compaction, an API error — ends it. A
-    // response that goes on after a read closed it is the case below.)
-    if (ctx.closed.has(idHash(responseId))) {
+    // A response closed earlier: a copy written again under a new uuid (resumed sessions), counted
+    // once. (Within a read nothing closes a response before its last line: a tool result does not,
+    // and what does — a prompt, a compaction, an API error — ends it.) Unless the last read's end
+    // closed it and nothing came since but its tool results: then this line goes on with it.
+    const continued = ctx.st.cut !== undefined && own(ctx.st.cut, b.id) === responseId;
+    if (!continued && ctx.closed.has(idHash(responseId))) {
       bump(ctx.counts.skipped, "(replayed entry)");
       return;
     }
@@ -213,12 +220,13 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
       textChars: 0,
       thinkingChars: 0,
     };
-    if (ctx.st.lastResponse[b.id] === responseId) {
-      // Continued after an earlier read flushed it: that read already counted the usage.
+    if (continued) {
+      // Its model call was written with the usage its lines then gave (the same as the last line's
+      // since Claude Code 2.1.1xx, which writes them all at the end); the rest is a new message.
       g.noUsage = true;
       ctx.warnings.push({
         file: ctx.file,
-        message: `response ${responseId} continued after it was imported`,
+        message: `response ${responseId} continued after an import closed it (its usage: what its lines gave then)`,
       });
     }
   }
@@ -244,6 +252,7 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
     } else bump(ctx.counts.skipped, `assistant/${block.type ?? "?"}`);
   }
   if (msg.usage) g.usage = msg.usage;
+  g.stopped = typeof msg.stop_reason === "string";
   g.at = at;
   ctx.counts.imported++;
 }

@@ -2,6 +2,7 @@
  * Shared state of the Claude Code importer: what is saved between runs (`ClaudeState`), the
  * context the entry handlers get, and closing a streamed response into its `model.response`.
  */
+import { drop } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import type { NumberSet } from "../util/number-set.ts";
 import type { BuilderState, SessionBuilder } from "./builder.ts";
@@ -21,13 +22,20 @@ export interface OpenGroup {
   thinkingChars: number;
   /** The response continued after an earlier read flushed it: its usage was already counted. */
   noUsage?: boolean;
+  /** Its last line gave a `stop_reason`: the response is complete (Claude Code 2.1.8x on). */
+  stopped?: boolean;
 }
 
 export interface ClaudeState {
   main?: BuilderState;
   children: Record<string, BuilderState>;
   groups: Record<string, OpenGroup>;
-  lastResponse: Record<string, string>;
+  /**
+   * Per session: the response a read's end closed (the transcript was no longer written, or the
+   * response said it was complete). A line of it read next continues it (`onAssistant`), where
+   * any other closed response read again is a replay; anything that closes a response forgets it.
+   */
+  cut?: Record<string, string>;
   prevAt: Record<string, number>;
   /** Inline sidechains: entry uuid → child session id. */
   sidechainOf: Record<string, string>;
@@ -87,6 +95,7 @@ export function promptKey(content: unknown): string | undefined {
 
 /** Close a builder's open response: `model.response` with the last line's usage. */
 export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
+  if (ctx.st.cut) drop(ctx.st.cut, b.id);
   const g = ctx.st.groups[b.id];
   if (!g) return;
   delete ctx.st.groups[b.id];
@@ -114,7 +123,6 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     // Anthropic's `msg_…` (or the request's or entry's id): a fork copies it with the history.
     providerId: g.responseId,
   });
-  ctx.st.lastResponse[b.id] = g.responseId;
   ctx.closed.add(idHash(g.responseId));
   b.release(g.messageId);
 }

@@ -17,7 +17,7 @@ import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
-import { mayStillStream } from "./live.ts";
+import { stillWritten } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
@@ -43,7 +43,6 @@ export class ClaudeParser {
     this.st = state ?? {
       children: {},
       groups: {},
-      lastResponse: {},
       prevAt: {},
       sidechainOf: {},
       taskPrompts: {},
@@ -204,19 +203,24 @@ export class ClaudeParser {
   }
 
   /**
-   * End of this read: flush open responses (final, unless one may still be streaming: `live.ts`)
-   * and return the derived sessions.
+   * End of this read: flush open responses and write unanswered calls (final), except what may
+   * still be written (`live.ts`); return the derived sessions.
    */
   finish(): ParseResult {
     const final = this.opts.final !== false;
+    const lastLine = Math.max(...Object.values(this.st.prevAt));
+    const live = final && stillWritten(this.opts.lastWrite, lastLine);
     const ids = this.sessionIds();
     let open = false;
     for (const id of ids) {
       const b = this.builderFor(id);
       const g = own(this.st.groups, id);
-      if (final && g && mayStillStream(g.at)) open = true;
-      else if (final) flushGroup(this.ctx, b);
-      b.finish(final);
+      if (final && g && live && !g.stopped) open = true;
+      else if (final && g) {
+        flushGroup(this.ctx, b);
+        put((this.st.cut ??= {}), id, g.responseId);
+      }
+      if (b.finish(final, live)) open = true;
     }
     const sessions = ids.map((id) => this.sessionOf(id));
     return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };

@@ -13,7 +13,7 @@ import { drop, own, put } from "../util/dict.ts";
 import { type BuilderState, newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { codexFailure, endFailed, parseArgs, textOfItems } from "./codex-output.ts";
 import { sessionIdFor } from "./ids.ts";
-import { mayStillStream } from "./live.ts";
+import { stillWritten } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
 
@@ -352,11 +352,12 @@ export class CodexParser {
     const sessions = [];
     let open = false;
     if (this.b) {
-      // A response whose last line is recent may still be streaming (`live.ts`): left open.
-      if (final && this.st.resp && mayStillStream(this.st.prevAt ?? 0)) open = true;
+      // In a transcript still written (`live.ts`), an open response and unanswered calls wait.
+      const live = final && stillWritten(this.opts.lastWrite, this.st.prevAt);
+      if (final && this.st.resp && live) open = true;
       else if (final && this.st.resp)
         this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
-      this.b.finish(final);
+      if (this.b.finish(final, live)) open = true;
       sessions.push(this.b.result(this.resultMeta(this.b)));
     }
     return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };

@@ -1,18 +1,34 @@
 /**
- * What a final read (an import without `--watch`) leaves open in a live transcript. An agent writes
- * a response a piece at a time (Claude Code a line per content block, Codex a line per item, Gemini
- * CLI the message again once its tokens come), and an import can run between two pieces. Closed
- * there, the response was written without what came after: Claude Code's next block (a tool call)
- * was then taken for a replay of a closed response and lost, its result left without a call;
- * Codex's became a second response. So a response whose last piece is younger than `STREAM_WAIT_MS`
- * stays open, the import state says so, and the next import reads the file again even if it did
- * not change: it closes the response once it is complete or old enough. A response cut off for good
- * (the agent crashed) is written that much later.
+ * What a final read (an import without `--watch`) leaves open in a transcript that may still be
+ * written. An agent writes a response a piece at a time (Claude Code a line per content block,
+ * Codex a line per item, Gemini CLI the message again once its tokens come), and a tool call waits
+ * for its result or for the user's permission; an import can run in between. Closed there, the
+ * response was written without what came after: Claude Code's next block (a tool call) was taken
+ * for a replay and lost, its result left without a call; Codex's next item became a second
+ * response. A call written as a call and refused later had a call and a denial.
+ *
+ * So while a transcript may still be written — its mtime and its last line's time are both less
+ * than `STREAM_WAIT_MS` from now (a copy of an old transcript, just made, is not being written, nor
+ * is a live-looking file nobody has touched for that long) — an open response stays open unless it
+ * says it is complete (Claude Code's `stop_reason`, on the last line of a response since 2.1.8x),
+ * unanswered calls stay unwritten, the import state says so, and each import reads the file again,
+ * changed or not, until they close or the file is that old. A response cut off for good (the agent
+ * crashed) is written then, with the usage seen.
  */
 
-/** How long a response's last piece may wait for the next (agents write them seconds apart). */
+/** How long a transcript may wait for its next piece (agents write them seconds apart). */
 export const STREAM_WAIT_MS = 5 * 60_000;
 
-/** Whether a response whose last piece was written at `at` (ms) may still be streaming `now`. */
+/**
+ * Whether something written at `at` (ms) may still be written to `now`: less than `STREAM_WAIT_MS`
+ * ago, or as far ahead (a clock ahead, a mangled date, must not keep it open for ever).
+ */
 export const mayStillStream = (at: number, now = Date.now()): boolean =>
-  Number.isFinite(at) && now - at < STREAM_WAIT_MS;
+  Number.isFinite(at) && Math.abs(now - at) < STREAM_WAIT_MS;
+
+/**
+ * Whether a transcript may still be written: last written (`lastWrite`, its mtime) and last line
+ * (`lastLine`, its time) both recent. Unknown either way: no.
+ */
+export const stillWritten = (lastWrite: number | undefined, lastLine: number | undefined): boolean =>
+  lastWrite !== undefined && lastLine !== undefined && mayStillStream(lastWrite) && mayStillStream(lastLine);

@@ -25,7 +25,8 @@ import { type Known, type WriteStatus, writeSession } from "./write.ts";
 export interface SourceSummary {
   agent: Agent | "auto";
   path: string;
-  files: { found: number; read: number; unchanged: number };
+  /** `open`: files a final read left something open in, as they may still be written (`live.ts`). */
+  files: { found: number; read: number; unchanged: number; open: number };
   sessions: { created: number; updated: number; unchanged: number };
   entries: { imported: number; skipped: Record<string, number> };
   warnings: ImportWarning[];
@@ -46,7 +47,7 @@ export interface PassOptions {
 const newSummary = (agent: Agent | "auto", path: string): SourceSummary => ({
   agent,
   path,
-  files: { found: 0, read: 0, unchanged: 0 },
+  files: { found: 0, read: 0, unchanged: 0, open: 0 },
   sessions: { created: 0, updated: 0, unchanged: 0 },
   entries: { imported: 0, skipped: {} },
   warnings: [],
@@ -273,7 +274,7 @@ async function readJsonl(
     } else
       sum.warnings.push({ file: c.path, message: "transcript was rewritten: read again from the start" });
   }
-  const parseOpts = { path: c.path, redact: opts.redact, final: opts.final };
+  const parseOpts = { path: c.path, redact: opts.redact, final: opts.final, lastWrite: next.mtimeMs };
   const parser =
     c.agent === "claude"
       ? new ClaudeParser(parseOpts, saved as ClaudeState | undefined)
@@ -300,6 +301,7 @@ async function readJsonl(
   // import state is a file in the home like the store (a key masked in the session stayed here).
   next.parser = opts.redact === true ? redactDeep(parser.state) : parser.state;
   if (opts.final === false || result.open === true) next.open = true;
+  if (result.open === true) sum.files.open++;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;
 }
@@ -344,7 +346,10 @@ async function readDocument(
     }
     if (c.agent === "gemini") {
       const s = mapGemini(c.path, text, base);
-      if (s?.open) next.open = true;
+      if (s?.open) {
+        next.open = true;
+        sum.files.open++;
+      }
       await write(s ? [s] : []);
     } else {
       const b = readOpencodeExport(c.path, text);

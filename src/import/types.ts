@@ -70,8 +70,8 @@ export interface ParseResult {
   counts: EntryCounts;
   warnings: ImportWarning[];
   /**
-   * A final read left a response open that may still be streaming (`live.ts`): the next import
-   * reads the file again even if it did not change.
+   * A final read left a response or a call open that may still be written (`live.ts`): the next
+   * import reads the file again even if it did not change.
    */
   open?: boolean;
 }
@@ -87,6 +87,11 @@ export interface ParseOptions {
    * `--watch`, where they wait for the lines that complete them.
    */
   final?: boolean;
+  /**
+   * When the file was last written (its mtime, ms): while that and its last line are recent, a
+   * final read leaves what may still be written open (`live.ts`). Absent: nothing is waited for.
+   */
+  lastWrite?: number;
 }
 
 /** Add one to a counter map. */

@@ -1,13 +1,16 @@
 /**
- * An import without `--watch` that runs while the agent is still writing a response (`live.ts`):
- * the response stays open, and the next import completes it. Closed at the cut, Claude Code's next
- * block (a tool call) was taken for a replay and lost, its result left without a call; Codex's next
- * item became a second response. A response whose last line is older than the wait is closed.
+ * An import without `--watch` that runs while the agent is still writing (`live.ts`): while the file
+ * and its last line were written in the last 5 minutes, an open response stays open unless it says it is
+ * complete, an unanswered call stays unwritten, and the next import completes them. Closed at the
+ * cut, Claude Code's next block (a tool call) was taken for a replay and lost, its result left
+ * without a call; Codex's next item became a second response; a call refused after an import had a
+ * call and a denial. A file older than that is closed, and a Claude response it cut still takes
+ * its next lines when they come.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { STREAM_WAIT_MS } from "../../src/import/live.ts";
+import { mayStillStream, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
@@ -18,74 +21,108 @@ type Imported = Awaited<ReturnType<typeof imported>>;
 function view(r: Imported) {
   const [s] = r.sessions;
   const events = (s?.events ?? []) as { type: string; [k: string]: unknown }[];
+  const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.callId);
   return {
     parts: (s?.messages ?? []).map((m) => [m.role, ...m.parts.map((p) => p.type)]),
-    calls: events.filter((e) => e.type === "function.call").map((e) => e.callId),
-    outputs: events.filter((e) => e.type === "function.output").map((e) => e.callId),
+    calls: of("function.call"),
+    outputs: of("function.output"),
+    denied: of("function.denied"),
     responses: events
       .filter((e) => e.type === "model.response")
       .map((e) => [e.inputTokens ?? null, e.outputTokens ?? null, e.toolCalls]),
     skipped: r.summary.entries.skipped,
+    warnings: r.summary.warnings.map((w) => w.message),
     read: r.summary.files.read,
+    open: r.summary.files.open,
   };
 }
 
-const SID = "5b0c7d1e-0f00-4aaa-9bbb-000000000001";
+/** Make `path` look last written `ms` ago. */
+function age(path: string, ms = STREAM_WAIT_MS + 60_000): void {
+  const then = (Date.now() - ms) / 1000;
+  utimesSync(path, then, then);
+}
 
-/** A Claude Code session: a prompt, a response in two lines (text, then a tool call), its result. */
-function claudeLines(t0: number): string[] {
-  const at = (s: number) => new Date(t0 + s * 1000).toISOString();
-  const base = { sessionId: SID, cwd: "/w/app", version: "2.1.0", userType: "external", isSidechain: false };
-  const block = (uuid: string, parent: string, s: number, content: object, output: number) => ({
-    ...base,
+const SID = "5b0c7d1e-0f00-4aaa-9bbb-000000000001";
+/** The lines are a minute old: a session still at work (a test that wants it aged ages the file). */
+const T0 = Date.now() - 60_000;
+const CLAUDE_BASE = {
+  sessionId: SID,
+  cwd: "/w/app",
+  version: "2.1.87",
+  userType: "external",
+  isSidechain: false,
+};
+const claudeAt = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+/** One line of a streamed Claude Code response (`stop`: its `stop_reason`, on the last line). */
+function block(
+  uuid: string,
+  parent: string,
+  s: number,
+  content: object,
+  output: number,
+  stop: string | null = null,
+  id = "msg_1",
+) {
+  return {
+    ...CLAUDE_BASE,
     type: "assistant",
     uuid,
     parentUuid: parent,
-    timestamp: at(s),
-    requestId: "req_1",
+    timestamp: claudeAt(s),
+    requestId: `req_${id}`,
     message: {
-      id: "msg_1",
+      id,
       role: "assistant",
       model: "claude-x",
       content: [content],
+      stop_reason: stop,
       usage: { input_tokens: 10, output_tokens: output },
     },
-  });
-  return [
+  };
+}
+
+const toolResult = (uuid: string, parent: string, s: number, content: string, isError = false) => ({
+  ...CLAUDE_BASE,
+  type: "user",
+  uuid,
+  parentUuid: parent,
+  timestamp: claudeAt(s),
+  message: {
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "toolu_1", content, is_error: isError }],
+  },
+});
+
+const lines = (entries: object[]) => entries.map((e) => `${JSON.stringify(e)}\n`);
+
+/** A Claude Code session: a prompt, a response in two lines (text, then a tool call), its result. */
+const claudeLines = () =>
+  lines([
     {
-      ...base,
+      ...CLAUDE_BASE,
       type: "user",
       uuid: "u1",
       parentUuid: null,
-      timestamp: at(0),
+      timestamp: claudeAt(0),
       message: { role: "user", content: "list the files" },
     },
     block("a1", "u1", 1, { type: "text", text: "Let me look." }, 5),
     block("a2", "a1", 2, { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }, 20),
-    {
-      ...base,
-      type: "user",
-      uuid: "u2",
-      parentUuid: "a2",
-      timestamp: at(3),
-      message: {
-        role: "user",
-        content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "a.ts b.ts" }],
-      },
-    },
-  ].map((e) => `${JSON.stringify(e)}\n`);
-}
+    toolResult("u2", "a2", 3, "a.ts b.ts"),
+  ]);
 
 const THREAD = "019b64e5-57fa-7463-b644-0000000000c1";
 
 /** A Codex rollout: a prompt, a response in two items (text, then a call), its output, its usage. */
-function codexLines(t0: number): string[] {
+function codexLines(): string[] {
   const line = (s: number, type: string, payload: object) =>
-    `${JSON.stringify({ timestamp: new Date(t0 + s * 1000).toISOString(), type, payload })}\n`;
+    `${JSON.stringify({ timestamp: new Date(T0 + s * 1000).toISOString(), type, payload })}\n`;
   return [
     line(0, "session_meta", {
       id: THREAD,
-      timestamp: new Date(t0).toISOString(),
+      timestamp: new Date(T0).toISOString(),
       cwd: "/w/app",
       cli_version: "0.80.0",
       model_provider: "openai",
@@ -114,10 +151,38 @@ function codexLines(t0: number): string[] {
   ];
 }
 
-const cases: { agent: Agent; file: string; lines: (t0: number) => string[]; cut: number }[] = [
+const cases: { agent: Agent; file: string; lines: () => string[]; cut: number }[] = [
   { agent: "claude", file: `${SID}.jsonl`, lines: claudeLines, cut: 2 },
-  { agent: "codex", file: `rollout-2026-01-01T00-00-00-${THREAD}.jsonl`, lines: codexLines, cut: 4 },
+  { agent: "codex", file: `rollout-2026-03-01T10-00-00-${THREAD}.jsonl`, lines: codexLines, cut: 4 },
 ];
+
+test("a time may still be written to while it is under the wait, behind or (a clock ahead) in front", () => {
+  const now = Date.now();
+  expect(mayStillStream(now - 1000, now)).toBe(true);
+  expect(mayStillStream(now - STREAM_WAIT_MS, now)).toBe(false);
+  expect(mayStillStream(now + 60_000, now)).toBe(true);
+  // A date far ahead (a mangled one) must not keep a file open for ever.
+  expect(mayStillStream(now + STREAM_WAIT_MS + 1, now)).toBe(false);
+  expect(mayStillStream(Number.NaN, now)).toBe(false);
+  // A file is still written when it and its last line are recent: a fresh copy of an old
+  // transcript is not (nor is an untouched file whose lines say now).
+  expect(stillWritten(now - 1000, now - 2000)).toBe(true);
+  expect(stillWritten(now - 1000, now - STREAM_WAIT_MS * 2)).toBe(false);
+  expect(stillWritten(now - STREAM_WAIT_MS * 2, now - 1000)).toBe(false);
+  expect(stillWritten(undefined, now)).toBe(false);
+});
+
+test("a fresh copy of an old transcript cut inside a response is closed at once (nobody writes it)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const path = join(dir.path, `${SID}.jsonl`);
+  const old = claudeLines().map((l) =>
+    l.replace(/"timestamp":"[^"]*"/, '"timestamp":"2025-06-01T10:00:00.000Z"'),
+  );
+  writeFileSync(path, old.slice(0, 3).join(""));
+  const r = view(await imported(home.path, "claude", path));
+  expect([r.responses, r.calls, r.open]).toEqual([[[10, 20, ["Bash"]]], ["toolu_1"], 0]);
+});
 
 describe("an import that cuts a response the agent is still writing", () => {
   for (const { agent, file, lines, cut } of cases) {
@@ -125,10 +190,10 @@ describe("an import that cuts a response the agent is still writing", () => {
       await using dir = await tempDir();
       await using home = await tempHome();
       const path = join(dir.path, file);
-      const all = lines(Date.now() - 10_000);
+      const all = lines();
       writeFileSync(path, all.slice(0, cut).join(""));
       const first = view(await imported(home.path, agent, path));
-      expect(first.responses).toEqual([]); // open: not written yet
+      expect([first.responses, first.open]).toEqual([[], 1]); // open: not written yet
       appendFileSync(path, all.slice(cut).join(""));
       const grown = view(await imported(home.path, agent, path));
       // One response, one message with both of its parts, the call paired with its output.
@@ -140,34 +205,116 @@ describe("an import that cuts a response the agent is still writing", () => {
       expect(grown.calls).toHaveLength(1);
       expect(grown.outputs).toEqual(grown.calls);
       if (agent === "claude") {
-        // Claude Code's response may go on: it is still open, and the file is read again.
-        expect(grown.responses).toEqual([]);
+        // Claude Code's response may go on (no stop_reason yet): still open, read again.
+        expect([grown.responses, grown.open]).toEqual([[], 1]);
         expect(view(await imported(home.path, agent, path)).read).toBe(1);
       } else {
         // Codex's usage closed it: settled, the next import finds the file unchanged.
-        expect(grown.responses).toEqual([[10, 20, ["shell"]]]);
+        expect([grown.responses, grown.open]).toEqual([[[10, 20, ["shell"]]], 0]);
         expect(view(await imported(home.path, agent, path)).read).toBe(0);
       }
+      // Once the file has not been written for the wait, the response is closed.
+      age(path);
+      const closed = view(await imported(home.path, agent, path));
+      expect([closed.responses, closed.open]).toEqual([
+        [[10, 20, [agent === "claude" ? "Bash" : "shell"]]],
+        0,
+      ]);
     });
 
-    test(`${agent}: a response whose last line is older than the wait is closed, even in an unchanged file`, async () => {
+    test(`${agent}: a file not written for the wait is closed at once, even unchanged since`, async () => {
       await using dir = await tempDir();
       await using home = await tempHome();
       const path = join(dir.path, file);
-      // Cut so that the open response's last line (at +2 s) is 3 s short of the wait.
-      const t0 = Date.now() - STREAM_WAIT_MS + 1000;
       writeFileSync(
         path,
-        lines(t0)
+        lines()
           .slice(0, cut + 1)
           .join(""),
       );
-      expect(view(await imported(home.path, agent, path)).responses).toEqual([]);
-      await Bun.sleep(Math.max(0, t0 + 2000 + STREAM_WAIT_MS - Date.now()) + 50);
+      expect(view(await imported(home.path, agent, path)).open).toBe(1);
+      age(path);
       const closed = view(await imported(home.path, agent, path));
       expect(closed.read).toBe(1);
+      expect(closed.open).toBe(0);
       expect(closed.responses).toEqual(agent === "claude" ? [[10, 20, ["Bash"]]] : [[null, null, ["shell"]]]);
+      // The call never answered (a crashed session) is written as a call.
+      expect(closed.calls).toHaveLength(1);
       expect(view(await imported(home.path, agent, path)).read).toBe(0);
     });
   }
+
+  test("claude: a finished session's last response, which says it is complete, is closed at once", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, `${SID}.jsonl`);
+    const done = (stop: string | null) =>
+      block("a3", "u2", 4, { type: "text", text: "Two files." }, 7, stop, "msg_2");
+    // The file was just written: a CI run imports it the moment the agent exits.
+    writeFileSync(path, [...claudeLines(), ...lines([done("end_turn")])].join(""));
+    const ci = view(await imported(home.path, "claude", path));
+    expect(ci.responses).toEqual([
+      [10, 20, ["Bash"]],
+      [10, 7, []],
+    ]);
+    expect(ci.open).toBe(0);
+    expect(view(await imported(home.path, "claude", path)).read).toBe(0);
+    // Claude Code before 2.1.8x wrote no stop_reason: that last response waits for the file to age.
+    await using home2 = await tempHome();
+    writeFileSync(path, [...claudeLines(), ...lines([done(null)])].join(""));
+    const old = view(await imported(home2.path, "claude", path));
+    expect([old.responses.length, old.open]).toEqual([1, 1]);
+    age(path);
+    expect(view(await imported(home2.path, "claude", path)).responses).toEqual(ci.responses);
+  });
+
+  test("claude: a response an import closed (the file had aged) takes its next lines when they come", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, `${SID}.jsonl`);
+    const all = claudeLines();
+    writeFileSync(path, all.slice(0, 2).join(""));
+    age(path); // a copy arriving late, a clock behind, a long pause: the cut is closed
+    expect(view(await imported(home.path, "claude", path)).responses).toEqual([[10, 5, []]]);
+    appendFileSync(path, all.slice(2).join(""));
+    const grown = view(await imported(home.path, "claude", path));
+    // Not a replay: the tool call is kept, paired with its result, in a message of its own.
+    expect(grown.skipped).toEqual({});
+    expect(grown.parts).toEqual([
+      ["user", "text"],
+      ["assistant", "text"],
+      ["assistant", "tool"],
+    ]);
+    expect(grown.calls).toEqual(["toolu_1"]);
+    expect(grown.outputs).toEqual(["toolu_1"]);
+    // One model call, with the usage its lines gave when it was written; the warning says so.
+    expect(grown.responses).toEqual([[10, 5, []]]);
+    expect(grown.warnings).toEqual([
+      expect.stringContaining("response msg_1 continued after an import closed it"),
+    ]);
+  });
+
+  test("claude: a call waiting for permission is not written as a call before the user refuses it", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, `${SID}.jsonl`);
+    const all = claudeLines();
+    const asking = block(
+      "a2",
+      "a1",
+      2,
+      { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "rm -rf build" } },
+      20,
+      "tool_use",
+    );
+    writeFileSync(path, [...all.slice(0, 2), ...lines([asking])].join(""));
+    const waiting = view(await imported(home.path, "claude", path));
+    // The response is complete (stop_reason), the call waits for its answer.
+    expect([waiting.responses, waiting.calls, waiting.open]).toEqual([[[10, 20, ["Bash"]]], [], 1]);
+    const refusal =
+      "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+    appendFileSync(path, lines([toolResult("u2", "a2", 30, refusal, true)]).join(""));
+    const refused = view(await imported(home.path, "claude", path));
+    expect([refused.calls, refused.outputs, refused.denied]).toEqual([[], [], ["toolu_1"]]);
+  });
 });
