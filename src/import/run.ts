@@ -4,7 +4,8 @@
  * the parser state saved last time, write through the storage adapter, save the import state.
  * Returns a summary per source path.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { sep } from "node:path";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { own } from "../util/dict.ts";
 import { createCollectionPace } from "../util/memory-guard.ts";
@@ -91,6 +92,7 @@ export async function importRoot(
     sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });
   }
   sum.files.found = candidates.length;
+  forgetGone(opts.imports, root, candidates);
   for (const c of candidates) {
     try {
       await importCandidate(c, sum, opts);
@@ -101,6 +103,21 @@ export async function importRoot(
   }
   countOutcomes(sum);
   return sum;
+}
+
+/**
+ * Forget the files under `root` that are gone (Claude Code deletes transcripts after 30 days by
+ * default): their state (a long transcript's replay memory, an open file's held message) was kept,
+ * and rewritten with the rest on every import, for ever. Their sessions stay in the store; a file
+ * that comes back is read as new, and its stable ids leave what was stored as it is.
+ */
+function forgetGone(imports: Imports, root: string, found: Candidate[]): void {
+  const listed = new Set(found.map((c) => c.path));
+  const inside = root.endsWith(sep) ? root : root + sep;
+  for (const path of Object.keys(imports.files)) {
+    if (listed.has(path) || (path !== root && !path.startsWith(inside))) continue;
+    if (!existsSync(path)) delete imports.files[path];
+  }
 }
 
 /** A signature of what is on disk: size and mtime (of every file a source is made of). */

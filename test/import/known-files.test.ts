@@ -5,7 +5,7 @@
  * purged session was never made again (review).
  */
 import { expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 
@@ -52,4 +52,32 @@ test("a session two files of one source feed is counted once (OpenCode rows besi
   ).total;
   expect(first.created + first.updated + first.unchanged).toBe(stored);
   expect(run()).toEqual({ created: 0, updated: 0, unchanged: stored });
+});
+
+test("a transcript gone from a folder is forgotten by the next import of it; its session stays", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+  const keep = join(dir.path, "keep.jsonl");
+  const gone = join(dir.path, "gone.jsonl");
+  const text = readFileSync(src, "utf8");
+  writeFileSync(keep, text);
+  // The same session under another id, so the two files make two sessions.
+  writeFileSync(
+    gone,
+    text.replaceAll("c64cc478-3430-40fe-8e9c-4ee9986e9754", "c64cc478-3430-40fe-8e9c-000000000001"),
+  );
+  const cli = (...args: string[]) => runCli(args, { home: home.path });
+  const state = () =>
+    Object.keys(JSON.parse(readFileSync(join(home.path, "state", "imports.json"), "utf8")).files);
+  expect(cli("import", "claude", dir.path).code).toBe(0);
+  expect(state().sort()).toEqual([gone, keep]);
+  rmSync(gone);
+  // Another folder's import leaves this folder's entries alone.
+  await using other = await tempDir();
+  expect(cli("import", "claude", other.path).code).toBe(0);
+  expect(state().sort()).toEqual([gone, keep]);
+  expect(cli("import", "claude", dir.path).code).toBe(0);
+  expect(state()).toEqual([keep]);
+  expect(parseJson<{ items: unknown[] }>(cli("session", "list", "--json")).items).toHaveLength(2);
 });
