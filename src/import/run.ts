@@ -284,8 +284,9 @@ async function readJsonl(
 ): Promise<void> {
   let from = { offset: 0, lineNo: 0 };
   let saved: unknown;
-  if (prev?.agent === c.agent && prev.offset !== undefined && prev.offset <= next.size && prev.prefixHash) {
-    if ((await prefixHash(c.path, prev.offset)) === prev.prefixHash) {
+  if (prev?.agent === c.agent && prev.offset !== undefined && prev.prefixHash) {
+    // A file now shorter than what was read of it was rewritten too (it was read again silently).
+    if (prev.offset <= next.size && (await prefixHash(c.path, prev.offset)) === prev.prefixHash) {
       from = { offset: prev.offset, lineNo: prev.lineNo ?? 0 };
       saved = prev.parser;
     } else

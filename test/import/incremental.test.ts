@@ -124,6 +124,20 @@ describe("incremental import", () => {
     expect(after.meta?.status).toBe("deleted");
   });
 
+  test("a transcript that shrank is said to be rewritten, like one whose start changed", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const file = join(dir.path, "t.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    await run(home.path, [file]);
+    writeFileSync(file, `${lines.slice(0, 10).join("\n")}\n`);
+    const shrunk = await run(home.path, [file]);
+    expect(shrunk.s.warnings.map((w) => w.message)).toEqual([
+      "transcript was rewritten: read again from the start",
+    ]);
+  });
+
   test("an older, shorter copy of a transcript read after the full one takes nothing back", async () => {
     await using home = await tempHome();
     await using dir = await tempDir();
