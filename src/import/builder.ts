@@ -468,17 +468,16 @@ export class SessionBuilder {
 
   /**
    * End of this read. `final` writes `function.call` for calls still unanswered (a crashed or
-   * interrupted session); a late result then adds only its `function.output`. Returns whether a
-   * call was left open (`live`).
+   * interrupted session); a late result then adds only its `function.output`. Except the calls
+   * `waits` keeps (a session still at work: `live.ts`): one may yet be answered, or refused (a call
+   * written as a call and refused later had both a call and a denial). Returns whether one waits.
    */
-  finish(final: boolean, live = false): boolean {
+  finish(final: boolean, waits?: (callId: string) => boolean): boolean {
     if (!final) return false;
-    // `live` (a transcript still written: `live.ts`): a call may yet be answered, or refused (a call
-    // written as a call and refused later had both a call and a denial); it waits, unwritten.
     let open = false;
     for (const [callId, p] of Object.entries(this.s.pending)) {
       if (p.emitted) continue;
-      if (live) open = true;
+      if (waits?.(callId)) open = true;
       else this.emitCall(callId, p);
     }
     // The saved state would otherwise carry every session's last answer (imports.json is rewritten

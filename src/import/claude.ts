@@ -220,7 +220,7 @@ export class ClaudeParser {
         flushGroup(this.ctx, b);
         put((this.st.cut ??= {}), id, g.responseId);
       }
-      if (b.finish(final, live)) open = true;
+      if (b.finish(final, live ? () => true : undefined)) open = true;
     }
     const sessions = ids.map((id) => this.sessionOf(id));
     return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };

@@ -357,7 +357,7 @@ export class CodexParser {
       if (final && this.st.resp && live) open = true;
       else if (final && this.st.resp)
         this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
-      if (this.b.finish(final, live)) open = true;
+      if (this.b.finish(final, live ? () => true : undefined)) open = true;
       sessions.push(this.b.result(this.resultMeta(this.b)));
     }
     return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };

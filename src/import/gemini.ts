@@ -170,7 +170,11 @@ export function mapGemini(
     prevAt = at;
   }
   if (b.s.firstAt === undefined) return undefined;
-  b.finish(true);
+  // A call of the last response still waiting for its go-ahead in a session at work is not written
+  // yet (`live.ts`): refused later, it would be a call and a denial. The recording is read again
+  // until it is answered or the session idles. (A call already running is written: it ran.)
+  const asking = idle || lastResponse < 0 ? new Set<string>() : askingCalls(messages[lastResponse]!);
+  if (b.finish(true, (callId) => asking.has(callId))) waiting = true;
   b.title(typeof meta.summary === "string" ? meta.summary : undefined, "generated");
   const session = b.result({
     projectPath: projectPathOf(path, meta, opts.warnings),
@@ -187,6 +191,16 @@ export function mapGemini(
   const last = Date.parse(String(meta.lastUpdated));
   if (last > session.meta.updatedAt) session.meta.updatedAt = last;
   return { ...session, mode: "full", ...(waiting ? { open: true } : {}) };
+}
+
+/** Tool-call statuses of a call that has not run yet and may still be refused. */
+const ASKING = new Set(["awaiting_approval", "scheduled", "validating"]);
+
+/** The ids of a model message's calls waiting for their go-ahead (as `geminiTurn` names them). */
+function askingCalls(m: GeminiMessage): Set<string> {
+  const calls = Array.isArray(m.toolCalls) ? (m.toolCalls as Obj[]) : [];
+  const ids = calls.map((c, i) => (ASKING.has(String(c.status ?? "")) ? String(c.id ?? `${m.id}.${i}`) : ""));
+  return new Set(ids.filter(Boolean));
 }
 
 /**

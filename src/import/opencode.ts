@@ -201,7 +201,15 @@ export function mapOpencodeSession(
       unreadableEntry(opts, { file: opts.path, entry: String(info?.id) }, error);
     }
   }
-  b.finish(true);
+  // A call of the last response still waiting for permission (`pending`) in a session at work is
+  // not written yet (`live.ts`): refused later, it would be a call and a denial. The session is read
+  // again until it is answered or the session idles. (A `running` call is written: it runs.)
+  const asking = new Set<string>();
+  if (!idle && lastResponse >= 0)
+    for (const p of messages[lastResponse]!.parts)
+      if (p.type === "tool" && (p.state as ToolState | undefined)?.status === "pending")
+        asking.add(String(p.callID ?? p.id));
+  const open = b.finish(true, (callId) => asking.has(callId));
   if (s.title && !PLACEHOLDER_TITLE.test(s.title)) b.title(s.title, "generated");
   const session = b.result({
     projectPath: s.directory ?? "",
@@ -211,7 +219,7 @@ export function mapOpencodeSession(
     source: { agent: "opencode", id: s.id, path: opts.path, ...(s.version ? { version: s.version } : {}) },
   });
   if (s.updated && s.updated > session.meta.updatedAt) session.meta.updatedAt = s.updated;
-  return { ...session, messages: all, changed: [], mode: "full" };
+  return { ...session, messages: all, changed: [], mode: "full", ...(open ? { open } : {}) };
 }
 
 /** A tool part: its call, and its result when the state has one. Returns the tool name. */

@@ -339,21 +339,33 @@ async function readDocument(
   const counts: EntryCounts = { imported: 0, skipped: {} };
   const warnings: ImportWarning[] = [];
   const base = { path: c.path, redact: opts.redact, counts, warnings };
+  // A session left open (a call still pending: `live.ts`) makes the next import read the source again.
+  const opened = (s: ImportedSession | undefined) => {
+    if (!s?.open) return false;
+    if (next.open !== true) sum.files.open++;
+    next.open = true;
+    return true;
+  };
   if (c.kind === "opencode-db") {
     const stamps: Record<string, number> = {};
     const readIds = new Set<string>();
     for (const b of readOpencodeDb(c.path, prev?.stamps, stamps)) {
       readIds.add(b.session.id);
-      await write([mapOpencodeSession(b.session, b.messages, base)]);
+      const s = mapOpencodeSession(b.session, b.messages, base);
+      // Its stamp is not kept, so the next import reads it even if it did not change.
+      if (opened(s)) delete stamps[b.session.id];
+      await write([s]);
     }
     next.stamps = stamps;
     // Sessions whose time_updated did not move were not read: unchanged.
     for (const raw of Object.keys(stamps))
       if (!readIds.has(raw)) noteOutcome(sum, sessionIdFor("opencode", raw), "unchanged");
   } else if (c.kind === "opencode-rows") {
-    await write(
-      readOpencodeRows(c.path, warnings).map((b) => mapOpencodeSession(b.session, b.messages, base)),
+    const sessions = readOpencodeRows(c.path, warnings).map((b) =>
+      mapOpencodeSession(b.session, b.messages, base),
     );
+    for (const s of sessions) opened(s);
+    await write(sessions);
   } else {
     const text = await Bun.file(c.path).text();
     next.hash = Bun.hash(text).toString(36);
@@ -364,14 +376,13 @@ async function readDocument(
     }
     if (c.agent === "gemini") {
       const s = mapGemini(c.path, text, base);
-      if (s?.open) {
-        next.open = true;
-        sum.files.open++;
-      }
+      opened(s);
       await write(s ? [s] : []);
     } else {
       const b = readOpencodeExport(c.path, text);
-      await write([mapOpencodeSession(b.session, b.messages, base)]);
+      const s = mapOpencodeSession(b.session, b.messages, base);
+      opened(s);
+      await write([s]);
     }
   }
   addCounts(sum, counts, warnings);

@@ -318,3 +318,128 @@ describe("an import that cuts a response the agent is still writing", () => {
     expect([refused.calls, refused.outputs, refused.denied]).toEqual([[], [], ["toolu_1"]]);
   });
 });
+
+describe("a call waiting for permission in a whole-document session at work (Gemini CLI, OpenCode)", () => {
+  const now = Date.now() - 60_000;
+  const iso = (t: number) => new Date(t).toISOString();
+  const gemini = (status: string) => {
+    const call = {
+      id: "c1",
+      name: "run_shell_command",
+      args: { command: "rm -rf build" },
+      status,
+      timestamp: iso(now + 2000),
+      ...(status === "cancelled"
+        ? {
+            result: [
+              {
+                functionResponse: { id: "c1", name: "run_shell_command", response: { output: "cancelled" } },
+              },
+            ],
+          }
+        : {}),
+    };
+    return [
+      {
+        sessionId: "c0ffee00-1111-4222-8333-444455556666",
+        projectHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        startTime: iso(now),
+        lastUpdated: iso(now + 2000),
+        directories: ["/w/app"],
+      },
+      { id: "u1", timestamp: iso(now), type: "user", content: [{ text: "clean up" }] },
+      {
+        id: "g1",
+        timestamp: iso(now + 1000),
+        type: "gemini",
+        content: "",
+        model: "gemini-2.5-pro",
+        toolCalls: [call],
+        tokens: { input: 100, output: 10, cached: 0, thoughts: 0, tool: 0, total: 110 },
+      },
+    ]
+      .map((r) => `${JSON.stringify(r)}\n`)
+      .join("");
+  };
+  const SES = "ses_1a2b3c4d5ffeQwErTyUiOpAsDf";
+  const opencode = (state: object) =>
+    JSON.stringify({
+      info: {
+        id: SES,
+        version: "1.17.3",
+        directory: "/w/app",
+        title: "Clean up",
+        time: { created: now, updated: now + 2000 },
+      },
+      messages: [
+        {
+          info: { id: "msg_001", sessionID: SES, role: "user", time: { created: now } },
+          parts: [{ id: "prt_001", sessionID: SES, messageID: "msg_001", type: "text", text: "clean up" }],
+        },
+        {
+          info: {
+            id: "msg_002",
+            sessionID: SES,
+            parentID: "msg_001",
+            role: "assistant",
+            modelID: "m",
+            providerID: "p",
+            time: { created: now + 1000 },
+          },
+          parts: [
+            {
+              id: "prt_002",
+              sessionID: SES,
+              messageID: "msg_002",
+              type: "tool",
+              tool: "bash",
+              callID: "call_1",
+              state,
+            },
+          ],
+        },
+      ],
+    });
+  const input = { command: "rm -rf build" };
+  const cases: { agent: Agent; file: string; asking: string; refused: string; callId: string }[] = [
+    {
+      agent: "gemini",
+      file: "session-2026-05-01T10-00-c0ffee00.jsonl",
+      asking: gemini("awaiting_approval"),
+      refused: gemini("cancelled"),
+      callId: "c1",
+    },
+    {
+      agent: "opencode",
+      file: `${SES}.json`,
+      asking: opencode({ status: "pending", input, raw: JSON.stringify(input) }),
+      refused: opencode({
+        status: "error",
+        input,
+        error: "Error: The user rejected permission to use this specific tool call.",
+        time: { start: now + 1500, end: now + 2000 },
+      }),
+      callId: "call_1",
+    },
+  ];
+  for (const { agent, file, asking, refused, callId } of cases) {
+    test(`${agent}: not written as a call before the user refuses it`, async () => {
+      await using dir = await tempDir();
+      await using home = await tempHome();
+      const path = join(dir.path, file);
+      writeFileSync(path, asking);
+      const waiting = view(await imported(home.path, agent, path));
+      expect(waiting.parts).toEqual([
+        ["user", "text"],
+        ["assistant", "tool"],
+      ]);
+      expect([waiting.calls, waiting.denied, waiting.open]).toEqual([[], [], 1]);
+      // Read again though unchanged: the call is still waiting.
+      expect(view(await imported(home.path, agent, path)).read).toBe(1);
+      writeFileSync(path, refused);
+      const after = view(await imported(home.path, agent, path));
+      expect([after.calls, after.outputs, after.denied, after.open]).toEqual([[], [], [callId], 0]);
+      expect(view(await imported(home.path, agent, path)).read).toBe(0);
+    });
+  }
+});
