@@ -173,7 +173,7 @@ async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boole
 }
 
 /** The strongest of a session's write outcomes over the parts of one source. */
-const STATUS_RANK: Record<WriteStatus, number> = { empty: 0, unchanged: 1, updated: 2, created: 3 };
+const STATUS_RANK: Record<WriteStatus, number> = { gone: 0, empty: 0, unchanged: 1, updated: 2, created: 3 };
 
 /**
  * Each session's outcome in one source, the strongest of them: a session two files of a source
@@ -191,7 +191,8 @@ function noteOutcome(sum: SourceSummary, id: string, status: WriteStatus): void 
 /** The source's session counts from its noted outcomes. */
 function countOutcomes(sum: SourceSummary): void {
   const counts = { created: 0, updated: 0, unchanged: 0 };
-  for (const status of outcomesOf.get(sum)?.values() ?? []) if (status !== "empty") counts[status]++;
+  for (const status of outcomesOf.get(sum)?.values() ?? [])
+    if (status !== "empty" && status !== "gone") counts[status]++;
   sum.sessions = counts;
 }
 
@@ -244,9 +245,27 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   const outcomes = new Map<string, WriteStatus>();
   // What storage held is loaded once per session and source, not once per part (see WriteNotes).
   const known = opts.cache ?? new Map<string, Known>();
+  // Sessions that must be stored from here on (see `writeSession`'s `mustExist`): those an earlier
+  // read made, when this one goes on from where it stopped, and those this read has made.
+  const stored = new Set(restart || c.kind !== "jsonl" ? [] : (prev?.sessions ?? []));
+  const gone = new Set<string>();
   const write = async (sessions: ImportedSession[]) => {
     for (const s of sessions) {
-      const out = await writeSession(opts.adapter, s, known, opts.cache ? "all" : "message-ids", redact);
+      const id = s.meta.id;
+      if (gone.has(id)) continue;
+      const mode = opts.cache ? "all" : "message-ids";
+      const out = await writeSession(opts.adapter, s, known, mode, redact, stored.has(id));
+      if (out.status === "gone") {
+        // Deleted while this import ran: left deleted. The file's state keeps the session, so the
+        // next import finds it missing and makes it again, whole (read from the start).
+        gone.add(id);
+        sum.warnings.push({
+          file: c.path,
+          message: `session ${id} was deleted while it was imported: the rest was not written (the next import makes it again, whole)`,
+        });
+        continue;
+      }
+      if (out.status === "created" || out.status === "updated") stored.add(id);
       for (const note of out.notes) sum.warnings.push({ file: c.path, message: note });
       for (const r of out.rejected) {
         sum.warnings.push({ file: c.path, message: `${r.what} not imported: ${r.message}` });
@@ -261,8 +280,9 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   if (c.kind === "jsonl") await readJsonl(c, basis, next, sum, opts, write);
   else await readDocument(c, basis, next, sum, opts, write);
   const ids = new Set(next.sessions);
+  for (const id of gone) ids.add(id);
   for (const [id, status] of outcomes) {
-    if (status === "empty") continue;
+    if (status === "empty" || status === "gone") continue;
     ids.add(id);
     noteOutcome(sum, id, status);
   }

@@ -32,7 +32,9 @@ export interface Known {
   seq: number;
 }
 
-export type WriteStatus = "created" | "updated" | "unchanged" | "empty";
+/** `gone`: a session this read had written, or had to find stored, was deleted meanwhile (see
+ * `writeSession`'s `mustExist`): nothing was written. */
+export type WriteStatus = "created" | "updated" | "unchanged" | "empty" | "gone";
 
 export interface WriteOutcome {
   status: WriteStatus;
@@ -269,10 +271,21 @@ export async function writeSession(
   notes: WriteNotes = "all",
   /** The session was read with `--redact` (a shorter copy is then judged masked alike). */
   redacted = false,
+  /**
+   * The session must be stored: an earlier part of this read wrote it, or the read goes on from
+   * where an earlier one stopped. Missing, it was deleted (`--purge`, gc) while this import ran;
+   * made again from this part, it held only the rest of the transcript, for good (the file counted
+   * as read). So nothing is written (`gone`).
+   */
+  mustExist = false,
 ): Promise<WriteOutcome> {
   const record = cache !== undefined && notes === "all";
   const id = s.meta.id;
   const cur = await adapter.getMeta(id);
+  if (!cur && mustExist) {
+    cache?.delete(id);
+    return { status: "gone", messages: 0, events: 0, rejected: [], notes: [] };
+  }
   let known = cache?.get(id);
   if (!known) {
     known = await loadKnown(adapter, id, cur !== undefined);

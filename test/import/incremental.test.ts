@@ -299,3 +299,51 @@ describe("incremental import", () => {
     expect(all).toContain("[REDACTED]");
   });
 });
+
+describe("a session deleted while it is imported", () => {
+  test("is left deleted, not made again from the rest of the transcript; the next import makes it whole", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const file = join(dir.path, "t.jsonl");
+    copyFileSync(SRC, file);
+    const whole = await run(home.path, [SRC]);
+    await using home2 = await tempHome();
+    const { adapter } = await openStore("files", { home: home2.path, fsync: "never" });
+    // The store, with a `session delete --purge` landing between two parts of the import (as
+    // another process's purge or gc did): after the first part's messages are written.
+    let appends = 0;
+    const racing = new Proxy(adapter, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== "appendMessages" && key !== "createSession") return value;
+        return async (...args: unknown[]) => {
+          const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (++appends === 1) await target.purgeSession(ID);
+          return out;
+        };
+      },
+    });
+    try {
+      const report = await importSources({
+        agent: "claude",
+        paths: [file],
+        adapter: racing,
+        home: home2.path,
+        fsync: false,
+        writeEveryBytes: 20_000,
+      });
+      expect(report.sources[0]!.warnings.map((w) => w.message)).toEqual([
+        `session ${ID} was deleted while it was imported: the rest was not written (the next import makes it again, whole)`,
+      ]);
+      expect(await adapter.getMeta(ID)).toBeUndefined();
+    } finally {
+      await adapter.close();
+    }
+    // The file did not change: the next import still finds the session missing and reads it all.
+    const again = await run(home2.path, [file]);
+    expect(again.s.sessions.created).toBe(1);
+    expect(again.messages).toEqual(whole.messages);
+    expect(again.tally).toEqual(whole.tally);
+    expect(again.meta?.tokens).toEqual(whole.meta?.tokens);
+  });
+});
