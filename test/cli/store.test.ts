@@ -9,6 +9,7 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -16,7 +17,7 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const create = (home: string, store: string, id: string, prompt: string) => {
   const r = runCli(
@@ -248,4 +249,33 @@ test("store reindex names a session directory it cannot index, exit 1", async ()
   expect(r.code).toBe(1);
   expect(r.stderr).toContain("1 session directory is not in the index (first: s2: meta.json is not JSON");
   expect(JSON.parse(r.stdout).unlisted).toEqual([expect.objectContaining({ id: "s2" })]);
+});
+
+test("store verify reads a json or sqljs store that lives only in its journal (its writer was killed)", async () => {
+  for (const store of ["json", "sqljs"]) {
+    await using home = await tempHome();
+    // A writer that stores a session and dies before it folds its journal into the store file.
+    const writer = `
+      import { openStore } from ${JSON.stringify(join(ROOT, "src", "storage", "select.ts"))};
+      const { adapter } = await openStore(${JSON.stringify(store)}, { home: ${JSON.stringify(home.path)} });
+      const now = Date.now();
+      await adapter.createSession({ id: "j1", title: "t", titleSource: "user", projectPath: "/p", status: "idle",
+        createdAt: now, updatedAt: now, turnCount: 0, messageCount: 0 }, []);
+      process.kill(process.pid, "SIGKILL");`;
+    Bun.spawnSync([BUN, "-e", writer], { env: { ...process.env, FREECODE_HOME: home.path } });
+    expect(readdirSync(join(home.path, "state")).some((f) => f.endsWith(".journal"))).toBe(true);
+    const r = parseJson<{ sessions: number; ok: boolean }>(
+      runCli(["store", "verify", "--store", store, "--json"], { home: home.path }),
+    );
+    expect([store, r.sessions, r.ok]).toEqual([store, 1, true]);
+    // A journal line damaged so that it still parses but no longer applies (a broken SQL
+    // statement) is corrupt, said in one line, as one that does not parse: not a crash (exit 70).
+    if (store !== "sqljs") continue;
+    const journal = join(home.path, "state", "store-sqljs.db.journal");
+    writeFileSync(journal, readFileSync(journal, "utf8").replace("INSERT", "INSERTT"));
+    const damaged = runCli(["session", "list", "--store", store], { home: home.path });
+    expect(damaged.code).toBe(2);
+    expect(damaged.stderr).toContain("corrupt journal line at byte");
+    expect(damaged.stderr).not.toContain("    at ");
+  }
 });

@@ -252,7 +252,18 @@ export class JournaledImage<S> {
         });
       }
       if (Array.isArray(parsed)) {
-        this.format.replay(this.state!, parsed);
+        try {
+          this.format.replay(this.state!, parsed);
+        } catch (error) {
+          // JSON whose writes do not apply (a damaged statement, a mangled record): as corrupt as
+          // a line that does not parse, and said the same way, not as a crash.
+          if (error instanceof FreecodeError) throw error;
+          throw new FreecodeError(
+            "bad_input",
+            `corrupt journal line at byte ${lineAt} (${(error as Error).message})`,
+            { source: { file: this.journalPath }, cause: error },
+          );
+        }
         continue;
       }
       const gen = (parsed as { gen?: unknown }).gen;

@@ -32,12 +32,16 @@ export default command({
 /**
  * The report for a one-file store that has no file yet (an empty store): opening it would make the
  * database, and a check should leave nothing behind (a mistyped `--home` got a `state/store.db`).
+ * A journal alone is data (it said "0 sessions … ok" for a store `session list` showed).
  */
 async function notMadeYet(name: string | undefined, home: string): Promise<VerifyReport | undefined> {
   let file: string | undefined;
   if (name === "sqlite") file = (await import("../../../storage/adapters/sqlite.ts")).sqliteStorePath(home);
   else if (name === "sqljs") file = (await import("../../../storage/adapters/sqljs.ts")).sqljsStorePath(home);
   else if (name === "json") file = (await import("../../../storage/adapters/json.ts")).jsonStorePath(home);
-  if (file === undefined || existsSync(file) || existsSync(`${file}.migrating`)) return undefined;
+  // The json and sqljs stores keep recent writes in a journal beside the image (`_image.ts`) until
+  // they fold them in: a writer killed before that left only the journal, which is their data.
+  if (file === undefined) return undefined;
+  if ([file, `${file}.migrating`, `${file}.journal`].some((f) => existsSync(f))) return undefined;
   return { adapter: name!, location: file, sessions: 0, eventLogs: 0, problems: [], ok: true };
 }
