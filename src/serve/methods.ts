@@ -13,8 +13,8 @@ import { rolloutEnabled } from "../rollout/recorder.ts";
 import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../session/compaction.ts";
 import { exportSession, importSessionDocument } from "../session/export.ts";
 import {
+  appendGivenMessages,
   appendMessages,
-  checkGivenIds,
   createSession,
   deleteSession,
   forkSession,
@@ -118,13 +118,8 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
     ),
     "session.append": rpcMethod(v.strictObject({ ...Id, messages: Messages }), async ({ id, messages }) => {
       const stored = toStoredMessages(messages);
-      await checkGivenIds(
-        store,
-        id,
-        stored,
-        messages.map((m) => m.id !== undefined),
-      );
-      await appendMessages(store, id, stored);
+      const chosen = messages.map((m) => m.id !== undefined);
+      await appendGivenMessages(store, ctx.home, id, stored, chosen);
       return getSession(store, id);
     }),
     "session.rename": rpcMethod(v.strictObject({ ...Id, title: v.string() }), ({ id, title }) =>

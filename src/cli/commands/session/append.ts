@@ -1,6 +1,6 @@
 /** `freecode session append <id>`: JSONL messages on stdin, all or nothing. */
 import { badInput } from "../../../errors.ts";
-import { appendMessages, checkGivenIds, toStoredMessages } from "../../../session/lifecycle.ts";
+import { appendGivenMessages, toStoredMessages } from "../../../session/lifecycle.ts";
 import { checkId } from "../../../storage/_validate.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, onStdinLine, readStdinJsonl, withStore } from "./_shared.ts";
@@ -25,8 +25,7 @@ export default command({
     await withStore(ctx, async (store) => {
       try {
         const chosen = inputs.map((x) => typeof (x as { id?: unknown } | null)?.id === "string");
-        await checkGivenIds(store, args.id, messages, chosen);
-        await appendMessages(store, args.id, messages);
+        await appendGivenMessages(store, ctx.home, args.id, messages, chosen);
       } catch (error) {
         // A batch error names the message as [i]: turn that into its stdin line.
         const e = error as { source?: { field?: string; line?: number; file?: string } };
