@@ -175,6 +175,12 @@ const factory: AdapterFactory = (options) => {
       const dir = locator.find(id);
       const rolloutDir = dirname(eventsPath(layout.rollout, id));
       const had = dir !== undefined || existsSync(rolloutDir);
+      // The rollout log first: a purge killed half way then leaves the session without its log,
+      // still listed (and a gc that marked it deleted finds it again), not a log whose session is
+      // gone, which every listing, gc and verify took for a rollout-only session and kept.
+      events.get(id)?.reset();
+      events.delete(id);
+      rmSync(rolloutDir, { recursive: true, force: true });
       if (dir) {
         const handle = session(id);
         handle.exclusive(() => {
@@ -185,9 +191,6 @@ const factory: AdapterFactory = (options) => {
         locator.forget(id);
         journal(id, dir);
       }
-      events.get(id)?.reset();
-      events.delete(id);
-      rmSync(rolloutDir, { recursive: true, force: true });
       return had;
     },
 
