@@ -5,7 +5,10 @@
  * versioned JSON document. `importSessionDocument` checks every part of such a document before it
  * writes anything and recreates it as a new session (a new id unless one is given), which records
  * where it came from in `copiedFrom`. A failure after the session was created (a disk error while
- * appending its events) purges it: an import is whole or absent.
+ * appending its events) purges it: an import is whole or absent. A process killed meanwhile cannot
+ * purge: the session is made marked `copiedFrom.incomplete` until its log is whole, so `store
+ * verify` names it and an import again under its id replaces it (it was refused as existing, and
+ * looked whole with 32,000 of 40,000 events).
  */
 import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
@@ -242,15 +245,20 @@ export async function importSessionDocument(
 ): Promise<SessionMeta> {
   const doc = parseExportDocument(raw, options.file);
   const id = options.id === undefined ? newSessionId(options.now) : checkId(options.id);
-  if (await store.getMeta(id)) throw conflict(`session ${id} already exists`);
+  const cur = await store.getMeta(id);
+  // An import of this id cut off by a killed process: made again from the start.
+  if (cur?.copiedFrom?.incomplete) await store.purgeSession(id);
+  else if (cur) throw conflict(`session ${id} already exists`);
   if (doc.rollout?.length && (await store.listEventLogs()).includes(id))
     throw conflict(`a rollout log for ${id} already exists`);
   const { owner: _o, pendingCompaction: _p, ...rest } = doc.meta;
+  const copiedFrom = { id: doc.meta.id, exportedAt: doc.exportedAt };
+  const more = doc.contextCache !== undefined || (doc.rollout?.length ?? 0) > 0;
   const meta: SessionMeta = {
     ...rest,
     id,
     status: rest.status === "running" ? "idle" : rest.status,
-    copiedFrom: { id: doc.meta.id, exportedAt: doc.exportedAt },
+    copiedFrom: more ? { ...copiedFrom, incomplete: true } : copiedFrom,
   };
   await store.createSession(meta, doc.messages);
   try {
@@ -262,6 +270,7 @@ export async function importSessionDocument(
         .map(({ seq: _s, aggregateID: _a, ...e }) => e as EventDraft);
       await store.appendEvents(id, batch);
     }
+    if (more) await store.updateMeta(id, (m) => ({ ...m, copiedFrom }));
   } catch (error) {
     await store.purgeSession(id).catch(() => false);
     throw error;

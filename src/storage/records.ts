@@ -69,7 +69,10 @@ export const SessionMetaSchema = v.looseObject({
   /** The process that has the session `running`, for crash recovery. */
   owner: v.optional(v.object({ pid: finiteNumber(), start: v.nullable(finiteNumber()), host: v.string() })),
   /** A session recreated from an export document (`session import`): the id it had, and when it was exported. */
-  copiedFrom: v.optional(v.object({ id: IdSchema, exportedAt: finiteNumber() })),
+  /** `incomplete`: set while an import writes the rest (its log); a process killed meanwhile left it. */
+  copiedFrom: v.optional(
+    v.object({ id: IdSchema, exportedAt: finiteNumber(), incomplete: v.optional(v.literal(true)) }),
+  ),
   /** Where an imported session came from. */
   source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),
   /** Goal tracking (thread store). */

@@ -41,7 +41,8 @@ export interface Problem {
     | "bad_meta"
     | "bad_id"
     | "engine"
-    | "interrupted_migration";
+    | "interrupted_migration"
+    | "incomplete_import";
   sessionId?: string;
   file?: string;
   line?: number;
@@ -77,6 +78,13 @@ function cutTornTail(file: string): boolean {
 async function checkSessions(a: StorageAdapter, repair: boolean, problems: Problem[]): Promise<number> {
   const metas = (await a.listSessions({ all: true })).items;
   for (const meta of metas) {
+    if (meta.copiedFrom?.incomplete)
+      problems.push({
+        kind: "incomplete_import",
+        sessionId: meta.id,
+        detail: `an import of session ${meta.copiedFrom.id} was stopped half way: this copy lacks part of its log; import the document again with --id ${meta.id} (it replaces this copy)`,
+        repairable: false,
+      });
     const { messages, issues } = await a.readMessages(meta.id);
     for (const i of issues) problems.push(lineProblem(i, meta.id, repair));
     if (meta.messageCount !== messages.length) {

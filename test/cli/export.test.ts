@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
 import { exportSession, importSessionDocument } from "../../src/session/export.ts";
 import memoryFactory from "../../src/storage/adapters/memory.ts";
+import { verifyStore } from "../../src/storage/verify.ts";
 import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const SOURCE = "claude-ad723d79-d1aa-4c89-9a82-926c1918e7ee";
@@ -220,6 +221,56 @@ describe("session export / import", () => {
     });
     await expect(importSessionDocument(failing, doc, { id: "half" })).rejects.toThrow("disk full");
     expect(await store.getMeta("half")).toBeUndefined();
+    // A whole import carries no mark.
+    expect((await store.getMeta("copy"))?.copiedFrom).toEqual({ id: "live", exportedAt: doc.exportedAt });
+    await store.close();
+  });
+
+  test("an import whose process was killed half way is marked, named by verify, and replaced by a retry", async () => {
+    await using home = await tempHome();
+    const store = memoryFactory({ home: home.path });
+    const now = Date.now();
+    await store.createSession(
+      {
+        id: "src",
+        title: "t",
+        projectPath: "/p",
+        status: "idle",
+        createdAt: now,
+        updatedAt: now,
+        turnCount: 0,
+        messageCount: 1,
+      },
+      [{ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: now }],
+    );
+    await store.appendEvents(
+      "src",
+      Array.from({ length: 2500 }, (_, i) => ({ type: "turn.started", turnId: `t${i}` })),
+    );
+    const doc = await exportSession(store, "src", { rollout: true });
+    // The process dies after its first batch of events: nothing purges what it made.
+    let batches = 0;
+    const dying = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+      appendEvents: async (id: string, drafts: never[]) => {
+        if (++batches > 1) throw new Error("killed");
+        return store.appendEvents(id, drafts);
+      },
+      purgeSession: async () => false,
+    });
+    await expect(importSessionDocument(dying, doc, { id: "half" })).rejects.toThrow("killed");
+    expect((await store.getMeta("half"))?.copiedFrom?.incomplete).toBe(true);
+    const report = await verifyStore(store, home.path);
+    expect(report.problems.map((p) => [p.kind, p.sessionId])).toEqual([["incomplete_import", "half"]]);
+    expect(report.ok).toBe(false);
+    // Imported again under its id, it is made again whole (it was refused as existing).
+    const again = await importSessionDocument(store, doc, { id: "half" });
+    expect(again.copiedFrom).toEqual({ id: "src", exportedAt: doc.exportedAt });
+    let events = 0;
+    for await (const r of store.readEvents("half")) if (r.event) events++;
+    expect(events).toBe(2500);
+    expect((await verifyStore(store, home.path)).ok).toBe(true);
+    // A whole session under that id is still refused.
+    await expect(importSessionDocument(store, doc, { id: "half" })).rejects.toThrow("already exists");
     await store.close();
   });
 });
