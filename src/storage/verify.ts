@@ -24,7 +24,8 @@ import {
 import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
-import { isProcessAlive } from "../util/lock.ts";
+import { ensureDir } from "../util/atomic.ts";
+import { isProcessAlive, withLockSync } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { migrationMarker } from "./migration-marker.ts";
@@ -75,7 +76,27 @@ function cutTornTail(file: string): boolean {
   return true;
 }
 
-async function checkSessions(a: StorageAdapter, repair: boolean, problems: Problem[]): Promise<number> {
+/**
+ * How a repair cuts a torn tail: under the lock writers of that log take (the files adapter's
+ * `state/locks/<s|e>-<id>.lock`), and only if it is still torn then. Cut without it, a tail that was
+ * an append in progress (acknowledged a moment later) was cut off.
+ */
+type Cutter = (file: string, kind: "s" | "e", sessionId: string) => boolean;
+
+function cutterFor(a: StorageAdapter, home: string): Cutter {
+  if (a.name !== "files") return (file) => cutTornTail(file);
+  const locks = join(homePaths(home).state, "locks");
+  return (file, kind, id) => {
+    ensureDir(locks);
+    return withLockSync(join(locks, `${kind}-${id}.lock`), () => cutTornTail(file));
+  };
+}
+
+async function checkSessions(
+  a: StorageAdapter,
+  repair: Cutter | undefined,
+  problems: Problem[],
+): Promise<number> {
   const metas = (await a.listSessions({ all: true })).items;
   for (const meta of metas) {
     if (meta.copiedFrom?.incomplete)
@@ -86,7 +107,7 @@ async function checkSessions(a: StorageAdapter, repair: boolean, problems: Probl
         repairable: false,
       });
     const { messages, issues } = await a.readMessages(meta.id);
-    for (const i of issues) problems.push(lineProblem(i, meta.id, repair));
+    for (const i of issues) problems.push(lineProblem(i, meta.id, repair, "s"));
     if (meta.messageCount !== messages.length) {
       const p: Problem = {
         kind: "count_drift",
@@ -94,7 +115,7 @@ async function checkSessions(a: StorageAdapter, repair: boolean, problems: Probl
         detail: `meta says ${meta.messageCount} messages, the log holds ${messages.length}`,
         repairable: issues.length === 0,
       };
-      if (repair && p.repairable) {
+      if (repair !== undefined && p.repairable) {
         await a.updateMeta(meta.id, (m) => ({ ...m, messageCount: messages.length }));
         p.repaired = true;
       }
@@ -105,7 +126,7 @@ async function checkSessions(a: StorageAdapter, repair: boolean, problems: Probl
 }
 
 /** A line that could not be read, as a problem; a torn tail is cut off when repairing. */
-function lineProblem(i: ReadIssue, sessionId: string, repair: boolean): Problem {
+function lineProblem(i: ReadIssue, sessionId: string, repair: Cutter | undefined, kind: "s" | "e"): Problem {
   const p: Problem = {
     kind: i.torn ? "torn_line" : "bad_line",
     sessionId,
@@ -114,17 +135,21 @@ function lineProblem(i: ReadIssue, sessionId: string, repair: boolean): Problem 
   };
   if (i.file) p.file = i.file;
   if (i.line) p.line = i.line;
-  if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = cutTornTail(i.file);
+  if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = repair(i.file, kind, sessionId);
   return p;
 }
 
-async function checkEvents(a: StorageAdapter, repair: boolean, problems: Problem[]): Promise<number> {
+async function checkEvents(
+  a: StorageAdapter,
+  repair: Cutter | undefined,
+  problems: Problem[],
+): Promise<number> {
   const logs = await a.listEventLogs();
   for (const id of logs) {
     let expected = 1;
     for await (const r of a.readEvents(id)) {
       if (r.issue) {
-        problems.push(lineProblem(r.issue, id, repair));
+        problems.push(lineProblem(r.issue, id, repair, "e"));
         continue;
       }
       if (r.event.seq !== expected) {
@@ -314,8 +339,9 @@ export async function verifyStore(
       };
     }
   }
-  const sessions = await checkSessions(adapter, repair, problems);
-  const eventLogs = await checkEvents(adapter, repair, problems);
+  const cutter = repair ? cutterFor(adapter, home) : undefined;
+  const sessions = await checkSessions(adapter, cutter, problems);
+  const eventLogs = await checkEvents(adapter, cutter, problems);
   const page = await adapter.listSessions({ all: true });
   const listed = new Set(page.items.map((m) => m.id));
   // A total that disagrees with the listed items is a stale counter (sqlite/sqljs keep them).

@@ -17,7 +17,8 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { withLock } from "../../src/util/lock.ts";
+import { BUN, parseJson, ROOT, runCli, runCliAsync, tempDir, tempHome } from "../_helpers.ts";
 
 const create = (home: string, store: string, id: string, prompt: string) => {
   const r = runCli(
@@ -84,6 +85,24 @@ test("store verify finds a torn line (exit 1) and --repair cuts it (exit 0)", as
   ]);
   expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
   expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
+}, 30_000);
+
+test("store verify --repair cuts a torn tail under the writers' lock, so an append finishing meanwhile is kept", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "hello");
+  const project = readdirSync(join(home.path, "sessions"))[0]!;
+  const log = join(home.path, "sessions", project, "s1", "messages.jsonl");
+  const line = JSON.stringify({ id: "m9", role: "user", parts: [], timestamp: Date.now() });
+  // An append in progress: half its line written, the writer holding the session's lock.
+  appendFileSync(log, line.slice(0, 10));
+  const { running } = await withLock(join(home.path, "state", "locks", "s-s1.lock"), async () => {
+    const running = runCliAsync(["store", "verify", "--repair", "--json"], { home: home.path });
+    await Bun.sleep(1500); // verify has found the torn tail and waits for the lock
+    appendFileSync(log, `${line.slice(10)}\n`); // the append completes (and is acknowledged)
+    return { running };
+  });
+  await running;
+  expect(readFileSync(log, "utf8").endsWith(`${line}\n`)).toBe(true);
 }, 30_000);
 
 test("store reindex rebuilds the thread store; store goal sets and shows a goal", async () => {
