@@ -43,7 +43,8 @@ export interface Problem {
     | "bad_id"
     | "engine"
     | "interrupted_migration"
-    | "incomplete_import";
+    | "incomplete_import"
+    | "stale_temp";
   sessionId?: string;
   file?: string;
   line?: number;
@@ -259,6 +260,49 @@ function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, pr
   return drift;
 }
 
+/** An atomic rewrite's temp file (`util/atomic.ts`): `<file>.<pid>.<n>.tmp`. */
+const TEMP = /^.+\.(\d+)\.\d+\.tmp$/;
+
+/**
+ * Temp files of atomic rewrites whose process died before the rename: the state's (a json or
+ * sqljs store image, as large as the store, one per killed writer), and on the files store each
+ * session's and rollout log's. They were never read, and never removed by anything. One whose
+ * process is alive is a rewrite at work.
+ */
+function checkStaleTemps(home: string, files: boolean, repair: boolean, problems: Problem[]): void {
+  const p = homePaths(home);
+  const dirs = [p.state];
+  if (files) {
+    // A create's own directory (`.tmp-…`) is an orphan as a whole (`checkFilesLayout`).
+    for (const [id, dir] of sessionDirs(home)) if (tmpOwner(id) === undefined) dirs.push(dir);
+    if (existsSync(p.rollout)) for (const id of readdirSync(p.rollout)) dirs.push(join(p.rollout, id));
+  }
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue; // gone meanwhile, or not a directory
+    }
+    for (const name of names) {
+      const pid = TEMP.exec(name)?.[1];
+      if (pid === undefined || isProcessAlive(Number(pid))) continue;
+      const file = join(dir, name);
+      const problem: Problem = {
+        kind: "stale_temp",
+        file,
+        detail: `an unfinished rewrite of process ${pid}, which died (never read)`,
+        repairable: true,
+      };
+      if (repair) {
+        rmSync(file, { recursive: true, force: true });
+        problem.repaired = true;
+      }
+      problems.push(problem);
+    }
+  }
+}
+
 /** Whether the listing disagrees with the sessions stored (counters, or files on disk). */
 async function indexDrift(adapter: StorageAdapter, home: string): Promise<boolean> {
   const page = await adapter.listSessions({ all: true });
@@ -349,6 +393,7 @@ export async function verifyStore(
   if (adapter.name === "files")
     drift =
       checkFilesLayout(home, listed, repair, problems) || (await staleRows(adapter, page.items)) > 0 || drift;
+  checkStaleTemps(home, adapter.name === "files", repair, problems);
   if (drift) {
     const p: Problem = {
       kind: "index_drift",

@@ -298,3 +298,28 @@ test("store verify reads a json or sqljs store that lives only in its journal (i
     expect(damaged.stderr).not.toContain("    at ");
   }
 });
+
+test("store verify names the temp files of rewrites whose process died; --repair removes them", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "hello");
+  const project = readdirSync(join(home.path, "sessions"))[0]!;
+  const dead = 2 ** 22 + 12345; // past any pid this machine hands out
+  const stale = [
+    join(home.path, "state", `store.json.${dead}.1.tmp`),
+    join(home.path, "sessions", project, "s1", `meta.json.${dead}.2.tmp`),
+  ];
+  for (const f of stale) writeFileSync(f, "partial");
+  // A rewrite at work (this process is alive) is left alone.
+  const live = join(home.path, "state", `imports.json.${process.pid}.1.tmp`);
+  writeFileSync(live, "in progress");
+  const found = parseJson<{ problems: { kind: string; file: string }[] }>(
+    runCli(["store", "verify", "--json"], { home: home.path }),
+  );
+  expect(found.problems.map((p) => [p.kind, p.file]).sort()).toEqual(
+    stale.map((f) => ["stale_temp", f]).sort(),
+  );
+  expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
+  expect(stale.filter((f) => existsSync(f))).toEqual([]);
+  expect(existsSync(live)).toBe(true);
+  expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
+});
