@@ -229,3 +229,70 @@ describe("a crash inside a files replace leaves counters that match the log", ()
     }, 30_000);
   }
 });
+
+describe("a large append killed part way is undone by the next writer (kill -9 review)", () => {
+  test("the complete lines a killed batch left are cut back; a whole batch is kept; no mark is left", async () => {
+    await using home = await tempHome();
+    const a = factory({ home: home.path, fsync: "never" });
+    const meta = makeMeta();
+    await a.createSession(meta, [msg("m1")]);
+    await a.close();
+    const log = join(sessionDir(home.path, meta.id), "messages.jsonl");
+    const line = (id: string) => `${JSON.stringify(msg(id))}\n`;
+    // A writer killed inside a marked batch: its mark, and the first complete lines it got out.
+    const { ino, size } = statSync(log);
+    writeFileSync(`${log}.batch`, JSON.stringify({ ino, from: size, to: size + 5_000_000 }));
+    appendFileSync(log, line("half-1") + line("half-2"));
+    const b = factory({ home: home.path, fsync: "never" });
+    await b.appendMessages(meta.id, [msg("m2")]);
+    expect((await b.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1", "m2"]);
+    expect(readdirSync(sessionDir(home.path, meta.id))).not.toContain("messages.jsonl.batch");
+    await b.close();
+    // A writer that died after its batch was whole, before it removed the mark: the batch stays.
+    const whole = line("w1") + line("w2");
+    const at = statSync(log);
+    writeFileSync(`${log}.batch`, JSON.stringify({ ino: at.ino, from: at.size, to: at.size + whole.length }));
+    appendFileSync(log, whole);
+    const c = factory({ home: home.path, fsync: "never" });
+    await c.appendMessages(meta.id, [msg("m3")]);
+    expect((await c.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1", "m2", "w1", "w2", "m3"]);
+    // A real large batch (events: over the 1 MiB mark) leaves no mark behind.
+    const big = Array.from({ length: 600 }, (_, i) => ({ type: "note", text: `${i} ${"x".repeat(2000)}` }));
+    await c.appendEvents(meta.id, big);
+    expect(readdirSync(join(home.path, "rollout", "sessions", meta.id))).toEqual(["events.jsonl"]);
+    let events = 0;
+    for await (const r of c.readEvents(meta.id)) if (r.event) events++;
+    expect(events).toBe(600);
+    await c.close();
+  });
+});
+
+test("a process killed inside a large append leaves all of its batch or none of it", async () => {
+  await using home = await tempHome();
+  const a = factory({ home: home.path, fsync: "never" });
+  const meta = makeMeta();
+  await a.createSession(meta, [msg("m1")]);
+  await a.close();
+  const log = join(sessionDir(home.path, meta.id), "messages.jsonl");
+  const before = statSync(log).size;
+  const writer = `
+    import factory from ${JSON.stringify(join(ROOT, "src", "storage", "adapters", "files.ts"))};
+    const a = factory({ home: ${JSON.stringify(home.path)}, fsync: "never" });
+    const text = "x".repeat(2000);
+    const batch = Array.from({ length: 20000 }, (_, i) => ({ id: "b" + i, role: "user", parts: [{ type: "text", content: text }], timestamp: 1 }));
+    await a.appendMessages(${JSON.stringify(meta.id)}, batch);
+    await a.close();`;
+  const child = Bun.spawn([BUN, "-e", writer], { stdout: "ignore", stderr: "ignore" });
+  // Killed the moment the log starts to grow: inside its one large write, most of the time.
+  const deadline = Date.now() + 20_000;
+  while (statSync(log).size === before && Date.now() < deadline) await Bun.sleep(1);
+  child.kill("SIGKILL");
+  await child.exited;
+  const b = factory({ home: home.path, fsync: "never" });
+  await b.appendMessages(meta.id, [msg("after")]);
+  const ids = (await b.readMessages(meta.id)).messages.map((m) => m.id);
+  await b.close();
+  const batch = ids.filter((id) => id.startsWith("b"));
+  expect([0, 20000]).toContain(batch.length);
+  expect(ids.at(-1)).toBe("after");
+}, 60_000);

@@ -4,6 +4,14 @@
  * taken (a torn tail left by a crashed writer was never acknowledged: it is cut off, not kept as a
  * bad line in the middle of the log), and the fsync policy: `always` per append, `batch` within
  * ~100 ms, `never`.
+ *
+ * A large batch is not one atomic write against a kill: Linux stops a `write()` at a page when
+ * SIGKILL comes, so a killed append of 82 MB left its first complete lines, which the next writer
+ * kept (a batch never acknowledged, half stored; a retry stored those lines twice). So a batch over
+ * `MARKED_BYTES` writes a mark beside the log first (`<log>.batch`: the file's inode and the bytes
+ * the batch spans), removed once the write is done; a writer that takes the lease and finds a mark
+ * (its writer died: the lease is exclusive) cuts the log back to where that batch began, unless the
+ * batch is whole. Smaller batches, one page-sized copy or a few, pay nothing.
  */
 import {
   closeSync,
@@ -11,8 +19,11 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
+  readFileSync,
   readSync,
+  rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { FILE_MODE } from "../../util/atomic.ts";
@@ -20,6 +31,8 @@ import { FILE_MODE } from "../../util/atomic.ts";
 export type FsyncMode = "never" | "batch" | "always";
 
 const BATCH_MS = 100;
+/** Batches larger than this are marked while they are written (see above). */
+export const MARKED_BYTES = 1024 * 1024;
 const pending = new Set<AppendLog>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -72,8 +85,33 @@ export class AppendLog {
       this.ino = fstatSync(this.fd).ino;
     }
     this.size = fstatSync(this.fd).size;
+    this.undoUnfinishedBatch();
     if (this.size > 0 && lastByte(this.fd, this.size) !== 10) this.cutTornTail();
     return true;
+  }
+
+  private get markPath(): string {
+    return `${this.path}.batch`;
+  }
+
+  /** A mark left by a writer that died in a large batch: cut the log back to where it began. */
+  private undoUnfinishedBatch(): void {
+    let mark: { ino?: unknown; from?: unknown; to?: unknown };
+    try {
+      mark = JSON.parse(readFileSync(this.markPath, "utf8"));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      mark = {}; // unreadable: a mark cut short, before its batch was written
+    }
+    const { ino, from, to } = mark;
+    const ours = ino === this.ino && typeof from === "number" && typeof to === "number";
+    if (ours && this.size >= from && this.size < to) {
+      ftruncateSync(this.fd!, from);
+      this.size = from;
+      if (this.fsync === "always") fsyncSync(this.fd!);
+      else if (this.fsync === "batch") scheduleSync(this);
+    }
+    rmSync(this.markPath, { force: true });
   }
 
   /** Truncate to just after the last newline; synced as an append would be. */
@@ -94,9 +132,13 @@ export class AppendLog {
     if (this.fd === undefined) this.reload(true);
     const data = typeof lines === "string" ? Buffer.from(lines) : lines;
     const before = this.size; // exact: the caller holds the lease
+    const marked = data.length > MARKED_BYTES;
+    if (marked)
+      writeFileSync(this.markPath, JSON.stringify({ ino: this.ino, from: before, to: before + data.length }));
     let written = 0;
     try {
       while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
+      if (marked) rmSync(this.markPath, { force: true });
     } catch (error) {
       if (written > 0) {
         try {
