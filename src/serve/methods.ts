@@ -119,7 +119,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
     "session.append": rpcMethod(v.strictObject({ ...Id, messages: Messages }), async ({ id, messages }) => {
       const stored = toStoredMessages(messages);
       const chosen = messages.map((m) => m.id !== undefined);
-      await appendGivenMessages(store, ctx.home, id, stored, chosen);
+      await appendGivenMessages(store, id, stored, chosen);
       return getSession(store, id);
     }),
     "session.rename": rpcMethod(v.strictObject({ ...Id, title: v.string() }), ({ id, title }) =>

@@ -4,17 +4,13 @@
  * Status is one enum (see docs/readme/sessions.md): `idle | running | interrupted | archived |
  * deleted`; archive and delete remember the status they replaced so unarchive/restore put it back.
  */
-import { join } from "node:path";
 import * as v from "valibot";
 import { badInput, conflict, notFound } from "../errors.ts";
-import { homePaths } from "../home.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import { checkId } from "../storage/_validate.ts";
 import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
 import { checkProjectPath, comparableProjectPath } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
-import { ensureDir } from "../util/atomic.ts";
-import { withLock } from "../util/lock.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
@@ -182,27 +178,19 @@ async function checkGivenIds(
 
 /**
  * Append messages some of which carry ids their callers gave (`chosen[i]`), checked as
- * `checkGivenIds` says. The check and the append hold one lock per session (`<home>/state/locks/
- * ids-<id>.lock`): done apart, two processes appending the same id (two CLI appends, a CLI append
- * beside serve) both found it absent and both stored it. Without a home (a store no other process
- * shares), no lock.
+ * `checkGivenIds` says. The check is not atomic with the append: two processes appending the same
+ * id at the same moment can both store it. (A lock of its own around the two made a process holding
+ * the session's append lock, kept across a burst, wait for it while the other waited for the append
+ * lock: both timed out. The check belongs under the adapter's own lock.)
  */
 export async function appendGivenMessages(
   store: StorageAdapter,
-  home: string | undefined,
   id: string,
   messages: StoredMessage[],
   chosen: readonly boolean[],
 ): Promise<void> {
-  if (!chosen.some(Boolean)) return appendMessages(store, id, messages);
-  const run = async () => {
-    await checkGivenIds(store, id, messages, chosen);
-    await appendMessages(store, id, messages);
-  };
-  if (home === undefined) return run();
-  const locks = join(homePaths(home).state, "locks");
-  ensureDir(locks);
-  await withLock(join(locks, `ids-${checkId(id)}.lock`), run);
+  if (chosen.some(Boolean)) await checkGivenIds(store, id, messages, chosen);
+  await appendMessages(store, id, messages);
 }
 
 /**

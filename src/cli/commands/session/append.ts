@@ -25,7 +25,7 @@ export default command({
     await withStore(ctx, async (store) => {
       try {
         const chosen = inputs.map((x) => typeof (x as { id?: unknown } | null)?.id === "string");
-        await appendGivenMessages(store, ctx.home, args.id, messages, chosen);
+        await appendGivenMessages(store, args.id, messages, chosen);
       } catch (error) {
         // A batch error names the message as [i]: turn that into its stdin line.
         const e = error as { source?: { field?: string; line?: number; file?: string } };
