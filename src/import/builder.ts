@@ -96,7 +96,9 @@ const OUTPUT_CHARS = 2000;
  * the rollout keeps that abort for good; longer leaves a fresh crash unmarked (a session that never
  * changes again is not read again). Used by the whole-document importers (OpenCode, Gemini).
  */
-export const idleSince = (lastAt: number, now = Date.now()): boolean => now - lastAt > 60 * 60 * 1000;
+export const idleSince = (lastAt: number, now = Date.now()): boolean =>
+  // As far ahead counts too: a clock ahead or a mangled date must not keep a session at work for ever.
+  !Number.isFinite(lastAt) || Math.abs(now - lastAt) > 60 * 60 * 1000;
 
 /** A fresh builder state for session `id`. */
 export const newBuilderState = (id: string): BuilderState => ({

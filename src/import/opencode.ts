@@ -201,9 +201,10 @@ export function mapOpencodeSession(
       unreadableEntry(opts, { file: opts.path, entry: String(info?.id) }, error);
     }
   }
-  // A call of the last response still waiting for permission (`pending`) in a session at work is
-  // not written yet (`live.ts`): refused later, it would be a call and a denial. The session is read
-  // again until it is answered or the session idles. (A `running` call is written: it runs.)
+  // A call of the last response still `pending` (its arguments streaming) in a session at work is
+  // not written yet (`live.ts`); the session is read again until it moves on or idles. A `running`
+  // call is written: it runs — or waits for permission, which OpenCode marks `running` too, so a
+  // refusal after an import still adds a denial to its call.
   const asking = new Set<string>();
   if (!idle && lastResponse >= 0)
     for (const p of messages[lastResponse]!.parts)

@@ -92,7 +92,7 @@ export async function importRoot(
     sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });
   }
   sum.files.found = candidates.length;
-  forgetGone(opts.imports, root, candidates);
+  forgetGone(opts.imports, root, candidates, sum.warnings);
   for (const c of candidates) {
     try {
       await importCandidate(c, sum, opts);
@@ -111,12 +111,20 @@ export async function importRoot(
  * and rewritten with the rest on every import, for ever. Their sessions stay in the store; a file
  * that comes back is read as new, and its stable ids leave what was stored as it is.
  */
-function forgetGone(imports: Imports, root: string, found: Candidate[]): void {
+function forgetGone(imports: Imports, root: string, found: Candidate[], warnings: ImportWarning[]): void {
   const listed = new Set(found.map((c) => c.path));
   const inside = root.endsWith(sep) ? root : root + sep;
   for (const path of Object.keys(imports.files)) {
     if (listed.has(path) || (path !== root && !path.startsWith(inside))) continue;
-    if (!existsSync(path)) delete imports.files[path];
+    if (existsSync(path)) continue;
+    // Left open as still written (`live.ts`): what waited is lost with it; say so.
+    if (imports.files[path]?.open === true)
+      warnings.push({
+        file: path,
+        message:
+          "gone while it was still being written: what it left open (a response's model call, unanswered calls) was never written",
+      });
+    delete imports.files[path];
   }
 }
 

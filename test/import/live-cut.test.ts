@@ -8,8 +8,9 @@
  * its next lines when they come.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { idleSince } from "../../src/import/builder.ts";
 import { mayStillStream, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
@@ -170,6 +171,23 @@ test("a time may still be written to while it is under the wait, behind or (a cl
   expect(stillWritten(now - 1000, now - STREAM_WAIT_MS * 2)).toBe(false);
   expect(stillWritten(now - STREAM_WAIT_MS * 2, now - 1000)).toBe(false);
   expect(stillWritten(undefined, now)).toBe(false);
+  // Whole documents idle after an hour, behind or ahead (a clock ahead must not keep them at work).
+  expect(idleSince(now - 30 * 60_000, now)).toBe(false);
+  expect(idleSince(now - 61 * 60_000, now)).toBe(true);
+  expect(idleSince(now + 61 * 60_000, now)).toBe(true);
+  expect(idleSince(Number.NaN, now)).toBe(true);
+});
+
+test("a transcript gone while it was still being written is forgotten with a warning", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const path = join(dir.path, `${SID}.jsonl`);
+  writeFileSync(path, claudeLines().slice(0, 2).join(""));
+  expect(view(await imported(home.path, "claude", dir.path)).open).toBe(1);
+  rmSync(path);
+  const after = view(await imported(home.path, "claude", dir.path));
+  expect(after.warnings).toEqual([expect.stringContaining("gone while it was still being written")]);
+  expect(view(await imported(home.path, "claude", dir.path)).warnings).toEqual([]);
 });
 
 test("a fresh copy of an old transcript cut inside a response is closed at once (nobody writes it)", async () => {
@@ -319,7 +337,7 @@ describe("an import that cuts a response the agent is still writing", () => {
   });
 });
 
-describe("a call waiting for permission in a whole-document session at work (Gemini CLI, OpenCode)", () => {
+describe("a call not yet running in a whole-document session at work (Gemini CLI awaiting approval, OpenCode pending)", () => {
   const now = Date.now() - 60_000;
   const iso = (t: number) => new Date(t).toISOString();
   const gemini = (status: string) => {
