@@ -116,7 +116,8 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
 export function mapGemini(
   path: string,
   text: string,
-  opts: { redact?: boolean; counts: EntryCounts; warnings: ImportWarning[] },
+  /** `finished`: the agent is done (`import --finished`): the session is taken as idle. */
+  opts: { redact?: boolean; counts: EntryCounts; warnings: ImportWarning[]; finished?: boolean },
 ): ImportedSession | undefined {
   const { meta, messages } = readGemini(path, text, opts.warnings);
   const sourceId =
@@ -134,7 +135,7 @@ export function mapGemini(
   // A call left open is cut off once a later response began, or once the session has gone idle.
   const lastResponse = messages.findLastIndex((m) => m.type === "gemini");
   let waiting = false;
-  const idle = idleSince(lastActivity(meta, messages));
+  const idle = opts.finished === true || idleSince(lastActivity(meta, messages));
   for (const [i, m] of messages.entries()) {
     const at = Date.parse(String(m.timestamp)) || prevAt;
     try {

@@ -24,6 +24,8 @@ export interface ImportOptions {
   redact?: boolean;
   /** False while watching (see `PassOptions.final`). */
   final?: boolean;
+  /** The agents are done (see `PassOptions.finished`). */
+  finished?: boolean;
   fsync?: boolean;
   cache?: Map<string, Known>;
   /** The import state as this process last saw it (watch mode: see `StateCache`). */
@@ -61,6 +63,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
           imports,
           redact: opts.redact,
           final: opts.final,
+          finished: opts.finished,
           cache: opts.cache,
           writeEveryBytes: opts.writeEveryBytes,
         }),

@@ -79,7 +79,14 @@ function usageOf(tokens: unknown): ResponseUsage | undefined {
 export function mapOpencodeSession(
   s: OcSession,
   messages: OcMessage[],
-  opts: { path: string; redact?: boolean; counts: EntryCounts; warnings?: ImportWarning[] },
+  /** `finished`: the agent is done (`import --finished`): the session is taken as idle. */
+  opts: {
+    path: string;
+    redact?: boolean;
+    counts: EntryCounts;
+    warnings?: ImportWarning[];
+    finished?: boolean;
+  },
 ): ImportedSession {
   const state = newBuilderState(sessionIdFor("opencode", s.id));
   if (s.parentId) state.parentId = sessionIdFor("opencode", s.parentId);
@@ -92,7 +99,7 @@ export function mapOpencodeSession(
   // OpenCode runs one response at a time: a call left open is cut off once a later one began, or
   // once the whole session has gone idle.
   const lastResponse = messages.findLastIndex((m) => m.info.role === "assistant");
-  const idle = idleSince(lastActivity(s, messages));
+  const idle = opts.finished === true || idleSince(lastActivity(s, messages));
   for (const [i, { info, parts }] of messages.entries()) {
     try {
       const time = (info.time ?? {}) as { created?: number; completed?: number };

@@ -39,6 +39,11 @@ export interface PassOptions {
   redact?: boolean;
   /** False while watching: open responses and unanswered calls wait for their lines. */
   final?: boolean;
+  /**
+   * The agents are done (`import --finished`, say in CI right after the agent exits): nothing is
+   * taken for still written (`live.ts`), so what is open is closed now.
+   */
+  finished?: boolean;
   /** Storage knowledge kept across passes (watch mode). */
   cache?: Map<string, Known>;
   /** Write a JSONL transcript's ready part every this many bytes read (default 4 MiB). */
@@ -320,7 +325,12 @@ async function readJsonl(
     } else
       sum.warnings.push({ file: c.path, message: "transcript was rewritten: read again from the start" });
   }
-  const parseOpts = { path: c.path, redact: opts.redact, final: opts.final, lastWrite: next.mtimeMs };
+  const parseOpts = {
+    path: c.path,
+    redact: opts.redact,
+    final: opts.final,
+    ...(opts.finished ? {} : { lastWrite: next.mtimeMs }),
+  };
   const parser =
     c.agent === "claude"
       ? new ClaudeParser(parseOpts, saved as ClaudeState | undefined)
@@ -366,7 +376,7 @@ async function readDocument(
 ): Promise<void> {
   const counts: EntryCounts = { imported: 0, skipped: {} };
   const warnings: ImportWarning[] = [];
-  const base = { path: c.path, redact: opts.redact, counts, warnings };
+  const base = { path: c.path, redact: opts.redact, counts, warnings, finished: opts.finished === true };
   // A session left open (a call still pending: `live.ts`) makes the next import read the source again.
   const opened = (s: ImportedSession | undefined) => {
     if (!s?.open) return false;

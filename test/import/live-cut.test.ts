@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { idleSince } from "../../src/import/builder.ts";
 import { mayStillStream, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
 import type { Agent } from "../../src/import/types.ts";
-import { tempDir, tempHome } from "../_helpers.ts";
+import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
 
 type Imported = Awaited<ReturnType<typeof imported>>;
@@ -440,6 +440,23 @@ describe("a call not yet running in a whole-document session at work (Gemini CLI
       callId: "call_1",
     },
   ];
+  test("gemini: with --finished the waiting call is written at once, cut off", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, cases[0]!.file);
+    writeFileSync(path, cases[0]!.asking);
+    const r = parseJson<{ sources: { files: { open: number } }[] }>(
+      runCli(["import", "gemini", path, "--finished", "--json"], { home: home.path }),
+    );
+    expect(r.sources[0]!.files.open).toBe(0);
+    const id = parseJson<{ items: { id: string }[] }>(
+      runCli(["session", "list", "--json"], { home: home.path }),
+    ).items[0]!.id;
+    const events = runCli(["rollout", "cat", id], { home: home.path }).stdout;
+    expect(events).toContain('"type":"function.call"');
+    expect(events).toContain('"type":"turn.aborted"');
+  });
+
   for (const { agent, file, asking, refused, callId } of cases) {
     test(`${agent}: not written as a call before the user refuses it`, async () => {
       await using dir = await tempDir();
@@ -460,4 +477,22 @@ describe("a call not yet running in a whole-document session at work (Gemini CLI
       expect(view(await imported(home.path, agent, path)).read).toBe(0);
     });
   }
+});
+
+test("import --finished closes at once what a transcript still being written would leave open", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  // Claude Code before 2.1.8x, just exited (no stop_reason), and a call it never got an answer for.
+  writeFileSync(join(dir.path, `${SID}.jsonl`), claudeLines().slice(0, 3).join(""));
+  const cli = (...args: string[]) => runCli(["import", "claude", dir.path, ...args], { home: home.path });
+  const r = parseJson<{ sources: { files: { open: number } }[] }>(cli("--finished", "--json"));
+  expect(r.sources[0]!.files.open).toBe(0);
+  const id = `claude-${SID}`;
+  const events = runCli(["rollout", "cat", id], { home: home.path }).stdout;
+  expect(events).toContain('"type":"model.response"');
+  expect(events).toContain('"type":"function.call"');
+  // Unchanged, the file is not read again.
+  expect(parseJson<{ sources: { files: { read: number } }[] }>(cli("--json")).sources[0]!.files.read).toBe(0);
+  const both = cli("--finished", "--watch");
+  expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("--finished and --watch")]);
 });

@@ -28,6 +28,10 @@ export default command({
     watch: { type: "boolean", description: "Keep following live transcripts (Ctrl+C stops)" },
     interval: { type: "string", description: "Watch poll interval in ms (default 1000)", valueHint: "ms" },
     redact: { type: "boolean", description: "Mask API keys, bearer tokens and private keys" },
+    finished: {
+      type: "boolean",
+      description: "The agents are done: close now what a transcript still being written would leave open",
+    },
   },
   async run(ctx, args) {
     const agent = String(args.agent) as Choice;
@@ -36,6 +40,10 @@ export default command({
     const paths = (args._ as string[]).slice(1);
     for (const p of paths) if (!existsSync(p)) throw notFound(`no such file or folder: ${p}`);
     const interval = wholeNumber(args.interval, "interval", 50) ?? 1000;
+    if (args.finished === true && args.watch === true)
+      throw usageError(
+        "--finished and --watch contradict each other (a watch follows what is still written)",
+      );
     const config = ctx.config();
     const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: config.fsync });
     const base = {
@@ -45,6 +53,7 @@ export default command({
       home: ctx.home,
       redact: args.redact === true,
       fsync: config.fsync !== "never",
+      ...(args.finished === true ? { finished: true } : {}),
     };
     try {
       if (!args.watch) {
