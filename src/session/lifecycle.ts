@@ -157,31 +157,9 @@ export async function appendMessages(
 }
 
 /**
- * Refuse messages a caller gave ids that the session already holds, or that repeat within the batch
- * (`bad_input`, field `[i]`): such a log reads, but its export would not import. Only the ids
- * callers chose (`chosen[i]`) are looked for: a fresh id cannot repeat, and reading the log to find
- * out costs with its length (the library's own appends do not pay it).
- */
-async function checkGivenIds(
-  store: StorageAdapter,
-  id: string,
-  messages: StoredMessage[],
-  chosen: readonly boolean[],
-): Promise<void> {
-  const seen = new Set((await store.readMessages(checkId(id))).messages.map((m) => m.id));
-  for (const [i, m] of messages.entries()) {
-    if (chosen[i] && seen.has(m.id))
-      throw badInput(`message id ${m.id} is already in session ${id}`, { field: `[${i}].id` });
-    seen.add(m.id);
-  }
-}
-
-/**
- * Append messages some of which carry ids their callers gave (`chosen[i]`), checked as
- * `checkGivenIds` says. The check is not atomic with the append: two processes appending the same
- * id at the same moment can both store it. (A lock of its own around the two made a process holding
- * the session's append lock, kept across a burst, wait for it while the other waited for the append
- * lock: both timed out. The check belongs under the adapter's own lock.)
+ * Append messages some of which carry ids their callers gave (`chosen[i]`): one the session holds,
+ * or the batch repeats, is refused (`bad_input`, field `[i].id`) by the adapter, under the lock of
+ * the append itself (`storage/_given-ids.ts`).
  */
 export async function appendGivenMessages(
   store: StorageAdapter,
@@ -189,8 +167,8 @@ export async function appendGivenMessages(
   messages: StoredMessage[],
   chosen: readonly boolean[],
 ): Promise<void> {
-  if (chosen.some(Boolean)) await checkGivenIds(store, id, messages, chosen);
-  await appendMessages(store, id, messages);
+  if (messages.length === 0) return;
+  await store.appendMessages(checkId(id), messages, { given: chosen });
 }
 
 /**

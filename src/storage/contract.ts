@@ -4,6 +4,7 @@
  * `test/storage/` runs unmodified against each. Methods are async so that one contract covers files,
  * SQLite, sql.js and a single JSON file.
  */
+import type { AppendOptions } from "./_given-ids.ts";
 import type { EventDraft, EventRecord, SessionMeta, SessionStatus, StoredMessage } from "./records.ts";
 
 /** A line that could not be read; the rest of the file still loads. */
@@ -82,9 +83,11 @@ export interface StorageAdapter {
    * Append messages to an existing session (all or nothing; `not_found` if absent). The meta's
    * counters follow through `foldMessagesIntoMeta` (messageCount, turnCount, lastTurnAt, tokens,
    * updatedAt = max(updatedAt, newest timestamp)); it throws `bad_input` when a message would put a
-   * second `usage` on one provider response, and then nothing is written.
+   * second `usage` on one provider response, and then nothing is written. `options.given` names the
+   * messages whose ids callers chose: one the session holds, or the batch repeats, is refused
+   * (`bad_input`), checked under the same lock as the append (`_given-ids.ts`).
    */
-  appendMessages(id: string, messages: StoredMessage[]): Promise<void>;
+  appendMessages(id: string, messages: StoredMessage[], options?: AppendOptions): Promise<void>;
   readMessages(id: string): Promise<MessagesRead>;
   /**
    * Atomically replace the whole message log (compaction). `messageCount` becomes the new length;

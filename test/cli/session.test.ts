@@ -1,8 +1,9 @@
 /** `freecode session …` from source: every subcommand, --json shapes, bad input, file modes. */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
+import { appendFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson, runCli, tempHome } from "../_helpers.ts";
+import { withLock } from "../../src/util/lock.ts";
+import { parseJson, runCli, runCliAsync, tempHome } from "../_helpers.ts";
 
 const jsonl = (...xs: unknown[]) => `${xs.map((x) => JSON.stringify(x)).join("\n")}\n`;
 const user = (content: string, extra = {}) => ({
@@ -179,7 +180,7 @@ describe("freecode session (CLI)", () => {
     expect(again.stderr).toContain("<stdin>:2: message id m1 is already in session d1");
     const twice = cli(["session", "append", "d1"], `${msg("m3", "a")}\n${msg("m3", "b")}\n`);
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toContain("<stdin>:2: message id m3 is already in session d1");
+    expect(twice.stderr).toContain("<stdin>:2: duplicate message id m3");
     // Nothing was written, and messages without ids are appended as before.
     expect(cli(["session", "append", "d1"], JSON.stringify({ role: "user", parts: [] })).code).toBe(0);
     const shown = parseJson<{ messages: { id: string }[] }>(cli(["session", "show", "d1", "--json"]));
@@ -187,6 +188,31 @@ describe("freecode session (CLI)", () => {
     expect(shown.messages).toHaveLength(2);
     const exported = cli(["session", "export", "d1"]);
     expect(cli(["session", "import", "-", "--id", "d2"], exported.stdout).code).toBe(0);
+  });
+
+  test("regression: two processes appending one given id both stored it (the check ran outside the append's lock)", async () => {
+    await using home = await tempHome();
+    const msg = (id: string, text: string) =>
+      JSON.stringify({ id, role: "user", parts: [{ type: "text", content: text }] });
+    expect(
+      runCli(["session", "create", "--id", "d1"], { home: home.path, stdin: msg("m0", "hi") }).code,
+    ).toBe(0);
+    const dir = join(home.path, "sessions", readdirSync(join(home.path, "sessions"))[0]!, "d1");
+    // Another process holds the session's lock and appends `m1`; ours waits for the lock, then
+    // finds `m1` there. (Checked before taking the lock, ours found no m1 and stored a second.)
+    let waited = false;
+    const { running } = await withLock(join(home.path, "state", "locks", "s-d1.lock"), async () => {
+      const running = runCliAsync(["session", "append", "d1"], { home: home.path, stdin: msg("m1", "ours") });
+      waited = (await Promise.race([running.then(() => false), Bun.sleep(1500).then(() => true)])) === true;
+      appendFileSync(join(dir, "messages.jsonl"), `${msg("m1", "theirs").slice(0, -1)},"timestamp":1}\n`);
+      return { running }; // not awaited here: the lock is released first
+    });
+    const ours = await running;
+    expect(waited).toBe(true);
+    expect([ours.code, ours.stderr]).toEqual([
+      2,
+      expect.stringContaining("message id m1 is already in session d1"),
+    ]);
   });
 
   test("bad input: one-line error, exit 2, nothing written", async () => {

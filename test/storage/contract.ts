@@ -146,6 +146,18 @@ export function runContractSuite(
       expect((await a.getMeta(meta.id))?.messageCount).toBe(1);
     });
 
+    it("an id a caller gave that the session holds is refused under the append's own lock", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      const refused = a.appendMessages(meta.id, [msg("m2"), msg("m1")], { given: [false, true] });
+      await rejects(refused, "bad_input");
+      await refused.catch((e: { source?: { field?: string } }) => expect(e.source?.field).toBe("[1].id"));
+      // Not given: not looked for (a library append with its own fresh ids).
+      await a.appendMessages(meta.id, [msg("m2")], { given: [false] });
+      await rejects(a.appendMessages(meta.id, [msg("m2")], { given: [true] }), "bad_input");
+      expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1", "m2"]);
+    });
+
     it("append folds counters: messages, turns, tokens, updatedAt", async (a) => {
       const meta = makeMeta({ updatedAt: 10 });
       await a.createSession(meta, [msg("m1")]);

@@ -11,13 +11,14 @@ import { readFileSync } from "node:fs";
 import { badInput, conflict, FreecodeError, notFound } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { lines } from "../../util/lines.ts";
+import { type AppendOptions, refuseGivenIds, wantsIdCheck } from "../_given-ids.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import { checkMessages, checkMeta } from "../_validate.ts";
 import type { SessionMeta, StoredMessage } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner, releaseLease } from "./_files-lease.ts";
 import { AppendLog, type FsyncMode } from "./_files-log.ts";
-import { tryParseMessage } from "./_files-messages.ts";
+import { readMessagesFile, tryParseMessage } from "./_files-messages.ts";
 import type { SessionFiles } from "./_files-paths.ts";
 
 /** meta.json as stored: the meta plus the files adapter's own bookkeeping. */
@@ -119,9 +120,17 @@ export class FilesSession implements LeaseOwner {
     return this.meta;
   }
 
-  async append(messages: StoredMessage[]): Promise<void> {
+  async append(messages: StoredMessage[], options?: AppendOptions): Promise<void> {
     const meta = await this.hold();
     const msgs = checkMessages(messages);
+    // Under the lease: what another process appended before it is in the file now.
+    if (wantsIdCheck(options))
+      refuseGivenIds(
+        this.id,
+        (await readMessagesFile(this.files.messages)).messages.map((m) => m.id),
+        msgs,
+        options,
+      );
     checkUsageRule(meta, msgs);
     // `checkMessages` refused any message whose line is over the limit, in every adapter.
     withJsonLines(msgs, (bytes) => this.log.append(bytes));

@@ -5,6 +5,7 @@
  */
 import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
+import { refuseGivenIds, wantsIdCheck } from "../_given-ids.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {
   checkId,
@@ -160,12 +161,23 @@ export function sqlAdapter(
       });
     },
 
-    async appendMessages(id, messagesIn) {
+    async appendMessages(id, messagesIn, options) {
       checkId(id);
       await host.write((d) => {
         // A missing session first, then the messages: the order every adapter reports them in.
         const meta = requireMeta(d, id);
         const messages = checkMessages(messagesIn);
+        if (wantsIdCheck(options)) {
+          const rows = d.all<{ body: string }>("SELECT body FROM messages WHERE session_id = ?", [id]);
+          const stored = rows.map((r) => {
+            try {
+              return String((JSON.parse(r.body) as { id?: unknown }).id);
+            } catch {
+              return ""; // an unreadable row holds no id a caller could give
+            }
+          });
+          refuseGivenIds(id, stored, messages, options);
+        }
         checkUsageRule(meta, messages);
         const next = d.get<{ n: number }>(
           "SELECT coalesce(max(pos) + 1, 0) AS n FROM messages WHERE session_id = ?",

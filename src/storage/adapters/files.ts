@@ -194,7 +194,7 @@ const factory: AdapterFactory = (options) => {
       return had;
     },
 
-    appendMessages: async (id, messages) => session(id).append(messages),
+    appendMessages: async (id, messages, options) => session(id).append(messages, options),
 
     async readMessages(id) {
       return readMessagesFile(session(id).files.messages);

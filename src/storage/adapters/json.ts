@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
+import { refuseGivenIds } from "../_given-ids.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {
@@ -200,12 +201,16 @@ const factory: AdapterFactory = (options) => {
       );
     },
 
-    async appendMessages(id, messagesIn) {
+    async appendMessages(id, messagesIn, options) {
       checkId(id);
       await write((s) => {
         // A missing session first, then the messages: the order every adapter reports them in.
         const meta = metaOf(s, id);
         const messages = checkMessages(messagesIn);
+        const stored = (s.sessions[id]?.messages ?? []).map((m) =>
+          String((m as { id?: unknown } | null)?.id),
+        );
+        refuseGivenIds(id, stored, messages, options);
         checkUsageRule(meta, messages);
         const ops: Op[] = [
           ["append", id, messages],

@@ -3,8 +3,10 @@
  * freecode where nothing should touch the disk. Values are cloned in and out, so a caller mutating
  * what it got back cannot change the store.
  */
+
 import { conflict, notFound } from "../../errors.ts";
 import { stampEvents } from "../_events.ts";
+import { refuseGivenIds } from "../_given-ids.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {
@@ -71,9 +73,15 @@ const factory: AdapterFactory = () => {
       const had = sessions.delete(key);
       return events.delete(key) || had;
     },
-    async appendMessages(id, messages) {
+    async appendMessages(id, messages, options) {
       const e = entry(id);
       const msgs = checkMessages(messages);
+      refuseGivenIds(
+        id,
+        e.messages.map((m) => m.id),
+        msgs,
+        options,
+      );
       checkUsageRule(e.meta, msgs);
       e.meta = foldMessagesIntoMeta(e.meta, msgs);
       e.messages.push(...clone(msgs));
