@@ -7,6 +7,7 @@
  * Tool calls are held until their result arrives: only then do we know whether the call ran
  * (`function.call` + `function.output`) or was refused (`function.denied`, never a failed call).
  */
+
 import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { drop, has, own, put } from "../util/dict.ts";
@@ -14,6 +15,7 @@ import { idHash } from "../util/id-hash.ts";
 import { isTimeMs } from "../util/number-schemas.ts";
 import { NumberSet } from "../util/number-set.ts";
 import { messageIdFor } from "./ids.ts";
+import { within } from "./live.ts";
 import { normalizeProjectPath } from "./project-path.ts";
 import { redactDeep } from "./redact.ts";
 import { foldHead, joinedHead } from "./text.ts";
@@ -97,8 +99,7 @@ const OUTPUT_CHARS = 2000;
  * changes again is not read again). Used by the whole-document importers (OpenCode, Gemini).
  */
 export const idleSince = (lastAt: number, now = Date.now()): boolean =>
-  // As far ahead counts too: a clock ahead or a mangled date must not keep a session at work for ever.
-  !Number.isFinite(lastAt) || Math.abs(now - lastAt) > 60 * 60 * 1000;
+  !within(lastAt, 60 * 60 * 1000 + 1, now);
 
 /** A fresh builder state for session `id`. */
 export const newBuilderState = (id: string): BuilderState => ({

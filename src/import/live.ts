@@ -23,8 +23,14 @@ export const STREAM_WAIT_MS = 5 * 60_000;
  * Whether something written at `at` (ms) may still be written to `now`: less than `STREAM_WAIT_MS`
  * ago, or as far ahead (a clock ahead, a mangled date, must not keep it open for ever).
  */
-export const mayStillStream = (at: number, now = Date.now()): boolean =>
-  Number.isFinite(at) && Math.abs(now - at) < STREAM_WAIT_MS;
+export const mayStillStream = (at: number, now = Date.now()): boolean => within(at, STREAM_WAIT_MS, now);
+
+/**
+ * Whether `at` is less than `ms` from `now`, behind or ahead: a clock ahead or a mangled date must
+ * not keep something waiting for ever (not a time at all: no).
+ */
+export const within = (at: number, ms: number, now = Date.now()): boolean =>
+  Number.isFinite(at) && Math.abs(now - at) < ms;
 
 /**
  * Whether a transcript may still be written: last written (`lastWrite`, its mtime) and last line

@@ -230,14 +230,19 @@ describe("a crash inside a files replace leaves counters that match the log", ()
   }
 });
 
+/** A files session holding one message (`m1`), and its messages log. */
+async function oneMessageSession(home: string) {
+  const a = factory({ home, fsync: "never" });
+  const meta = makeMeta();
+  await a.createSession(meta, [msg("m1")]);
+  await a.close();
+  return { meta, log: join(sessionDir(home, meta.id), "messages.jsonl") };
+}
+
 describe("a large append killed part way is undone by the next writer (kill -9 review)", () => {
   test("the complete lines a killed batch left are cut back; a whole batch is kept; no mark is left", async () => {
     await using home = await tempHome();
-    const a = factory({ home: home.path, fsync: "never" });
-    const meta = makeMeta();
-    await a.createSession(meta, [msg("m1")]);
-    await a.close();
-    const log = join(sessionDir(home.path, meta.id), "messages.jsonl");
+    const { meta, log } = await oneMessageSession(home.path);
     const line = (id: string) => `${JSON.stringify(msg(id))}\n`;
     // A writer killed inside a marked batch: its mark, and the first complete lines it got out.
     const { ino, size } = statSync(log);
@@ -269,11 +274,7 @@ describe("a large append killed part way is undone by the next writer (kill -9 r
 
 test("a process killed inside a large append leaves all of its batch or none of it", async () => {
   await using home = await tempHome();
-  const a = factory({ home: home.path, fsync: "never" });
-  const meta = makeMeta();
-  await a.createSession(meta, [msg("m1")]);
-  await a.close();
-  const log = join(sessionDir(home.path, meta.id), "messages.jsonl");
+  const { meta, log } = await oneMessageSession(home.path);
   const before = statSync(log).size;
   const writer = `
     import factory from ${JSON.stringify(join(ROOT, "src", "storage", "adapters", "files.ts"))};
