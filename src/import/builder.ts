@@ -320,7 +320,10 @@ export class SessionBuilder {
         callId,
       });
     } else {
-      if (!p.emitted) this.emitCall(callId, p);
+      if (!p.emitted) {
+        this.callsBefore(callId, p);
+        this.emitCall(callId, p);
+      }
       const duration = r.durationMs ?? Math.max(0, r.at - p.at);
       this.ev("function.output", callId, r.at, {
         turnId,
@@ -341,6 +344,20 @@ export class SessionBuilder {
     }
     if (p.messageId) this.settle(p.messageId);
     return true;
+  }
+
+  /**
+   * The calls of `p`'s turn made before it and still unanswered: written now, ahead of `p`'s. The
+   * log keeps the order the model made its calls in, which eval's sequences and the trace read:
+   * parallel calls often finish out of order (a third of the corpus's responses with several
+   * calls), and writing each call with its result put them in finishing order. One of them refused
+   * later has both a call and a denial, which the folds read as refused (the call withdrawn).
+   */
+  private callsBefore(callId: string, p: PendingCall): void {
+    for (const [id, q] of Object.entries(this.s.pending)) {
+      if (id === callId) return;
+      if (!q.emitted && q.turnId === p.turnId && q.at <= p.at) this.emitCall(id, q);
+    }
   }
 
   private emitCall(callId: string, p: PendingCall): void {

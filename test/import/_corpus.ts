@@ -92,6 +92,28 @@ export async function checkTraces(adapter: StorageAdapter, ids: string[], tally:
   expect(spans + denied).toBe(tally.toolCalls);
 }
 
+/**
+ * The trace's tool spans of each session come in the order the agent made the calls (`order`: call
+ * ids as the raw file has them), not the order their results came in: parallel calls finish out of
+ * order, and eval's sequences read this order. Returns how many spans were compared.
+ */
+export async function checkCallOrder(
+  adapter: StorageAdapter,
+  ids: string[],
+  order: string[],
+): Promise<number> {
+  const rank = new Map(order.map((id, i) => [id, i] as const));
+  let compared = 0;
+  for (const id of ids) {
+    const trace = await loadTrace({ adapter, sessionId: id });
+    const got = trace.toolSpans.map((s) => s.callId ?? "").filter((c) => rank.has(c));
+    const want = [...got].sort((a, b) => rank.get(a)! - rank.get(b)!);
+    expect(got).toEqual(want);
+    compared += got.length;
+  }
+  return compared;
+}
+
 /** `freecode eval` (the library call) evaluates every imported session without an error. */
 export async function checkEval(
   adapter: StorageAdapter,

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
 import type { Raw } from "./_corpus.ts";
 import {
+  checkCallOrder,
   checkEval,
   checkTraces,
   importOne,
@@ -77,6 +78,17 @@ async function rawTally(path: string): Promise<Tally> {
   return t;
 }
 
+/** The tool_use ids in the order the transcript has them: the order the model made the calls in. */
+async function rawCallOrder(path: string): Promise<string[]> {
+  const order: string[] = [];
+  for (const e of await rawLines(path))
+    if (e.type === "assistant" && Array.isArray(e.message?.content))
+      for (const b of e.message.content) if (b.type === "tool_use" && !order.includes(b.id)) order.push(b.id);
+  return order;
+}
+
+let compared = 0;
+
 describe("claude corpus conformance", () => {
   test("the corpus has the files this suite expects", () => {
     expect(files.length).toBe(7);
@@ -94,6 +106,7 @@ describe("claude corpus conformance", () => {
       const got = await tallyRollouts(adapter, ids);
       expect(got).toEqual(raw);
       await checkTraces(adapter, ids, got);
+      compared += await checkCallOrder(adapter, ids, await rawCallOrder(path));
       await checkEval(adapter, home.path, ids.length);
       await adapter.close();
     });
@@ -110,5 +123,10 @@ describe("claude corpus conformance", () => {
     expect(sum.toolErrors).toBeGreaterThan(20);
     // Two API errors; no interrupt in this corpus (parts.test.ts adds one to a real transcript).
     expect([sum.modelErrors, sum.aborts]).toEqual([2, 0]);
+  });
+
+  test("calls are in the order the model made them: results came out of order in 10 responses", () => {
+    // Set by the tests above (each file's spans compared with its tool_use order).
+    expect(compared).toBeGreaterThan(250);
   });
 });

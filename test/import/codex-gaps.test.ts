@@ -10,6 +10,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadTrace } from "../../src/rollout/load.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 import { importOne } from "./_corpus.ts";
@@ -298,5 +299,61 @@ describe("codex turns", () => {
     const atOnce = await imported(once.path, "codex", path);
     expect(inTwo.sessions[0]!.events).toEqual(atOnce.sessions[0]!.events);
     expect(turns(atOnce.sessions[0]!.events as Ev[]).map((t) => t.turnId)).toEqual(["turn-a", "turn-b"]);
+  });
+});
+
+describe("codex call order", () => {
+  test("regression: parallel calls answered out of order are logged in the order the model made them", async () => {
+    const events = await importLines([
+      meta("0.121.0"),
+      event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+      prompt(20, "read the three files"),
+      call(1000, "call_a", "shell_command", { command: "cat a.txt", workdir: "/Users/dev/app" }),
+      call(1010, "call_b", "shell_command", { command: "cat b.txt", workdir: "/Users/dev/app" }),
+      call(1020, "call_c", "shell_command", { command: "cat c.txt", workdir: "/Users/dev/app" }),
+      tokens(1100, 900, 50),
+      // They finish c, a, b.
+      output(1200, "call_c", shellOutput(0, "c")),
+      output(1300, "call_a", shellOutput(0, "a")),
+      output(1400, "call_b", shellOutput(0, "b")),
+      ...answer(2000, "Read them."),
+      event(2200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "done" }),
+    ]);
+    const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.callId);
+    expect(of("function.call")).toEqual(["call_a", "call_b", "call_c"]);
+    expect(of("function.output")).toEqual(["call_c", "call_a", "call_b"]);
+    // Each call comes before its output.
+    const seqOf = (type: string, id: string) => events.find((e) => e.type === type && e.callId === id)!.seq;
+    for (const id of ["call_a", "call_b", "call_c"])
+      expect(seqOf("function.call", id) as number).toBeLessThan(seqOf("function.output", id) as number);
+  });
+
+  test("a call refused after a later one finished keeps its call and its denial: the trace reads it as refused", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, FILE);
+    writeFileSync(
+      path,
+      `${[
+        meta("0.121.0"),
+        event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+        prompt(20, "clean up and list"),
+        call(1000, "call_rm", "shell_command", { command: "rm -rf build", workdir: "/Users/dev/app" }),
+        call(1010, "call_ls", "shell_command", { command: "ls", workdir: "/Users/dev/app" }),
+        tokens(1100, 900, 50),
+        output(1200, "call_ls", shellOutput(0, "src")),
+        output(1300, "call_rm", "exec command rejected by user"),
+        ...answer(2000, "Left build alone."),
+        event(2200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "done" }),
+      ].join("\n")}\n`,
+    );
+    await using home = await tempHome();
+    const { adapter } = await importOne(home.path, "codex", path);
+    try {
+      const trace = await loadTrace({ adapter, sessionId: SESSION });
+      expect(trace.toolSpans.map((s) => s.callId)).toEqual(["call_ls"]);
+      expect(trace.deniedSpans.map((s) => s.callId)).toEqual(["call_rm"]);
+    } finally {
+      await adapter.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
 import type { Raw } from "./_corpus.ts";
 import {
+  checkCallOrder,
   checkEval,
   checkTraces,
   importOne,
@@ -88,6 +89,10 @@ describe("codex corpus conformance", () => {
       const got = await tallyRollouts(adapter, ids);
       expect(got).toEqual(await rawTally(path));
       await checkTraces(adapter, ids, got);
+      const order = (await rawLines(path))
+        .filter((l) => l.type === "response_item" && CALL_TYPES.includes(l.payload?.type))
+        .map((l) => String(l.payload.call_id));
+      expect(await checkCallOrder(adapter, ids, order)).toBeGreaterThan(0);
       await checkEval(adapter, home.path, 1);
       await adapter.close();
     });
