@@ -24,6 +24,7 @@ import {
   type StoredMessage,
 } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
+import { aliveHere, thisProcess } from "../util/lock.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
@@ -246,7 +247,11 @@ export async function importSessionDocument(
   const doc = parseExportDocument(raw, options.file);
   const id = options.id === undefined ? newSessionId(options.now) : checkId(options.id);
   const cur = await store.getMeta(id);
-  // An import of this id cut off by a killed process: made again from the start.
+  // An import of this id cut off by a killed process: made again from the start. One still at work
+  // (a second import of the same document under the same id) is left to finish.
+  const by = cur?.copiedFrom?.incomplete ? cur.copiedFrom.by : undefined;
+  if (by && aliveHere(by))
+    throw conflict(`session ${id} is being imported by process ${by.pid}: wait for it to finish`);
   if (cur?.copiedFrom?.incomplete) await store.purgeSession(id);
   else if (cur) throw conflict(`session ${id} already exists`);
   if (doc.rollout?.length && (await store.listEventLogs()).includes(id))
@@ -258,7 +263,7 @@ export async function importSessionDocument(
     ...rest,
     id,
     status: rest.status === "running" ? "idle" : rest.status,
-    copiedFrom: more ? { ...copiedFrom, incomplete: true } : copiedFrom,
+    copiedFrom: more ? { ...copiedFrom, incomplete: true, by: thisProcess() } : copiedFrom,
   };
   await store.createSession(meta, doc.messages);
   try {

@@ -4,6 +4,7 @@
  * Objects are "loose": fields a later version adds survive a round-trip through an older one.
  */
 import * as v from "valibot";
+import { LockOwnerSchema } from "../util/lock.ts";
 import { finiteNumber } from "../util/number-schemas.ts";
 
 /*
@@ -71,7 +72,13 @@ export const SessionMetaSchema = v.looseObject({
   /** A session recreated from an export document (`session import`): the id it had, and when it was exported. */
   /** `incomplete`: set while an import writes the rest (its log); a process killed meanwhile left it. */
   copiedFrom: v.optional(
-    v.object({ id: IdSchema, exportedAt: finiteNumber(), incomplete: v.optional(v.literal(true)) }),
+    v.object({
+      id: IdSchema,
+      exportedAt: finiteNumber(),
+      incomplete: v.optional(v.literal(true)),
+      /** The process making the copy, while `incomplete`. */
+      by: v.optional(LockOwnerSchema),
+    }),
   ),
   /** Where an imported session came from. */
   source: v.optional(v.looseObject({ agent: v.string(), id: v.string(), path: v.optional(v.string()) })),

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { ensureDir } from "../util/atomic.ts";
-import { isProcessAlive, withLockSync } from "../util/lock.ts";
+import { aliveHere, isProcessAlive, withLockSync } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { migrationMarker } from "./migration-marker.ts";
@@ -100,7 +100,8 @@ async function checkSessions(
 ): Promise<number> {
   const metas = (await a.listSessions({ all: true })).items;
   for (const meta of metas) {
-    if (meta.copiedFrom?.incomplete)
+    const importing = meta.copiedFrom?.by !== undefined && aliveHere(meta.copiedFrom.by);
+    if (meta.copiedFrom?.incomplete && !importing)
       problems.push({
         kind: "incomplete_import",
         sessionId: meta.id,

@@ -27,12 +27,12 @@ import { FreecodeError } from "../errors.ts";
 import { ensureDir, FILE_MODE } from "./atomic.ts";
 
 // A pid that no process can have (0, negative, fractional) makes the file garbage, not a live lock.
-const LockOwnerSchema = v.object({
+export const LockOwnerSchema = v.object({
   pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   start: v.nullable(v.number()),
   host: v.string(),
 });
-type LockOwner = v.InferOutput<typeof LockOwnerSchema>;
+export type LockOwner = v.InferOutput<typeof LockOwnerSchema>;
 
 /** A lock file as one look saw it: which file (inode, mtime), what it says, and who holds it. */
 interface LockFileSeen {
@@ -79,6 +79,13 @@ export function isProcessAlive(pid: number, start: number | null = null): boolea
 }
 
 const self: LockOwner = { pid: process.pid, start: processStartTime(process.pid), host: hostname() };
+
+/** This process, named as a lock names its holder. */
+export const thisProcess = (): LockOwner => ({ ...self });
+
+/** Whether `owner` is a live process of this host (one of another host cannot be checked: false). */
+export const aliveHere = (owner: LockOwner): boolean =>
+  owner.host === self.host && isProcessAlive(owner.pid, owner.start);
 
 function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;

@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
 import { exportSession, importSessionDocument } from "../../src/session/export.ts";
@@ -259,6 +260,17 @@ describe("session export / import", () => {
     });
     await expect(importSessionDocument(dying, doc, { id: "half" })).rejects.toThrow("killed");
     expect((await store.getMeta("half"))?.copiedFrom?.incomplete).toBe(true);
+    // While the process that makes the copy lives (here: this one), it is left to finish.
+    await expect(importSessionDocument(store, doc, { id: "half" })).rejects.toThrow(
+      `session half is being imported by process ${process.pid}`,
+    );
+    expect((await verifyStore(store, home.path)).ok).toBe(true);
+    // It dies: its mark names a process that is gone.
+    const dead = Bun.spawnSync(["true"]).pid;
+    await store.updateMeta("half", (m) => ({
+      ...m,
+      copiedFrom: { ...m.copiedFrom!, by: { pid: dead, start: null, host: hostname() } },
+    }));
     const report = await verifyStore(store, home.path);
     expect(report.problems.map((p) => [p.kind, p.sessionId])).toEqual([["incomplete_import", "half"]]);
     expect(report.ok).toBe(false);
