@@ -17,7 +17,12 @@
  *   7. importing 300 copies of a small real session (under new ids) in a child process, reported:
  *      the per-file cost a first import over a projects folder pays;
  *   8. 100 new sessions into a store holding 1 project directory, then one holding 300, reported:
- *      a new session's lookup by id must not grow with the projects.
+ *      a new session's lookup by id must not grow with the projects;
+ *   9. the floor of any import that parses the transcript and serialises what it stores: the raw
+ *      split + parse, then the stored messages and events (of an import made in setup) encoded as
+ *      the files store encodes them, vs the raw split + parse alone, reported. Deriving, checking
+ *      and writing come on top of it, so the gap between it and the target of (1) is what they
+ *      may cost at most.
  * Pairs 1-4 time each side alone in a fresh child process (`_child.ts`): measured in one process,
  * the raw parse ran slower after an import (what the import left in memory), which flattered the
  * ratio (2.8 there against ~3-4 apart). Everything lives under one temp dir, deleted at the end.
@@ -37,6 +42,7 @@ import { dirname, join } from "node:path";
 import { ClaudeParser } from "../src/import/claude.ts";
 import { importSources } from "../src/import/import.ts";
 import { feedJsonl } from "../src/import/jsonl.ts";
+import { withJsonLines } from "../src/storage/adapters/_files-encode.ts";
 import type { AdapterOptions } from "../src/storage/contract.ts";
 import { openStore } from "../src/storage/select.ts";
 import { childTime } from "./_child.ts";
@@ -171,12 +177,22 @@ async function parseOnly(): Promise<void> {
 
 const raw = () => rawBlocks(file);
 
+/** The home an import in setup fills: the records (9) encodes. */
+const floorHome = join(work, "floor-home");
+let stored: unknown[][] = [];
+/** (9): the raw parse, then the stored records encoded as JSONL (`withJsonLines`), not written. */
+function floor(): void {
+  rawBlocks(file);
+  for (const records of stored) withJsonLines(records, () => {});
+}
+
 const sides: Record<string, () => unknown> = {
   import: () => importInto(freshHome()),
   "import-batch": () => importInto(freshHome(), "batch"),
   "parse-derive": parseOnly,
   blocks: raw,
   stream: () => rawStream(file),
+  floor,
 };
 
 // Child mode: import one file into a fresh home and print the peak RSS.
@@ -211,6 +227,13 @@ if (CHILD) {
   const [mode, , id] = CHILD.split("\n") as [string, string, string];
   homes = Number(id) * 1000;
   const fn = sides[mode]!;
+  if (mode === "floor")
+    stored = [...new Bun.Glob("**/{messages,events}.jsonl").scanSync(floorHome)].map((f) =>
+      readFileSync(join(floorHome, f), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
   for (let i = 0; i < 4; i++) await fn();
   const ms: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -258,6 +281,7 @@ export default defineBench({
       `${one.toFixed(0)} vs ${many300.toFixed(0)} ms (${(many300 / one).toFixed(2)}×; 561 vs 273 ms, 2.05×, when each new id was looked for in every project directory)`;
     reimportHome = freshHome();
     await importInto(reimportHome);
+    await importInto(floorHome);
     // The re-import pair runs here: warm it up (JIT tiers, allocator pools).
     for (let i = 0; i < 4; i++) await importInto(freshHome());
   },
@@ -292,6 +316,15 @@ export default defineBench({
       label: "import end to end (fsync never) vs the §8 stream split + JSON.parse",
       subject: () => timed("import"),
       baseline: () => timed("stream"),
+      selfTimed: true,
+      units: lines,
+      unitName: "lines",
+    },
+    {
+      label:
+        "floor: raw split + JSON.parse, then the stored records encoded (no derive, no checks, no write) vs raw",
+      subject: () => timed("floor"),
+      baseline: () => timed("blocks"),
       selfTimed: true,
       units: lines,
       unitName: "lines",
