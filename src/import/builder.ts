@@ -385,7 +385,10 @@ export class SessionBuilder {
     return turnId;
   }
 
-  /** One provider response: `model.request` at its start, `model.response` with usage at its end. */
+  /**
+   * One provider response: `model.request` at its start (unless `requested`: written already, when
+   * the response began), `model.response` with usage at its end.
+   */
   modelResponse(
     key: string,
     r: {
@@ -400,9 +403,10 @@ export class SessionBuilder {
       messageId?: string;
       /** The provider's id for the response, when the transcript has one (see `model.response`). */
       providerId?: string;
+      requested?: boolean;
     },
   ): void {
-    const turnId = this.modelRequest(key, r);
+    const turnId = r.requested ? this.turn(r.startAt) : this.modelRequest(key, r);
     const startAt = Math.min(r.startAt, r.at);
     const u = r.usage && countsOf(r.usage);
     this.ev("model.response", key, r.at, {

@@ -220,7 +220,12 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
       textChars: 0,
       thinkingChars: 0,
     };
-    if (continued) {
+    if (!continued) {
+      // The request goes in the log now, before the calls this response makes: Claude Code runs a
+      // tool while the response still streams, so its results come before the response's end.
+      b.modelRequest(responseId, { startAt: g.startAt, at, provider: "anthropic", model });
+      g.requested = true;
+    } else {
       // Its model call was written with the usage its lines then gave (the same as the last line's
       // since Claude Code 2.1.1xx, which writes them all at the end); the rest is a new message.
       g.noUsage = true;

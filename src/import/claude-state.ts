@@ -24,6 +24,8 @@ export interface OpenGroup {
   noUsage?: boolean;
   /** Its last line gave a `stop_reason`: the response is complete (Claude Code 2.1.8x on). */
   stopped?: boolean;
+  /** Its `model.request` was written when its first line was read (see `onAssistant`). */
+  requested?: boolean;
 }
 
 export interface ClaudeState {
@@ -122,6 +124,7 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     messageId: g.messageId,
     // Anthropic's `msg_…` (or the request's or entry's id): a fork copies it with the history.
     providerId: g.responseId,
+    requested: g.requested === true,
   });
   ctx.closed.add(idHash(g.responseId));
   b.release(g.messageId);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
 import { CORPUS, tempHome } from "../_helpers.ts";
 import type { Raw } from "./_corpus.ts";
 import {
@@ -87,7 +88,45 @@ async function rawCallOrder(path: string): Promise<string[]> {
   return order;
 }
 
+/**
+ * For each tool_use id, the ordinal (from 1) of the response that made it among the file's
+ * responses (distinct `message.id`s of assistant lines, in file order).
+ */
+async function rawResponseOrdinals(path: string): Promise<Map<string, number>> {
+  const responses = new Map<string, number>();
+  const calls = new Map<string, number>();
+  for (const e of await rawLines(path)) {
+    if (e.type !== "assistant" || !Array.isArray(e.message?.content)) continue;
+    if (!responses.has(e.message.id)) responses.set(e.message.id, responses.size + 1);
+    for (const b of e.message.content)
+      if (b.type === "tool_use" && !calls.has(b.id)) calls.set(b.id, responses.get(e.message.id)!);
+  }
+  return calls;
+}
+
+/**
+ * A call is logged after the request of the response that made it: at each `function.call`, the
+ * log holds at least as many `model.request`s as that response's ordinal. (Claude Code runs a
+ * tool while its response still streams; the request used to be written when the response ended,
+ * after the calls.) Returns how many calls were checked.
+ */
+async function checkRequestsFirst(adapter: StorageAdapter, id: string, path: string): Promise<number> {
+  const ordinal = await rawResponseOrdinals(path);
+  let requests = 0;
+  let checked = 0;
+  for await (const r of adapter.readEvents(id)) {
+    const e = r.event!;
+    if (e.type === "model.request") requests++;
+    const n = e.type === "function.call" ? ordinal.get(String(e.callId)) : undefined;
+    if (n === undefined) continue;
+    expect({ call: e.callId, requests }).toEqual({ call: e.callId, requests: Math.max(requests, n) });
+    checked++;
+  }
+  return checked;
+}
+
 let compared = 0;
+let requestsChecked = 0;
 
 describe("claude corpus conformance", () => {
   test("the corpus has the files this suite expects", () => {
@@ -107,6 +146,7 @@ describe("claude corpus conformance", () => {
       expect(got).toEqual(raw);
       await checkTraces(adapter, ids, got);
       compared += await checkCallOrder(adapter, ids, await rawCallOrder(path));
+      if (ids.length === 1) requestsChecked += await checkRequestsFirst(adapter, ids[0]!, path);
       await checkEval(adapter, home.path, ids.length);
       await adapter.close();
     });
@@ -128,5 +168,10 @@ describe("claude corpus conformance", () => {
   test("calls are in the order the model made them: results came out of order in 10 responses", () => {
     // Set by the tests above (each file's spans compared with its tool_use order).
     expect(compared).toBeGreaterThan(250);
+  });
+
+  test("each call comes after the request of the response that made it", () => {
+    // Set by the tests above (files that import as one session).
+    expect(requestsChecked).toBeGreaterThan(100);
   });
 });
