@@ -66,8 +66,10 @@ export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOpti
     return undefined;
   }
   // A session the agent's store keeps says whether it runs; only a log without a meta, or an
-  // imported transcript (whose agent never told us), is judged by its last event's age.
+  // imported transcript (whose agent never told us), is judged by its last event's age; unless
+  // it was imported with `--finished` (the agent was done), which marks its source `finished`.
   if (meta?.status !== undefined && meta.source === undefined) return undefined;
+  if ((meta?.source as { finished?: unknown } | undefined)?.finished === true) return undefined;
   const idle = (options.now ?? Date.now()) - trace.endedAt;
   const hangMs = trace.hangMs ?? options.trace?.hangMs ?? 300_000;
   if (!trace.ended && idle >= 0 && idle < hangMs) {

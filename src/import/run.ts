@@ -267,6 +267,9 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
       const id = s.meta.id;
       if (gone.has(id)) continue;
       const mode = opts.cache ? "all" : "message-ids";
+      // `--finished`: the agent said so, and `eval` takes the session for done (not for one whose last
+      // event is recent and may still be running). A later import that reads more of it drops the mark.
+      if (opts.finished) s.meta.source = { ...s.meta.source, finished: true };
       const out = await writeSession(opts.adapter, s, known, mode, redact, stored.has(id));
       if (out.status === "gone") {
         // Deleted while this import ran: left deleted. The file's state keeps the session, so the

@@ -493,6 +493,25 @@ test("import --finished closes at once what a transcript still being written wou
   expect(events).toContain('"type":"function.call"');
   // Unchanged, the file is not read again.
   expect(parseJson<{ sources: { files: { read: number } }[] }>(cli("--json")).sources[0]!.files.read).toBe(0);
+  // And `eval` evaluates it: its last event is a minute old, but the agent said it was done (a
+  // session imported without --finished is set aside as looking still running).
+  const cases = join(dir.path, "cases.json");
+  writeFileSync(cases, JSON.stringify([{ id: "done", sessions: "all", expect: [{ noHung: true }] }]));
+  const evaluated = runCli(["eval", cases, "--json"], { home: home.path });
+  expect(evaluated.code).toBe(0);
+  await using other = await tempHome();
+  runCli(["import", "claude", dir.path], { home: other.path });
+  const aside = runCli(["eval", cases], { home: other.path });
+  expect([aside.code, aside.stdout]).toEqual([2, expect.stringContaining("looks still running")]);
+  // More lines read later without --finished: it may be running again.
+  const finished = () =>
+    parseJson<{ meta: { source: Record<string, unknown> } }>(
+      runCli(["session", "show", id, "--json"], { home: home.path }),
+    ).meta.source.finished;
+  expect(finished()).toBe(true);
+  appendFileSync(join(dir.path, `${SID}.jsonl`), claudeLines().slice(3, 4).join(""));
+  cli();
+  expect(finished()).toBeUndefined();
   const both = cli("--finished", "--watch");
   expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("--finished and --watch")]);
 });
