@@ -206,7 +206,11 @@ export function discover(
     seen.add(real);
     if (st.isDirectory()) {
       if (ROW_FILES.every((f) => existsSync(join(path, f)))) {
-        out.push({ agent: "opencode", kind: "opencode-rows", path });
+        // An OpenCode row dump is OpenCode's (another agent's import skips it, as it does a file).
+        if (agent === "auto" || agent === "opencode")
+          out.push({ agent: "opencode", kind: "opencode-rows", path });
+        else if (explicit)
+          warnings.push({ file: path, message: `looks like an opencode row dump, not ${agent}: skipped` });
         return;
       }
       if (!explicit && SKIP_DIRS.has(basename(path))) return;
@@ -236,7 +240,7 @@ export function discover(
       if (explicit)
         warnings.push({
           file: path,
-          message: `looks like a ${found.agent} transcript, not ${agent}: skipped`,
+          message: `looks like ${found.agent === "opencode" ? "an" : "a"} ${found.agent} transcript, not ${agent}: skipped`,
         });
       return;
     }

@@ -36,6 +36,23 @@ describe("freecode import (binary)", () => {
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain("nope");
   });
+
+  test("regression: another agent's importer skips an OpenCode row dump, as it skips that agent's files", async () => {
+    await using home = await tempHome();
+    type Report = { sources: { files: { found: number }; sessions: { created: number } }[] };
+    for (const agent of ["claude", "codex", "gemini"]) {
+      const r = parseJson<Report>(
+        runBinary(["import", agent, join(CORPUS, "opencode"), "--json"], { home: home.path }),
+      );
+      expect([agent, r.sources[0]!.files.found, r.sources[0]!.sessions.created]).toEqual([agent, 0, 0]);
+    }
+    const rows = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "rows");
+    const named = runBinary(["import", "claude", rows], { home: home.path });
+    expect(named.stderr).toContain("looks like an opencode row dump, not claude: skipped");
+    expect(runBinary(["session", "list", "--all"], { home: home.path }).stdout).toContain("no sessions");
+    const own = parseJson<Report>(runBinary(["import", "opencode", rows, "--json"], { home: home.path }));
+    expect(own.sources[0]!.sessions.created).toBe(3);
+  });
 });
 
 /**
