@@ -99,7 +99,16 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   if (Array.isArray(dirs) && typeof dirs[0] === "string") return dirs[0];
   const hash = typeof meta.projectHash === "string" ? meta.projectHash : undefined;
   let dir = dirname(path);
-  if (basename(dir) !== "chats") dir = dirname(dir); // a subagent chat: chats/<parent>/<id>.jsonl
+  if (basename(dir) !== "chats" && basename(dirname(dir)) === "chats") dir = dirname(dir); // a subagent chat: chats/<parent>/<id>.jsonl
+  if (basename(dir) !== "chats") {
+    // Not in a Gemini project folder (a copy in Downloads, a backup): no folder stands in for it.
+    warnings.push({
+      file: path,
+      message:
+        "project path unknown (Gemini keeps only its hash, and the file is not in its project's chats folder): none recorded",
+    });
+    return "";
+  }
   const marker = join(dirname(dir), ".project_root");
   if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
   const cwd = process.cwd();

@@ -7,13 +7,13 @@
  * A message Gemini wrote again (with its usage, its calls' new statuses) counts once, as last written.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { importSources } from "../../src/import/import.ts";
 import { loadTrace } from "../../src/rollout/load.ts";
 import type { EventRecord } from "../../src/storage/records.ts";
 import { openStore } from "../../src/storage/select.ts";
-import { tempDir, tempHome } from "../_helpers.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { importOne, type Raw, sessionsFrom } from "./_corpus.ts";
 
 const SESSION = "c0ffee00-1111-4222-8333-444455556666";
@@ -251,4 +251,30 @@ test("a last message that never gets its tokens has its response written once it
   } finally {
     await adapter.close();
   }
+});
+
+describe("gemini project path", () => {
+  test("regression: a recording outside its project's chats folder gets no project, not an ancestor folder", async () => {
+    await using dir = await tempDir();
+    const chat = "session-2026-03-28T21-32-c4c43609.json";
+    const text = readFileSync(join(CORPUS, "gemini", chat), "utf8");
+    const place = async (sub: string) => {
+      const path = join(dir.path, sub, chat);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+      await using home = await tempHome();
+      const { adapter, report } = await importOne(home.path, "gemini", path);
+      const [id] = await sessionsFrom(adapter, path);
+      const projectPath = (await adapter.getMeta(id!))!.projectPath;
+      await adapter.close();
+      return { projectPath, warnings: report.sources[0]!.warnings.map((w) => w.message) };
+    };
+    // ~/Downloads/<chat>: it was /home's stand-in, two folders up.
+    const loose = await place(join("home", "me", "Downloads"));
+    expect(loose.projectPath).toBe("");
+    expect(loose.warnings).toEqual([expect.stringContaining("not in its project's chats folder")]);
+    // In Gemini's own layout the per-project folder stands in, as before.
+    const kept = await place(join("gemini", "tmp", "f528f00f72f2", "chats"));
+    expect(kept.projectPath).toBe(join(dir.path, "gemini", "tmp", "f528f00f72f2"));
+  });
 });
