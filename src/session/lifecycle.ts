@@ -9,7 +9,12 @@ import { badInput, conflict, notFound } from "../errors.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import { checkId } from "../storage/_validate.ts";
 import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
-import { checkProjectPath, comparableProjectPath } from "../storage/project-key.ts";
+import {
+  checkProjectPath,
+  comparableProjectPath,
+  isWindowsPath,
+  sameProject,
+} from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
@@ -142,8 +147,18 @@ export async function getSession(store: StorageAdapter, id: string): Promise<Ses
 }
 
 /** List sessions (pinned first unless told otherwise). */
-export function listSessions(store: StorageAdapter, query: ListQuery = {}): Promise<ListPage> {
-  return store.listSessions({ pinnedFirst: true, ...query });
+export async function listSessions(store: StorageAdapter, query: ListQuery = {}): Promise<ListPage> {
+  const wanted = query.projectPath;
+  if (wanted === undefined || !isWindowsPath(wanted))
+    return store.listSessions({ pinnedFirst: true, ...query });
+  // A Windows path is stored as its agent wrote it (`C:\a`, `C:/a`, `c:\a\`): the store matches
+  // exactly, so the sessions are filtered here, then paged.
+  const { projectPath: _, limit, offset = 0, ...rest } = query;
+  const all = await store.listSessions({ pinnedFirst: true, ...rest });
+  const matched = all.items.filter((m) => sameProject(m.projectPath, wanted));
+  const from = Math.max(0, offset);
+  const items = matched.slice(from, limit === undefined ? undefined : from + Math.max(0, limit));
+  return { items, total: matched.length };
 }
 
 /** Append messages to an existing session (all or nothing). */

@@ -113,5 +113,28 @@ const windowsPath = (p: string) => /^([A-Za-z]:|\\\\)/.test(p);
  */
 export const comparableProjectPath = (value: string): string => (windowsPath(value) ? value : resolve(value));
 
+/** A Windows path where project paths are compared: a drive (`C:`, `C:\…`) or a share (`\\server\…`). */
+export const isWindowsPath = (p: string): boolean => /^([A-Za-z]:([\\/]|$)|\\\\)/.test(p);
+
+/** A Windows path as compared: `\` read as `/`, the drive letter upper-cased (`c:` is `C:`). */
+export const windowsForm = (p: string): string => {
+  const slashed = p.replaceAll("\\", "/");
+  return /^[a-z]:/.test(slashed) ? slashed[0]!.toUpperCase() + slashed.slice(1) : slashed;
+};
+
+/** `windowsForm` without trailing separators (a drive's root keeps its one: `C:/`). */
+const windowsKey = (p: string): string => {
+  const trimmed = windowsForm(p).replace(/\/+$/, "");
+  return /^[A-Za-z]:$/.test(trimmed) || trimmed === "" ? `${trimmed}/` : trimmed;
+};
+
+/**
+ * Whether a stored project path is the wanted one: equal, or for Windows paths equal as Windows
+ * compares them (`\` and `/` alike, the drive letter in either case, a trailing separator aside).
+ */
+export const sameProject = (stored: string, wanted: string): boolean =>
+  stored === wanted ||
+  (isWindowsPath(wanted) && isWindowsPath(stored) && windowsKey(stored) === windowsKey(wanted));
+
 /** Whether `p` is absolute here or a Windows path (a client's path, which this process must not resolve). */
 export const isAbsoluteProjectPath = (p: string): boolean => windowsPath(p) || isAbsolute(p);

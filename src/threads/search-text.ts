@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
+import { isWindowsPath, windowsForm } from "../storage/project-key.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { messageText } from "./derive.ts";
 import type { DerivedThread } from "./types.ts";
@@ -132,17 +133,9 @@ export interface ProjectScope {
   windows: boolean;
 }
 
-const WINDOWS_PATH = /^([A-Za-z]:([\\/]|$)|\\\\)/;
-
-/** A Windows path as compared: `\` read as `/`, the drive letter upper-cased (`c:` is `C:`). */
-export const windowsForm = (p: string): string => {
-  const slashed = p.replaceAll("\\", "/");
-  return /^[a-z]:/.test(slashed) ? slashed[0]!.toUpperCase() + slashed.slice(1) : slashed;
-};
-
 /** The scope of a `projectPath` filter: `C:\a\`, `c:/a` and `C:/a` are the same; `/a/` is `/a`. */
 export function projectScope(wanted: string): ProjectScope {
-  const windows = WINDOWS_PATH.test(wanted);
+  const windows = isWindowsPath(wanted);
   const slashed = windows ? windowsForm(wanted) : wanted;
   const trimmed = slashed.replace(/\/+$/, "");
   const path = trimmed === "" || /^[A-Za-z]:$/.test(trimmed) ? `${trimmed}/` : trimmed;

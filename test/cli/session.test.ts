@@ -25,6 +25,37 @@ function walk(dir: string): string[] {
 }
 
 describe("freecode session (CLI)", () => {
+  test("regression: session list --project takes a Windows path however it is spelled, as search does", async () => {
+    await using home = await tempHome();
+    const cli = (args: string[]) => runCli([...args, "--json"], { home: home.path });
+    // Stored as the agents wrote them (an import makes only the drive letter upper case).
+    const projects: [string, string][] = [
+      ["w1", "C:\\Users\\me\\app"],
+      ["w2", "C:/Users/me/app"],
+      ["w3", "C:\\Users\\me\\application"],
+      ["w4", "C:\\Users\\me\\app\\sub"],
+    ];
+    for (const [id, project] of projects)
+      parseJson(cli(["session", "create", "--id", id, "--project", project, "--prompt", id]));
+    const listed = (project: string, ...more: string[]) =>
+      parseJson<{ items: { id: string }[]; total: number }>(
+        cli(["session", "list", "--project", project, ...more]),
+      );
+    for (const spelling of [
+      "C:\\Users\\me\\app",
+      "c:\\Users\\me\\app",
+      "C:/Users/me/app",
+      "C:\\Users\\me\\app\\",
+    ]) {
+      const page = listed(spelling);
+      expect([spelling, page.items.map((m) => m.id).sort(), page.total]).toEqual([spelling, ["w1", "w2"], 2]);
+    }
+    // Paged after the filter: the total is the project's.
+    const first = listed("c:/Users/me/app", "--limit", "1");
+    expect([first.items.length, first.total]).toEqual([1, 2]);
+    expect(listed("C:\\Users\\me\\app", "--offset", "1").items).toHaveLength(1);
+  });
+
   test("the whole lifecycle with --json", async () => {
     await using home = await tempHome();
     const cli = (args: string[], stdin?: string) => runCli([...args, "--json"], { home: home.path, stdin });
