@@ -60,6 +60,26 @@ describe("trace", () => {
     }
   });
 
+  test("regression: imported logs are listed by the time of their work, not of their import", async () => {
+    await using home = await tempHome();
+    const codex = join(ROOT, "test", "corpus", "codex");
+    const april19 = "rollout-2026-04-19T22-10-31-019da915-31a8-74d0-ad7f-640110fae046.jsonl";
+    const april10 = "rollout-2026-04-10T09-55-11-019d781a-be34-7041-abb1-577f9360b907.jsonl";
+    // The older work is imported last: its log file is the newest.
+    for (const f of [april19, april10]) runCli(["import", "codex", join(codex, f)], { home: home.path });
+    const list = parseJson<{ sessions: { sessionId: string }[] }>(
+      runCli(["trace", "--list", "--json"], { home: home.path }),
+    );
+    expect(list.sessions.map((s) => s.sessionId)).toEqual([
+      "codex-019da915-31a8-74d0-ad7f-640110fae046",
+      "codex-019d781a-be34-7041-abb1-577f9360b907",
+    ]);
+    // And `trace` with no id opens the newest work.
+    expect(parseJson<Trace>(runCli(["trace", "--json"], { home: home.path })).sessionId).toBe(
+      "codex-019da915-31a8-74d0-ad7f-640110fae046",
+    );
+  });
+
   test("--hang-ms and config.json hangMs decide hung", async () => {
     await using home = await tempHome();
     homeWithFixture(home.path);

@@ -1,6 +1,6 @@
 /**
- * `freecode trace [id]`: a session's trace as a waterfall (default: the session whose log changed
- * last), `--json` for the Trace object, `--list` for the sessions with a log (newest first, `--limit`
+ * `freecode trace [id]`: a session's trace as a waterfall (default: the session whose last event is
+ * newest), `--json` for the Trace object, `--list` for the sessions with a log (newest first, `--limit`
  * of them, default 50), `--follow` to redraw
  * as the log grows (open requests aged against now), `--slow MS` to show only slow spans, `--otlp
  * FILE` to also write OpenTelemetry GenAI spans (OTLP/JSON).

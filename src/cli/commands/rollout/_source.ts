@@ -4,7 +4,7 @@
  * straight from its `events.jsonl` (the batch parser in rollout/_jsonl.ts); other adapters stream
  * through `readEvents`.
  */
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { badInput, notFound } from "../../../errors.ts";
@@ -15,13 +15,37 @@ import { IdSchema } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import type { CommandContext } from "../../_command.ts";
 
+/** The tail a log's last event is looked for in: a line longer than this reads the file's time. */
+const TAIL_BYTES = 16 * 1024;
+
+/** The `timestamp` of the last complete line of the log at `file`, if that line can be read. */
+function lastEventAt(file: string): number | undefined {
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - TAIL_BYTES);
+    const buf = Buffer.alloc(size - start);
+    readSync(fd, buf, 0, buf.length, start);
+    const end = buf.lastIndexOf(10);
+    if (end <= 0) return undefined;
+    const from = buf.lastIndexOf(10, end - 1);
+    if (from === -1 && start > 0) return undefined;
+    const t = (JSON.parse(buf.toString("utf8", from + 1, end)) as { timestamp?: unknown } | null)?.timestamp;
+    return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export interface Rollouts {
   adapter: StorageAdapter;
   /** The source for a session's log; `not_found` when it has none. */
   source(id: string): Promise<RolloutSource>;
-  /** The given id (checked), else the session whose log changed last. */
+  /** The given id (checked), else the session whose last event is newest. */
   resolve(id: string | undefined): Promise<string>;
-  /** Ids of every session with a log, with the time of their last change. */
+  /** Ids of every session with a log, with the time of their last event. */
   list(): Promise<{ id: string; lastAt: number }[]>;
 }
 
@@ -39,7 +63,9 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
     adapter.name === "files" ? join(homePaths(ctx.home).rollout, id, "events.jsonl") : undefined;
   const lastChange = async (id: string): Promise<number> => {
     const file = filePath(id);
-    if (file && existsSync(file)) return statSync(file).mtimeMs;
+    // The last event's time: an imported log was written long after the work it records, so its
+    // file's time would list it as new (the file's time when its last line cannot be read).
+    if (file && existsSync(file)) return lastEventAt(file) ?? statSync(file).mtimeMs;
     let last = 0;
     // Only the newest timestamp matters here; unreadable lines are reported by the command that reads.
     const sink = {

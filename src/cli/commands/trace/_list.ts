@@ -1,5 +1,5 @@
 /**
- * `trace --list`: the sessions with a rollout log, newest first (by the log's last change), each with
+ * `trace --list`: the sessions with a rollout log, newest first (by their last event's time), each with
  * its state at a glance. Each one shown is folded, so only the newest `limit` are; the rest are
  * counted (`total` in `--json`, a last line otherwise).
  */
