@@ -101,13 +101,13 @@ function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): stri
   let dir = dirname(path);
   if (basename(dir) !== "chats" && basename(dirname(dir)) === "chats") dir = dirname(dir); // a subagent chat: chats/<parent>/<id>.jsonl
   if (basename(dir) !== "chats") {
-    // Not in a Gemini project folder (a copy in Downloads, a backup): no folder stands in for it.
+    // Not in a Gemini project folder (a copy in Downloads, a backup): its own folder stands in (an
+    // ancestor two levels up, taken for the project folder, was unrelated to it).
     warnings.push({
       file: path,
-      message:
-        "project path unknown (Gemini keeps only its hash, and the file is not in its project's chats folder): none recorded",
+      message: `project path unknown (Gemini keeps only its hash, and the file is not in its project's chats folder): using ${dir}`,
     });
-    return "";
+    return dir;
   }
   const marker = join(dirname(dir), ".project_root");
   if (existsSync(marker)) return readFileSync(marker, "utf8").trim();

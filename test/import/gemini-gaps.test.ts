@@ -254,7 +254,7 @@ test("a last message that never gets its tokens has its response written once it
 });
 
 describe("gemini project path", () => {
-  test("regression: a recording outside its project's chats folder gets no project, not an ancestor folder", async () => {
+  test("regression: a recording outside its project's chats folder gets its own folder as project, not an ancestor", async () => {
     await using dir = await tempDir();
     const chat = "session-2026-03-28T21-32-c4c43609.json";
     const text = readFileSync(join(CORPUS, "gemini", chat), "utf8");
@@ -269,9 +269,9 @@ describe("gemini project path", () => {
       await adapter.close();
       return { projectPath, warnings: report.sources[0]!.warnings.map((w) => w.message) };
     };
-    // ~/Downloads/<chat>: it was /home's stand-in, two folders up.
+    // ~/Downloads/<chat>: its own folder stands in (it was /home, two folders up).
     const loose = await place(join("home", "me", "Downloads"));
-    expect(loose.projectPath).toBe("");
+    expect(loose.projectPath).toBe(join(dir.path, "home", "me", "Downloads"));
     expect(loose.warnings).toEqual([expect.stringContaining("not in its project's chats folder")]);
     // In Gemini's own layout the per-project folder stands in, as before.
     const kept = await place(join("gemini", "tmp", "f528f00f72f2", "chats"));
