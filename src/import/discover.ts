@@ -179,12 +179,23 @@ const reasonOf = (error: unknown) => {
  * a warning, and the rest is still found. Symlinked folders are followed, each real folder and
  * file once: a link back up (`x/up -> ..`) would otherwise walk the same tree until ELOOP.
  */
+/**
+ * What a walk left out as not the importer's: paths the user named (each with its warning), and, by
+ * the agent that wrote them, the files met inside a folder (a hint when the folder had none of the
+ * importer's own).
+ */
+export interface LeftOut {
+  named: number;
+  byAgent: Partial<Record<Agent, number>>;
+}
+
 export function discover(
   root: string,
   agent: Agent | "auto",
   warnings: ImportWarning[],
   fs: WalkFs = REAL_FS,
   known?: KnownFiles,
+  left: LeftOut = { named: 0, byAgent: {} },
 ): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
@@ -209,8 +220,10 @@ export function discover(
         // An OpenCode row dump is OpenCode's (another agent's import skips it, as it does a file).
         if (agent === "auto" || agent === "opencode")
           out.push({ agent: "opencode", kind: "opencode-rows", path });
-        else if (explicit)
+        else if (explicit) {
+          left.named++;
           warnings.push({ file: path, message: `looks like an opencode row dump, not ${agent}: skipped` });
+        } else left.byAgent.opencode = (left.byAgent.opencode ?? 0) + 1;
         return;
       }
       if (!explicit && SKIP_DIRS.has(basename(path))) return;
@@ -233,15 +246,20 @@ export function discover(
       return;
     }
     if (!found) {
-      if (explicit) warnings.push({ file: path, message: "not a transcript this importer knows" });
+      if (explicit) {
+        left.named++;
+        warnings.push({ file: path, message: "not a transcript this importer knows" });
+      }
       return;
     }
     if (agent !== "auto" && found.agent !== agent) {
-      if (explicit)
+      if (explicit) {
+        left.named++;
         warnings.push({
           file: path,
           message: `looks like ${found.agent === "opencode" ? "an" : "a"} ${found.agent} transcript, not ${agent}: skipped`,
         });
+      } else left.byAgent[found.agent] = (left.byAgent[found.agent] ?? 0) + 1;
       return;
     }
     out.push(found);

@@ -12,7 +12,7 @@ import { createCollectionPace } from "../util/memory-guard.ts";
 import { ClaudeParser } from "./claude.ts";
 import type { ClaudeState } from "./claude-state.ts";
 import { CodexParser, type CodexState } from "./codex.ts";
-import { type Candidate, discover, type KnownFiles } from "./discover.ts";
+import { type Candidate, discover, type KnownFiles, type LeftOut } from "./discover.ts";
 import { mapGemini } from "./gemini.ts";
 import { sessionIdFor } from "./ids.ts";
 import { feedJsonl } from "./jsonl.ts";
@@ -27,7 +27,8 @@ export interface SourceSummary {
   agent: Agent | "auto";
   path: string;
   /** `open`: files a final read left something open in, as they may still be written (`live.ts`). */
-  files: { found: number; read: number; unchanged: number; open: number };
+  /** `skipped`: paths named on the command line that are not this importer's (each with a warning). */
+  files: { found: number; read: number; unchanged: number; open: number; skipped: number };
   sessions: { created: number; updated: number; unchanged: number };
   entries: { imported: number; skipped: Record<string, number> };
   warnings: ImportWarning[];
@@ -53,7 +54,7 @@ export interface PassOptions {
 const newSummary = (agent: Agent | "auto", path: string): SourceSummary => ({
   agent,
   path,
-  files: { found: 0, read: 0, unchanged: 0, open: 0 },
+  files: { found: 0, read: 0, unchanged: 0, open: 0, skipped: 0 },
   sessions: { created: 0, updated: 0, unchanged: 0 },
   entries: { imported: 0, skipped: {} },
   warnings: [],
@@ -90,13 +91,21 @@ export async function importRoot(
 ): Promise<SourceSummary> {
   const sum = newSummary(agent, root);
   let candidates: Candidate[] = [];
+  const left: LeftOut = { named: 0, byAgent: {} };
   try {
-    candidates = discover(root, agent, sum.warnings, undefined, knownFiles(opts.imports));
+    candidates = discover(root, agent, sum.warnings, undefined, knownFiles(opts.imports), left);
   } catch (error) {
     // Each entry's own failure is a warning already; this is anything else, still not fatal.
     sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });
   }
   sum.files.found = candidates.length;
+  sum.files.skipped = left.named;
+  const others = Object.entries(left.byAgent);
+  if (candidates.length === 0 && others.length > 0)
+    sum.warnings.push({
+      file: root,
+      message: `no ${agent} transcripts here, but ${others.map(([a, n]) => `${n} ${a}`).join(", ")} (\`freecode import auto\` takes each for its agent)`,
+    });
   forgetGone(opts.imports, root, candidates, sum.warnings);
   for (const c of candidates) {
     try {

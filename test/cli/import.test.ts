@@ -53,6 +53,39 @@ describe("freecode import (binary)", () => {
     const own = parseJson<Report>(runBinary(["import", "opencode", rows, "--json"], { home: home.path }));
     expect(own.sources[0]!.sessions.created).toBe(3);
   });
+
+  test("regression: a named path the importer cannot take is exit 2; the rest is imported", async () => {
+    await using home = await tempHome();
+    const claude = join(
+      CORPUS,
+      "claude",
+      "drmaciver_claude-reliability",
+      "coverage-test-fix.transcript.jsonl",
+    );
+    const codex = join(
+      CORPUS,
+      "codex",
+      "rollout-2026-04-10T09-55-11-019d781a-be34-7041-abb1-577f9360b907.jsonl",
+    );
+    const r = runBinary(["import", "claude", claude, codex], { home: home.path });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("looks like a codex transcript, not claude: skipped");
+    expect(r.stderr).toContain("1 path given is not claude's: not imported (`freecode import auto`");
+    expect(r.stdout).toContain("1 named but not claude's (skipped)");
+    // The Claude transcript was imported all the same.
+    expect(runBinary(["session", "list"], { home: home.path }).stdout).toContain("1 of 1");
+    // A folder with none of the importer's own files says whose they are (not an error).
+    const folder = runBinary(["import", "codex", join(CORPUS, "claude", "laf-us_idaho-vault")], {
+      home: home.path,
+    });
+    expect(folder.code).toBe(0);
+    expect(folder.stderr).toContain(
+      "no codex transcripts here, but 4 claude (`freecode import auto` takes each",
+    );
+    // --interval means something only with --watch.
+    const interval = runBinary(["import", "claude", claude, "--interval", "100"], { home: home.path });
+    expect([interval.code, interval.stderr]).toEqual([2, expect.stringContaining("give --watch too")]);
+  });
 });
 
 /**

@@ -179,7 +179,7 @@ test("--redact after a plain import reads the file again, masks messages and say
   writeFileSync(f, `${JSON.stringify(user)}\n`);
   await importOnce(home.path, [f]);
   const again = (await importOnce(home.path, [f], { redact: true })).sources[0]!;
-  expect(again.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0 });
+  expect(again.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0, skipped: 0 });
   expect(again.warnings.map((w) => w.message).join("\n")).toContain("freecode session delete <id> --purge");
   const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
   const { messages } = await adapter.readMessages("claude-s1");

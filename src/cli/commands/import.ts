@@ -40,6 +40,8 @@ export default command({
     const paths = (args._ as string[]).slice(1);
     for (const p of paths) if (!existsSync(p)) throw notFound(`no such file or folder: ${p}`);
     const interval = wholeNumber(args.interval, "interval", 50) ?? 1000;
+    if (args.interval !== undefined && args.watch !== true)
+      throw usageError("--interval is the --watch poll interval: give --watch too");
     if (args.finished === true && args.watch === true)
       throw usageError(
         "--finished and --watch contradict each other (a watch follows what is still written)",
@@ -65,6 +67,15 @@ export default command({
           ctx.log.info(`nothing to import: no transcripts in ${looked.join(", ")}`);
         }
         ctx.out(ctx.json ? { ...report, totals: totals(report) } : formatReport(report));
+        // A path named on the command line that this importer cannot take is the command's mistake
+        // (the rest was imported): a script's `import … && eval` must not go on as if it were read.
+        const skipped = report.sources.reduce((n, s) => n + s.files.skipped, 0);
+        if (skipped > 0) {
+          ctx.log.error(
+            `${skipped} path${skipped === 1 ? "" : "s"} given ${skipped === 1 ? "is" : "are"} not ${agent}'s: not imported (\`freecode import auto\` detects each file's agent)`,
+          );
+          return 2;
+        }
         return 0;
       }
       const stop = new AbortController();
