@@ -173,6 +173,11 @@ describe("freecode session (CLI)", () => {
     expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("h1");
     // An empty page of a list that is not empty says so, rather than "no sessions".
     expect(runCli(["session", "list", "--offset", "5"], { home: home.path }).stdout).toBe("0 of 1\n");
+    // The columns stay aligned past the id column's width (an imported subagent's id runs to 80).
+    const long = `claude-${"a".repeat(36)}.agent-a0294d5`;
+    runCli(["session", "create", "--id", long, "--project", "/x", "--prompt", "hi"], { home: home.path });
+    const lines = runCli(["session", "list"], { home: home.path }).stdout.split("\n").slice(0, 2);
+    expect(lines.map((l) => l.indexOf(" idle "))).toEqual([long.length + 2, long.length + 2]);
   });
 
   test("show --last N: only the last messages (or turns), saying how many are not shown", async () => {

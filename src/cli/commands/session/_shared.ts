@@ -66,9 +66,10 @@ export const when = (ms: number) => {
 };
 
 /** One line per session, for human output. */
-export function sessionLine(m: SessionMeta): string {
+/** `idWidth`: the id column's width (the longest id listed: an imported subagent's id runs to 80). */
+export function sessionLine(m: SessionMeta, idWidth = 30): string {
   const flags = `${m.pinned ? "*" : " "}`;
-  return `${flags} ${pad(m.id, 30)} ${pad(m.status, 11)} ${when(m.updatedAt)} ${String(m.messageCount).padStart(5)} msgs  ${escapeLine(m.title)}`;
+  return `${flags} ${pad(m.id, idWidth)} ${pad(m.status, 11)} ${when(m.updatedAt)} ${String(m.messageCount).padStart(5)} msgs  ${escapeLine(m.title)}`;
 }
 
 /** Print a meta after a change: JSON or one line. */

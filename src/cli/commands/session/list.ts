@@ -39,7 +39,11 @@ export default command({
     else if (page.total === 0) ctx.out("no sessions\n");
     // An empty page of a longer list (`--limit 0`, or `--offset` past the end) says how many there are.
     else if (page.items.length === 0) ctx.out(`0 of ${page.total}\n`);
-    else ctx.out(`${page.items.map(sessionLine).join("\n")}\n${page.items.length} of ${page.total}\n`);
+    else {
+      const width = Math.max(30, ...page.items.map((m) => m.id.length));
+      const lines = page.items.map((m) => sessionLine(m, width));
+      ctx.out(`${lines.join("\n")}\n${page.items.length} of ${page.total}\n`);
+    }
     return 0;
   },
 });
