@@ -60,6 +60,7 @@ export async function importSources(opts: ImportOptions): Promise<ImportReport> 
       sources.push(
         await importRoot(root, agent, {
           adapter: opts.adapter,
+          home: opts.home,
           imports,
           redact: opts.redact,
           final: opts.final,

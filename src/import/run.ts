@@ -19,7 +19,7 @@ import { feedJsonl } from "./jsonl.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
 import { redactDeep } from "./redact.ts";
-import { type FileState, type Imports, prefixHash } from "./state.ts";
+import { type FileState, type Imports, loadParser, prefixHash } from "./state.ts";
 import type { Agent, EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
 import { type Known, type WriteStatus, writeSession } from "./write.ts";
 
@@ -36,6 +36,8 @@ export interface SourceSummary {
 
 export interface PassOptions {
   adapter: StorageAdapter;
+  /** The freecode home: where a transcript's parser state is kept (`state.ts`). */
+  home: string;
   imports: Imports;
   redact?: boolean;
   /** False while watching: open responses and unanswered calls wait for their lines. */
@@ -332,8 +334,11 @@ async function readJsonl(
   if (prev?.agent === c.agent && prev.offset !== undefined && prev.prefixHash) {
     // A file now shorter than what was read of it was rewritten too (it was read again silently).
     if (prev.offset <= next.size && (await prefixHash(c.path, prev.offset)) === prev.prefixHash) {
-      from = { offset: prev.offset, lineNo: prev.lineNo ?? 0 };
-      saved = prev.parser;
+      saved =
+        prev.parser ?? (prev.parserAt === undefined ? undefined : loadParser(opts.home, c.path, prev.offset));
+      // Its parser state lost (a crash between the state's two writes): what was read is read again.
+      if (saved !== undefined || prev.parserAt === undefined)
+        from = { offset: prev.offset, lineNo: prev.lineNo ?? 0 };
     } else
       sum.warnings.push({ file: c.path, message: "transcript was rewritten: read again from the start" });
   }

@@ -1,14 +1,28 @@
 /**
  * Per-file import state in `<home>/state/imports.json`: how far each transcript was read (byte
- * offset, line number, a hash of the imported prefix), the parser's saved state, and for whole
- * documents a content hash. It is derived data — the writer merges by stable ids, so a lost or
- * corrupt state file only costs a full re-read, never a duplicate. Written atomically.
+ * offset, line number, a hash of the imported prefix), and for whole documents a content hash. A
+ * JSONL transcript's parser state (a long one's replay memory: ~12 bytes an entry) is kept in a file
+ * of its own under `state/parsers/`, read only when that transcript is read again and written only
+ * when it was read: with every parser inside it, imports.json held all of them, and every import
+ * (every watch pass that found something new) parsed and rewrote them all. It is derived data — the
+ * writer merges by stable ids, so a lost or corrupt state file only costs a full re-read, never a
+ * duplicate. Written atomically: the parser files first (not flushed: one that a crash left behind
+ * is told by its offset, and costs a re-read), then imports.json.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
-import { join } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import * as v from "valibot";
 import { homePaths } from "../home.ts";
-import { writeFileAtomic } from "../util/atomic.ts";
+import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
 import { AGENTS } from "./types.ts";
 
 const FileStateSchema = v.looseObject({
@@ -27,7 +41,10 @@ const FileStateSchema = v.looseObject({
   hash: v.optional(v.string()),
   /** OpenCode databases: session id → time_updated when imported. */
   stamps: v.optional(v.record(v.string(), v.number())),
+  /** The parser's state, in memory after a read (and in files from before it was kept apart). */
   parser: v.optional(v.unknown()),
+  /** The parser's state is in its own file (`parserFile`), saved at this offset. */
+  parserAt: v.optional(v.number()),
   /** The last read was a `--watch` pass, or a final one that left a response open because it may
    * still be streaming (`live.ts`): what it left open (a response, calls unanswered) waits for a
    * final read, even if the file does not change again. */
@@ -100,9 +117,49 @@ export function saveImports(
   previous?: string,
   cache?: StateCache,
 ): void {
-  const text = JSON.stringify(imports);
+  const files: Imports["files"] = {};
+  const kept = new Set<string>();
+  for (const [path, f] of Object.entries(imports.files)) {
+    const { parser, ...rest } = f;
+    if (parser !== undefined && f.offset !== undefined) {
+      ensureDir(parsersDir(home));
+      writeFileAtomic(parserFile(home, path), JSON.stringify({ path, offset: f.offset, parser }), {
+        fsync: false,
+      });
+      rest.parserAt = f.offset;
+    }
+    if (rest.parserAt !== undefined) kept.add(basename(parserFile(home, path)));
+    files[path] = rest;
+  }
+  const text = JSON.stringify({ ...imports, files });
   if (text !== previous) writeFileAtomic(importsPath(home), text, { fsync });
   if (cache) Object.assign(cache, { stamp: stampOf(importsPath(home)), text });
+  // The parsers of files the state no longer has (gone from their folder: `run.ts` forgets them).
+  if (text !== previous && existsSync(parsersDir(home)))
+    for (const name of readdirSync(parsersDir(home)))
+      if (name.endsWith(".json") && !kept.has(name)) rmSync(join(parsersDir(home), name), { force: true });
+}
+
+const parsersDir = (home: string) => join(homePaths(home).state, "parsers");
+const parserFile = (home: string, path: string) =>
+  join(parsersDir(home), `${Bun.hash(path).toString(36)}.json`);
+
+/**
+ * The parser state saved for `path` at `offset` (see `FileState.parserAt`); undefined when its file
+ * is missing, unreadable, another path's, or of another offset (written by a pass whose
+ * imports.json a crash lost): the transcript must then be read from the start.
+ */
+export function loadParser(home: string, path: string, offset: number): unknown {
+  try {
+    const doc = JSON.parse(readFileSync(parserFile(home, path), "utf8")) as {
+      path?: unknown;
+      offset?: unknown;
+      parser?: unknown;
+    };
+    return doc.path === path && doc.offset === offset ? doc.parser : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const SAMPLE = 64 * 1024;

@@ -272,7 +272,7 @@ const TEMP = /^.+\.(\d+)\.\d+\.tmp$/;
  */
 function checkStaleTemps(home: string, files: boolean, repair: boolean, problems: Problem[]): void {
   const p = homePaths(home);
-  const dirs = [p.state];
+  const dirs = [p.state, join(p.state, "parsers")];
   if (files) {
     // A create's own directory (`.tmp-…`) is an orphan as a whole (`checkFilesLayout`).
     for (const [id, dir] of sessionDirs(home)) if (tmpOwner(id) === undefined) dirs.push(dir);

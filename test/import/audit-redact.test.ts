@@ -157,7 +157,12 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
     const events: Record<string, unknown>[] = [];
     for await (const r of adapter.readEvents("claude-s1")) if (r.event) events.push(r.event as never);
     const meta = await adapter.getMeta("claude-s1");
-    const state = readFileSync(join(home.path, "state", "imports.json"), "utf8");
+    // The import state, parsers' files included (they keep titles as read).
+    const stateDir = join(home.path, "state");
+    const state = [...new Bun.Glob("**/*.json").scanSync(stateDir)]
+      .map((f) => readFileSync(join(stateDir, f), "utf8"))
+      .join("\n");
+    expect(state).toContain('"parser"');
     const all = JSON.stringify({ messages, events, meta, state });
     for (const secret of [STRIPE, NPM, HF, "Hunter2Secret", "admin:pw@", "dXNlcjpwYXNz", "sk_live_51Hq"]) {
       expect(all).not.toContain(secret);

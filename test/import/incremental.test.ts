@@ -4,7 +4,16 @@
  * line is reported with file and line while the rest imports; credential files are never read.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { isCredentialFile } from "../../src/import/discover.ts";
 import { importSources } from "../../src/import/import.ts";
@@ -82,6 +91,79 @@ describe("incremental import", () => {
     expect(part2.events.sort()).toEqual(whole.events.sort());
     expect(part2.messages.map((m) => m.id)).toEqual(whole.messages.map((m) => m.id));
     expect(part2.meta?.tokens).toEqual(whole.meta?.tokens);
+  });
+
+  test("a transcript's parser state is a file of its own, read when it grows; lost or stale, the file is read again", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const live = join(dir.path, "live.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    const upTo = (n: number) => writeFileSync(live, `${lines.slice(0, n).join("\n")}\n`);
+    const stateFile = join(home.path, "state", "imports.json");
+    const parsers = join(home.path, "state", "parsers");
+    upTo(20);
+    await run(home.path, [live], { final: false });
+    // imports.json names where it stopped; the parser (its replay memory above all) is apart.
+    const state = JSON.parse(readFileSync(stateFile, "utf8"));
+    expect(state.files[live].parser).toBeUndefined();
+    expect(state.files[live].parserAt).toBe(state.files[live].offset);
+    const [name] = readdirSync(parsers);
+    const saved = JSON.parse(readFileSync(join(parsers, name!), "utf8"));
+    expect([saved.path, saved.offset, typeof saved.parser]).toEqual([
+      live,
+      state.files[live].offset,
+      "object",
+    ]);
+    // It grows: read from where it stopped, with that parser.
+    upTo(30);
+    const grown = await run(home.path, [live], { final: false });
+    expect(grown.s.warnings).toEqual([]);
+    expect(grown.s.entries.imported).toBeLessThan(11);
+    // The parser file is lost (or another pass's: its offset is not the state's): read from the start.
+    rmSync(join(parsers, name!));
+    upTo(40);
+    const lost = await run(home.path, [live], { final: false });
+    expect(lost.s.entries.imported).toBeGreaterThan(30);
+    const stale = JSON.parse(readFileSync(join(parsers, name!), "utf8"));
+    writeFileSync(join(parsers, name!), JSON.stringify({ ...stale, offset: stale.offset + 1 }));
+    upTo(lines.length);
+    const last = await run(home.path, [live]);
+    expect(last.s.entries.imported).toBeGreaterThan(lines.length - 5);
+    // Nothing twice: the store is what one import of the whole file gives.
+    await using home2 = await tempHome();
+    const whole = await run(home2.path, [live]);
+    expect(last.tally).toEqual(whole.tally);
+    expect(last.events.sort()).toEqual(whole.events.sort());
+    expect(last.messages).toEqual(whole.messages);
+    // The file gone from its folder: its state is forgotten, its parser file with it.
+    rmSync(live);
+    await run(home.path, [dir.path]);
+    expect(readdirSync(parsers)).toEqual([]);
+  });
+
+  test("a state from before the parsers were kept apart goes on where it stopped, and is moved apart", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const live = join(dir.path, "live.jsonl");
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    writeFileSync(live, `${lines.slice(0, 20).join("\n")}\n`);
+    await run(home.path, [live], { final: false });
+    // Written the old way: the parser inside imports.json, no file of its own.
+    const stateFile = join(home.path, "state", "imports.json");
+    const parsers = join(home.path, "state", "parsers");
+    const state = JSON.parse(readFileSync(stateFile, "utf8"));
+    const [name] = readdirSync(parsers);
+    const { parserAt: _, ...old } = state.files[live];
+    old.parser = JSON.parse(readFileSync(join(parsers, name!), "utf8")).parser;
+    writeFileSync(stateFile, JSON.stringify({ ...state, files: { [live]: old } }));
+    rmSync(parsers, { recursive: true });
+    writeFileSync(live, `${lines.join("\n")}\n`);
+    const grown = await run(home.path, [live]);
+    expect(grown.s.entries.imported).toBeLessThan(lines.length - 15);
+    expect(JSON.parse(readFileSync(stateFile, "utf8")).files[live].parser).toBeUndefined();
+    expect(readdirSync(parsers)).toHaveLength(1);
+    await using home2 = await tempHome();
+    expect(grown.events.sort()).toEqual((await run(home2.path, [live])).events.sort());
   });
 
   test("a session deleted for good comes back whole on the next import; a soft-deleted one stays deleted", async () => {
