@@ -29,6 +29,8 @@ export interface PendingCall {
   messageId?: string;
   /** `function.call` already written (flushed unanswered by an earlier, final read). */
   emitted?: boolean;
+  /** Its place among the session's calls (`BuilderState.calls`): the order the model made them. */
+  n?: number;
 }
 
 export interface BuilderState {
@@ -37,6 +39,8 @@ export interface BuilderState {
   turnSeq: number;
   tokens: TokenTotals;
   pending: Record<string, PendingCall>;
+  /** How many calls were made: numbers them (`PendingCall.n`). */
+  calls?: number;
   /** Messages that may still change (an open streamed response, unanswered tool parts, the last
    * assistant message), kept across reads. */
   held: Record<string, StoredMessage>;
@@ -278,7 +282,8 @@ export class SessionBuilder {
   /** A tool call the model asked for; its events are written when its result arrives. */
   toolCall(callId: string, tool: string, args: unknown, at: number, rawMessageId?: string): void {
     const messageId = rawMessageId === undefined ? undefined : messageIdFor(rawMessageId);
-    put(this.s.pending, callId, { tool, args: this.r(args), at, turnId: this.turn(at), messageId });
+    const n = (this.s.calls = (this.s.calls ?? 0) + 1);
+    put(this.s.pending, callId, { tool, args: this.r(args), at, turnId: this.turn(at), messageId, n });
     if (messageId && this.out.has(messageId)) put(this.s.held, messageId, this.out.get(messageId)!);
   }
 
@@ -354,10 +359,21 @@ export class SessionBuilder {
    * later has both a call and a denial, which the folds read as refused (the call withdrawn).
    */
   private callsBefore(callId: string, p: PendingCall): void {
-    for (const [id, q] of Object.entries(this.s.pending)) {
-      if (id === callId) return;
-      if (!q.emitted && q.turnId === p.turnId && q.at <= p.at) this.emitCall(id, q);
-    }
+    // By their numbers: a dictionary lists keys that look like integers (`"7"`) first. Calls read
+    // before the numbering (a saved state) go by the dictionary's order.
+    const all = Object.entries(this.s.pending);
+    const place = (i: number, q: PendingCall) => q.n ?? i - all.length;
+    const mine = place(
+      all.findIndex(([id]) => id === callId),
+      p,
+    );
+    const earlier = all
+      .map(([id, q], i) => ({ id, q, at: place(i, q) }))
+      .filter(
+        ({ id, q, at }) => id !== callId && at < mine && !q.emitted && q.turnId === p.turnId && q.at <= p.at,
+      )
+      .sort((a, b) => a.at - b.at);
+    for (const { id, q } of earlier) this.emitCall(id, q);
   }
 
   private emitCall(callId: string, p: PendingCall): void {

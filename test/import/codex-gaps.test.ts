@@ -303,25 +303,30 @@ describe("codex turns", () => {
 });
 
 describe("codex call order", () => {
-  test("regression: parallel calls answered out of order are logged in the order the model made them", async () => {
-    const events = await importLines([
+  /** A turn with three parallel `cat` calls (ids `calls`, made in that order), answered in `finish` order. */
+  const parallel = (calls: string[], finish: string[]) =>
+    importLines([
       meta("0.121.0"),
       event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
       prompt(20, "read the three files"),
-      call(1000, "call_a", "shell_command", { command: "cat a.txt", workdir: "/Users/dev/app" }),
-      call(1010, "call_b", "shell_command", { command: "cat b.txt", workdir: "/Users/dev/app" }),
-      call(1020, "call_c", "shell_command", { command: "cat c.txt", workdir: "/Users/dev/app" }),
+      ...calls.map((id, i) =>
+        call(1000 + 10 * i, id, "shell_command", { command: `cat ${i}.txt`, workdir: "/Users/dev/app" }),
+      ),
       tokens(1100, 900, 50),
-      // They finish c, a, b.
-      output(1200, "call_c", shellOutput(0, "c")),
-      output(1300, "call_a", shellOutput(0, "a")),
-      output(1400, "call_b", shellOutput(0, "b")),
+      ...finish.map((id, i) => output(1200 + 100 * i, id, shellOutput(0, id))),
       ...answer(2000, "Read them."),
       event(2200, { type: "task_complete", turn_id: "turn-a", last_agent_message: "done" }),
     ]);
-    const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.callId);
-    expect(of("function.call")).toEqual(["call_a", "call_b", "call_c"]);
-    expect(of("function.output")).toEqual(["call_c", "call_a", "call_b"]);
+  const of = (events: Ev[], type: string) => events.filter((e) => e.type === type).map((e) => e.callId);
+
+  test("regression: parallel calls answered out of order are logged in the order the model made them", async () => {
+    // They finish c, a, b.
+    const events = await parallel(["call_a", "call_b", "call_c"], ["call_c", "call_a", "call_b"]);
+    expect(of(events, "function.call")).toEqual(["call_a", "call_b", "call_c"]);
+    expect(of(events, "function.output")).toEqual(["call_c", "call_a", "call_b"]);
+    // Ids that look like integers keep their place too (a dictionary lists such keys first).
+    const numbered = await parallel(["call_a", "7", "call_c"], ["call_c", "7", "call_a"]);
+    expect(of(numbered, "function.call")).toEqual(["call_a", "7", "call_c"]);
     // Each call comes before its output.
     const seqOf = (type: string, id: string) => events.find((e) => e.type === type && e.callId === id)!.seq;
     for (const id of ["call_a", "call_b", "call_c"])
