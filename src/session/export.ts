@@ -15,6 +15,7 @@ import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
 import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { importAtWork, startImport } from "../storage/import-at-work.ts";
 import { checkProjectPath } from "../storage/project-key.ts";
 import {
   type EventDraft,
@@ -24,7 +25,7 @@ import {
   type StoredMessage,
 } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
-import { aliveHere, thisProcess } from "../util/lock.ts";
+import { thisProcess } from "../util/lock.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
@@ -250,7 +251,7 @@ export async function importSessionDocument(
   // An import of this id cut off by a killed process: made again from the start. One still at work
   // (a second import of the same document under the same id) is left to finish.
   const by = cur?.copiedFrom?.incomplete ? cur.copiedFrom.by : undefined;
-  if (by && aliveHere(by))
+  if (by && importAtWork(id, by))
     throw conflict(`session ${id} is being imported by process ${by.pid}: wait for it to finish`);
   if (cur?.copiedFrom?.incomplete) await store.purgeSession(id);
   else if (cur) throw conflict(`session ${id} already exists`);
@@ -266,6 +267,7 @@ export async function importSessionDocument(
     copiedFrom: more ? { ...copiedFrom, incomplete: true, by: thisProcess() } : copiedFrom,
   };
   await store.createSession(meta, doc.messages);
+  const done = startImport(id);
   try {
     if (doc.contextCache !== undefined) await store.putContextCache(id, doc.contextCache);
     const events = doc.rollout ?? [];
@@ -279,6 +281,8 @@ export async function importSessionDocument(
   } catch (error) {
     await store.purgeSession(id).catch(() => false);
     throw error;
+  } finally {
+    done();
   }
   return (await store.getMeta(id)) ?? meta;
 }

@@ -25,9 +25,10 @@ import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { ensureDir } from "../util/atomic.ts";
-import { aliveHere, isProcessAlive, withLockSync } from "../util/lock.ts";
+import { isProcessAlive, withLockSync } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
+import { importAtWork } from "./import-at-work.ts";
 import { migrationMarker } from "./migration-marker.ts";
 import type { SessionMeta } from "./records.ts";
 
@@ -100,7 +101,7 @@ async function checkSessions(
 ): Promise<number> {
   const metas = (await a.listSessions({ all: true })).items;
   for (const meta of metas) {
-    const importing = meta.copiedFrom?.by !== undefined && aliveHere(meta.copiedFrom.by);
+    const importing = importAtWork(meta.id, meta.copiedFrom?.by);
     if (meta.copiedFrom?.incomplete && !importing)
       problems.push({
         kind: "incomplete_import",

@@ -12,6 +12,7 @@ import { FreecodeError } from "../../src/errors.ts";
 import { exportSession, importSessionDocument } from "../../src/session/export.ts";
 import memoryFactory from "../../src/storage/adapters/memory.ts";
 import { verifyStore } from "../../src/storage/verify.ts";
+import { processStartTime } from "../../src/util/lock.ts";
 import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const SOURCE = "claude-ad723d79-d1aa-4c89-9a82-926c1918e7ee";
@@ -260,17 +261,22 @@ describe("session export / import", () => {
     });
     await expect(importSessionDocument(dying, doc, { id: "half" })).rejects.toThrow("killed");
     expect((await store.getMeta("half"))?.copiedFrom?.incomplete).toBe(true);
-    // While the process that makes the copy lives (here: this one), it is left to finish.
+    // The copy names the process making it. While that process lives and is at it (here another,
+    // still running), it is left to finish: a retry is refused and verify does not name it.
+    const busy = Bun.spawn(["sleep", "30"]);
+    const makeBy = (pid: number) =>
+      store.updateMeta("half", (m) => ({
+        ...m,
+        copiedFrom: { ...m.copiedFrom!, by: { pid, start: processStartTime(pid), host: hostname() } },
+      }));
+    await makeBy(busy.pid);
     await expect(importSessionDocument(store, doc, { id: "half" })).rejects.toThrow(
-      `session half is being imported by process ${process.pid}`,
+      `session half is being imported by process ${busy.pid}`,
     );
     expect((await verifyStore(store, home.path)).ok).toBe(true);
     // It dies: its mark names a process that is gone.
-    const dead = Bun.spawnSync(["true"]).pid;
-    await store.updateMeta("half", (m) => ({
-      ...m,
-      copiedFrom: { ...m.copiedFrom!, by: { pid: dead, start: null, host: hostname() } },
-    }));
+    busy.kill();
+    await busy.exited;
     const report = await verifyStore(store, home.path);
     expect(report.problems.map((p) => [p.kind, p.sessionId])).toEqual([["incomplete_import", "half"]]);
     expect(report.ok).toBe(false);
@@ -283,6 +289,22 @@ describe("session export / import", () => {
     expect((await verifyStore(store, home.path)).ok).toBe(true);
     // A whole session under that id is still refused.
     await expect(importSessionDocument(store, doc, { id: "half" })).rejects.toThrow("already exists");
+    // A copy this very process left (an import that failed in a server, its clean-up failing too)
+    // is cut off, not at work: named by verify, replaced by a retry.
+    batches = 0;
+    await expect(importSessionDocument(dying, doc, { id: "mine" })).rejects.toThrow("killed");
+    expect((await store.getMeta("mine"))?.copiedFrom?.by?.pid).toBe(process.pid);
+    expect((await verifyStore(store, home.path)).problems.map((p) => p.kind)).toEqual(["incomplete_import"]);
+    expect((await importSessionDocument(store, doc, { id: "mine" })).copiedFrom?.incomplete).toBeUndefined();
+    // Two imports under one id side by side in this process: one makes it, the other is refused.
+    const both = await Promise.allSettled([
+      importSessionDocument(store, doc, { id: "twice" }),
+      importSessionDocument(store, doc, { id: "twice" }),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    let twice = 0;
+    for await (const r of store.readEvents("twice")) if (r.event) twice++;
+    expect(twice).toBe(2500);
     await store.close();
   });
 });
