@@ -190,6 +190,14 @@ const WRITE_EVERY_BYTES = 4 * 1024 * 1024;
  */
 const collections = createCollectionPace({ everyBytes: WRITE_EVERY_BYTES, maxMsPerMiB: 1.5 });
 
+/** Mark an imported session done (`source.finished`: see `--finished`), if it is stored unmarked. */
+async function markFinished(adapter: StorageAdapter, id: string): Promise<void> {
+  const meta = await adapter.getMeta(id);
+  const source = meta?.source as { finished?: unknown } | undefined;
+  if (!meta || !source || source.finished === true) return;
+  await adapter.updateMeta(id, (m) => ({ ...m, source: { ...m.source!, finished: true } }));
+}
+
 /** Whether any of `ids` is not in the store. */
 async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boolean> {
   for (const id of ids) if ((await adapter.getMeta(id)) === undefined) return true;
@@ -247,6 +255,11 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   if (unchanged && !purged) {
     sum.files.unchanged++;
     for (const id of prev.sessions) noteOutcome(sum, id, "unchanged");
+    // `--finished` after a plain import that read it all: its sessions are marked done all the same.
+    if (opts.finished && prev.finished !== true) {
+      for (const id of prev.sessions) await markFinished(opts.adapter, id);
+      prev.finished = true;
+    }
     return;
   }
   if (purged) for (const id of prev.sessions) opts.cache?.delete(id);
@@ -264,6 +277,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     ...(c.kind === "jsonl" || c.kind === "document" ? { kind: c.kind } : {}),
     ...sig,
     ...(redact ? { redact } : {}),
+    ...(opts.finished ? { finished: true } : {}),
     sessions: restart ? [] : (prev?.sessions ?? []),
   };
   const outcomes = new Map<string, WriteStatus>();

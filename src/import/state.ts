@@ -51,6 +51,8 @@ const FileStateSchema = v.looseObject({
   open: v.optional(v.boolean()),
   /** Read with `--redact` (absent: without): a change of the flag reads the file again. */
   redact: v.optional(v.boolean()),
+  /** Its sessions were marked done by `import --finished` (`source.finished`). */
+  finished: v.optional(v.boolean()),
   sessions: v.array(v.string()),
 });
 export type FileState = v.InferOutput<typeof FileStateSchema>;

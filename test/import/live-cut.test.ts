@@ -98,17 +98,20 @@ const toolResult = (uuid: string, parent: string, s: number, content: string, is
 
 const lines = (entries: object[]) => entries.map((e) => `${JSON.stringify(e)}\n`);
 
+/** The prompt `u1` that opens the Claude Code sessions here. */
+const claudePrompt = {
+  ...CLAUDE_BASE,
+  type: "user",
+  uuid: "u1",
+  parentUuid: null,
+  timestamp: claudeAt(0),
+  message: { role: "user", content: "list the files" },
+};
+
 /** A Claude Code session: a prompt, a response in two lines (text, then a tool call), its result. */
 const claudeLines = () =>
   lines([
-    {
-      ...CLAUDE_BASE,
-      type: "user",
-      uuid: "u1",
-      parentUuid: null,
-      timestamp: claudeAt(0),
-      message: { role: "user", content: "list the files" },
-    },
+    claudePrompt,
     block("a1", "u1", 1, { type: "text", text: "Let me look." }, 5),
     block("a2", "a1", 2, { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }, 20),
     toolResult("u2", "a2", 3, "a.ts b.ts"),
@@ -477,6 +480,38 @@ describe("a call not yet running in a whole-document session at work (Gemini CLI
       expect(view(await imported(home.path, agent, path)).read).toBe(0);
     });
   }
+});
+
+test("regression: import --finished marks done what a plain import already read whole", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  // A session that has just ended, its last response complete: a plain import leaves nothing open.
+  const done = lines([
+    claudePrompt,
+    block(
+      "a1",
+      "u1",
+      1,
+      { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } },
+      20,
+      "tool_use",
+    ),
+    toolResult("u2", "a1", 2, "a.ts b.ts"),
+    block("a2", "u2", 3, { type: "text", text: "Two files." }, 5, "end_turn", "msg_2"),
+  ]);
+  writeFileSync(join(dir.path, `${SID}.jsonl`), done.join(""));
+  const cases = join(dir.path, "cases.json");
+  writeFileSync(cases, JSON.stringify([{ id: "done", sessions: "all", expect: [{ noHung: true }] }]));
+  const plain = parseJson<{ sources: { files: { open: number } }[] }>(
+    runCli(["import", "claude", dir.path, "--json"], { home: home.path }),
+  );
+  expect(plain.sources[0]!.files.open).toBe(0);
+  expect(runCli(["eval", cases], { home: home.path }).code).toBe(2);
+  const finished = parseJson<{ sources: { files: { unchanged: number } }[] }>(
+    runCli(["import", "claude", dir.path, "--finished", "--json"], { home: home.path }),
+  );
+  expect(finished.sources[0]!.files.unchanged).toBe(1);
+  expect(runCli(["eval", cases], { home: home.path }).code).toBe(0);
 });
 
 test("import --finished closes at once what a transcript still being written would leave open", async () => {
