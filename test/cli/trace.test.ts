@@ -78,6 +78,26 @@ describe("trace", () => {
     expect(parseJson<Trace>(runCli(["trace", "--json"], { home: home.path })).sessionId).toBe(
       "codex-019da915-31a8-74d0-ad7f-640110fae046",
     );
+    // A last line longer than the tail first read (a call carrying a written file) is read whole.
+    const big = JSON.stringify({
+      type: "function.call",
+      turnId: "t0",
+      tool: "write",
+      args: { content: "x".repeat(100_000) },
+      callId: "c1",
+      timestamp: Date.parse("2024-01-01T00:00:00Z"),
+    });
+    runCli(["rollout", "append", "old-work"], { home: home.path, stdin: `${big}\n` });
+    const again = parseJson<{ sessions: { sessionId: string }[] }>(
+      runCli(["trace", "--list", "--json"], { home: home.path }),
+    );
+    expect(again.sessions.map((s) => s.sessionId).at(-1)).toBe("old-work");
+    // The columns line up past the id column's width.
+    runCli(["rollout", "append", `x${"y".repeat(60)}`], { home: home.path, stdin: `${big}\n` });
+    const rows = runCli(["trace", "--list"], { home: home.path })
+      .stdout.split("\n")
+      .filter((l) => l.includes(" 2024-") || l.includes(" 2026-"));
+    expect(new Set(rows.map((l) => l.search(/ \d{4}-\d\d-\d\d /))).size).toBe(1);
   });
 
   test("--hang-ms and config.json hangMs decide hung", async () => {

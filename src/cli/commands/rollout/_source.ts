@@ -15,23 +15,29 @@ import { IdSchema } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import type { CommandContext } from "../../_command.ts";
 
-/** The tail a log's last event is looked for in: a line longer than this reads the file's time. */
+/** The first tail a log's last event is looked for in (8× more each time its line starts before). */
 const TAIL_BYTES = 16 * 1024;
 
-/** The `timestamp` of the last complete line of the log at `file`, if that line can be read. */
+/**
+ * The `timestamp` of the last complete line of the log at `file` (a torn one after it aside), if
+ * that line can be read. A long last line (a call carrying a written file) is read whole.
+ */
 function lastEventAt(file: string): number | undefined {
   const fd = openSync(file, "r");
   try {
     const size = fstatSync(fd).size;
-    const start = Math.max(0, size - TAIL_BYTES);
-    const buf = Buffer.alloc(size - start);
-    readSync(fd, buf, 0, buf.length, start);
-    const end = buf.lastIndexOf(10);
-    if (end <= 0) return undefined;
-    const from = buf.lastIndexOf(10, end - 1);
-    if (from === -1 && start > 0) return undefined;
-    const t = (JSON.parse(buf.toString("utf8", from + 1, end)) as { timestamp?: unknown } | null)?.timestamp;
-    return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+    for (let tail = TAIL_BYTES; ; tail *= 8) {
+      const start = Math.max(0, size - tail);
+      const buf = Buffer.alloc(size - start);
+      readSync(fd, buf, 0, buf.length, start);
+      const end = buf.lastIndexOf(10);
+      if (end === -1 && start === 0) return undefined;
+      const from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
+      if (end === -1 || (from === -1 && start > 0)) continue; // the line begins before this tail
+      const t = (JSON.parse(buf.toString("utf8", from + 1, end)) as { timestamp?: unknown } | null)
+        ?.timestamp;
+      return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+    }
   } catch {
     return undefined;
   } finally {

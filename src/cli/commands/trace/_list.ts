@@ -37,10 +37,12 @@ export async function listTraces(
   if (ctx.json) ctx.out({ total: logs.length, sessions: rows });
   else if (rows.length === 0) ctx.out("no rollout logs\n");
   else {
-    const head = `${"SESSION".padEnd(28)} ${"STARTED".padEnd(20)} ${"STATE".padEnd(9)} ${"TURNS".padStart(5)} ${"EVENTS".padStart(7)} ${"WALL".padStart(9)}`;
+    // As wide as the longest id shown (an imported subagent's runs to 80).
+    const w = Math.max(28, ...rows.map((x) => x.sessionId.length));
+    const head = `${"SESSION".padEnd(w)} ${"STARTED".padEnd(20)} ${"STATE".padEnd(9)} ${"TURNS".padStart(5)} ${"EVENTS".padStart(7)} ${"WALL".padStart(9)}`;
     const lines = rows.map(
       (x) =>
-        `${x.sessionId.padEnd(28)} ${(x.events > 0 ? new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ") : "-").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
+        `${x.sessionId.padEnd(w)} ${(x.events > 0 ? new Date(x.startedAt).toISOString().slice(0, 19).replace("T", " ") : "-").padEnd(20)} ${x.state.padEnd(9)} ${String(x.turns).padStart(5)} ${String(x.events).padStart(7)} ${fmtMs(x.wall_ms).padStart(9)}`,
     );
     if (more > 0)
       lines.push(
