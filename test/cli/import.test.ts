@@ -82,6 +82,15 @@ describe("freecode import (binary)", () => {
     expect(folder.stderr).toContain(
       "no codex transcripts here, but 4 claude (`freecode import auto` takes each",
     );
+    // `auto` given a file that is no transcript: no advice to run `import auto`.
+    writeFileSync(join(home.path, "notes.jsonl"), '{"a":1}\n');
+    const auto = runBinary(["import", "auto", join(home.path, "notes.jsonl")], { home: home.path });
+    expect([auto.code, auto.stdout]).toEqual([
+      2,
+      expect.stringContaining("1 named but not a transcript (skipped)"),
+    ]);
+    expect(auto.stderr).toContain("1 path given is not a transcript of any agent freecode imports");
+    expect(auto.stderr).not.toContain("import auto");
     // --interval means something only with --watch.
     const interval = runBinary(["import", "claude", claude, "--interval", "100"], { home: home.path });
     expect([interval.code, interval.stderr]).toEqual([2, expect.stringContaining("give --watch too")]);

@@ -71,8 +71,11 @@ export default command({
         // (the rest was imported): a script's `import … && eval` must not go on as if it were read.
         const skipped = report.sources.reduce((n, s) => n + s.files.skipped, 0);
         if (skipped > 0) {
+          const paths = `${skipped} path${skipped === 1 ? "" : "s"} given ${skipped === 1 ? "is" : "are"}`;
           ctx.log.error(
-            `${skipped} path${skipped === 1 ? "" : "s"} given ${skipped === 1 ? "is" : "are"} not ${agent}'s: not imported (\`freecode import auto\` detects each file's agent)`,
+            agent === "auto"
+              ? `${paths} not a transcript of any agent freecode imports: not imported`
+              : `${paths} not ${agent}'s: not imported (\`freecode import auto\` detects each file's agent)`,
           );
           return 2;
         }
