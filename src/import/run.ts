@@ -265,6 +265,12 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   if (purged) for (const id of prev.sessions) opts.cache?.delete(id);
   const restart = redactChanged || purged;
   sum.files.read++;
+  if (redactChanged && !redact)
+    sum.warnings.push({
+      file: c.path,
+      message:
+        "imported before with --redact: read again without it, so its messages hold again what was masked (add --redact to keep it masked)",
+    });
   if (redactChanged && redact)
     sum.warnings.push({
       file: c.path,
@@ -277,7 +283,6 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     ...(c.kind === "jsonl" || c.kind === "document" ? { kind: c.kind } : {}),
     ...sig,
     ...(redact ? { redact } : {}),
-    ...(opts.finished ? { finished: true } : {}),
     sessions: restart ? [] : (prev?.sessions ?? []),
   };
   const outcomes = new Map<string, WriteStatus>();
@@ -328,6 +333,12 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
     noteOutcome(sum, id, status);
   }
   next.sessions = [...ids];
+  // `--finished`: every session of the file is marked done, written now or not (a document read
+  // again that changed nothing, an OpenCode session whose stamp did not move).
+  if (opts.finished) {
+    for (const id of next.sessions) if (!gone.has(id)) await markFinished(opts.adapter, id);
+    next.finished = true;
+  }
   opts.imports.files[c.path] = next;
 }
 

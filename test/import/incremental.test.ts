@@ -379,6 +379,18 @@ describe("incremental import", () => {
     expect(all).not.toContain(key);
     expect(all).not.toContain("x".repeat(30));
     expect(all).toContain("[REDACTED]");
+    // Imported again without --redact (a CI step that left the flag off): it says what that does.
+    const again = await openStore("files", { home: home.path, fsync: "never" });
+    const plain = await importSources({
+      agent: "claude",
+      paths: [f],
+      adapter: again.adapter,
+      home: home.path,
+    });
+    await again.adapter.close();
+    expect(plain.sources[0]!.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining("imported before with --redact: read again without it"),
+    ]);
   });
 });
 

@@ -8,12 +8,12 @@
  * its next lines when they come.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { idleSince } from "../../src/import/builder.ts";
 import { mayStillStream, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
 import type { Agent } from "../../src/import/types.ts";
-import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
 
 type Imported = Awaited<ReturnType<typeof imported>>;
@@ -512,6 +512,21 @@ test("regression: import --finished marks done what a plain import already read 
   );
   expect(finished.sources[0]!.files.unchanged).toBe(1);
   expect(runCli(["eval", cases], { home: home.path }).code).toBe(0);
+  // A whole document read again that changes nothing (touched, or copied again) is marked too.
+  const chat = "session-2026-03-28T21-32-c4c43609.json";
+  const gemini = join(dir.path, "gemini", chat);
+  mkdirSync(dirname(gemini), { recursive: true });
+  copyFileSync(join(CORPUS, "gemini", chat), gemini);
+  runCli(["import", "gemini", gemini], { home: home.path });
+  utimesSync(gemini, new Date(), new Date());
+  runCli(["import", "gemini", gemini, "--finished"], { home: home.path });
+  const sources = parseJson<{ items: { source?: { agent: string; finished?: boolean } }[] }>(
+    runCli(["session", "list", "--json"], { home: home.path }),
+  ).items.map((m) => [m.source?.agent, m.source?.finished]);
+  expect(sources.sort()).toEqual([
+    ["claude", true],
+    ["gemini", true],
+  ]);
 });
 
 test("import --finished closes at once what a transcript still being written would leave open", async () => {
