@@ -359,21 +359,24 @@ export class SessionBuilder {
    * later has both a call and a denial, which the folds read as refused (the call withdrawn).
    */
   private callsBefore(callId: string, p: PendingCall): void {
-    // By their numbers: a dictionary lists keys that look like integers (`"7"`) first. Calls read
-    // before the numbering (a saved state) go by the dictionary's order.
+    for (const [id, q] of this.pendingInOrder()) {
+      if (id === callId) return;
+      if (!q.emitted && q.turnId === p.turnId && q.at <= p.at) this.emitCall(id, q);
+    }
+  }
+
+  /**
+   * The calls waiting for their results, in the order they were made (by `PendingCall.n`): not the
+   * dictionary's, which lists keys that look like integers (`"7"`) first. Calls read before the
+   * numbering (a saved state) come first, in the dictionary's order.
+   */
+  private pendingInOrder(): [string, PendingCall][] {
     const all = Object.entries(this.s.pending);
-    const place = (i: number, q: PendingCall) => q.n ?? i - all.length;
-    const mine = place(
-      all.findIndex(([id]) => id === callId),
-      p,
-    );
-    const earlier = all
-      .map(([id, q], i) => ({ id, q, at: place(i, q) }))
-      .filter(
-        ({ id, q, at }) => id !== callId && at < mine && !q.emitted && q.turnId === p.turnId && q.at <= p.at,
-      )
-      .sort((a, b) => a.at - b.at);
-    for (const { id, q } of earlier) this.emitCall(id, q);
+    const made = (i: number) => all[i]![1].n ?? i - all.length;
+    return all
+      .map((_, i) => i)
+      .sort((a, b) => made(a) - made(b))
+      .map((i) => all[i]!);
   }
 
   private emitCall(callId: string, p: PendingCall): void {
@@ -515,7 +518,7 @@ export class SessionBuilder {
   finish(final: boolean, waits?: (callId: string) => boolean): boolean {
     if (!final) return false;
     let open = false;
-    for (const [callId, p] of Object.entries(this.s.pending)) {
+    for (const [callId, p] of this.pendingInOrder()) {
       if (p.emitted) continue;
       if (waits?.(callId)) open = true;
       else this.emitCall(callId, p);

@@ -327,6 +327,12 @@ describe("codex call order", () => {
     // Ids that look like integers keep their place too (a dictionary lists such keys first).
     const numbered = await parallel(["call_a", "7", "call_c"], ["call_c", "7", "call_a"]);
     expect(of(numbered, "function.call")).toEqual(["call_a", "7", "call_c"]);
+    // And when none is answered (the session ended there), the calls written at the end too.
+    expect(of(await parallel(["call_a", "7", "call_c"], []), "function.call")).toEqual([
+      "call_a",
+      "7",
+      "call_c",
+    ]);
     // Each call comes before its output.
     const seqOf = (type: string, id: string) => events.find((e) => e.type === type && e.callId === id)!.seq;
     for (const id of ["call_a", "call_b", "call_c"])
