@@ -4,7 +4,7 @@
  * an unanswered request from in flight to HUNG while the log is live.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Trace } from "../../src/rollout/folds/trace-types.ts";
 import { loadTrace } from "../../src/rollout/load.ts";
@@ -92,6 +92,12 @@ describe("trace", () => {
       runCli(["trace", "--list", "--json"], { home: home.path }),
     );
     expect(again.sessions.map((s) => s.sessionId).at(-1)).toBe("old-work");
+    // A blank line at the end (the reader skips it) does not hide the last event.
+    appendFileSync(join(home.path, "rollout", "sessions", "old-work", "events.jsonl"), "\n\n");
+    const blank = parseJson<{ sessions: { sessionId: string }[] }>(
+      runCli(["trace", "--list", "--json"], { home: home.path }),
+    );
+    expect(blank.sessions.map((s) => s.sessionId).at(-1)).toBe("old-work");
     // The columns line up past the id column's width.
     runCli(["rollout", "append", `x${"y".repeat(60)}`], { home: home.path, stdin: `${big}\n` });
     const rows = runCli(["trace", "--list"], { home: home.path })

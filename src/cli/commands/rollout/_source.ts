@@ -30,9 +30,14 @@ function lastEventAt(file: string): number | undefined {
       const start = Math.max(0, size - tail);
       const buf = Buffer.alloc(size - start);
       readSync(fd, buf, 0, buf.length, start);
-      const end = buf.lastIndexOf(10);
+      // The last line that is not blank (the log's reader skips blank lines too).
+      let end = buf.lastIndexOf(10);
+      let from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
+      while (end > 0 && buf.toString("utf8", from + 1, end).trim() === "") {
+        end = from;
+        from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
+      }
       if (end === -1 && start === 0) return undefined;
-      const from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
       if (end === -1 || (from === -1 && start > 0)) continue; // the line begins before this tail
       const t = (JSON.parse(buf.toString("utf8", from + 1, end)) as { timestamp?: unknown } | null)
         ?.timestamp;
