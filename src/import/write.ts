@@ -6,6 +6,7 @@
  * never a duplicate.
  */
 
+import { dirname } from "node:path";
 import * as v from "valibot";
 import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
 import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
@@ -43,7 +44,7 @@ export interface WriteOutcome {
   /** Records derived from entries of a shape the importer did not foresee that are not valid
    * records: left out (the rest of the session is written), with what is wrong with each. */
   rejected: { what: string; message: string }[];
-  /** What was written other than as derived (a repeated message id renamed), said once each. */
+  /** What was written other than as derived (a repeated message id renamed, a folder standing in for a missing project), said once each. */
   notes: string[];
 }
 
@@ -297,7 +298,7 @@ export async function writeSession(
       keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected) &&
       withinSize(m, rejected),
   );
-  const renamed = distinctIds(derived);
+  const said = distinctIds(derived);
   // A message derived again (a full document, or a re-read after a lost state) is compared by
   // content; that needs the stored messages' hashes, loaded once.
   if (!known.hashed && s.messages.some((m) => known!.messages.has(m.id)))
@@ -324,9 +325,18 @@ export async function writeSession(
   if (!cur) {
     if (fresh.length === 0) {
       if (events.length > 0) noteStored(known, await adapter.appendEvents(id, events), record);
-      return { status: "empty", messages: 0, events: events.length, rejected, notes: renamed };
+      return { status: "empty", messages: 0, events: events.length, rejected, notes: said };
     }
-    await adapter.createSession(foldMessagesIntoMeta(newMeta(s), fresh), fresh);
+    const meta = newMeta(s);
+    if (!meta.projectPath) {
+      // No working directory anywhere in the transcript: the files store keys sessions by project
+      // and refuses an empty one (the session was lost). The transcript's folder stands in.
+      meta.projectPath = dirname(s.meta.source.path);
+      said.push(
+        `no working directory recorded: the transcript's folder stands in as its project (${meta.projectPath})`,
+      );
+    }
+    await adapter.createSession(foldMessagesIntoMeta(meta, fresh), fresh);
     status = "created";
   } else {
     const marks = new Set(s.interrupted ?? []);
@@ -392,6 +402,6 @@ export async function writeSession(
     messages: fresh.length + patched.size,
     events: events.length,
     rejected,
-    notes: renamed,
+    notes: said,
   };
 }

@@ -349,4 +349,21 @@ describe("claude entries beyond the corpus", () => {
     expect(s.summary.entries.skipped["(invalid record)"]).toBe(1);
     expect(ofType(s.events, "model.response").length).toBe(3);
   });
+
+  test("regression: a transcript with no working directory anywhere is imported, its folder standing in", async () => {
+    const noCwd = (e: Record<string, unknown>) => {
+      const { cwd: _, ...rest } = e;
+      return rest;
+    };
+    const s = await importLines([
+      noCwd(prompt("u1", null, "hello")),
+      noCwd(assistant("a1", "u1", "msg_1", [{ type: "text", text: "Hi." }])),
+    ]);
+    // The files store refused the session ("project path must not be empty"): nothing was kept.
+    expect(s.messages.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(s.meta.projectPath.endsWith(join("projects", "-work-app"))).toBe(true);
+    expect(s.summary.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining("no working directory recorded: the transcript's folder stands in"),
+    ]);
+  });
 });
