@@ -205,7 +205,14 @@ async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boole
 }
 
 /** The strongest of a session's write outcomes over the parts of one source. */
-const STATUS_RANK: Record<WriteStatus, number> = { gone: 0, empty: 0, unchanged: 1, updated: 2, created: 3 };
+/** Which outcome of a session says more (a session written in one file and unchanged in another: written). */
+export const STATUS_RANK: Record<WriteStatus, number> = {
+  gone: 0,
+  empty: 0,
+  unchanged: 1,
+  updated: 2,
+  created: 3,
+};
 
 /**
  * Each session's outcome in one source, the strongest of them: a session two files of a source
@@ -218,6 +225,12 @@ function noteOutcome(sum: SourceSummary, id: string, status: WriteStatus): void 
   if (!m) outcomesOf.set(sum, (m = new Map()));
   const was = m.get(id);
   if (was === undefined || STATUS_RANK[status] > STATUS_RANK[was]) m.set(id, status);
+}
+
+/** Each session's outcome in one source (see `noteOutcome`): the totals of several sources count a
+ * session once, by its strongest outcome. */
+export function outcomesIn(sum: SourceSummary): ReadonlyMap<string, WriteStatus> {
+  return outcomesOf.get(sum) ?? new Map();
 }
 
 /** The source's session counts from its noted outcomes. */

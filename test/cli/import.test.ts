@@ -54,6 +54,22 @@ describe("freecode import (binary)", () => {
     expect(own.sources[0]!.sessions.created).toBe(3);
   });
 
+  test("regression: --json totals count a session once when two of the paths given feed it", async () => {
+    await using home = await tempHome();
+    const oc = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web");
+    type Totals = { sources: { sessions: { created: number; updated: number; unchanged: number } }[] };
+    const r = parseJson<Totals & { totals: { created: number; updated: number; unchanged: number } }>(
+      runBinary(["import", "opencode", join(oc, "reconstructed_export"), join(oc, "rows"), "--json"], {
+        home: home.path,
+      }),
+    );
+    // Each source counts the three sessions it fed; the totals count three sessions, not six.
+    const fed = r.sources.map((s) => s.sessions.created + s.sessions.updated + s.sessions.unchanged);
+    expect(fed).toEqual([3, 3]);
+    expect(r.totals.created + r.totals.updated + r.totals.unchanged).toBe(3);
+    expect(r.totals.created).toBe(3);
+  });
+
   test("regression: a named path the importer cannot take is exit 2; the rest is imported", async () => {
     await using home = await tempHome();
     const claude = join(
