@@ -377,6 +377,11 @@ async function readJsonl(
       // Its parser state lost (a crash between the state's two writes): what was read is read again.
       if (saved !== undefined || prev.parserAt === undefined)
         from = { offset: prev.offset, lineNo: prev.lineNo ?? 0 };
+      else
+        sum.warnings.push({
+          file: c.path,
+          message: "its saved parser state is missing or stale (state/parsers): read again from the start",
+        });
     } else
       sum.warnings.push({ file: c.path, message: "transcript was rewritten: read again from the start" });
   }

@@ -124,6 +124,9 @@ describe("incremental import", () => {
     upTo(40);
     const lost = await run(home.path, [live], { final: false });
     expect(lost.s.entries.imported).toBeGreaterThan(30);
+    expect(lost.s.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining("read again from the start"),
+    ]);
     const stale = JSON.parse(readFileSync(join(parsers, name!), "utf8"));
     writeFileSync(join(parsers, name!), JSON.stringify({ ...stale, offset: stale.offset + 1 }));
     upTo(lines.length);
