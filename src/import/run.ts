@@ -146,6 +146,9 @@ function forgetGone(imports: Imports, root: string, found: Candidate[], warnings
 
 /** A signature of what is on disk: size and mtime (of every file a source is made of). */
 function signature(c: Candidate): { size: number; mtimeMs: number } {
+  // A file the walk just looked at: what it saw (a second `stat` per transcript per watch pass).
+  if ((c.kind === "jsonl" || c.kind === "document") && c.size !== undefined && c.mtimeMs !== undefined)
+    return { size: c.size, mtimeMs: c.mtimeMs };
   const paths =
     c.kind === "opencode-rows"
       ? ["session.jsonl", "message.jsonl", "part.jsonl"].map((f) => `${c.path}/${f}`)
