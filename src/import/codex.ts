@@ -19,6 +19,27 @@ import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResul
 
 type Payload = Record<string, unknown> & { type?: string };
 
+/** Response items the model writes: its output, not what its next request is sent after. */
+const MODEL_ITEMS = new Set([
+  "reasoning",
+  "function_call",
+  "custom_tool_call",
+  "local_shell_call",
+  "web_search_call",
+]);
+
+/**
+ * Whether a line (one the importer mapped) is something a request to the model is sent after: a
+ * prompt, a tool's result, the end of a response (a token count that moved), a turn or a
+ * compaction. Not the model's own output, nor what Codex writes while a response streams (copies
+ * of its items, token counts that repeat, a thread's new name: those are not mapped).
+ */
+function sendsRequest(type: string, p: Payload): boolean {
+  if (type === "response_item")
+    return !(MODEL_ITEMS.has(String(p.type)) || (p.type === "message" && p.role === "assistant"));
+  return !(type === "event_msg" && p.type === "thread_name_updated");
+}
+
 export interface CodexState {
   b?: BuilderState;
   sourceId?: string;
@@ -31,6 +52,13 @@ export interface CodexState {
   lastTotal?: number;
   lastContext?: number;
   prevAt?: number;
+  /**
+   * The time of the last line a request to the model is sent after (`sendsRequest`). A response
+   * was timed from the line before its first item: Codex writes an `agent_reasoning` copy, or a
+   * token count that repeats, just before it, so calls took ms instead of seconds (29 s of model
+   * time in a rollout whose requests took 219 s).
+   */
+  inputAt?: number;
   /** Outcomes reported by `*_end` events before the output item arrives. */
   outcome: Record<string, { failed: boolean; durationMs?: number }>;
   compactedAt?: number;
@@ -107,6 +135,7 @@ export class CodexParser {
         type === "event_msg" || type === "response_item" ? `${type}/${p.type}` : type,
       );
     this.st.prevAt = at;
+    if (mapped && sendsRequest(type, p)) this.st.inputAt = at;
   }
 
   /**
@@ -192,7 +221,8 @@ export class CodexParser {
         this.flush(b, at, undefined, `L${lineNo}`);
         b.modelError(`L${lineNo}`, {
           ...this.model(),
-          startAt: this.st.resp?.startAt ?? at,
+          // A request that failed before any of its output: sent when the last input was.
+          startAt: this.st.resp?.startAt ?? this.st.inputAt ?? at,
           at,
           error: String(p.message ?? "error"),
         });
@@ -251,7 +281,12 @@ export class CodexParser {
 
   /** The response collected so far (or the one the usage belongs to). */
   private respond(at: number) {
-    return (this.st.resp ??= { startAt: this.st.prevAt ?? at, text: 0, thinking: 0, tools: [] });
+    return (this.st.resp ??= {
+      startAt: this.st.inputAt ?? this.st.prevAt ?? at,
+      text: 0,
+      thinking: 0,
+      tools: [],
+    });
   }
 
   private message(b: SessionBuilder, at: number, lineNo: number) {
@@ -281,7 +316,7 @@ export class CodexParser {
     if (usage || (r && (r.text > 0 || r.tools.length > 0))) {
       b.modelResponse(key, {
         ...this.model(),
-        startAt: r?.startAt ?? this.st.prevAt ?? at,
+        startAt: r?.startAt ?? this.st.inputAt ?? this.st.prevAt ?? at,
         at,
         usage,
         toolCalls: r?.tools ?? [],

@@ -64,6 +64,32 @@ async function rawTally(path: string): Promise<Tally> {
   return t;
 }
 
+/**
+ * The raw model time: each response (a token count whose cumulative total moved) timed from the
+ * last thing its request was sent after — a prompt, a turn's start, a tool's output, or the end of
+ * the response before.
+ */
+function rawModelMs(lines: Raw[]): number {
+  let start: number | undefined;
+  let prev: number | undefined;
+  let sum = 0;
+  for (const l of lines) {
+    const p = l.payload ?? {};
+    const at = Date.parse(l.timestamp);
+    if (["user_message", "task_started", "function_call_output", "custom_tool_call_output"].includes(p.type))
+      start = at;
+    if (l.type === "event_msg" && p.type === "token_count" && p.info) {
+      const total = p.info.total_token_usage.total_tokens;
+      if (total !== prev && start !== undefined) {
+        sum += at - start;
+        start = at;
+      }
+      prev = total;
+    }
+  }
+  return sum;
+}
+
 describe("codex corpus conformance", () => {
   test("the corpus has the files this suite expects", () => expect(files.length).toBe(3));
 
@@ -93,6 +119,17 @@ describe("codex corpus conformance", () => {
         .filter((l) => l.type === "response_item" && CALL_TYPES.includes(l.payload?.type))
         .map((l) => String(l.payload.call_id));
       expect(await checkCallOrder(adapter, ids, order)).toBeGreaterThan(0);
+      // Model time: Codex writes copies of a response's items, and token counts that repeat, while
+      // it streams; a response timed from those took milliseconds (29 s of a rollout's 219 s).
+      let modelMs = 0;
+      const errorMs: number[] = [];
+      for await (const r of adapter.readEvents(ids[0]!)) {
+        if (r.event?.type === "model.response") modelMs += Number(r.event.duration_ms ?? 0);
+        // A request that failed (a 429) took time too: it was timed from its own error line.
+        if (r.event?.type === "model.error") errorMs.push(Number(r.event.duration_ms));
+      }
+      expect(modelMs).toBe(rawModelMs(await rawLines(path)));
+      for (const ms of errorMs) expect(ms).toBeGreaterThan(0);
       await checkEval(adapter, home.path, 1);
       await adapter.close();
     });
