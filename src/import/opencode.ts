@@ -102,6 +102,11 @@ export function mapOpencodeSession(
   const idle = opts.finished === true || idleSince(lastActivity(s, messages));
   for (const [i, { info, parts }] of messages.entries()) {
     try {
+      if (userShell(messages[i - 1], info, parts)) {
+        // A command the user ran (OpenCode's `!`): not the agent's call, as Codex's `!` is not.
+        bump(opts.counts.skipped, "(user shell command)");
+        continue;
+      }
       const time = (info.time ?? {}) as { created?: number; completed?: number };
       const at = num(time.created) || b.s.lastAt || 0;
       const end = num(time.completed) || at;
@@ -231,6 +236,20 @@ export function mapOpencodeSession(
 }
 
 /** A tool part: its call, and its result when the state has one. Returns the tool name. */
+/** The notice OpenCode writes as a user message before a command the user ran (`!ls`). */
+const USER_RAN = /^The following tool was executed by the user/;
+
+/**
+ * Whether a message is a command the user ran: an assistant message of tool parts only, with no
+ * model step (no tokens), right after a synthetic user notice that says so.
+ */
+function userShell(prev: OcMessage | undefined, info: Obj, parts: Obj[]): boolean {
+  if (info.role !== "assistant" || prev?.info.role !== "user") return false;
+  if (parts.length === 0 || parts.some((p) => p.type !== "tool")) return false;
+  const texts = prev.parts.filter((p) => p.type === "text");
+  return texts.length > 0 && texts.every((p) => p.synthetic === true && USER_RAN.test(String(p.text ?? "")));
+}
+
 function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): string {
   const name = String(part.tool ?? "unknown");
   const callId = String(part.callID ?? part.id);

@@ -24,10 +24,22 @@ const DENIAL = /^The user (rejected permission|dismissed)|^The user has specifie
 /** A call the process never finished (the corpus sessions ended long ago: it was cut off). */
 const leftOpen = (p: Raw) => p.type === "tool" && ["pending", "running"].includes(p.state?.status);
 
-function tallyParts(parts: Raw[]): Tally {
+/**
+ * The messages (by id) whose tool parts the user ran (OpenCode's `!ls`): the model makes its calls
+ * within a step (`step-start` … `step-finish`); a message of tools with no step is not the model's.
+ */
+function userRun(parts: { messageId: string; part: Raw }[]): Set<string> {
+  const stepped = new Set(parts.filter((p) => p.part.type === "step-start").map((p) => p.messageId));
+  return new Set(
+    parts.filter((p) => p.part.type === "tool" && !stepped.has(p.messageId)).map((p) => p.messageId),
+  );
+}
+
+function tallyParts(all: { messageId: string; part: Raw }[]): Tally {
   const t = zero();
-  for (const p of parts) {
-    if (p.type === "tool") {
+  const byUser = userRun(all);
+  for (const { messageId, part: p } of all) {
+    if (p.type === "tool" && !byUser.has(messageId)) {
       t.toolCalls++;
       const s = p.state ?? {};
       if (s.status === "error" && DENIAL.test(String(s.error))) t.denied++;
@@ -68,7 +80,7 @@ describe("opencode corpus conformance", () => {
     const ids = await sessionsFrom(adapter, dir);
     expect(ids.length).toBe(3);
     const partRows = await rawLines(join(dir, "part.jsonl"));
-    const parts = partRows.map((r) => JSON.parse(r.data));
+    const parts = partRows.map((r) => ({ messageId: String(r.message_id), part: JSON.parse(r.data) }));
     const got = await tallyRollouts(adapter, ids);
     const infos = (await rawLines(join(dir, "message.jsonl"))).map((r) => ({
       ...JSON.parse(r.data),
@@ -104,7 +116,9 @@ describe("opencode corpus conformance", () => {
       expect(ids.length).toBe(1);
       const doc = await Bun.file(path).json();
       const got = await tallyRollouts(adapter, ids);
-      const want = tallyParts(doc.messages.flatMap((m: Raw) => m.parts));
+      const want = tallyParts(
+        doc.messages.flatMap((m: Raw) => m.parts.map((part: Raw) => ({ messageId: m.info.id, part }))),
+      );
       const cutOff = new Set<string>(
         doc.messages.filter((m: Raw) => m.parts.some(leftOpen)).map((m: Raw) => m.info.id),
       );
@@ -120,6 +134,19 @@ describe("opencode corpus conformance", () => {
       await adapter.close();
     });
   }
+
+  test("regression: commands the user ran (`!ls`) are not the agent's calls, nor in its turn", async () => {
+    await using home = await tempHome();
+    const path = join(root, "reconstructed_export", "ses_1279fce82ffeZOJhNwml1w1Fu4.json");
+    const { adapter, report } = await importOne(home.path, "opencode", path);
+    expect(report.sources[0]!.entries.skipped["(user shell command)"]).toBe(2);
+    const { loadTrace } = await import("../../src/rollout/load.ts");
+    const trace = await loadTrace({ adapter, sessionId: "opencode-ses_1279fce82ffeZOJhNwml1w1Fu4" });
+    const commands = trace.toolSpans.map((s) => (s.args as { command?: string } | undefined)?.command);
+    expect(commands).not.toContain("ls");
+    expect(commands).not.toContain("pwd");
+    await adapter.close();
+  });
 
   test("tools left running by a crash are calls without an output, in interrupted turns", async () => {
     await using home = await tempHome();
