@@ -23,6 +23,8 @@ interface EventFacts {
   orphans: (ToolCall & { callId?: string })[];
   aborted: number[];
   turnStarts: number[];
+  /** When something in a turn ended: a response, a failed request, a call's output, an abort. */
+  ends: number[];
 }
 
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
@@ -30,7 +32,7 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
 /** Gather what the rollout says, an event at a time: a log is never held whole to derive a thread. */
 function factsCollector(knownCalls: Set<string>) {
-  const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [] };
+  const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [], ends: [] };
   /** The rollout-only calls by call id: a refusal is the call's, not a second call. */
   const orphanOf = new Map<string, ToolCall>();
   const entry = (callId: string) => {
@@ -46,8 +48,14 @@ function factsCollector(knownCalls: Set<string>) {
         break;
       case "turn.aborted":
         facts.aborted.push(e.timestamp);
+        facts.ends.push(e.timestamp);
+        break;
+      case "model.response":
+      case "model.error":
+        facts.ends.push(e.timestamp);
         break;
       case "function.output":
+        facts.ends.push(e.timestamp);
         if (callId) {
           const d = entry(callId);
           d.durationMs = num(e.duration_ms) ?? d.durationMs;
@@ -245,9 +253,30 @@ function finishThread(
     t.toolCalls.push({ ...call, sequence: t.toolCalls.length + 1 });
     t.endedAt = Math.max(t.endedAt, call.timestamp);
   }
-  for (const at of facts.aborted) {
+  // What happened at `at` is a turn's only if that turn had begun, and no turn without a prompt of
+  // its own (a Codex `!` command's, which the rollout starts and the messages do not) began since.
+  const starts = [...facts.turnStarts].sort((a, b) => a - b);
+  const ownerAt = (at: number): Turn | undefined => {
     const t = turnAt(at);
+    if (!t || t.startedAt > at) return undefined;
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && starts[lo - 1]! > t.startedAt ? undefined : t;
+  };
+  for (const at of facts.aborted) {
+    const t = ownerAt(at);
     if (t) t.outcome = "interrupted";
+  }
+  // A turn lasts until the last thing in it ended (its last response, its last call's output, its
+  // abort), not until the last message or call began.
+  for (const at of facts.ends) {
+    const t = ownerAt(at);
+    if (t) t.endedAt = Math.max(t.endedAt, at);
   }
   for (const t of turns) if (t.outcome === "no_response" && t.response) t.outcome = "answered";
 

@@ -4,7 +4,7 @@
  * binary search) or not; and a long log derives in time (a scan per call once took minutes).
  */
 import { expect, test } from "bun:test";
-import type { EventRecord } from "../../src/storage/records.ts";
+import type { EventRecord, StoredMessage } from "../../src/storage/records.ts";
 import { deriveThread } from "../../src/threads/derive.ts";
 import { seeded } from "../_random.ts";
 
@@ -111,4 +111,38 @@ test("a rollout-only call and its refusal are one denied call, in either order",
       ],
     ]);
   }
+});
+
+test("regression: a turn lasts until its last response or output ended; an abort of a turn with no prompt of its own is not the next turn's", () => {
+  const messages = [
+    { id: "u1", role: "user", parts: [{ type: "text", content: "list the files" }], timestamp: 1000 },
+    {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "tool", tool: { name: "bash", args: { command: "ls" } }, callId: "c1" }],
+      timestamp: 1010,
+    },
+    { id: "u2", role: "user", parts: [{ type: "text", content: "and now?" }], timestamp: 8000 },
+    { id: "a2", role: "assistant", parts: [{ type: "text", content: "Done." }], timestamp: 8100 },
+  ] as StoredMessage[];
+  const events = (abortAt: number) =>
+    log([
+      { type: "turn.started", at: 1000, fields: { turnId: "t1" } },
+      { type: "function.call", at: 1010, fields: { tool: "bash", callId: "c1" } },
+      { type: "function.output", at: 5000, fields: { tool: "bash", callId: "c1", duration_ms: 3990 } },
+      { type: "model.response", at: 6000, fields: { turnId: "t1" } },
+      // A turn the user started with a shell command alone (Codex's `!`): no prompt message.
+      { type: "turn.started", at: 7000, fields: { turnId: "t-bang" } },
+      { type: "turn.aborted", at: abortAt, fields: { turnId: "t-bang" } },
+      { type: "turn.started", at: 8000, fields: { turnId: "t2" } },
+      { type: "model.response", at: 9000, fields: { turnId: "t2" } },
+    ]);
+  const { turns } = deriveThread("s", undefined, messages, events(7001));
+  expect(turns.map((t) => [t.endedAt - t.startedAt, t.outcome])).toEqual([
+    [5000, "no_response"],
+    [1000, "answered"],
+  ]);
+  // An abort inside the second turn is that turn's.
+  const inside = deriveThread("s", undefined, messages, events(8500)).turns;
+  expect(inside.map((t) => t.outcome)).toEqual(["no_response", "interrupted"]);
 });
