@@ -203,7 +203,9 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
       ? paint("open", "in flight (a model request is still open)")
       : t.ended
         ? "ended"
-        : "open (no session.ended)";
+        : t.imported
+          ? "imported (its agent writes no session.ended)"
+          : "open (no session.ended)";
   const out = [
     `session ${escapeLine(t.sessionId)}  ${t.eventCount > 0 ? new Date(t.startedAt).toISOString() : "(no events)"}  ${status}`,
     `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,

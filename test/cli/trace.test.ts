@@ -78,6 +78,10 @@ describe("trace", () => {
     expect(parseJson<Trace>(runCli(["trace", "--json"], { home: home.path })).sessionId).toBe(
       "codex-019da915-31a8-74d0-ad7f-640110fae046",
     );
+    // Its head says it was imported (the agent writes no session.ended), not that it is open.
+    const head = runCli(["trace"], { home: home.path }).stdout.split("\n").slice(0, 3).join("\n");
+    expect(head).toContain("imported (its agent writes no session.ended)");
+    expect(head).not.toContain("open (no session.ended)");
     // A last line longer than the tail first read (a call carrying a written file) is read whole.
     const big = JSON.stringify({
       type: "function.call",

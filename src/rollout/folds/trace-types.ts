@@ -137,6 +137,9 @@ export interface Trace {
   inFlight: boolean;
   /** The session recorded `session.ended`. */
   ended: boolean;
+  /** The log was imported from another agent's transcript (`session.started` reason `import`):
+   * those agents write no `session.ended`, so not `ended` says nothing of whether it still runs. */
+  imported?: boolean;
   /** Model spans flagged `stalledBeforeFirstToken`. */
   stalls?: number;
   /** The thresholds the fold used. */

@@ -78,6 +78,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let redirects = 0;
   let redirectsSkipped = 0;
   let ended = false;
+  let imported = false;
   let skippedEvents = 0;
   let spent = false;
   let projectPath: string | undefined;
@@ -98,6 +99,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
         turns.sessionStarted();
         if (e.projectPath) projectPath = e.projectPath;
         ended = false;
+        imported = e.reason === "import";
         return;
       case "session.ended":
         ended = true;
@@ -231,6 +233,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       hung,
       inFlight,
       ended,
+      ...(imported ? { imported } : {}),
       stalls: totals.stalls,
       hangMs,
       stallMs,
