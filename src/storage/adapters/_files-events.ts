@@ -6,6 +6,7 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DIR_MODE } from "../../util/atomic.ts";
+import { lastLineMatching } from "../../util/last-line.ts";
 import { readLines } from "../../util/lines.ts";
 import { badUtf8Message } from "../../util/utf8.ts";
 import { stampEvents } from "../_events.ts";
@@ -13,7 +14,7 @@ import type { EventRead } from "../contract.ts";
 import type { EventDraft, EventRecord } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
 import { holdLease, type LeaseOwner } from "./_files-lease.ts";
-import { AppendLog, type FsyncMode, lastLineMatching } from "./_files-log.ts";
+import { AppendLog, type FsyncMode } from "./_files-log.ts";
 
 const seqOf = (value: unknown) => {
   const seq = (value as { seq?: unknown } | null)?.seq;

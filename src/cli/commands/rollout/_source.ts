@@ -4,7 +4,7 @@
  * straight from its `events.jsonl` (the batch parser in rollout/_jsonl.ts); other adapters stream
  * through `readEvents`.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { badInput, notFound } from "../../../errors.ts";
@@ -13,42 +13,15 @@ import { foldRollout, type RolloutSource } from "../../../rollout/load.ts";
 import type { StorageAdapter } from "../../../storage/contract.ts";
 import { IdSchema } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
+import { lastLineMatching } from "../../../util/last-line.ts";
 import type { CommandContext } from "../../_command.ts";
 
-/** The first tail a log's last event is looked for in (8× more each time its line starts before). */
-const TAIL_BYTES = 16 * 1024;
-
-/**
- * The `timestamp` of the last complete line of the log at `file` (a torn one after it aside), if
- * that line can be read. A long last line (a call carrying a written file) is read whole.
- */
-function lastEventAt(file: string): number | undefined {
-  const fd = openSync(file, "r");
-  try {
-    const size = fstatSync(fd).size;
-    for (let tail = TAIL_BYTES; ; tail *= 8) {
-      const start = Math.max(0, size - tail);
-      const buf = Buffer.alloc(size - start);
-      readSync(fd, buf, 0, buf.length, start);
-      // The last line that is not blank (the log's reader skips blank lines too).
-      let end = buf.lastIndexOf(10);
-      let from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
-      while (end > 0 && buf.toString("utf8", from + 1, end).trim() === "") {
-        end = from;
-        from = end <= 0 ? -1 : buf.lastIndexOf(10, end - 1);
-      }
-      if (end === -1 && start === 0) return undefined;
-      if (end === -1 || (from === -1 && start > 0)) continue; // the line begins before this tail
-      const t = (JSON.parse(buf.toString("utf8", from + 1, end)) as { timestamp?: unknown } | null)
-        ?.timestamp;
-      return typeof t === "number" && Number.isFinite(t) ? t : undefined;
-    }
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
+/** The `timestamp` of a log's last readable event (a torn or blank line after it aside). */
+const lastEventAt = (file: string): number | undefined =>
+  lastLineMatching(file, statSync(file).size, (e) => {
+    const t = (e as { timestamp?: unknown } | null)?.timestamp;
+    return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+  });
 
 export interface Rollouts {
   adapter: StorageAdapter;
