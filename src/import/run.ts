@@ -207,15 +207,21 @@ async function anyMissing(adapter: StorageAdapter, ids: string[]): Promise<boole
   return false;
 }
 
-/** The strongest of a session's write outcomes over the parts of one source. */
 /** Which outcome of a session says more (a session written in one file and unchanged in another: written). */
-export const STATUS_RANK: Record<WriteStatus, number> = {
-  gone: 0,
-  empty: 0,
-  unchanged: 1,
-  updated: 2,
-  created: 3,
-};
+const STATUS_RANK: Record<WriteStatus, number> = { gone: 0, empty: 0, unchanged: 1, updated: 2, created: 3 };
+
+/** Note `status` as `id`'s outcome in `m` unless a stronger one is noted already. */
+export function keepStrongest(m: Map<string, WriteStatus>, id: string, status: WriteStatus): void {
+  const was = m.get(id);
+  if (was === undefined || STATUS_RANK[status] > STATUS_RANK[was]) m.set(id, status);
+}
+
+/** How many sessions were created, updated and left unchanged, from their outcomes. */
+export function sessionCounts(statuses: Iterable<WriteStatus>): SourceSummary["sessions"] {
+  const counts = { created: 0, updated: 0, unchanged: 0 };
+  for (const status of statuses) if (status !== "empty" && status !== "gone") counts[status]++;
+  return counts;
+}
 
 /**
  * Each session's outcome in one source, the strongest of them: a session two files of a source
@@ -226,8 +232,7 @@ const outcomesOf = new WeakMap<SourceSummary, Map<string, WriteStatus>>();
 function noteOutcome(sum: SourceSummary, id: string, status: WriteStatus): void {
   let m = outcomesOf.get(sum);
   if (!m) outcomesOf.set(sum, (m = new Map()));
-  const was = m.get(id);
-  if (was === undefined || STATUS_RANK[status] > STATUS_RANK[was]) m.set(id, status);
+  keepStrongest(m, id, status);
 }
 
 /** Each session's outcome in one source (see `noteOutcome`): the totals of several sources count a
@@ -238,10 +243,7 @@ export function outcomesIn(sum: SourceSummary): ReadonlyMap<string, WriteStatus>
 
 /** The source's session counts from its noted outcomes. */
 function countOutcomes(sum: SourceSummary): void {
-  const counts = { created: 0, updated: 0, unchanged: 0 };
-  for (const status of outcomesOf.get(sum)?.values() ?? [])
-    if (status !== "empty" && status !== "gone") counts[status]++;
-  sum.sessions = counts;
+  sum.sessions = sessionCounts(outcomesIn(sum).values());
 }
 
 async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptions): Promise<void> {
@@ -333,9 +335,7 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
         sum.warnings.push({ file: c.path, message: `${r.what} not imported: ${r.message}` });
         sum.entries.skipped["(invalid record)"] = (sum.entries.skipped["(invalid record)"] ?? 0) + 1;
       }
-      const was = outcomes.get(s.meta.id);
-      if (was === undefined || STATUS_RANK[out.status] > STATUS_RANK[was])
-        outcomes.set(s.meta.id, out.status);
+      keepStrongest(outcomes, s.meta.id, out.status);
     }
   };
   const basis = restart ? undefined : prev;

@@ -1,6 +1,6 @@
 /** Human output of `freecode import`: one paragraph per source, warnings after it. */
 import type { ImportReport } from "../../../import/import.ts";
-import { outcomesIn, type SourceSummary, STATUS_RANK } from "../../../import/run.ts";
+import { keepStrongest, outcomesIn, type SourceSummary, sessionCounts } from "../../../import/run.ts";
 import type { WriteStatus } from "../../../import/write.ts";
 
 function topSkipped(skipped: Record<string, number>): string {
@@ -33,14 +33,9 @@ export function formatReport(report: ImportReport): string {
  * (an OpenCode export given beside its row dump) counts once, by its strongest outcome.
  */
 export function totals(report: ImportReport) {
-  const t = { created: 0, updated: 0, unchanged: 0, imported: 0, skipped: 0, warnings: 0 };
   const best = new Map<string, WriteStatus>();
-  for (const s of report.sources)
-    for (const [id, status] of outcomesIn(s)) {
-      const was = best.get(id);
-      if (was === undefined || STATUS_RANK[status] > STATUS_RANK[was]) best.set(id, status);
-    }
-  for (const status of best.values()) if (status !== "empty" && status !== "gone") t[status]++;
+  for (const s of report.sources) for (const [id, status] of outcomesIn(s)) keepStrongest(best, id, status);
+  const t = { ...sessionCounts(best.values()), imported: 0, skipped: 0, warnings: 0 };
   for (const s of report.sources) {
     t.imported += s.entries.imported;
     t.skipped += Object.values(s.entries.skipped).reduce((a, b) => a + b, 0);
