@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
 import { exportSession, importSessionDocument } from "../../src/session/export.ts";
 import memoryFactory from "../../src/storage/adapters/memory.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
+import type { SessionMeta } from "../../src/storage/records.ts";
 import { verifyStore } from "../../src/storage/verify.ts";
 import { processStartTime } from "../../src/util/lock.ts";
 import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
@@ -33,6 +35,25 @@ const events = (home: string, id: string, store = "files") =>
     .stdout.trim()
     .split("\n")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+/** A session of one message in `store` (idle, unless `meta` says otherwise). */
+function oneMessage(store: StorageAdapter, id: string, meta: Partial<SessionMeta> = {}): Promise<void> {
+  const now = Date.now();
+  return store.createSession(
+    {
+      id,
+      title: "t",
+      projectPath: "/p",
+      status: "idle",
+      createdAt: now,
+      updatedAt: now,
+      turnCount: 0,
+      messageCount: 1,
+      ...meta,
+    },
+    [{ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: now }],
+  );
+}
+
 const withoutStamp = ({ seq: _s, aggregateID: _a, ...e }: Record<string, unknown>) => e;
 
 describe("session export / import", () => {
@@ -195,21 +216,11 @@ describe("session export / import", () => {
   test("a running session arrives idle; an import that fails half way leaves nothing", async () => {
     await using home = await tempHome();
     const store = memoryFactory({ home: home.path });
-    const now = Date.now();
-    await store.createSession(
-      {
-        id: "live",
-        title: "t",
-        projectPath: "/p",
-        status: "running",
-        owner: { pid: 1, start: null, host: "elsewhere" },
-        createdAt: now,
-        updatedAt: now,
-        turnCount: 1,
-        messageCount: 1,
-      },
-      [{ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: now }],
-    );
+    await oneMessage(store, "live", {
+      status: "running",
+      owner: { pid: 1, start: null, host: "elsewhere" },
+      turnCount: 1,
+    });
     await store.appendEvents("live", [{ type: "turn.started", turnId: "t1" }]);
     const doc = await exportSession(store, "live", { rollout: true });
     const meta = await importSessionDocument(store, doc, { id: "copy" });
@@ -231,20 +242,7 @@ describe("session export / import", () => {
   test("an import whose process was killed half way is marked, named by verify, and replaced by a retry", async () => {
     await using home = await tempHome();
     const store = memoryFactory({ home: home.path });
-    const now = Date.now();
-    await store.createSession(
-      {
-        id: "src",
-        title: "t",
-        projectPath: "/p",
-        status: "idle",
-        createdAt: now,
-        updatedAt: now,
-        turnCount: 0,
-        messageCount: 1,
-      },
-      [{ id: "m1", role: "user", parts: [{ type: "text", content: "hi" }], timestamp: now }],
-    );
+    await oneMessage(store, "src");
     await store.appendEvents(
       "src",
       Array.from({ length: 2500 }, (_, i) => ({ type: "turn.started", turnId: `t${i}` })),
