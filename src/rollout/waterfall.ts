@@ -7,6 +7,7 @@
  */
 import { escapeLine } from "../util/one-line.ts";
 import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
+import { traceState } from "./trace-state.ts";
 
 export interface WaterfallOptions {
   /** Terminal columns (default 100, at least 60). */
@@ -197,15 +198,13 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
 }
 
 function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
-  const status = t.hung
-    ? paint("hung", "HUNG (a model request is past the hang threshold)")
-    : t.inFlight
-      ? paint("open", "in flight (a model request is still open)")
-      : t.ended
-        ? "ended"
-        : t.imported
-          ? "imported (its agent writes no session.ended)"
-          : "open (no session.ended)";
+  const status = {
+    hung: () => paint("hung", "HUNG (a model request is past the hang threshold)"),
+    in_flight: () => paint("open", "in flight (a model request is still open)"),
+    ended: () => "ended",
+    imported: () => "imported (its agent writes no session.ended)",
+    open: () => "open (no session.ended)",
+  }[traceState(t)]();
   const out = [
     `session ${escapeLine(t.sessionId)}  ${t.eventCount > 0 ? new Date(t.startedAt).toISOString() : "(no events)"}  ${status}`,
     `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,

@@ -82,6 +82,14 @@ describe("trace", () => {
     const head = runCli(["trace"], { home: home.path }).stdout.split("\n").slice(0, 3).join("\n");
     expect(head).toContain("imported (its agent writes no session.ended)");
     expect(head).not.toContain("open (no session.ended)");
+    // And --list calls it imported, not open.
+    const states = parseJson<{ sessions: { state: string }[] }>(
+      runCli(["trace", "--list", "--json"], { home: home.path }),
+    ).sessions.map((s) => s.state);
+    expect(states).toEqual(["imported", "imported"]);
+    expect(runCli(["trace", "--list"], { home: home.path }).stdout).toMatch(
+      /codex-019da915\S* +\S+ \S+ +imported /,
+    );
     // A last line longer than the tail first read (a call carrying a written file) is read whole.
     const big = JSON.stringify({
       type: "function.call",

@@ -5,6 +5,7 @@
  */
 import type { TraceOptions } from "../../../rollout/folds/trace.ts";
 import { loadTrace } from "../../../rollout/load.ts";
+import { traceState } from "../../../rollout/trace-state.ts";
 import { fmtMs } from "../../../rollout/waterfall.ts";
 import type { CommandContext } from "../../_command.ts";
 import type { Rollouts } from "../rollout/_source.ts";
@@ -28,7 +29,7 @@ export async function listTraces(
       modelCalls: t.modelSpans.length,
       toolCalls: t.toolSpans.length,
       denied: t.deniedSpans.length,
-      state: t.hung ? "hung" : t.inFlight ? "in_flight" : t.ended ? "ended" : "open",
+      state: traceState(t),
       wall_ms: t.wall_ms,
       unreadableLines: t.parseErrors.length,
     });
