@@ -1,6 +1,6 @@
 /**
  * What search sees of a thread — its title, each message's text, each tool call's name and
- * arguments, one row each — the query (validated: it comes from outside) and the filters both
+ * arguments, each call's output (its head and tail when long: `OUTPUT_CHARS`), one row each — the query (validated: it comes from outside) and the filters both
  * engines apply the same way. Words and their folding are in words.ts, the scan in scan.ts.
  */
 import * as v from "valibot";
@@ -13,7 +13,7 @@ import { MARK_CLOSE, MARK_OPEN, queryTerms } from "./words.ts";
 
 export { queryTerms };
 
-export const ROW_KINDS = ["title", "message", "tool"] as const;
+export const ROW_KINDS = ["title", "message", "tool", "output"] as const;
 export type RowKind = (typeof ROW_KINDS)[number];
 
 export interface SearchRow {
@@ -37,7 +37,7 @@ export const SearchQuerySchema = v.object({
   since: v.optional(time),
   /** Only rows at or before this time (epoch ms). */
   until: v.optional(time),
-  /** Only tool-call rows of this tool (case-insensitive). */
+  /** Only the calls of this tool and their outputs (case-insensitive). */
   tool: v.optional(v.string()),
   /** Include soft-deleted sessions. */
   all: v.optional(v.boolean()),
@@ -82,6 +82,22 @@ export interface SearchResult {
 // The match markers, were they left in recorded text, would show as highlights.
 const MARKERS = /[\u0002\u0003]/g;
 
+/**
+ * How much of a call's output is searchable: a file read or a build log can run to megabytes, and
+ * indexing all of it would make the index as large as the sessions. Longer outputs keep their first
+ * and last `OUTPUT_CHARS / 2` characters: the command's start and how it ended (an error is usually
+ * at the end of a log).
+ */
+export const OUTPUT_CHARS = 32 * 1024;
+
+/** A call's output as searchable text (a string as it is, anything else as JSON), head and tail. */
+export function outputText(result: unknown): string {
+  const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
+  if (text.length <= OUTPUT_CHARS) return text;
+  const half = OUTPUT_CHARS / 2;
+  return `${text.slice(0, half)}\n…\n${text.slice(-half)}`;
+}
+
 /** The search rows of one derived thread (a rollout-only thread's placeholder title is not one). */
 export function searchRows(derived: DerivedThread, messages: StoredMessage[]): SearchRow[] {
   const { thread, turns } = derived;
@@ -109,16 +125,21 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
       rows.push(
         row({ kind: "tool", turn: t.number, tool: c.name, timestamp: c.timestamp, text: `${c.name}${args}` }),
       );
+      const output = c.result === undefined ? "" : outputText(c.result);
+      if (output.trim())
+        rows.push(
+          row({ kind: "output", turn: t.number, tool: c.name, timestamp: c.timestamp, text: output }),
+        );
     }
   }
   return rows;
 }
 
 /** Whether a row passes the filters that do not need the thread (time, tool). */
-export function rowPasses(row: Pick<SearchRow, "kind" | "tool" | "timestamp">, q: SearchQuery): boolean {
+export function rowPasses(row: Pick<SearchRow, "tool" | "timestamp">, q: SearchQuery): boolean {
   if (q.since !== undefined && row.timestamp < q.since) return false;
   if (q.until !== undefined && row.timestamp > q.until) return false;
-  if (q.tool !== undefined && (row.kind !== "tool" || row.tool?.toLowerCase() !== q.tool.toLowerCase()))
+  if (q.tool !== undefined && (row.tool === undefined || row.tool.toLowerCase() !== q.tool.toLowerCase()))
     return false;
   return true;
 }

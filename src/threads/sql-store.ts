@@ -18,9 +18,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
 /**
  * Bump to rebuild every existing thread store (it is derived: nothing is lost). 2: the index holds
  * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name. 3: a
- * rollout-only call and its refusal are one call (they were two, one of them pending).
+ * rollout-only call and its refusal are one call (they were two, one of them pending). 4: calls'
+ * outputs are rows of their own (`output`).
  */
-const THREAD_SCHEMA = 3;
+const THREAD_SCHEMA = 4;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 
@@ -185,8 +186,7 @@ export function openSqlThreadStore(file: string): ThreadStore {
       }
       if (q.since !== undefined) where.push("r.ts >= ?") && params.push(q.since);
       if (q.until !== undefined) where.push("r.ts <= ?") && params.push(q.until);
-      if (q.tool !== undefined)
-        where.push("r.kind = 'tool' AND r.tool_key = ?") && params.push(q.tool.toLowerCase());
+      if (q.tool !== undefined) where.push("r.tool_key = ?") && params.push(q.tool.toLowerCase());
       if (!q.all) where.push("t.status != 'deleted'");
       const from = `FROM search JOIN search_rows r ON r.rowid = search.rowid JOIN threads t ON t.id = r.thread_id
         WHERE ${where.join(" AND ")}`;

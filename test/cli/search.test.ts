@@ -1,9 +1,11 @@
 /**
  * `freecode search` from the command line: ranked hits with `[…]` markers off a terminal, --json
- * with the engine named, the filters, FTS5 and --scan agreeing, and a query with no words refused.
+ * with the engine named, the filters, FTS5 and --scan agreeing, and a query with no words refused;
+ * what a command printed (a call's output) in an imported Claude Code session is found.
  */
 import { expect, test } from "bun:test";
-import { parseJson, runCli, tempHome } from "../_helpers.ts";
+import { join } from "node:path";
+import { CORPUS, parseJson, runCli, tempHome } from "../_helpers.ts";
 
 interface Result {
   engine: string;
@@ -63,4 +65,25 @@ test("search: ranked hits, markers, filters, both engines, bad queries", async (
   expect(run(["search", "nothing-like-this"]).stdout).toBe("no matches\n");
   expect(run(["search", "!!!"]).code).toBe(2);
   expect(run(["search", "x", "--since", "yesterday-ish"]).code).toBe(2);
+}, 60_000);
+
+test("search finds what a tool printed: an imported Claude Code session's pytest run", async () => {
+  await using home = await tempHome();
+  const file = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+  expect(runCli(["import", "claude", file], { home: home.path }).code).toBe(0);
+  // Only pytest's output says "test session starts": not a prompt, a response or a command.
+  for (const scan of [[], ["--scan"]]) {
+    const r = parseJson<Result>(
+      runCli(["search", "test session starts", "--json", ...scan], { home: home.path }),
+    );
+    expect(r.hits.map((h) => [h.kind, h.tool])).toEqual([["output", "Bash"]]);
+    expect(r.hits[0]!.snippet).toContain("[test] [session] [starts]");
+  }
+  const text = runCli(["search", "test session starts"], { home: home.path }).stdout;
+  expect(text).toContain("turn 1 output of Bash");
+  expect(
+    parseJson<Result>(
+      runCli(["search", "test session starts", "--tool", "Read", "--json"], { home: home.path }),
+    ).total,
+  ).toBe(0);
 }, 60_000);

@@ -2,7 +2,7 @@
  * The thread store over a real sqlite adapter: turns and tool calls derived from messages and the
  * rollout, FTS5 search and the scan fallback returning the same hits, filters, incremental refresh
  * (a session written by another adapter instance shows up; unchanged threads are not re-derived),
- * a corrupt freecode.db rebuilt, and goals.
+ * a corrupt freecode.db rebuilt, goals, and calls' outputs searched (a long one by its head and tail).
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 import { type scanSearch, searchThreads, setGoal, turnItemsView } from "../../src/threads/api.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
-import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
+import { OUTPUT_CHARS, outputText, queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
 import { openThreadStore, threadDbPath } from "../../src/threads/store.ts";
 import { tempHome } from "../_helpers.ts";
 import { meta, msg } from "./_records.ts";
@@ -33,7 +33,7 @@ async function seed(a: StorageAdapter) {
         type: "tool",
         tool: { name: "read_file", args: { path: "src/tokenizer.ts" } },
         callId: "c1",
-        result: "...",
+        result: "export function tokenize(s) { return s.split(/quuxsplit/) }",
       },
       {
         type: "tool",
@@ -88,7 +88,15 @@ test("FTS5 and the scan return the same hits, ranked, with marked snippets", asy
   await using home = await tempHome();
   const a = sqlite({ home: home.path });
   await seed(a);
-  for (const text of ["tokenizer", "tokeni", "Tokénizer unicode", "eslint", "deploy notes", "read_file"]) {
+  for (const text of [
+    "tokenizer",
+    "tokeni",
+    "Tokénizer unicode",
+    "eslint",
+    "deploy notes",
+    "read_file",
+    "quuxsplit",
+  ]) {
     const fts = await searchThreads(a, home.path, { text });
     const scan = await searchThreads(a, home.path, { text }, { engine: "scan" });
     expect(fts.engine).toBe("fts5");
@@ -103,6 +111,10 @@ test("FTS5 and the scan return the same hits, ranked, with marked snippets", asy
   expect(r.total).toBe(6); // three messages of s1, one of s2, the read_file and bash arguments
   expect(r.hits.every((h) => renderSnippet(h.snippet, false).includes("[tokenizer"))).toBe(true);
   expect(renderSnippet(r.hits[0]!.snippet, true)).toContain("\x1b[1;33m");
+  // A call's output is searched too: a row of its own, named by its tool.
+  const out = await searchThreads(a, home.path, { text: "quuxsplit" });
+  expect(out.hits.map((h) => [h.kind, h.tool, h.turn])).toEqual([["output", "read_file", 1]]);
+  expect(renderSnippet(out.hits[0]!.snippet, false)).toContain("[quuxsplit]");
   await a.close();
 });
 
@@ -120,6 +132,9 @@ test("filters: project, time, tool, deleted sessions", async () => {
     expect(await ids({ text: "tokenizer", until: 2050 })).toEqual(["s1/message"]);
     expect(await ids({ text: "flaky" })).toEqual(["s1/title"]);
     expect(await ids({ text: "tokenizer", tool: "READ_FILE" })).toEqual(["s1/tool"]);
+    // --tool keeps a call's output (the output of read_file), not another tool's.
+    expect(await ids({ text: "quuxsplit", tool: "read_file" })).toEqual(["s1/output"]);
+    expect(await ids({ text: "quuxsplit", tool: "bash" })).toEqual([]);
   }
   await a.updateMeta("s2", (m) => ({ ...m, status: "deleted" }));
   expect((await searchThreads(a, home.path, { text: "deploy" })).total).toBe(0);
@@ -188,5 +203,26 @@ test("goals: set text and status, update the status alone, clear", async () => {
   store.close();
   await expect(setGoal(a, "nope", { text: "x" })).rejects.toMatchObject({ code: "not_found" });
   expect(queryTerms("Héllo, wörld!")).toEqual(["hello", "world"]);
+  await a.close();
+});
+
+test("a long output is searchable by its head and tail, not its middle (OUTPUT_CHARS)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  const filler = "lorem ipsum ".repeat(OUTPUT_CHARS / 8);
+  const result = `zqhead ${filler} zqmiddle ${filler} zqtail`;
+  await a.createSession(meta("long"), [
+    user("u1", "build it", 1000),
+    assistant("a1", 1100, [
+      { type: "tool", tool: { name: "bash", args: { command: "make" } }, callId: "c1", result },
+    ]),
+  ]);
+  expect(outputText(result).length).toBeLessThan(OUTPUT_CHARS + 8);
+  for (const engine of ["fts5", "scan"] as const) {
+    const found = async (text: string) => (await searchThreads(a, home.path, { text }, { engine })).total;
+    expect([await found("zqhead"), await found("zqtail"), await found("zqmiddle")]).toEqual([1, 1, 0]);
+  }
+  // An output that is not text is searched as its JSON.
+  expect(outputText({ exitCode: 2, stderr: "no such file" })).toBe('{"exitCode":2,"stderr":"no such file"}');
   await a.close();
 });

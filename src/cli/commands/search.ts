@@ -48,7 +48,10 @@ function parseTime(value: string, flag: string, endOfDay = false): number {
 }
 
 export default command({
-  meta: { name: "search", description: "Full-text search over sessions: titles, messages, tool calls" },
+  meta: {
+    name: "search",
+    description: "Full-text search over sessions: titles, messages, tool calls and their outputs",
+  },
   args: {
     query: {
       type: "positional",
@@ -58,7 +61,7 @@ export default command({
     project: { type: "string", description: "Only sessions of this project path (or below it)" },
     since: { type: "string", description: "Only matches at or after this date (YYYY-MM-DD, ISO, epoch ms)" },
     until: { type: "string", description: "Only matches at or before this date (a date includes its day)" },
-    tool: { type: "string", description: "Only calls of this tool (name and arguments)" },
+    tool: { type: "string", description: "Only calls of this tool (name and arguments, and output)" },
     all: { type: "boolean", description: "Include deleted sessions" },
     limit: { type: "string", description: "At most this many hits (default 20)" },
     scan: { type: "boolean", description: "Scan instead of using the index (slow; for checking)" },
@@ -96,7 +99,9 @@ export default command({
           ? "title"
           : h.kind === "tool"
             ? `turn ${h.turn} tool ${h.tool}`
-            : `turn ${h.turn} ${h.role}`;
+            : h.kind === "output"
+              ? `turn ${h.turn} output of ${h.tool}`
+              : `turn ${h.turn} ${h.role}`;
       const snippet = h.snippet.replace(SNIPPET_CONTROLS, escapeControl);
       return `${h.sessionId}  ${dim(escapeLine(`${h.title} · ${where} · ${new Date(h.timestamp).toISOString()}`))}\n  ${renderSnippet(snippet, ctx.color)}`;
     });
