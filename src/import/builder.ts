@@ -67,8 +67,11 @@ export interface ResponseUsage {
   reasoning?: number;
 }
 
+/** A finite number ≥ 0: what a count or a cost must be. */
+const isCount = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
+
 /** A token count as a source gave it: a finite number ≥ 0, else 0 (a mangled field is not a count). */
-const count = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
+const count = (x: unknown): number => (isCount(x) ? x : 0);
 
 /** A duration or time difference as a number (0 when a mangled time made it NaN). */
 const finite = (x: number): number => (Number.isFinite(x) ? x : 0);
@@ -423,6 +426,8 @@ export class SessionBuilder {
       /** The provider's id for the response, when the transcript has one (see `model.response`). */
       providerId?: string;
       requested?: boolean;
+      /** What the agent recorded the response cost (USD), when it did. */
+      costUsd?: number;
     },
   ): void {
     const turnId = r.requested ? this.turn(r.startAt) : this.modelRequest(key, r);
@@ -446,6 +451,7 @@ export class SessionBuilder {
       toolCalls: r.toolCalls ?? [],
       textChars: count(r.textChars),
       thinkingChars: count(r.thinkingChars),
+      ...(isCount(r.costUsd) ? { costUsd: r.costUsd } : {}),
     });
     if (!u) return;
     const t = this.s.tokens;

@@ -157,6 +157,7 @@ export function mapOpencodeSession(
             toolCalls: tools.splice(0),
             textChars: text,
             thinkingChars: thinking,
+            ...(typeof part.cost === "number" ? { costUsd: part.cost } : {}),
           });
           text = thinking = 0;
         } else if (t === "compaction") {

@@ -111,6 +111,11 @@ export const ModelResponse = ev("model.response", {
   toolCalls: v.optional(v.array(v.string())),
   textChars: optNum,
   thinkingChars: optNum,
+  /**
+   * What the agent itself recorded this response cost, in USD (OpenCode's per-step `cost`), where an
+   * importer has it: `freecode usage` uses it for a model with no price configured.
+   */
+  costUsd: v.optional(v.pipe(finite(), v.minValue(0))),
 });
 export const ModelError = ev("model.error", {
   turnId,

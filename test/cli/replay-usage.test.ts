@@ -52,6 +52,51 @@ describe("usage", () => {
   });
 });
 
+describe("usage: costs the agent recorded", () => {
+  const response = (model: string, costUsd?: number) =>
+    JSON.stringify({
+      type: "model.response",
+      turnId: "t",
+      provider: "opencode",
+      model,
+      inputTokens: 1_000_000,
+      outputTokens: 0,
+      ...(costUsd === undefined ? {} : { costUsd }),
+    });
+
+  test("used for a model with no price when every response recorded one; prices win; a gap is unknown", async () => {
+    await using home = await tempHome();
+    const log = [response("kimi", 0.25), response("kimi", 0.5), response("glm", 0.1), response("glm")];
+    expect(runCli(["rollout", "append", "oc"], { home: home.path, stdin: `${log.join("\n")}\n` }).code).toBe(
+      0,
+    );
+    type Out = {
+      models: { model: string; costUsd: number | null; costFrom?: string; recordedCostUsd: number | null }[];
+      totals: { costUsd: number | null; unpricedModels: string[] };
+    };
+    const usage = () => parseJson<Out>(runCli(["usage", "oc", "--json"], { home: home.path }));
+    const before = usage();
+    expect(before.models.map((m) => [m.model, m.costUsd, m.costFrom, m.recordedCostUsd])).toEqual([
+      ["kimi", 0.75, "recorded", 0.75],
+      ["glm", null, undefined, null],
+    ]);
+    expect(before.totals).toMatchObject({ costUsd: 0.75, unpricedModels: ["glm"] });
+    const text = runCli(["usage", "oc"], { home: home.path }).stdout;
+    expect(text).toMatch(/opencode\/kimi .* \$0\.7500 \(recorded\)/);
+    expect(text).toMatch(/opencode\/glm .* cost unknown/);
+    // A configured price is what the user pays: it wins over what the agent recorded.
+    writeFileSync(
+      join(home.path, "config.json"),
+      JSON.stringify({ prices: { kimi: { input: 2, output: 8 } } }),
+    );
+    const priced = usage().models.find((m) => m.model === "kimi")!;
+    expect([priced.costUsd, priced.costFrom, priced.recordedCostUsd]).toEqual([4, "prices", 0.75]);
+    // A negative cost is not one: the event is refused.
+    const bad = runCli(["rollout", "append", "oc"], { home: home.path, stdin: `${response("kimi", -1)}\n` });
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("(field costUsd)")]);
+  });
+});
+
 describe("usage over imported forks", () => {
   // A Claude Code fork (`--fork-session`, or an old `--resume`) starts a new session file with the
   // parent's entries copied in, message ids kept: those responses were paid for once.

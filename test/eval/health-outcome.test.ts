@@ -95,6 +95,26 @@ describe("outcome", () => {
     expect(cost(priced, { maxUsd: 4 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("fail");
     expect(cost(priced, { maxUsd: 4 }, {}).verdict).toBe("error");
   });
+  test("cost: a response the agent recorded a cost for is costed at it when its model has no price", () => {
+    const oc = trace({
+      models: [
+        { model: "kimi", inputTokens: 1000, costUsd: 0.5 },
+        { model: "kimi", inputTokens: 1000, costUsd: 0.25 },
+      ],
+    });
+    expect(cost(oc, { maxUsd: 1 }, {}).message).toBe("cost $0.7500 within $1");
+    expect(cost(oc, { maxUsd: 0.5 }, {}).verdict).toBe("fail");
+    // A price, when there is one, is what the user pays: it wins.
+    expect(cost(oc, { maxUsd: 1 }, { kimi: { input: 1_000_000, output: 0 } }).verdict).toBe("fail");
+    // One response with tokens and neither a price nor a recorded cost: cannot be evaluated.
+    const gap = trace({
+      models: [
+        { model: "kimi", inputTokens: 1000, costUsd: 0.5 },
+        { model: "kimi", inputTokens: 1 },
+      ],
+    });
+    expect(cost(gap, { maxUsd: 1 }, {}).verdict).toBe("error");
+  });
   test("turns and model calls", () => {
     const tt = trace({
       turns: [

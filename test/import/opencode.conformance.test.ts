@@ -1,9 +1,11 @@
 /**
  * OpenCode conformance: the row dump and every reconstructed export in corpus/opencode import, and
  * tool calls, tool errors, denied calls, compactions, aborted turns and total tokens match a count
- * over the raw rows and parts written here. The row dump's per-session token columns agree too.
+ * over the raw rows and parts written here. The row dump's per-session token columns agree too, and
+ * each step's recorded cost is its response's.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CORPUS, tempHome } from "../_helpers.ts";
 import type { Raw } from "./_corpus.ts";
@@ -134,6 +136,42 @@ describe("opencode corpus conformance", () => {
       await adapter.close();
     });
   }
+
+  test("each step's recorded cost is its response's: usage (no prices) and the trace sum them", async () => {
+    const { loadTrace, loadUsage } = await import("../../src/rollout/load.ts");
+    const rowParts = (await rawLines(join(root, "rows", "part.jsonl"))).map((r) => JSON.parse(r.data));
+    const sources = [
+      { path: join(root, "rows"), parts: rowParts as Raw[] },
+      ...exports.map((rel) => {
+        const path = join(root, "reconstructed_export", rel);
+        const doc = JSON.parse(readFileSync(path, "utf8"));
+        return { path, parts: doc.messages.flatMap((m: Raw) => m.parts) as Raw[] };
+      }),
+    ];
+    for (const { path, parts } of sources) {
+      await using home = await tempHome();
+      const { adapter } = await importOne(home.path, "opencode", path);
+      const steps = parts.filter((p) => p.type === "step-finish");
+      const want = steps.reduce((n, p) => n + p.cost, 0);
+      expect(steps.every((p) => typeof p.cost === "number")).toBe(true);
+      let got = 0;
+      let usd = 0;
+      let spans = 0;
+      for (const id of await sessionsFrom(adapter, path)) {
+        for await (const { event } of adapter.readEvents(id))
+          if (event?.type === "model.response") got += (event as { costUsd?: number }).costUsd ?? Number.NaN;
+        const u = await loadUsage({ adapter, sessionId: id });
+        expect(u.models.every((m) => m.costFrom === "recorded")).toBe(true);
+        usd += u.totals.costUsd!;
+        // The trace's model spans carry them too: eval's `cost` budget reads them.
+        for (const m of (await loadTrace({ adapter, sessionId: id })).modelSpans) spans += m.costUsd ?? 0;
+      }
+      expect(got).toBeCloseTo(want, 10);
+      expect(usd).toBeCloseTo(want, 10);
+      expect(spans).toBeCloseTo(want, 10);
+      await adapter.close();
+    }
+  });
 
   test("regression: commands the user ran (`!ls`) are not the agent's calls, nor in its turn", async () => {
     await using home = await tempHome();

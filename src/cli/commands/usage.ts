@@ -1,8 +1,9 @@
 /**
  * `freecode usage [id]`: tokens and cost per model, for one session or for every session with a log
  * (where a response copied into several sessions, a fork's history, counts once).
- * Prices come from config.json `prices` (USD per million tokens); a model without one shows its
- * tokens and "cost unknown", never $0.
+ * Prices come from config.json `prices` (USD per million tokens); a model without one is costed at
+ * what the agent recorded, "(recorded)", when every response of it has a cost (OpenCode imports), and
+ * otherwise shows its tokens and "cost unknown", never $0.
  */
 
 import { type ModelUsage, sumUsage, type Usage } from "../../rollout/folds/usage.ts";
@@ -11,7 +12,8 @@ import { fmtTokens } from "../../rollout/waterfall.ts";
 import { command } from "../_command.ts";
 import { withRollouts } from "./rollout/_source.ts";
 
-const usd = (c: number | null) => (c === null ? "cost unknown" : `$${c.toFixed(4)}`);
+const usd = (c: number | null, from?: ModelUsage["costFrom"]) =>
+  c === null ? "cost unknown" : `$${c.toFixed(4)}${from === "recorded" ? " (recorded)" : ""}`;
 
 /** Merge per-session rows into one row per provider/model. */
 function mergeModels(sessions: Usage[]): ModelUsage[] {
@@ -36,6 +38,11 @@ function mergeModels(sessions: Usage[]): ModelUsage[] {
       ] as const)
         acc[k] += m[k];
       acc.costUsd = acc.costUsd === null || m.costUsd === null ? null : acc.costUsd + m.costUsd;
+      acc.recordedCostUsd =
+        acc.recordedCostUsd === null || m.recordedCostUsd === null
+          ? null
+          : acc.recordedCostUsd + m.recordedCostUsd;
+      if (acc.costUsd === null) delete acc.costFrom;
     }
   }
   return [...byKey.values()];
@@ -70,8 +77,8 @@ export default command({
       ctx.out({ sessions, models, totals, copiedResponses: copies, copiedErrors });
       return 0;
     }
-    const row = (name: string, u: Omit<ModelUsage, "provider" | "model">) =>
-      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${usd(u.costUsd)}`;
+    const row = (name: string, u: Omit<ModelUsage, "provider" | "model" | "recordedCostUsd">) =>
+      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${usd(u.costUsd, u.costFrom)}`;
     const lines = [
       `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
     ];

@@ -128,7 +128,11 @@ export const priceIn =
     return undefined;
   };
 
-/** The session's cost in USD; undefined with the first unpriced model when a model has no price. */
+/**
+ * The session's cost in USD: each response at its model's price, else at the cost the agent recorded
+ * for it (`costUsd`: an imported OpenCode step's); undefined with the first model that has neither
+ * (and used tokens).
+ */
 export function costOf(
   trace: Trace,
   prices: Record<string, Price> | PriceLookup,
@@ -141,7 +145,8 @@ export function costOf(
     const used =
       (m.inputTokens ?? 0) + (m.outputTokens ?? 0) + (m.cacheReadTokens ?? 0) + (m.cacheWriteTokens ?? 0);
     if (!price) {
-      if (used > 0) return { unpriced: id };
+      if (m.costUsd !== undefined) usd += m.costUsd;
+      else if (used > 0) return { unpriced: id };
       continue;
     }
     usd +=

@@ -45,6 +45,8 @@ export class ModelRows {
   readonly ints = new IntRows(15);
   /** Rare fields, by row. */
   readonly echoed = new Map<number, string>();
+  /** What the agent recorded a response cost (USD: an imported OpenCode step's). */
+  readonly costs = new Map<number, number>();
   readonly errors = new Map<number, { kind: ModelErrorKind; error?: string }>();
   /** Orphan rows and the turn id their event named. */
   readonly orphans = new Map<number, string>();
@@ -91,6 +93,7 @@ export class ModelRows {
     const r = this.close(e, turnRow, OK);
     if (e.ttft_ms !== undefined) this.nums.set(r, TTFT, e.ttft_ms);
     if (e.echoedModel !== undefined) this.echoed.set(r, e.echoedModel);
+    if (e.costUsd !== undefined) this.costs.set(r, e.costUsd);
     const ints = this.ints;
     if (e.inputTokens !== undefined) ints.set(r, INPUT, e.inputTokens);
     if (e.outputTokens !== undefined) ints.set(r, OUTPUT, e.outputTokens);

@@ -109,6 +109,7 @@ const OPTIONAL_MODEL_FIELDS = [
   "cacheReadTokens",
   "cacheWriteTokens",
   "reasoningTokens",
+  "costUsd",
   "errorKind",
   "error",
   "stalledBeforeFirstToken",
@@ -204,6 +205,9 @@ export class ModelSpanView implements ModelSpan {
   }
   get reasoningTokens() {
     return this.int(M.REASONING);
+  }
+  get costUsd() {
+    return this._t.models.costs.get(this._r);
   }
   get errorKind() {
     return this._t.models.errors.get(this._r)?.kind;

@@ -31,6 +31,8 @@ export interface ModelSpan {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** What the agent recorded the response cost (USD), where it did (`model.response` `costUsd`). */
+  costUsd?: number;
   reasoningTokens?: number;
   /** Names of the tools the response asked for (parallel calls show as several). */
   toolCalls: string[];

@@ -1,8 +1,10 @@
 /**
  * The usage fold: tokens and cost per model, from `model.response` events (and the advisor calls
  * `redirect.triggered` records). Prices are USD per million tokens, from config.json `prices`, keyed
- * by model id, `provider/model`, or a glob (`claude-*`). A model with no price reports its tokens and
- * `costUsd: null` — never 0, which would read as "free". Cost assumes `inputTokens` excludes cache
+ * by model id, `provider/model`, or a glob (`claude-*`). A model with no price is costed at what the
+ * agent recorded (`costUsd` on `model.response`: OpenCode's per-step cost, imported) when every one
+ * of its responses recorded a cost; otherwise it reports its tokens and `costUsd: null` — never 0,
+ * which would read as "free". Cost assumes `inputTokens` excludes cache
  * reads and writes (Anthropic's accounting, which freecode's events follow); cache tokens are priced at
  * their own rates, or at the input rate when none is configured.
  */
@@ -28,12 +30,17 @@ export interface ModelUsage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
-  /** null when no price is configured for this model. */
+  /** null when no price is configured for this model and its responses did not all record a cost. */
   costUsd: number | null;
+  /** Where `costUsd` came from: config.json `prices`, or the costs the agent recorded. */
+  costFrom?: "prices" | "recorded";
+  /** The sum of the costs the agent recorded, when every response recorded one; else null. */
+  recordedCostUsd: number | null;
 }
 
-export interface UsageTotals extends Omit<ModelUsage, "provider" | "model" | "costUsd"> {
-  /** Sum over the models that have a price; null if none has. */
+export interface UsageTotals
+  extends Omit<ModelUsage, "provider" | "model" | "costUsd" | "costFrom" | "recordedCostUsd"> {
+  /** Sum over the models whose cost is known; null if none's is. */
   costUsd: number | null;
   /** Models whose cost is unknown (their tokens are counted, their cost is not). */
   unpricedModels: string[];
@@ -111,13 +118,15 @@ export function createUsageFold(
   counted?: Map<string, string>,
 ) {
   const rows = new Map<string, ModelUsage>();
+  /** Per row: the costs its responses recorded, and how many did. */
+  const recorded = new Map<ModelUsage, { usd: number; responses: number }>();
   let unreadableLines = 0;
   let copiedResponses = 0;
   let copiedErrors = 0;
   const row = (provider: string, model: string) => {
     const key = `${provider}\u0000${model}`;
     let r = rows.get(key);
-    if (!r) rows.set(key, (r = { provider, model, ...zeroCounts(), costUsd: null }));
+    if (!r) rows.set(key, (r = { provider, model, ...zeroCounts(), costUsd: null, recordedCostUsd: null }));
     return r;
   };
   /**
@@ -158,6 +167,12 @@ export function createUsageFold(
         r.cacheReadTokens += e.cacheReadTokens ?? 0;
         r.cacheWriteTokens += e.cacheWriteTokens ?? 0;
         r.reasoningTokens += e.reasoningTokens ?? 0;
+        if (e.costUsd !== undefined) {
+          const c = recorded.get(r) ?? { usd: 0, responses: 0 };
+          c.usd += e.costUsd;
+          c.responses++;
+          recorded.set(r, c);
+        }
       } else if (e.type === "redirect.triggered" && (e.inputTokens || e.outputTokens)) {
         const r = row("", REDIRECT_MODEL);
         r.requests++;
@@ -172,9 +187,14 @@ export function createUsageFold(
     /** Tool outputs and arguments: usage never reads them (see `RolloutSink.unread`). */
     unread: UNREAD_BY_USAGE,
     finish(): Usage {
-      const models = [...rows.values()].map((r) => {
+      const models = [...rows.values()].map((r): ModelUsage => {
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
-        return { ...r, costUsd: price ? costOf(r, price) : null };
+        const c = recorded.get(r);
+        const recordedCostUsd = c && c.responses === r.responses ? c.usd : null;
+        if (price) return { ...r, costUsd: costOf(r, price), costFrom: "prices", recordedCostUsd };
+        if (recordedCostUsd !== null)
+          return { ...r, costUsd: recordedCostUsd, costFrom: "recorded", recordedCostUsd };
+        return { ...r, recordedCostUsd };
       });
       return { sessionId, unreadableLines, copiedResponses, copiedErrors, models, totals: sumUsage(models) };
     },
