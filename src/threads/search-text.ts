@@ -95,8 +95,16 @@ export function outputText(result: unknown): string {
   const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
   if (text.length <= OUTPUT_CHARS) return text;
   const half = OUTPUT_CHARS / 2;
-  return `${text.slice(0, half)}\n…\n${text.slice(-half)}`;
+  // Cut between characters, not inside a surrogate pair (half an emoji is not text).
+  const end = isHighSurrogate(text.charCodeAt(half - 1)) ? half - 1 : half;
+  const start = isLowSurrogate(text.charCodeAt(text.length - half))
+    ? text.length - half + 1
+    : text.length - half;
+  return `${text.slice(0, end)}\n…\n${text.slice(start)}`;
 }
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /** The search rows of one derived thread (a rollout-only thread's placeholder title is not one). */
 export function searchRows(derived: DerivedThread, messages: StoredMessage[]): SearchRow[] {

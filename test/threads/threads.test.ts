@@ -222,6 +222,13 @@ test("a long output is searchable by its head and tail, not its middle (OUTPUT_C
     const found = async (text: string) => (await searchThreads(a, home.path, { text }, { engine })).total;
     expect([await found("zqhead"), await found("zqtail"), await found("zqmiddle")]).toEqual([1, 1, 0]);
   }
+  // The cuts fall between characters: an emoji across either one is left whole or out, never halved.
+  for (const pad of [0, 1]) {
+    const emoji = `${"a".repeat(OUTPUT_CHARS / 2 - 1 + pad)}${"😀".repeat(OUTPUT_CHARS)}`;
+    const cut = outputText(emoji);
+    expect(cut.length).toBeLessThanOrEqual(OUTPUT_CHARS + 3);
+    expect(cut.isWellFormed()).toBe(true);
+  }
   // An output that is not text is searched as its JSON.
   expect(outputText({ exitCode: 2, stderr: "no such file" })).toBe('{"exitCode":2,"stderr":"no such file"}');
   await a.close();
