@@ -45,6 +45,8 @@ export interface JsonlOptions {
   exact?: boolean;
   /** Fields the reader never reads, left unparsed (see `util/json-skip.ts`). */
   skip?: FieldSkip;
+  /** Read no further than this byte offset (an unfinished batch's start: `storage/batch-mark.ts`). */
+  toOffset?: number;
 }
 
 const BLANK = /^\s*$/;

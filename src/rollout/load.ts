@@ -8,6 +8,7 @@
 
 import { statSync } from "node:fs";
 import { notFound } from "../errors.ts";
+import { acknowledgedSize } from "../storage/batch-mark.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { FieldSkip } from "../util/json-skip.ts";
 import { createMemoryGuard } from "../util/memory-guard.ts";
@@ -129,10 +130,13 @@ async function readInto(
     let consumed = options.fromOffset ?? 0;
     const file = source.file;
     const onBlock = sink.block && ((bytes: Buffer, offset: number) => sink.block!(bytes, offset));
+    // A large append under way, or cut off by a kill, is not read: it was never acknowledged.
+    const toOffset = acknowledgedSize(file);
     const read = await readJsonl(
       file,
       {
         ...options,
+        ...(toOffset !== undefined ? { toOffset } : {}),
         sliceBytes: pace.sliceBytes,
         ...(onBlock ? { onBlock } : {}),
         ...(sink.unread ? { skip: sink.unread } : {}),

@@ -25,8 +25,9 @@ import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { ensureDir } from "../util/atomic.ts";
-import { isProcessAlive, withLockSync } from "../util/lock.ts";
+import { aliveHere, isProcessAlive, withLockSync } from "../util/lock.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
+import { type BatchMark, markHolds, readBatchMark, undoBatch } from "./batch-mark.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { importAtWork } from "./import-at-work.ts";
 import { migrationMarker } from "./migration-marker.ts";
@@ -45,7 +46,8 @@ export interface Problem {
     | "engine"
     | "interrupted_migration"
     | "incomplete_import"
-    | "stale_temp";
+    | "stale_temp"
+    | "unfinished_batch";
   sessionId?: string;
   file?: string;
   line?: number;
@@ -115,7 +117,7 @@ async function checkSessions(
       const p: Problem = {
         kind: "count_drift",
         sessionId: meta.id,
-        detail: `meta says ${meta.messageCount} messages, the log holds ${messages.length}`,
+        detail: `meta says ${meta.messageCount} messages, the log holds ${messages.length}${meta.messageCount > messages.length && issues.length === 0 ? " (messages it counted are gone from the log: cut or deleted outside freecode, or lost to a crash before they reached the disk)" : ""}`,
         repairable: issues.length === 0,
       };
       if (repair !== undefined && p.repairable) {
@@ -262,6 +264,46 @@ function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, pr
   return drift;
 }
 
+/**
+ * Files adapter: marks of large appends (`storage/batch-mark.ts`) whose writer died. The lines its
+ * batch got out were never acknowledged: readers leave them out, the next writer cuts them off, and
+ * `--repair` does it now (under the log's lock, as a writer would). A mark whose batch was whole, or
+ * that was cut short before its batch began, is only removed.
+ */
+function checkBatchMarks(home: string, repair: boolean, problems: Problem[]): void {
+  const p = homePaths(home);
+  const logs: [string, "s" | "e", string][] = [];
+  for (const [id, dir] of sessionDirs(home))
+    if (tmpOwner(id) === undefined) logs.push([join(dir, "messages.jsonl"), "s", id]);
+  if (existsSync(p.rollout))
+    for (const id of readdirSync(p.rollout)) logs.push([join(p.rollout, id, "events.jsonl"), "e", id]);
+  const locks = join(p.state, "locks");
+  for (const [log, kind, id] of logs) {
+    const mark = readBatchMark(log);
+    if (mark === undefined) continue;
+    if (typeof mark === "object" && mark.by && aliveHere(mark.by)) continue; // a large append at work
+    const st = statSync(log, { throwIfNoEntry: false });
+    const holds = st !== undefined && markHolds(mark, Number(st.ino), st.size);
+    const who =
+      typeof mark === "object" && mark.by ? `process ${mark.by.pid}, which died` : "a writer that died";
+    const problem: Problem = {
+      kind: "unfinished_batch",
+      sessionId: id,
+      file: log,
+      detail: holds
+        ? `a large append by ${who}, was cut off: ${st!.size - (mark as BatchMark).from} of its ${(mark as BatchMark).to - (mark as BatchMark).from} bytes are in the log (never acknowledged; readers leave them out, the next write cuts them off)`
+        : `a stale mark of a large append by ${who} (its batch is whole, or never began)`,
+      repairable: true,
+    };
+    if (repair) {
+      ensureDir(locks);
+      withLockSync(join(locks, `${kind}-${id}.lock`), () => undoBatch(log));
+      problem.repaired = true;
+    }
+    problems.push(problem);
+  }
+}
+
 /** An atomic rewrite's temp file (`util/atomic.ts`): `<file>.<pid>.<n>.tmp`. */
 const TEMP = /^.+\.(\d+)\.\d+\.tmp$/;
 
@@ -396,6 +438,7 @@ export async function verifyStore(
     drift =
       checkFilesLayout(home, listed, repair, problems) || (await staleRows(adapter, page.items)) > 0 || drift;
   checkStaleTemps(home, adapter.name === "files", repair, problems);
+  if (adapter.name === "files") checkBatchMarks(home, repair, problems);
   if (drift) {
     const p: Problem = {
       kind: "index_drift",

@@ -46,6 +46,8 @@ export interface LineOptions {
   firstLineNo?: number;
   /** Lines longer than this are yielded as `tooLong`, without their text, not buffered whole. */
   maxLineBytes?: number;
+  /** Read no further than this byte offset: the file is taken to end there. */
+  toOffset?: number;
   /**
    * Each block as it is read, before its lines are yielded: the file's bytes from `offset` (the
    * buffer is reused afterwards: copy what is kept).
@@ -113,6 +115,7 @@ export function* lineRuns(path: string, options: RunOptions = {}): Generator<Lin
   const fromOffset = options.fromOffset ?? 0;
   const maxLine = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
   const runBytes = options.runBytes ?? BLOCK;
+  const toOffset = options.toOffset ?? Number.POSITIVE_INFINITY;
   const fd = openSync(path, "r");
   const mine = kept ?? { buf: Buffer.allocUnsafe(PAD + BLOCK), nls: new Int32Array(RUN_LINES) };
   kept = undefined; // taken: a read running at the same time gets a buffer of its own
@@ -137,7 +140,8 @@ export function* lineRuns(path: string, options: RunOptions = {}): Generator<Lin
           buf = bigger;
         }
       }
-      const got = readSync(fd, buf, filled, buf.length - filled, base + filled);
+      const want = Math.min(buf.length - filled, toOffset - (base + filled));
+      const got = want > 0 ? readSync(fd, buf, filled, want, base + filled) : 0;
       if (got === 0) break;
       const end = filled + got;
       const data = buf.subarray(0, end);

@@ -8,7 +8,16 @@
  *    the old log's byte cursor to the new log (wrong counts, tokens never spent).
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import factory from "../../src/storage/adapters/files.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
@@ -297,3 +306,128 @@ test("a process killed inside a large append leaves all of its batch or none of 
   expect([0, 20000]).toContain(batch.length);
   expect(ids.at(-1)).toBe("after");
 }, 60_000);
+
+describe("a killed large append is not read before the next writer cuts it (CLI review 1)", () => {
+  /** A dead writer's mark over the lines its batch got out (and a torn one): what a kill leaves. */
+  function killedBatch(log: string, ids: string[]): void {
+    const { ino, size } = statSync(log);
+    const by = { pid: 2 ** 22 + 7, start: 1, host: hostname() };
+    writeFileSync(`${log}.batch`, JSON.stringify({ ino, from: size, to: size + 5_000_000, by }));
+    appendFileSync(log, `${ids.map((id) => JSON.stringify(msg(id))).join("\n")}\n{"id":"torn`);
+  }
+
+  test("readers, counts, export, fork and trace leave the batch out; verify names it; --repair cuts it", async () => {
+    await using home = await tempHome();
+    const { meta, log } = await oneMessageSession(home.path);
+    killedBatch(log, ["half-1", "half-2"]);
+    const a = factory({ home: home.path, fsync: "never" });
+    await a.appendEvents(meta.id, [{ type: "turn.started", turnId: "t0" }]);
+    const events = eventsFile(home.path, meta.id);
+    const ev = statSync(events);
+    writeFileSync(
+      `${events}.batch`,
+      JSON.stringify({
+        ino: ev.ino,
+        from: ev.size,
+        to: ev.size + 9_000_000,
+        by: { pid: 2 ** 22 + 7, start: 1, host: "x" },
+      }),
+    );
+    appendFileSync(
+      events,
+      `${JSON.stringify({ type: "turn.started", turnId: "t1", id: "e2", seq: 2, aggregateID: meta.id, timestamp: 2 })}\n`,
+    );
+    await a.close();
+    const r = factory({ home: home.path, fsync: "never" });
+    expect((await r.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1"]);
+    expect((await r.readMessages(meta.id)).issues).toEqual([]);
+    expect((await r.getMeta(meta.id))!.messageCount).toBe(1);
+    expect((await r.listSessions({})).items.find((m) => m.id === meta.id)!.messageCount).toBe(1);
+    const seqs: number[] = [];
+    for await (const e of r.readEvents(meta.id)) if (e.event) seqs.push(e.event.seq);
+    expect(seqs).toEqual([1]);
+    await r.close();
+    // The CLI: export and fork copy what was acknowledged; trace reads the file up to the mark.
+    const out = join(home.path, "doc.json");
+    expect(runCli(["session", "export", meta.id, "--out", out], { home: home.path }).code).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8")).messages.map((m: StoredMessage) => m.id)).toEqual(["m1"]);
+    const fork = parseJson<{ messageCount: number }>(
+      runCli(["session", "fork", meta.id, "--json"], { home: home.path }),
+    );
+    expect(fork.messageCount).toBe(1);
+    expect(
+      parseJson<{ eventCount: number }>(runCli(["trace", meta.id, "--json"], { home: home.path })).eventCount,
+    ).toBe(1);
+    // verify names both marks (their writer is dead) and --repair cuts the logs back.
+    const { adapter } = await openStore("files", { home: home.path });
+    const { verifyStore } = await import("../../src/storage/verify.ts");
+    const found = (await verifyStore(adapter, home.path)).problems.filter(
+      (p) => p.kind === "unfinished_batch",
+    );
+    expect(found.map((p) => p.file).sort()).toEqual([events, log].sort());
+    expect(found[0]!.detail).toMatch(/cut off: \d+ of its \d+ bytes are in the log/);
+    const repaired = await verifyStore(adapter, home.path, true);
+    expect(repaired.ok).toBe(true);
+    expect(existsSync(`${log}.batch`) || existsSync(`${events}.batch`)).toBe(false);
+    expect(readFileSync(log, "utf8").trimEnd().split("\n")).toHaveLength(1);
+    expect((await verifyStore(adapter, home.path)).problems).toEqual([]);
+    await adapter.close();
+  }, 60_000);
+
+  test("a live writer's mark is left alone by verify; the mark is created 0600", async () => {
+    await using home = await tempHome();
+    const { log } = await oneMessageSession(home.path);
+    const { writeBatchMark } = await import("../../src/storage/batch-mark.ts");
+    const { ino, size } = statSync(log);
+    writeBatchMark(log, ino, size, size + 5_000_000); // this process: alive
+    expect(statSync(`${log}.batch`).mode & 0o777).toBe(0o600);
+    const { adapter } = await openStore("files", { home: home.path });
+    const { verifyStore } = await import("../../src/storage/verify.ts");
+    expect((await verifyStore(adapter, home.path)).problems).toEqual([]);
+    await adapter.close();
+  });
+});
+
+describe("messages lost from a log stay visible (CLI review 2)", () => {
+  test("a log cut below what meta.json counted: the count is kept, verify says so, gc keeps the session", async () => {
+    await using home = await tempHome();
+    const a = factory({ home: home.path, fsync: "never" });
+    const meta = makeMeta();
+    await a.createSession(meta, [msg("m1"), msg("m2"), msg("m3")]);
+    await a.close();
+    const log = join(sessionDir(home.path, meta.id), "messages.jsonl");
+    writeFileSync(log, `${readFileSync(log, "utf8").split("\n")[0]}\n`);
+    const b = factory({ home: home.path, fsync: "never" });
+    expect((await b.getMeta(meta.id))!.messageCount).toBe(3);
+    expect((await b.listSessions({})).items[0]!.messageCount).toBe(3);
+    const { verifyStore } = await import("../../src/storage/verify.ts");
+    const drift = (await verifyStore(b, home.path)).problems;
+    expect(drift.map((p) => [p.kind, p.detail])).toEqual([
+      [
+        "count_drift",
+        expect.stringContaining("meta says 3 messages, the log holds 1 (messages it counted are gone"),
+      ],
+    ]);
+    // A writer keeps the count too (it does not recount the loss away), until --repair recounts.
+    await b.appendMessages(meta.id, [msg("m4")]);
+    expect((await b.getMeta(meta.id))!.messageCount).toBe(4);
+    await b.close();
+    // Deleted outright (a session untouched since 2023): gc does not take it for an empty shell.
+    const old = makeMeta();
+    const d = factory({ home: home.path, fsync: "never" });
+    await d.createSession(old, [msg("o1"), msg("o2")]);
+    await d.close();
+    rmSync(join(sessionDir(home.path, old.id), "messages.jsonl"));
+    rmSync(log);
+    const gc = parseJson<{ sessions: { id: string; reason: string }[] }>(
+      runCli(["gc", "--json"], { home: home.path }),
+    );
+    expect(gc.sessions).toEqual([]);
+    const c = factory({ home: home.path, fsync: "never" });
+    const fixed = await verifyStore(c, home.path, true);
+    expect(fixed.ok).toBe(true);
+    expect((await c.getMeta(meta.id))!.messageCount).toBe(0);
+    expect((await c.getMeta(old.id))!.messageCount).toBe(0);
+    await c.close();
+  });
+});

@@ -10,6 +10,7 @@ import { lastLineMatching } from "../../util/last-line.ts";
 import { readLines } from "../../util/lines.ts";
 import { badUtf8Message } from "../../util/utf8.ts";
 import { stampEvents } from "../_events.ts";
+import { acknowledgedSize } from "../batch-mark.ts";
 import type { EventRead } from "../contract.ts";
 import type { EventDraft, EventRecord } from "../records.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -81,8 +82,10 @@ function envelopeProblem(e: Record<string, unknown>): string | undefined {
  * with bytes that are not UTF-8 is an issue and, read with U+FFFD in their place, its event too.
  */
 export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator<EventRead> {
-  if (!(await Bun.file(file).exists())) return;
-  for await (const line of readLines(file)) {
+  // A large append under way, or cut off by a kill, is not read: it was never acknowledged.
+  const toOffset = acknowledgedSize(file);
+  if (toOffset === undefined) return;
+  for await (const line of readLines(file, { toOffset })) {
     if (line.torn) {
       yield {
         issue: { file, line: line.lineNo, message: "torn last line (no newline): skipped", torn: true },

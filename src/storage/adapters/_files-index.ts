@@ -14,6 +14,7 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { acknowledgedSize } from "../batch-mark.ts";
 import type { ListPage, ListQuery } from "../contract.ts";
 import type { SessionMeta } from "../records.ts";
 import { journalStat, readJournal } from "./_files-journal.ts";
@@ -232,6 +233,6 @@ function readHealedMeta(dir: string): SessionMeta | undefined {
   const files = sessionFiles(dir);
   const read = readMetaFile(files.meta);
   if (!read) return undefined;
-  const size = statSync(files.messages, { throwIfNoEntry: false })?.size ?? 0;
+  const size = acknowledgedSize(files.messages) ?? 0;
   return healCounters(read.meta, files.messages, read.messagesBytes, size);
 }

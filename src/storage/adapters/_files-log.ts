@@ -8,10 +8,11 @@
  * A large batch is not one atomic write against a kill: Linux stops a `write()` at a page when
  * SIGKILL comes, so a killed append of 82 MB left its first complete lines, which the next writer
  * kept (a batch never acknowledged, half stored; a retry stored those lines twice). So a batch over
- * `MARKED_BYTES` writes a mark beside the log first (`<log>.batch`: the file's inode and the bytes
- * the batch spans), removed once the write is done; a writer that takes the lease and finds a mark
- * (its writer died: the lease is exclusive) cuts the log back to where that batch began, unless the
- * batch is whole. Smaller batches, one page-sized copy or a few, pay nothing.
+ * `MARKED_BYTES` writes a mark beside the log first (`<log>.batch`: the file's inode, the bytes
+ * the batch spans and the writer; `storage/batch-mark.ts`), removed once the write is done; a writer
+ * that takes the lease and finds a mark (its writer died: the lease is exclusive) cuts the log back
+ * to where that batch began, unless the batch is whole. Until then readers stop where it began.
+ * Smaller batches, one page-sized copy or a few, pay nothing.
  */
 import {
   closeSync,
@@ -19,14 +20,12 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
-  readFileSync,
   readSync,
-  rmSync,
   statSync,
-  writeFileSync,
   writeSync,
 } from "node:fs";
 import { FILE_MODE } from "../../util/atomic.ts";
+import { markHolds, readBatchMark, removeBatchMark, writeBatchMark } from "../batch-mark.ts";
 
 export type FsyncMode = "never" | "batch" | "always";
 
@@ -90,28 +89,18 @@ export class AppendLog {
     return true;
   }
 
-  private get markPath(): string {
-    return `${this.path}.batch`;
-  }
-
   /** A mark left by a writer that died in a large batch: cut the log back to where it began. */
   private undoUnfinishedBatch(): void {
-    let mark: { ino?: unknown; from?: unknown; to?: unknown };
-    try {
-      mark = JSON.parse(readFileSync(this.markPath, "utf8"));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      mark = {}; // unreadable: a mark cut short, before its batch was written
-    }
-    const { ino, from, to } = mark;
-    const ours = ino === this.ino && typeof from === "number" && typeof to === "number";
-    if (ours && this.size >= from && this.size < to) {
+    const mark = readBatchMark(this.path);
+    if (mark === undefined) return;
+    if (markHolds(mark, this.ino, this.size)) {
+      const from = (mark as { from: number }).from;
       ftruncateSync(this.fd!, from);
       this.size = from;
       if (this.fsync === "always") fsyncSync(this.fd!);
       else if (this.fsync === "batch") scheduleSync(this);
     }
-    rmSync(this.markPath, { force: true });
+    removeBatchMark(this.path);
   }
 
   /** Truncate to just after the last newline; synced as an append would be. */
@@ -133,16 +122,16 @@ export class AppendLog {
     const data = typeof lines === "string" ? Buffer.from(lines) : lines;
     const before = this.size; // exact: the caller holds the lease
     const marked = data.length > MARKED_BYTES;
-    if (marked)
-      writeFileSync(this.markPath, JSON.stringify({ ino: this.ino, from: before, to: before + data.length }));
+    if (marked) writeBatchMark(this.path, this.ino, before, before + data.length);
     let written = 0;
     try {
       while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
-      if (marked) rmSync(this.markPath, { force: true });
+      if (marked) removeBatchMark(this.path);
     } catch (error) {
       if (written > 0) {
         try {
           ftruncateSync(this.fd!, before);
+          if (marked) removeBatchMark(this.path);
         } catch {
           // Could not cut it back: the next lease's reload cuts a torn tail; a whole line stays.
           this.close();

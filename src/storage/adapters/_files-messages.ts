@@ -8,12 +8,12 @@
  * the whole text two-byte, and every line cut from it parsed slower (a 30 MB Claude Code session:
  * 609 ms to split and parse, against 136 ms now; `session show` of it 1.40 → see the README).
  */
-import { statSync } from "node:fs";
 import * as v from "valibot";
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../../util/json-lines.ts";
 import { lineRuns } from "../../util/lines.ts";
 import { badUtf8Message } from "../../util/utf8.ts";
 import { isValidMessage } from "../_message-check.ts";
+import { acknowledgedSize } from "../batch-mark.ts";
 import type { MessagesRead, ReadIssue } from "../contract.ts";
 import { MessageSchema, type StoredMessage } from "../records.ts";
 
@@ -46,7 +46,9 @@ function checked(raw: unknown, file: string, lineNo: number, issues: ReadIssue[]
 export async function readMessagesFile(file: string): Promise<MessagesRead> {
   const messages: StoredMessage[] = [];
   const issues: ReadIssue[] = [];
-  if (!statSync(file, { throwIfNoEntry: false })) return { messages, issues };
+  // A large append under way, or cut off by a kill, is not read: it was never acknowledged.
+  const toOffset = acknowledgedSize(file);
+  if (toOffset === undefined) return { messages, issues };
   const sink: JsonLineSink = {
     value(raw, lineNo) {
       const m = checked(raw, file, lineNo, issues);
@@ -59,7 +61,7 @@ export async function readMessagesFile(file: string): Promise<MessagesRead> {
       issues.push({ file, line: lineNo, message: badUtf8Message(at), torn: false, badUtf8: true });
     },
   };
-  for (const item of lineRuns(file, { runBytes: RUN_BYTES })) {
+  for (const item of lineRuns(file, { runBytes: RUN_BYTES, toOffset })) {
     if (item.kind === "run") parseRun(item, sink);
     else
       issues.push({

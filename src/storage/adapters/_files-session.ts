@@ -54,15 +54,21 @@ export function readMetaFile(path: string): { meta: SessionMeta; messagesBytes: 
 /**
  * Fold the messages stored past `fromByte` into `meta` (crash recovery of the counters). Synchronous:
  * the listing index heals its rows inside a transaction as well (`_files-index.ts`).
+ *
+ * A log shorter than the cursor lost messages the meta counted (a file cut or deleted by something
+ * else, appends lost to a power cut under `fsync: never`): nothing freecode does shortens a log
+ * below it. The counters are then left as they are, so the loss shows — `store verify` reports the
+ * meta's count against the log's (`--repair` recounts), and `gc` does not take the session for an
+ * empty one — where recounting would have hidden it.
  */
 export function healCounters(meta: SessionMeta, file: string, fromByte: number, size: number): SessionMeta {
-  if (fromByte === size) return meta;
-  // Unknown or impossible cursor: count the whole log again (history counters are kept).
-  const known = fromByte >= 0 && fromByte <= size;
+  if (fromByte === size || fromByte > size) return meta;
+  // Unknown cursor (a replace under way or cut off): count the whole log again (history counters are kept).
+  const known = fromByte >= 0;
   const tail: StoredMessage[] = [];
   let count = 0;
   if (size > 0) {
-    for (const line of lines(file, { fromOffset: known ? fromByte : 0 })) {
+    for (const line of lines(file, { fromOffset: known ? fromByte : 0, toOffset: size })) {
       const m = line.torn ? undefined : tryParseMessage(line.text);
       if (!m) continue;
       count++;

@@ -11,6 +11,7 @@ import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
 import { checkId, checkListQuery, checkMessages, checkNewMeta, contextCacheText } from "../_validate.ts";
+import { acknowledgedSize } from "../batch-mark.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
 import { withJsonLines } from "./_files-encode.ts";
@@ -158,7 +159,7 @@ const factory: AdapterFactory = (options) => {
       const files = sessionFiles(dir);
       const read = readMetaFile(files.meta);
       if (!read) return undefined;
-      const size = Bun.file(files.messages).size;
+      const size = acknowledgedSize(files.messages) ?? 0;
       return healCounters(read.meta, files.messages, read.messagesBytes, size);
     },
 

@@ -1,0 +1,98 @@
+/**
+ * The mark a large append leaves beside its log while it writes (`<log>.batch`; see
+ * `adapters/_files-log.ts`):
+ * the log's inode and the bytes the batch spans, and the writing process. A `write()` killed part
+ * way leaves the batch's first complete lines in the log; until the next writer cuts them back, the
+ * mark says where the acknowledged log ends. Readers stop there (the lines past it were never
+ * acknowledged: an export, fork or migration copied them, and the next writer then deleted them from
+ * the log), and `store verify` names a mark whose writer died (`--repair` cuts the log back).
+ */
+import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { FILE_MODE } from "../util/atomic.ts";
+import { type LockOwner, thisProcess } from "../util/lock.ts";
+
+export interface BatchMark {
+  ino: number;
+  /** The log's size before the batch: where the acknowledged log ends while the batch is unfinished. */
+  from: number;
+  /** The log's size once the batch is whole. */
+  to: number;
+  /** The writing process (marks written before it was recorded have none). */
+  by?: LockOwner;
+}
+
+export const markPathOf = (log: string): string => `${log}.batch`;
+
+/** Write the mark for a batch of `log` spanning `[from, to)` (the log's inode `ino`). */
+export function writeBatchMark(log: string, ino: number, from: number, to: number): void {
+  const mark: BatchMark = { ino, from, to, by: thisProcess() };
+  writeFileSync(markPathOf(log), JSON.stringify(mark), { mode: FILE_MODE });
+}
+
+export const removeBatchMark = (log: string): void => rmSync(markPathOf(log), { force: true });
+
+/**
+ * The mark beside `log`: undefined when there is none; `unreadable` when it was cut short (its
+ * writer died writing the mark, before any byte of its batch).
+ */
+export function readBatchMark(log: string): BatchMark | "unreadable" | undefined {
+  let text: string;
+  try {
+    text = readFileSync(markPathOf(log), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    return "unreadable";
+  }
+  try {
+    const m = JSON.parse(text) as Partial<BatchMark>;
+    if (typeof m.ino === "number" && typeof m.from === "number" && typeof m.to === "number")
+      return m as BatchMark;
+  } catch {
+    // cut short
+  }
+  return "unreadable";
+}
+
+/**
+ * Whether `mark` holds for a log of inode `ino` and `size` bytes: its batch is under way or was cut
+ * off (the log is past where it began and short of where it ends). A whole batch, or a mark of a
+ * file since replaced (a compaction), does not hold.
+ */
+export const markHolds = (mark: BatchMark | "unreadable" | undefined, ino: number, size: number) =>
+  typeof mark === "object" && mark.ino === ino && size >= mark.from && size < mark.to;
+
+/**
+ * How many bytes of `log` are acknowledged: its size, or where an unfinished batch began. A reader
+ * reads no further (`lineRuns`' `toOffset`). Undefined when the log does not exist.
+ */
+export function acknowledgedSize(log: string): number | undefined {
+  const st = statSync(log, { throwIfNoEntry: false });
+  if (!st) return undefined;
+  // The mark is looked for only when the log could hold a marked batch: one stat otherwise.
+  const mark = st.size > 0 ? readBatchMark(log) : undefined;
+  return markHolds(mark, st.ino, st.size) ? (mark as BatchMark).from : st.size;
+}
+
+/**
+ * Cut `log` back to where the unfinished batch its mark names began, and remove the mark (the
+ * caller holds the log's lock: no writer is at work). Returns the bytes cut off (0 when the mark did
+ * not hold: only the mark is removed).
+ */
+export function undoBatch(log: string): number {
+  const mark = readBatchMark(log);
+  if (mark === undefined) return 0;
+  let cut = 0;
+  const st = statSync(log, { throwIfNoEntry: false });
+  if (st && markHolds(mark, st.ino, st.size)) {
+    const fd = openSync(log, "r+");
+    try {
+      const from = (mark as BatchMark).from;
+      ftruncateSync(fd, from);
+      cut = st.size - from;
+    } finally {
+      closeSync(fd);
+    }
+  }
+  removeBatchMark(log);
+  return cut;
+}
