@@ -30,6 +30,7 @@ import { nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
+import { unreadableLog } from "./unreadable.ts";
 
 export const EXPORT_FORMAT = "freecode.session";
 /** The document version this build writes and the newest it reads. */
@@ -66,8 +67,20 @@ export async function exportSession(
     throw conflict(
       `session ${meta.id} has a compaction in progress: run \`freecode session compact ${meta.id}\` first`,
     );
+  // A copy whose import was cut off lacks part of its log: exported, it would pass for whole.
+  const copied = meta.copiedFrom;
+  if (copied?.incomplete) {
+    if (importAtWork(meta.id, copied.by))
+      throw conflict(
+        `session ${meta.id} is being imported by process ${copied.by?.pid}: wait for it to finish`,
+      );
+    throw new FreecodeError(
+      "check_failed",
+      `session ${meta.id} is an import of session ${copied.id} that was stopped half way: it lacks part of its log; import the document again with --id ${meta.id} (it replaces this copy)`,
+    );
+  }
   const { messages, issues } = await store.readMessages(meta.id);
-  if (issues.length > 0) throw unreadable(meta.id, issues[0]!, issues.length, "message");
+  if (issues.length > 0) throw unreadableLog(meta.id, issues[0]!, issues.length, "message");
   const contextCache = await store.getContextCache(meta.id);
   const doc: ExportDocument = {
     format: EXPORT_FORMAT,
@@ -84,25 +97,10 @@ export async function exportSession(
       if (r.event) events.push(r.event);
       else if (r.issue) bad.push(r.issue);
     }
-    if (bad.length > 0) throw unreadable(meta.id, bad[0]!, bad.length, "rollout");
+    if (bad.length > 0) throw unreadableLog(meta.id, bad[0]!, bad.length, "rollout");
     doc.rollout = events;
   }
   return doc;
-}
-
-/**
- * The error for a log with lines that do not read (a line with bytes that are not UTF-8 among them:
- * read lossily, it would be exported with U+FFFD for good). Only a torn tail is `--repair`'s to cut.
- */
-function unreadable(id: string, issue: ReadIssue, count: number, what: string): FreecodeError {
-  const next = issue.torn
-    ? "run `freecode store verify --repair` first"
-    : "`freecode store verify` lists them (a bad line in the middle of a log is not repaired)";
-  return new FreecodeError(
-    "check_failed",
-    `session ${id} has ${count} unreadable ${what} line(s): ${issue.message}; ${next}`,
-    { source: { file: issue.file, line: issue.line } },
-  );
 }
 
 /** The envelope, checked before the parts (which are checked one by one, to name the bad one). */
@@ -246,6 +244,13 @@ export async function importSessionDocument(
   options: { id?: string; file?: string; now?: number } = {},
 ): Promise<SessionMeta> {
   const doc = parseExportDocument(raw, options.file);
+  // Made by an older version from a copy whose import was cut off: imported, it would pass for whole.
+  if (doc.meta.copiedFrom?.incomplete)
+    throw new FreecodeError(
+      "check_failed",
+      `the document is an export of session ${doc.meta.id}, an import of ${doc.meta.copiedFrom.id} that was stopped half way: it lacks part of its log; export the original session again`,
+      options.file ? { source: { file: options.file, field: "meta.copiedFrom.incomplete" } } : {},
+    );
   const id = options.id === undefined ? newSessionId(options.now) : checkId(options.id);
   const cur = await store.getMeta(id);
   // An import of this id cut off by a killed process: made again from the start. One still at work

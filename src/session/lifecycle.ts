@@ -20,6 +20,7 @@ import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
 import { normalizeTags } from "./tag-rules.ts";
+import { unreadableLog } from "./unreadable.ts";
 
 /** Titles from the first prompt are cut here (seed 002). */
 export const TITLE_FROM_PROMPT_CHARS = 50;
@@ -194,9 +195,14 @@ export async function appendGivenMessages(
 export function userTitle(title: string): string {
   const t = title.replace(/[\r\n\t]+/g, " ").trim();
   if (!t) throw badInput("title must not be empty", { field: "title" });
-  if (t.length > 500) throw badInput("title must be at most 500 characters", { field: "title" });
+  if (t.length > MAX_TITLE)
+    throw badInput(`title must be at most ${MAX_TITLE} characters`, { field: "title" });
   return t;
 }
+
+const MAX_TITLE = 500;
+/** What a fork's default title adds to its parent's. */
+const FORK = " (fork)";
 
 /** Set a user title (it wins over generated and prompt titles from now on). */
 export function renameSession(store: StorageAdapter, id: string, title: string): Promise<SessionMeta> {
@@ -250,7 +256,10 @@ export async function forkSession(
   options: { at?: string; title?: string; newId?: string } = {},
 ): Promise<SessionMeta> {
   const parent = await getSession(store, id);
-  const { messages } = await store.readMessages(parent.id);
+  const title = options.title === undefined ? undefined : userTitle(options.title);
+  const { messages, issues } = await store.readMessages(parent.id);
+  // A full copy, or none: a line it could not read would be left out of the fork for good.
+  if (issues.length > 0) throw unreadableLog(parent.id, issues[0]!, issues.length, "message");
   let copied = messages;
   if (options.at !== undefined) {
     const at = messages.findIndex((m) => m.id === options.at);
@@ -286,8 +295,8 @@ export async function forkSession(
   const meta: SessionMeta = {
     ...rest,
     id: newId,
-    title: options.title ?? `${parent.title} (fork)`,
-    titleSource: options.title === undefined ? parent.titleSource : "user",
+    title: title ?? `${parent.title.slice(0, MAX_TITLE - FORK.length)}${FORK}`,
+    titleSource: title === undefined ? parent.titleSource : "user",
     status: "idle",
     parentId: parent.id,
     createdAt: now,
