@@ -67,11 +67,15 @@ export interface ResponseUsage {
   reasoning?: number;
 }
 
-/** A finite number ≥ 0: what a count or a cost must be. */
-const isCount = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
+/** A finite number ≥ 0: what a cost must be. */
+const isCost = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
 
-/** A token count as a source gave it: a finite number ≥ 0, else 0 (a mangled field is not a count). */
-const count = (x: unknown): number => (isCount(x) ? x : 0);
+/**
+ * A count as a source gave it: a whole number ≥ 0 (within the safe range), else 0 — a mangled field
+ * is not a count, and the store refuses a message whose usage holds one.
+ */
+export const count = (x: unknown): number =>
+  Number.isSafeInteger(x) && (x as number) >= 0 ? (x as number) : 0;
 
 /** A duration or time difference as a number (0 when a mangled time made it NaN). */
 const finite = (x: number): number => (Number.isFinite(x) ? x : 0);
@@ -451,7 +455,7 @@ export class SessionBuilder {
       toolCalls: r.toolCalls ?? [],
       textChars: count(r.textChars),
       thinkingChars: count(r.thinkingChars),
-      ...(isCount(r.costUsd) ? { costUsd: r.costUsd } : {}),
+      ...(isCost(r.costUsd) ? { costUsd: r.costUsd } : {}),
     });
     if (!u) return;
     const t = this.s.tokens;

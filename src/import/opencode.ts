@@ -8,7 +8,7 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
-import { idleSince, newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
+import { count, idleSince, newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import type { EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
 import { bump, unreadableEntry } from "./types.ts";
@@ -67,11 +67,11 @@ function usageOf(tokens: unknown): ResponseUsage | undefined {
   };
   // OpenCode counts reasoning apart from output; freecode's output is everything generated.
   return {
-    input: num(t.input),
-    output: num(t.output) + num(t.reasoning),
-    reasoning: num(t.reasoning),
-    cacheRead: num(t.cache?.read),
-    cacheWrite: num(t.cache?.write),
+    input: count(t.input),
+    output: count(t.output) + count(t.reasoning),
+    reasoning: count(t.reasoning),
+    cacheRead: count(t.cache?.read),
+    cacheWrite: count(t.cache?.write),
   };
 }
 

@@ -3,6 +3,7 @@
  * 3. a copy whose import was cut off was exported as if whole (after the `--repair` its own error
  *    advised), and importing that document dropped its "incomplete" mark;
  * 4. `fork` of a log with an unreadable middle line left the line out silently;
+ * 5. `append` took token counts that are not counts (-5, 1.5, 1e300): exported, `import` refused them;
  * 6. `fork --title` took titles `create` and `rename` refuse (over 500 characters, blank, multi-line).
  */
 import { expect, test } from "bun:test";
@@ -100,4 +101,57 @@ test("fork --title follows the title rules of create and rename; the default for
   const dflt = parseJson<{ title: string }>(runCli(["session", "fork", "s1", "--json"], { home: home.path }));
   expect(dflt.title.length).toBeLessThanOrEqual(500);
   expect(dflt.title.endsWith(" (fork)")).toBe(true);
+});
+
+test("token counts are whole numbers ≥ 0 where messages enter; one stored before still reads", async () => {
+  await using home = await tempHome();
+  expect(runCli(["session", "create", "--id", "s1", "--prompt", "p"], { home: home.path }).code).toBe(0);
+  const withUsage = (usage: object) =>
+    runCli(["session", "append", "s1"], {
+      home: home.path,
+      stdin: JSON.stringify({ role: "assistant", parts: [{ type: "text", content: "hi" }], usage }),
+    });
+  for (const [usage, field] of [
+    [{ inputTokens: -5 }, "[0].usage.inputTokens"],
+    [{ outputTokens: 1.5 }, "[0].usage.outputTokens"],
+    [{ cacheReadInputTokens: 1e300 }, "[0].usage.cacheReadInputTokens"],
+  ] as const) {
+    const r = withUsage(usage);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      expect.stringContaining(`a token count must be a whole number ≥ 0`),
+    ]);
+    expect(r.stderr).toContain(`(field ${field})`);
+  }
+  // Other numbers in usage are not token counts: kept as they are.
+  expect(withUsage({ inputTokens: 10, costUsd: 0.25 }).code).toBe(0);
+  // A line an older version stored with a fractional count still reads.
+  const log = messagesLog(home.path, "s1");
+  const old = {
+    id: "old1",
+    role: "assistant",
+    parts: [{ type: "text", content: "x" }],
+    timestamp: 1,
+    usage: { outputTokens: 1.5 },
+  };
+  writeFileSync(log, `${readFileSync(log, "utf8")}${JSON.stringify(old)}\n`);
+  const shown = parseJson<{ messages: { id: string }[] }>(
+    runCli(["session", "show", "s1", "--json"], { home: home.path }),
+  );
+  expect(shown.messages.map((m) => m.id)).toContain("old1");
+  // And what is exported imports.
+  expect(runCli(["session", "create", "--id", "s2", "--prompt", "p"], { home: home.path }).code).toBe(0);
+  expect(
+    runCli(["session", "append", "s2"], {
+      home: home.path,
+      stdin: JSON.stringify({
+        role: "assistant",
+        parts: [{ type: "text", content: "hi" }],
+        usage: { inputTokens: 7 },
+      }),
+    }).code,
+  ).toBe(0);
+  const out = join(home.path, "s2.json");
+  expect(runCli(["session", "export", "s2", "--out", out], { home: home.path }).code).toBe(0);
+  expect(runCli(["session", "import", out], { home: home.path }).code).toBe(0);
 });
