@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { parseJson, runCli, tempHome } from "../_helpers.ts";
@@ -109,5 +109,43 @@ describe("CLI conventions", () => {
     const ftp = runCli(["session", "list"], { home: home.path });
     expect(ftp.code).toBe(2);
     expect(ftp.stderr).toContain("syncEndpoint must be an http:// or https:// URL");
+  });
+
+  test("a damaged store: one line naming it (exit 2), and doctor says so (exit 1); an empty home is not made a store", async () => {
+    await using home = await tempHome();
+    mkdirSync(join(home.path, "state"), { recursive: true });
+    writeFileSync(join(home.path, "state", "store.db"), Buffer.alloc(10_000, 0x5a));
+    for (const args of [
+      ["session", "list"],
+      ["store", "info"],
+    ]) {
+      const r = runCli([...args, "--store", "sqlite"], { home: home.path });
+      expect([r.code, r.stderr.trim().split("\n")]).toEqual([
+        2,
+        [expect.stringContaining("store.db: the sqlite store is damaged (file is not a database)")],
+      ]);
+    }
+    const doctor = runCli(["doctor", "--json", "--store", "sqlite"], { home: home.path });
+    expect(doctor.code).toBe(1);
+    const doc = JSON.parse(doctor.stdout) as { storeCheck: { ok: boolean; error: string } };
+    expect(doc.storeCheck).toEqual({
+      ok: false,
+      error: expect.stringContaining("the sqlite store is damaged"),
+    });
+    // A json store whose journal does not apply.
+    await using json = await tempHome();
+    expect(runCli(["session", "create", "--prompt", "p", "--store", "json"], { home: json.path }).code).toBe(
+      0,
+    );
+    appendFileSync(join(json.path, "state", "store.json.journal"), "garbage\n");
+    const j = runCli(["doctor", "--store", "json"], { home: json.path });
+    expect([j.code, j.stdout]).toEqual([1, expect.stringContaining("ERROR")]);
+    // Nothing to check in a home that holds no store yet, and nothing is made there.
+    await using empty = await tempHome();
+    for (const store of ["sqlite", "json", "files"]) {
+      const e = runCli(["doctor", "--json", "--store", store], { home: empty.path });
+      expect((JSON.parse(e.stdout) as { storeCheck: { ok: boolean } }).storeCheck.ok).toBe(true);
+    }
+    expect(readdirSync(empty.path)).toEqual([]);
   });
 });

@@ -6,6 +6,8 @@ import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { apiKeyFromEnv } from "../../session/_chat-completion.ts";
 import { probeAdapters } from "../../storage/probe.ts";
+import { openStore } from "../../storage/select.ts";
+import { storeHasData } from "../../storage/store-file.ts";
 import { VERSION } from "../../version.ts";
 import { command } from "../_command.ts";
 
@@ -41,6 +43,25 @@ function storeOf(ctx: { storeName(): string | undefined }): string | undefined {
   }
 }
 
+/**
+ * Why the store in use cannot be read, or undefined when it can (or holds nothing yet: it is not
+ * made here). One cheap read through the adapter: a damaged database, an unreadable journal.
+ */
+async function storeProblem(name: string, home: string): Promise<string | undefined> {
+  if (!(await storeHasData(name, home))) return undefined;
+  try {
+    const { adapter } = await openStore(name, { home });
+    try {
+      await adapter.listSessions({ limit: 1 });
+    } finally {
+      await adapter.close();
+    }
+  } catch (error) {
+    return error instanceof FreecodeError ? error.oneLine : (error as Error).message;
+  }
+  return undefined;
+}
+
 export default command({
   meta: { name: "doctor", description: "Check the installation: version, home, store, adapters" },
   loadConfig: false,
@@ -60,15 +81,22 @@ export default command({
     } catch (error) {
       configError = error instanceof FreecodeError ? error.oneLine : (error as Error).message;
     }
+    const store = storeOf(ctx);
+    const storeError = configError === undefined && store ? await storeProblem(store, ctx.home) : undefined;
     const report = {
       version: VERSION,
       runtime: { bun: Bun.version, platform: platform(), arch: arch(), os: release() },
       home: ctx.home,
       homeCheck: { ok: homeError === undefined, error: homeError },
       config: { path: homePaths(ctx.home).config, ok: configError === undefined, error: configError },
-      store: storeOf(ctx),
+      store,
+      storeCheck: { ok: storeError === undefined, error: storeError },
       adapters,
-      ok: homeError === undefined && configError === undefined && adapters.every((a) => a.ok),
+      ok:
+        homeError === undefined &&
+        configError === undefined &&
+        storeError === undefined &&
+        adapters.every((a) => a.ok),
     };
     if (ctx.json) ctx.out(report);
     else {
@@ -76,7 +104,7 @@ export default command({
         `freecode ${report.version} (bun ${report.runtime.bun}, ${report.runtime.platform}-${report.runtime.arch})`,
         `home:   ${report.home}${homeError ? `  ERROR ${homeError}` : ""}`,
         `config: ${configError ? `ERROR ${configError}` : "ok"}`,
-        `store:  ${report.store ?? "?"}`,
+        `store:  ${report.store ?? "?"}${storeError ? `  ERROR ${storeError}` : ""}`,
         "adapters:",
         ...adapters.map(
           (a) => `  ${a.ok ? "ok  " : "FAIL"} ${a.name.padEnd(7)} ${a.ok ? a.detail : a.error} (${a.ms} ms)`,

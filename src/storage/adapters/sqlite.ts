@@ -35,17 +35,27 @@ export function openSqliteStore(file: string, fsync: "never" | "batch" | "always
       },
     });
   } catch (error) {
-    throw busyToLocked(error, file);
+    throw engineError(error, file);
   }
   return d!;
 }
 
-/** SQLITE_BUSY past the timeout becomes our `locked` error (exit 4), never a raw engine error. */
-function busyToLocked(error: unknown, file: string): unknown {
-  const code = (error as { code?: string }).code;
+/**
+ * What opening or using the database can fail with, as our errors, never a raw engine error with its stack:
+ * SQLITE_BUSY past the timeout is `locked` (exit 4); a file that is not a database, or one damaged
+ * past opening, is one line naming it (exit 2, as a json store's corrupt journal).
+ */
+function engineError(error: unknown, file: string): unknown {
+  const code = (error as { code?: string }).code ?? "";
   if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
     return new FreecodeError("locked", `${file} stayed locked for ${BUSY_TIMEOUT_MS} ms`, { cause: error });
   }
+  if (/^SQLITE_(NOTADB|CORRUPT)/.test(code))
+    return new FreecodeError(
+      "bad_input",
+      `the sqlite store is damaged (${(error as Error).message}): \`freecode store verify\` checks it; restore it from a backup, or move it aside to start an empty store`,
+      { source: { file }, cause: error },
+    );
   return error;
 }
 
@@ -71,7 +81,7 @@ const factory: AdapterFactory = (options) => {
       try {
         return fn(db());
       } catch (error) {
-        throw busyToLocked(error, file);
+        throw engineError(error, file);
       }
     },
     write: async (fn) => {
@@ -84,7 +94,7 @@ const factory: AdapterFactory = (options) => {
         }
         return result;
       } catch (error) {
-        throw busyToLocked(error, file);
+        throw engineError(error, file);
       }
     },
     async close() {

@@ -1,5 +1,5 @@
 /** `freecode store verify [--repair]`: integrity of the store; exit 1 while a problem remains. */
-import { existsSync } from "node:fs";
+import { storeFileOf, storeHasData } from "../../../storage/store-file.ts";
 import { type VerifyReport, verifyStore } from "../../../storage/verify.ts";
 import { command } from "../../_command.ts";
 import { withOpenStore } from "./_open.ts";
@@ -35,13 +35,7 @@ export default command({
  * A journal alone is data (it said "0 sessions … ok" for a store `session list` showed).
  */
 async function notMadeYet(name: string | undefined, home: string): Promise<VerifyReport | undefined> {
-  let file: string | undefined;
-  if (name === "sqlite") file = (await import("../../../storage/adapters/sqlite.ts")).sqliteStorePath(home);
-  else if (name === "sqljs") file = (await import("../../../storage/adapters/sqljs.ts")).sqljsStorePath(home);
-  else if (name === "json") file = (await import("../../../storage/adapters/json.ts")).jsonStorePath(home);
-  // The json and sqljs stores keep recent writes in a journal beside the image (`_image.ts`) until
-  // they fold them in: a writer killed before that left only the journal, which is their data.
-  if (file === undefined) return undefined;
-  if ([file, `${file}.migrating`, `${file}.journal`].some((f) => existsSync(f))) return undefined;
+  const file = name === undefined ? undefined : await storeFileOf(name, home);
+  if (file === undefined || (await storeHasData(name!, home))) return undefined;
   return { adapter: name!, location: file, sessions: 0, eventLogs: 0, problems: [], ok: true };
 }
