@@ -11,7 +11,7 @@ import * as v from "valibot";
 const finite = () => v.pipe(v.number(), v.finite());
 const base = {
   id: v.pipe(v.string(), v.minLength(1)),
-  seq: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  seq: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   aggregateID: v.string(),
   // Finite, as read back; a new event's time is held to what a Date can hold where it is stored.
   timestamp: finite(),

@@ -107,16 +107,20 @@ function compilePipe(pipe: Node[], fallback: Check): Check {
   // Number.isInteger and Number.isFinite also rule out non-numbers, NaN and ±Infinity: a number that
   // must be an integer or finite is one call, not a `typeof` check and then another.
   let check: Check =
-    isNumber && has("integer")
-      ? Number.isInteger
-      : isNumber && has("finite")
-        ? Number.isFinite
-        : compileCheck({ ...head, pipe: undefined });
+    isNumber && has("safe_integer")
+      ? Number.isSafeInteger
+      : isNumber && has("integer")
+        ? Number.isInteger
+        : isNumber && has("finite")
+          ? Number.isFinite
+          : compileCheck({ ...head, pipe: undefined });
   for (const action of actions) {
     const r = action.requirement as number;
     const before = check;
     // Chained closures rather than a list walked with `every` on every value.
-    if (action.type === "integer") check = isNumber ? before : (x) => before(x) && Number.isInteger(x);
+    if (action.type === "safe_integer")
+      check = isNumber ? before : (x) => before(x) && Number.isSafeInteger(x);
+    else if (action.type === "integer") check = isNumber ? before : (x) => before(x) && Number.isInteger(x);
     else if (action.type === "finite") check = isNumber ? before : (x) => before(x) && Number.isFinite(x);
     else if (action.type === "min_value") check = (x) => before(x) && (x as number) >= r;
     else if (action.type === "max_value") check = (x) => before(x) && (x as number) <= r;

@@ -58,7 +58,7 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
         });
       }
     }
-    if (typeof seq !== "number" || !Number.isInteger(seq)) return;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq)) return;
     const expected = report.lastSeq + 1;
     if (seq < expected) {
       report.problems.push({

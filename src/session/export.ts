@@ -24,13 +24,13 @@ import {
   SessionMetaSchema,
   type StoredMessage,
 } from "../storage/records.ts";
+import { unreadableLog } from "../storage/unreadable-log.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { thisProcess } from "../util/lock.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
-import { unreadableLog } from "./unreadable.ts";
 
 export const EXPORT_FORMAT = "freecode.session";
 /** The document version this build writes and the newest it reads. */
@@ -80,7 +80,7 @@ export async function exportSession(
     );
   }
   const { messages, issues } = await store.readMessages(meta.id);
-  if (issues.length > 0) throw unreadableLog(meta.id, issues[0]!, issues.length, "message");
+  if (issues.length > 0) throw unreadableLog(meta.id, issues, "message");
   const contextCache = await store.getContextCache(meta.id);
   const doc: ExportDocument = {
     format: EXPORT_FORMAT,
@@ -97,7 +97,7 @@ export async function exportSession(
       if (r.event) events.push(r.event);
       else if (r.issue) bad.push(r.issue);
     }
-    if (bad.length > 0) throw unreadableLog(meta.id, bad[0]!, bad.length, "rollout");
+    if (bad.length > 0) throw unreadableLog(meta.id, bad, "rollout");
     doc.rollout = events;
   }
   return doc;

@@ -16,11 +16,11 @@ import {
   sameProject,
 } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
+import { unreadableLog } from "../storage/unreadable-log.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema } from "./schema.ts";
 import { normalizeTags } from "./tag-rules.ts";
-import { unreadableLog } from "./unreadable.ts";
 
 /** Titles from the first prompt are cut here (seed 002). */
 export const TITLE_FROM_PROMPT_CHARS = 50;
@@ -259,7 +259,7 @@ export async function forkSession(
   const title = options.title === undefined ? undefined : userTitle(options.title);
   const { messages, issues } = await store.readMessages(parent.id);
   // A full copy, or none: a line it could not read would be left out of the fork for good.
-  if (issues.length > 0) throw unreadableLog(parent.id, issues[0]!, issues.length, "message");
+  if (issues.length > 0) throw unreadableLog(parent.id, issues, "message");
   let copied = messages;
   if (options.at !== undefined) {
     const at = messages.findIndex((m) => m.id === options.at);

@@ -16,6 +16,7 @@ import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
 import type { StorageAdapter } from "./contract.ts";
 import { migrationMarker } from "./migration-marker.ts";
 import type { EventDraft, EventRecord, SessionMeta } from "./records.ts";
+import { unreadableLog } from "./unreadable-log.ts";
 import { unlistedSessionDirs } from "./verify.ts";
 
 /** Counts and a content hash of a whole store (key order inside records does not matter). */
@@ -190,18 +191,7 @@ async function copyStore(
     const meta: SessionMeta | undefined = await source.getMeta(id);
     if (!meta) throw new FreecodeError("check_failed", `session ${id} disappeared during the migration`);
     const { messages, issues } = await source.readMessages(id);
-    if (issues.length) {
-      const i = issues[0]!;
-      // `--repair` mends a torn last line; a line that is not UTF-8 is the user's to fix (or drop).
-      const fix = issues.some((x) => x.badUtf8)
-        ? "fix or remove the line (its bytes are not UTF-8; `store verify` lists every such line)"
-        : "run `freecode store verify --repair` first";
-      throw new FreecodeError(
-        "check_failed",
-        `session ${id} has ${issues.length} unreadable message line(s): ${i.message}; ${fix}`,
-        { source: { file: i.file, line: i.line } },
-      );
-    }
+    if (issues.length) throw unreadableLog(id, issues, "message");
     // Marked as this migration's only once it made it: a create the target refused (an id it holds)
     // must not be purged by the cleanup.
     await target.createSession(meta, messages);

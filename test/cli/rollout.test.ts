@@ -138,6 +138,26 @@ describe("rollout cat and verify", () => {
     expect(human.stdout).toContain("seq jumps from 3 to 5");
   });
 
+  test("a seq past the safe integers is not a seq: the next append does not repeat it, and verify names it", async () => {
+    await using home = await tempHome();
+    runCli(["rollout", "append", "s1"], { home: home.path, stdin: GOOD });
+    const base = { id: "x", aggregateID: "s1", timestamp: 1 };
+    appendFileSync(
+      logOf(home.path, "s1"),
+      `${JSON.stringify({ ...base, type: "turn.started", turnId: "x", seq: 1e300 })}\n`,
+    );
+    const a = runCli(["rollout", "append", "s1"], {
+      home: home.path,
+      stdin: '{"type":"turn.started","turnId":"y"}\n',
+    });
+    expect(a.code).toBe(0);
+    expect(a.stderr + a.stdout).toContain("(seq 4–4)");
+    const report = parseJson<{ problems: { kind: string; line?: number }[] }>(
+      runCli(["rollout", "verify", "s1", "--json"], { home: home.path }),
+    );
+    expect(report.problems.map((p) => [p.kind, p.line])).toEqual([["schema", 4]]);
+  });
+
   test("unknown session: exit 3", async () => {
     await using home = await tempHome();
     expect(runCli(["rollout", "cat", "nope"], { home: home.path }).code).toBe(3);

@@ -4,7 +4,8 @@
  *    advised), and importing that document dropped its "incomplete" mark;
  * 4. `fork` of a log with an unreadable middle line left the line out silently;
  * 5. `append` took token counts that are not counts (-5, 1.5, 1e300): exported, `import` refused them;
- * 6. `fork --title` took titles `create` and `rename` refuse (over 500 characters, blank, multi-line).
+ * 6. `fork --title` took titles `create` and `rename` refuse (over 500 characters, blank, multi-line);
+ * 8. `store migrate` advised `store verify --repair` for a bad middle line, which it never repairs.
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -154,4 +155,27 @@ test("token counts are whole numbers ≥ 0 where messages enter; one stored befo
   const out = join(home.path, "s2.json");
   expect(runCli(["session", "export", "s2", "--out", out], { home: home.path }).code).toBe(0);
   expect(runCli(["session", "import", out], { home: home.path }).code).toBe(0);
+});
+
+test("migrate, export and fork give the same advice for an unreadable line: --repair only for a torn tail", async () => {
+  await using home = await tempHome();
+  expect(runCli(["session", "create", "--id", "s1", "--prompt", "p"], { home: home.path }).code).toBe(0);
+  expect(append(home.path, "s1", ["one", "two"]).code).toBe(0);
+  const log = messagesLog(home.path, "s1");
+  const lines = readFileSync(log, "utf8").split("\n");
+  lines[1] = `XX${lines[1]}`;
+  writeFileSync(log, lines.join("\n"));
+  for (const args of [
+    ["store", "migrate", "--to", "sqlite"],
+    ["session", "export", "s1"],
+    ["session", "fork", "s1"],
+  ]) {
+    const r = runCli(args, { home: home.path });
+    expect([r.code, r.stderr]).toEqual([
+      1,
+      expect.stringContaining(`${log}:2: session s1 has 1 unreadable message line(s)`),
+    ]);
+    expect(r.stderr).toContain("a bad line in the middle of a log is not repaired");
+    expect(r.stderr).not.toContain("--repair");
+  }
 });

@@ -19,7 +19,7 @@ import { AppendLog, type FsyncMode } from "./_files-log.ts";
 
 const seqOf = (value: unknown) => {
   const seq = (value as { seq?: unknown } | null)?.seq;
-  return typeof seq === "number" && Number.isInteger(seq) && seq > 0 ? seq : undefined;
+  return typeof seq === "number" && Number.isSafeInteger(seq) && seq > 0 ? seq : undefined;
 };
 
 export class FilesEvents implements LeaseOwner {
