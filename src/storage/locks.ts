@@ -16,8 +16,10 @@ import { clearLock, inspectLock, isClearable, type LockInfo } from "../util/lock
 export interface LockReport extends Partial<LockInfo> {
   /** The lock file, relative to the home. */
   file: string;
-  /** Whether the file was removed (or, in a dry run, would be). */
+  /** Whether the file was removed (never in a dry run). */
   removed: boolean;
+  /** In a dry run: whether it would be removed. */
+  wouldRemove?: boolean;
   /** Why the file could not be looked at (it is kept). */
   error?: string;
 }
@@ -69,7 +71,7 @@ export function unlockHome(home: string, opts: { host?: string; dryRun?: boolean
     try {
       if (opts.dryRun) {
         const info = inspectLock(path);
-        if (info) out.push({ file, ...info, removed: isClearable(info, opts.host) });
+        if (info) out.push({ file, ...info, removed: false, wouldRemove: isClearable(info, opts.host) });
         continue;
       }
       const { info, removed } = clearLock(path, opts.host);

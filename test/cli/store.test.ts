@@ -152,6 +152,15 @@ test("store unlock removes dead locks, keeps live ones, and another host's only 
   expect(dry.code, dry.stderr).toBe(0);
   expect(dry.stdout).toContain("would remove state/locks/e-s1.lock: pid");
   expect(existsSync(join(locks, "e-s1.lock"))).toBe(true);
+  // --json says what would go without saying it went (CLI review 10).
+  const dryJson = parseJson<{ locks: { file: string; removed: boolean; wouldRemove?: boolean }[] }>(
+    runCli(["store", "unlock", "--dry-run", "--json"], { home: home.path }),
+  );
+  expect(dryJson.locks.find((l) => l.file === "state/locks/e-s1.lock")).toMatchObject({
+    removed: false,
+    wouldRemove: true,
+  });
+  expect(dryJson.locks.every((l) => !l.removed)).toBe(true);
 
   const r = runCli(["store", "unlock"], { home: home.path });
   expect(r.code, r.stderr).toBe(0);

@@ -32,7 +32,8 @@ export default command({
 });
 
 function line(l: LockReport, dryRun: boolean): string {
-  const verb = l.removed ? (dryRun ? "would remove" : "removed") : "kept";
+  const goes = dryRun ? l.wouldRemove === true : l.removed;
+  const verb = goes ? (dryRun ? "would remove" : "removed") : "kept";
   if (l.error !== undefined) return `${verb.padEnd(12)} ${l.file}: cannot be read (${l.error})`;
   const age = fmtMs(l.ageMs ?? 0);
   let why: string;
@@ -41,14 +42,14 @@ function line(l: LockReport, dryRun: boolean): string {
       why = `pid ${l.pid} of this host is gone (or now belongs to another process)`;
       break;
     case "unreadable":
-      why = l.removed ? `empty or garbled for ${age}` : "empty or garbled: being written right now";
+      why = goes ? `empty or garbled for ${age}` : "empty or garbled: being written right now";
       break;
     case "live":
       why = `held by pid ${l.pid} (running) for ${age}`;
       break;
     default:
       why = `held by pid ${l.pid} on ${l.host} for ${age}`;
-      if (!l.removed)
+      if (!goes)
         why += `; it cannot be checked from here: once it is gone, run freecode store unlock --host ${l.host}`;
   }
   return `${verb.padEnd(12)} ${l.file}: ${why}`;
