@@ -5,7 +5,8 @@
  * 4. `fork` of a log with an unreadable middle line left the line out silently;
  * 5. `append` took token counts that are not counts (-5, 1.5, 1e300): exported, `import` refused them;
  * 6. `fork --title` took titles `create` and `rename` refuse (over 500 characters, blank, multi-line);
- * 8. `store migrate` advised `store verify --repair` for a bad middle line, which it never repairs.
+ * 8. `store migrate` advised `store verify --repair` for a bad middle line, which it never repairs;
+ * 11. `session import` took an empty title and a relative project path (never found by --project).
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -178,4 +179,23 @@ test("migrate, export and fork give the same advice for an unreadable line: --re
     expect(r.stderr).toContain("a bad line in the middle of a log is not repaired");
     expect(r.stderr).not.toContain("--repair");
   }
+});
+
+test("import refuses a document whose meta create would not make: an empty title, a relative project", async () => {
+  await using home = await tempHome();
+  expect(runCli(["session", "create", "--id", "s1", "--prompt", "p"], { home: home.path }).code).toBe(0);
+  const out = join(home.path, "s1.json");
+  expect(runCli(["session", "export", "s1", "--out", out], { home: home.path }).code).toBe(0);
+  const doc = JSON.parse(readFileSync(out, "utf8"));
+  for (const [change, field] of [
+    [{ title: "  " }, "meta.title"],
+    [{ projectPath: "relative/path" }, "meta.projectPath"],
+  ] as const) {
+    writeFileSync(out, JSON.stringify({ ...doc, meta: { ...doc.meta, ...change } }));
+    const r = runCli(["session", "import", out], { home: home.path });
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(`(field ${field})`)]);
+  }
+  // A Windows project (an import from a Windows machine) is absolute too.
+  writeFileSync(out, JSON.stringify({ ...doc, meta: { ...doc.meta, projectPath: "C:\\work\\app" } }));
+  expect(runCli(["session", "import", out], { home: home.path }).code).toBe(0);
 });
