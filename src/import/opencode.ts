@@ -57,6 +57,17 @@ function lastActivity(s: OcSession, messages: OcMessage[]): number {
   return last;
 }
 
+/**
+ * A step's cost as OpenCode recorded it, or undefined when it says nothing: OpenCode writes 0 for a
+ * model its catalogue has no price for (a local model, a custom provider, a subscription login), so
+ * a 0 for a step that used tokens is unknown, not free (freecode never shows an unknown cost as $0).
+ */
+function recordedCost(cost: unknown, u: ResponseUsage | undefined): number | undefined {
+  if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) return undefined;
+  const used = u ? u.input + u.output + u.cacheRead + u.cacheWrite : 0;
+  return cost === 0 && used > 0 ? undefined : cost;
+}
+
 function usageOf(tokens: unknown): ResponseUsage | undefined {
   if (!tokens || typeof tokens !== "object") return undefined;
   const t = tokens as {
@@ -157,7 +168,7 @@ export function mapOpencodeSession(
             toolCalls: tools.splice(0),
             textChars: text,
             thinkingChars: thinking,
-            ...(typeof part.cost === "number" ? { costUsd: part.cost } : {}),
+            costUsd: recordedCost(part.cost, u),
           });
           text = thinking = 0;
         } else if (t === "compaction") {

@@ -91,6 +91,27 @@ describe("usage: costs the agent recorded", () => {
     );
     const priced = usage().models.find((m) => m.model === "kimi")!;
     expect([priced.costUsd, priced.costFrom, priced.recordedCostUsd]).toEqual([4, "prices", 0.75]);
+    // Over all sessions: one whose only request for the model failed, and a fork whose one
+    // response is a copy, cost nothing and leave the recorded cost standing (diff review 1).
+    writeFileSync(join(home.path, "config.json"), "{}");
+    const request = '{"type":"model.request","turnId":"t","provider":"opencode","model":"kimi"}';
+    const failed =
+      '{"type":"model.error","turnId":"t","provider":"opencode","model":"kimi","kind":"provider"}';
+    const paid = JSON.stringify({ ...JSON.parse(response("kimi", 0.5)), responseId: "r9" });
+    for (const [id, lines] of [
+      ["failed", [request, failed]],
+      ["parent", [request, paid]],
+      ["fork", [request, paid]],
+    ] as const)
+      expect(
+        runCli(["rollout", "append", id], { home: home.path, stdin: `${lines.join("\n")}\n` }).code,
+      ).toBe(0);
+    const all = parseJson<Out>(runCli(["usage", "--json"], { home: home.path }));
+    expect(all.models.find((m) => m.model === "kimi")).toMatchObject({
+      costUsd: 1.25,
+      costFrom: "recorded",
+      recordedCostUsd: 1.25,
+    });
     // A negative cost is not one: the event is refused.
     const bad = runCli(["rollout", "append", "oc"], { home: home.path, stdin: `${response("kimi", -1)}\n` });
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("(field costUsd)")]);

@@ -5,9 +5,9 @@
  * each step's recorded cost is its response's.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CORPUS, tempHome } from "../_helpers.ts";
+import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import type { Raw } from "./_corpus.ts";
 import {
   checkEval,
@@ -171,6 +171,23 @@ describe("opencode corpus conformance", () => {
       expect(spans).toBeCloseTo(want, 10);
       await adapter.close();
     }
+  });
+
+  test("a recorded cost of 0 for a step that used tokens is unknown, not free (OpenCode writes 0 when unpriced)", async () => {
+    const { loadUsage } = await import("../../src/rollout/load.ts");
+    await using home = await tempHome();
+    await using dir = await tempDir("freecode-oc0-");
+    const rel = exports[0]!;
+    const doc = JSON.parse(readFileSync(join(root, "reconstructed_export", rel), "utf8"));
+    for (const m of doc.messages) for (const p of m.parts) if (p.type === "step-finish") p.cost = 0;
+    const path = join(dir.path, rel);
+    writeFileSync(path, JSON.stringify(doc));
+    const { adapter } = await importOne(home.path, "opencode", path);
+    const [id] = await sessionsFrom(adapter, path);
+    const u = await loadUsage({ adapter, sessionId: id! });
+    expect(u.models.map((m) => [m.costUsd, m.costFrom])).toEqual(u.models.map(() => [null, undefined]));
+    expect(u.totals.costUsd).toBeNull();
+    await adapter.close();
   });
 
   test("regression: commands the user ran (`!ls`) are not the agent's calls, nor in its turn", async () => {

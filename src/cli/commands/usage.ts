@@ -26,6 +26,9 @@ function mergeModels(sessions: Usage[]): ModelUsage[] {
         byKey.set(key, { ...m });
         continue;
       }
+      // A row with no response counted (only failed requests, or every response a fork's copy)
+      // cost nothing: the other side's cost stands, known or not.
+      const cost = acc.responses === 0 ? costOf(m) : m.responses === 0 ? costOf(acc) : sumCosts(acc, m);
       for (const k of [
         "requests",
         "responses",
@@ -37,15 +40,30 @@ function mergeModels(sessions: Usage[]): ModelUsage[] {
         "reasoningTokens",
       ] as const)
         acc[k] += m[k];
-      acc.costUsd = acc.costUsd === null || m.costUsd === null ? null : acc.costUsd + m.costUsd;
-      acc.recordedCostUsd =
-        acc.recordedCostUsd === null || m.recordedCostUsd === null
-          ? null
-          : acc.recordedCostUsd + m.recordedCostUsd;
-      if (acc.costUsd === null) delete acc.costFrom;
+      delete acc.costFrom;
+      Object.assign(acc, cost);
     }
   }
   return [...byKey.values()];
+}
+
+type Cost = Pick<ModelUsage, "costUsd" | "recordedCostUsd" | "costFrom">;
+
+const costOf = (r: ModelUsage): Cost => ({
+  costUsd: r.costUsd,
+  recordedCostUsd: r.recordedCostUsd,
+  ...(r.costFrom !== undefined ? { costFrom: r.costFrom } : {}),
+});
+
+/** Two rows' costs added: unknown when either is (the same model: priced alike, or recorded alike). */
+function sumCosts(a: ModelUsage, b: ModelUsage): Cost {
+  const add = (x: number | null, y: number | null) => (x === null || y === null ? null : x + y);
+  const costUsd = add(a.costUsd, b.costUsd);
+  return {
+    costUsd,
+    recordedCostUsd: add(a.recordedCostUsd, b.recordedCostUsd),
+    ...(costUsd !== null && a.costFrom !== undefined ? { costFrom: a.costFrom } : {}),
+  };
 }
 
 export default command({
