@@ -1,13 +1,14 @@
 /**
  * What search sees of a thread — its title, each message's text, each tool call's name and
- * arguments, each call's output (its head and tail when long: `OUTPUT_CHARS`), one row each — the query (validated: it comes from outside) and the filters both
- * engines apply the same way. Words and their folding are in words.ts, the scan in scan.ts.
+ * arguments, each call's output (`output-text.ts`), one row each — the query (validated: it comes
+ * from outside) and the filters both engines apply the same way. Words and their folding are in words.ts, the scan in scan.ts.
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import { isWindowsPath, windowsForm } from "../storage/project-key.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { messageText } from "./derive.ts";
+import { outputText } from "./output-text.ts";
 import type { DerivedThread } from "./types.ts";
 import { MARK_CLOSE, MARK_OPEN, queryTerms } from "./words.ts";
 
@@ -81,30 +82,14 @@ export interface SearchResult {
 
 // The match markers, were they left in recorded text, would show as highlights.
 const MARKERS = /[\u0002\u0003]/g;
-
 /**
- * How much of a call's output is searchable: a file read or a build log can run to megabytes, and
- * indexing all of it would make the index as large as the sessions. Longer outputs keep their first
- * and last `OUTPUT_CHARS / 2` characters: the command's start and how it ended (an error is usually
- * at the end of a log).
+ * Terminal escape sequences (colours, cursor moves, titles): coloured command output pasted into a
+ * prompt or printed by a tool glued `[31m` to the next word (`31mFAILED`), and `FAILED` was not found.
  */
-export const OUTPUT_CHARS = 32 * 1024;
+const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g;
 
-/** A call's output as searchable text (a string as it is, anything else as JSON), head and tail. */
-export function outputText(result: unknown): string {
-  const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
-  if (text.length <= OUTPUT_CHARS) return text;
-  const half = OUTPUT_CHARS / 2;
-  // Cut between characters, not inside a surrogate pair (half an emoji is not text).
-  const end = isHighSurrogate(text.charCodeAt(half - 1)) ? half - 1 : half;
-  const start = isLowSurrogate(text.charCodeAt(text.length - half))
-    ? text.length - half + 1
-    : text.length - half;
-  return `${text.slice(0, end)}\n…\n${text.slice(start)}`;
-}
-
-const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
-const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+/** Recorded text as search reads it: without escape sequences, match markers made spaces. */
+const searchable = (text: string): string => text.replace(ESCAPES, "").replace(MARKERS, " ");
 
 /** The search rows of one derived thread (a rollout-only thread's placeholder title is not one). */
 export function searchRows(derived: DerivedThread, messages: StoredMessage[]): SearchRow[] {
@@ -112,7 +97,7 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
   const row = (r: Omit<SearchRow, "threadId">): SearchRow => ({
     threadId: thread.id,
     ...r,
-    text: r.text.replace(MARKERS, " "),
+    text: searchable(r.text),
   });
   const rows: SearchRow[] = derived.untitled
     ? []
@@ -133,7 +118,8 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
       rows.push(
         row({ kind: "tool", turn: t.number, tool: c.name, timestamp: c.timestamp, text: `${c.name}${args}` }),
       );
-      const output = c.result === undefined ? "" : outputText(c.result);
+      // Blank once cleaned (markers, escapes): no row.
+      const output = c.result === undefined ? "" : searchable(outputText(c.result));
       if (output.trim())
         rows.push(
           row({ kind: "output", turn: t.number, tool: c.name, timestamp: c.timestamp, text: output }),

@@ -10,8 +10,9 @@ import sqlite from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
 import { type scanSearch, searchThreads, setGoal, turnItemsView } from "../../src/threads/api.ts";
+import { OUTPUT_CHARS, outputText } from "../../src/threads/output-text.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
-import { OUTPUT_CHARS, outputText, queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
+import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
 import { openThreadStore, threadDbPath } from "../../src/threads/store.ts";
 import { tempHome } from "../_helpers.ts";
 import { meta, msg } from "./_records.ts";
@@ -229,7 +230,55 @@ test("a long output is searchable by its head and tail, not its middle (OUTPUT_C
     expect(cut.length).toBeLessThanOrEqual(OUTPUT_CHARS + 3);
     expect(cut.isWellFormed()).toBe(true);
   }
-  // An output that is not text is searched as its JSON.
-  expect(outputText({ exitCode: 2, stderr: "no such file" })).toBe('{"exitCode":2,"stderr":"no such file"}');
+  await a.close();
+});
+
+test("an output is searched by its text: JSON values and blocks by their strings, no keys, no image data", async () => {
+  // Structured: the strings, one per line; keys and numbers are not words of the output.
+  expect(outputText({ exitCode: 2, stderr: "no such file\nor directory" })).toBe(
+    "no such file\nor directory",
+  );
+  // Claude Code text blocks, and an image block beside them: the text only.
+  const blocks = [
+    { type: "text", text: "Found it.\n\nAdditionally, the cache" },
+    { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR".repeat(100) } },
+  ];
+  expect(outputText(blocks)).toBe("Found it.\n\nAdditionally, the cache");
+  // Codex's shell output: a string that is JSON itself.
+  const codex = JSON.stringify({ output: "\r\nCount\r\n-----\r\n27832", metadata: { exit_code: 0 } });
+  expect(outputText(codex)).toBe("\r\nCount\r\n-----\r\n27832");
+  // Base64 runs and data URLs are data, not text; a string that only looks like JSON stays as it is.
+  expect(outputText(["A".repeat(300), "data:image/png;base64,AAAA", "ok"])).toBe("ok");
+  expect(outputText("{not json}")).toBe("{not json}");
+  // Through search, on both engines: line-initial words, coloured words; no row of markers only.
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  const call = (callId: string, result: unknown): StoredMessage["parts"][number] => ({
+    type: "tool",
+    tool: { name: "bash", args: { command: "make" } },
+    callId,
+    result,
+  });
+  await a.createSession(meta("o"), [
+    user("u1", "build it", 1000),
+    assistant("a1", 1100, [
+      call("c1", blocks),
+      call("c2", codex),
+      call("c3", "\u001b[31mFAILED\u001b[0m tests/test_zq.py \u001b]0;title\u0007done"),
+      call("c4", "\u0002\u0003"),
+    ]),
+  ]);
+  for (const engine of ["fts5", "scan"] as const) {
+    const hits = async (text: string) =>
+      (await searchThreads(a, home.path, { text }, { engine })).hits.map((h) => h.kind);
+    expect(await hits("Additionally")).toEqual(["output"]);
+    expect(await hits("Count")).toEqual(["output"]);
+    expect(await hits("FAILED")).toEqual(["output"]);
+    expect(await hits("done")).toEqual(["output"]);
+    for (const none of ["nAdditionally", "type", "iVBOR", "exit_code", "31mFAILED", "title"])
+      expect([none, await hits(none)]).toEqual([none, []]);
+  }
+  const rows = (await searchThreads(a, home.path, { text: "bash", limit: 50 })).hits;
+  expect(rows.filter((h) => h.kind === "tool")).toHaveLength(4);
   await a.close();
 });

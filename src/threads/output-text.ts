@@ -1,0 +1,86 @@
+/**
+ * What search reads of a call's output: its text, not JSON's syntax. A tool's result may be a
+ * string, structured data (Claude Code's text blocks, an object), or a string that is JSON itself
+ * (Codex's shell output: `{"output": "…", "metadata": {…}}`). Indexed as JSON text, its escapes glued
+ * letters to words (`\nAdditionally` was the word `nAdditionally`) and its keys were false hits
+ * (`type`, `text`); an image's base64 was indexed as words. So: the string values, one per line,
+ * leaving out keys, a block's type tags, numbers and binary data (image blocks, base64 runs, data
+ * URLs). Colour codes are
+ * left to the row (`searchRows` removes them from every row). Long outputs keep their head and tail
+ * (`OUTPUT_CHARS`).
+ */
+
+/**
+ * How much of a call's output is searchable, in characters (UTF-16 code units): a file read or a
+ * build log can run to megabytes, and indexing all of it would make the index as large as the
+ * sessions. Longer outputs keep their first and last `OUTPUT_CHARS / 2`: the command's start and
+ * how it ended (an error is usually at the end of a log).
+ */
+export const OUTPUT_CHARS = 32 * 1024;
+
+/** A string that is JSON text is read as its value when it is at most this long. */
+const MAX_JSON_TEXT = 8 * 1024 * 1024;
+const MAX_DEPTH = 64;
+/** Base64 with no break for this long is binary data (a hash or an id is shorter). */
+const BASE64_RUN = /^[A-Za-z0-9+/=]{200}/;
+const DATA_URL = /^data:[^,\s]{0,200};base64,/;
+
+/** A call's output as searchable text: its strings, head and tail when long. */
+export function outputText(result: unknown): string {
+  const parts: string[] = [];
+  collect(jsonValueOf(result), parts, 0);
+  return headAndTail(parts.join("\n"));
+}
+
+/** A string holding a JSON object or array, as that value; anything else as it is. */
+function jsonValueOf(x: unknown): unknown {
+  if (typeof x !== "string" || x.length > MAX_JSON_TEXT) return x;
+  const t = x.trim();
+  const first = t[0];
+  const last = t[t.length - 1];
+  if (!((first === "{" && last === "}") || (first === "[" && last === "]"))) return x;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return x;
+  }
+}
+
+function collect(x: unknown, out: string[], depth: number): void {
+  if (typeof x === "string") {
+    if (!BASE64_RUN.test(x) && !DATA_URL.test(x)) out.push(x);
+    return;
+  }
+  if (x === null || typeof x !== "object" || depth > MAX_DEPTH) return;
+  if (Array.isArray(x)) {
+    for (const v of x) collect(v, out, depth + 1);
+    return;
+  }
+  if (isBinaryBlock(x as Record<string, unknown>)) return;
+  for (const [k, v] of Object.entries(x)) if (!TAGS.has(k)) collect(v, out, depth + 1);
+}
+
+/** Fields that say what a block is, not what it says (`{type: "text", text: …}`). */
+const TAGS = new Set(["type", "media_type", "mediaType", "mime_type", "mimeType"]);
+
+/** An image or document block carrying its bytes (Anthropic's `source: {type: "base64"}`, …). */
+function isBinaryBlock(x: Record<string, unknown>): boolean {
+  if (x.type === "image" || x.type === "image_url" || x.type === "input_image") return true;
+  const source = x.source as { type?: unknown } | undefined;
+  return typeof source === "object" && source !== null && source.type === "base64";
+}
+
+/** `text`, or its first and last `OUTPUT_CHARS / 2` characters, cut between characters. */
+function headAndTail(text: string): string {
+  if (text.length <= OUTPUT_CHARS) return text;
+  const half = OUTPUT_CHARS / 2;
+  // Not inside a surrogate pair (half an emoji is not text).
+  const end = isHighSurrogate(text.charCodeAt(half - 1)) ? half - 1 : half;
+  const start = isLowSurrogate(text.charCodeAt(text.length - half))
+    ? text.length - half + 1
+    : text.length - half;
+  return `${text.slice(0, end)}\n…\n${text.slice(start)}`;
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
