@@ -7,7 +7,16 @@
  * acknowledged: an export, fork or migration copied them, and the next writer then deleted them from
  * the log), and `store verify` names a mark whose writer died (`--repair` cuts the log back).
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { FILE_MODE } from "../util/atomic.ts";
 import { type LockOwner, thisProcess } from "../util/lock.ts";
 
@@ -36,6 +45,8 @@ export const removeBatchMark = (log: string): void => rmSync(markPathOf(log), { 
  * writer died writing the mark, before any byte of its batch).
  */
 export function readBatchMark(log: string): BatchMark | "unreadable" | undefined {
+  // Nearly always absent: a stat, rather than a read that throws.
+  if (!existsSync(markPathOf(log))) return undefined;
   let text: string;
   try {
     text = readFileSync(markPathOf(log), "utf8");
