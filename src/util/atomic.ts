@@ -58,22 +58,13 @@ export function writeFileAtomicWith(
   const tmp = `${path}.${process.pid}.${++tempCounter}.tmp`;
   let fd: number | undefined;
   try {
-    fd = openSync(tmp, "w", FILE_MODE);
-    const out = fd;
-    const writeAll = (bytes: Uint8Array) => {
-      let written = 0;
-      while (written < bytes.length) written += writeSync(out, bytes, written, bytes.length - written);
-    };
-    // One kept buffer (a fresh one per MiB made an export of hundreds of MB peak at ~900 MB).
-    const text = gatherText(GATHER_BYTES, writeAll);
-    produce((data) => {
-      if (typeof data === "string") text.write(data);
-      else {
-        text.drain();
-        writeAll(data);
-      }
-    });
-    text.drain();
+    try {
+      fd = openSync(tmp, "w", FILE_MODE);
+    } catch (error) {
+      // The temp file is ours: the file that could not be written is the one asked for.
+      throw Object.assign(error as Error, { path });
+    }
+    writeProduced(fd, produce);
     if (options.fsync !== false) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -84,4 +75,22 @@ export function writeFileAtomicWith(
     throw error;
   }
   if (options.fsync !== false) fsyncDir(dir);
+}
+
+/** Write what `produce` writes to `fd`, gathered in one kept buffer (1 MiB a write). */
+export function writeProduced(fd: number, produce: (write: AtomicWrite) => void): void {
+  const writeAll = (bytes: Uint8Array) => {
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  };
+  // One kept buffer (a fresh one per MiB made an export of hundreds of MB peak at ~900 MB).
+  const text = gatherText(GATHER_BYTES, writeAll);
+  produce((data) => {
+    if (typeof data === "string") text.write(data);
+    else {
+      text.drain();
+      writeAll(data);
+    }
+  });
+  text.drain();
 }

@@ -1,6 +1,6 @@
 /** `freecode eval` from source: reporters and files, usage errors, bad case files, `eval add`. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJson, runCli, tempDir } from "../_helpers.ts";
 
@@ -73,6 +73,33 @@ describe("freecode eval (source)", () => {
     expect(r.stderr).toContain("bad.yaml:5: invalid expectTool:");
     expect(r.stderr).toContain("(field expect.0.expectTool.count.min)");
     expect(existsSync(out)).toBe(false);
+  });
+
+  test("a report named by a symlink, a FIFO or /dev/stdout is written through, never replaced", async () => {
+    await using dir = await tempDir();
+    const run = (target: string) =>
+      runCli(["eval", "examples/cases/login.yaml", "--sessions", SESSIONS, "--reporter", `junit:${target}`]);
+    // A symlink: its target gets the report, the link stays a link; one to nothing creates its target.
+    const real = join(dir.path, "real.xml");
+    writeFileSync(real, "old");
+    const link = join(dir.path, "link.xml");
+    symlinkSync(real, link);
+    const dangling = join(dir.path, "dangling.xml");
+    symlinkSync(join(dir.path, "made.xml"), dangling);
+    for (const target of [link, dangling]) expect(run(target).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink() && lstatSync(dangling).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toContain("<testsuites");
+    expect(readFileSync(join(dir.path, "made.xml"), "utf8")).toContain("<testsuites");
+    // A named pipe a CI step reads: the reader gets the report, the pipe stays a pipe.
+    const fifo = join(dir.path, "report.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
+    expect(run(fifo).code).toBe(0);
+    expect(await new Response(reader.stdout).text()).toContain("<testsuites");
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    // /dev/stdout: the report on stdout.
+    const out = run("/dev/stdout");
+    expect([out.code, out.stdout]).toEqual([0, expect.stringContaining("<testsuites")]);
   });
 
   test("eval add writes a starter case that passes against its own session", async () => {

@@ -11,7 +11,7 @@ import { starterCase, starterYaml } from "../../../eval/starter.ts";
 import type { Trace } from "../../../rollout/folds/trace-types.ts";
 import { loadTrace } from "../../../rollout/load.ts";
 import { openStore } from "../../../storage/select.ts";
-import { writeFileAtomic } from "../../../util/atomic.ts";
+import { writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
 
 export default command({
@@ -66,7 +66,7 @@ export default command({
     if (args.out) {
       if (existsSync(args.out) && !args.force)
         throw conflict(`${args.out} exists (use --force to overwrite)`);
-      writeFileAtomic(args.out, text);
+      writeOutputFile(args.out, (write) => write(text));
       ctx.log.success(`wrote ${args.out}: run it with freecode eval ${args.out}`);
     } else ctx.out(text);
     return 0;

@@ -13,7 +13,7 @@ import { renderTap } from "../../../eval/reporters/tap.ts";
 import { runEval } from "../../../eval/runner.ts";
 import { openStore } from "../../../storage/select.ts";
 import { assertNever } from "../../../util/assert-never.ts";
-import { writeFileAtomic } from "../../../util/atomic.ts";
+import { writeOutputFile } from "../../../util/output-file.ts";
 import { command, wholeNumber } from "../../_command.ts";
 import { parseReporters, type ReporterChoice } from "./reporters.ts";
 
@@ -103,7 +103,7 @@ export function runCommandFor(rawArgs: string[]) {
       }
       for (const r of reporters) {
         const text = render(r, report, ctx.color);
-        if (r.file) writeFileAtomic(r.file, text);
+        if (r.file) writeOutputFile(r.file, (write) => write(text));
         else await Bun.write(Bun.stdout, text); // resolves when written: large reports are not cut short
         const summary = process.env.GITHUB_STEP_SUMMARY;
         if (r.name === "github" && summary) appendFileSync(summary, renderStepSummary(report));

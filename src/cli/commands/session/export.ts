@@ -5,7 +5,7 @@
 import { usageError } from "../../../errors.ts";
 import { exportSession } from "../../../session/export.ts";
 import { uploadExport } from "../../../sync/client.ts";
-import { writeFileAtomic } from "../../../util/atomic.ts";
+import { writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
 
@@ -61,7 +61,7 @@ export default command({
       ctx.out(text);
       return 0;
     }
-    writeFileAtomic(args.out, text, { fsync: ctx.config().fsync !== "never" });
+    writeOutputFile(args.out, (write) => write(text), { fsync: ctx.config().fsync !== "never" });
     const summary = {
       id: doc.meta.id,
       file: args.out,

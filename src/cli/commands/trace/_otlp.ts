@@ -7,9 +7,9 @@ import { usageError } from "../../../errors.ts";
 import type { Trace } from "../../../rollout/folds/trace-types.ts";
 import { writeOtlpJson } from "../../../rollout/otlp.ts";
 import { otlpHeaders, postOtlp } from "../../../sync/otlp.ts";
-import { writeFileAtomicWith } from "../../../util/atomic.ts";
 import { guardedWriter } from "../../../util/memory-guard.ts";
 import { clip, escapeLine } from "../../../util/one-line.ts";
+import { writeOutputFile } from "../../../util/output-file.ts";
 import { VERSION } from "../../../version.ts";
 import type { CommandContext } from "../../_command.ts";
 
@@ -24,7 +24,7 @@ export async function writeOtlp(ctx: CommandContext, trace: Trace, target: strin
   let count = 0;
   // A span at a time into the temp file, its garbage collected young: a big log's export is
   // hundreds of MB (see `writeOtlpJson`).
-  writeFileAtomicWith(path, (write) => {
+  writeOutputFile(path, (write) => {
     count = writeOtlpJson(trace, guardedWriter(write), { version: VERSION });
     write("\n");
   });

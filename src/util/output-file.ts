@@ -1,0 +1,73 @@
+/**
+ * Writing a file the user named (an eval report, an export, an OTLP trace). A regular file, or one
+ * not there yet, is replaced atomically (`atomic.ts`). Anything else is written through, as a shell
+ * redirect would: a symlink's target is written and the link kept; a device, FIFO or socket
+ * (`/dev/stdout`, a named pipe a CI step reads) is written in place. Replaced by a regular file, the
+ * report never reached its reader, and run as root `junit:/dev/full` replaced the device.
+ */
+import { closeSync, lstatSync, openSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { type AtomicWrite, FILE_MODE, writeFileAtomicWith, writeProduced } from "./atomic.ts";
+
+export function writeOutputFile(
+  path: string,
+  produce: (write: AtomicWrite) => void,
+  options: { fsync?: boolean } = {},
+): void {
+  // Followed through its links: what a write to `path` reaches.
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st === undefined || st.isFile()) {
+    writeFileAtomicWith(st ? realpathSync(path) : whereALinkLeads(path), produce, options);
+    return;
+  }
+  // One of this process's descriptors (`/dev/stdout` is a link to `/proc/self/fd/1`, whose "real
+  // path" is no path at all, `pipe:[…]`, and a socket there cannot be opened): written to as it is.
+  const own = ownDescriptor(path);
+  if (own !== undefined) {
+    writeThrough(path, Number(own), produce);
+    return;
+  }
+  // A device or a FIFO: opened through the links, written in place.
+  let fd: number;
+  try {
+    fd = openSync(path, "w", FILE_MODE);
+  } catch (error) {
+    throw Object.assign(error as Error, { path });
+  }
+  try {
+    writeThrough(path, fd, produce);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `/dev/fd/N`, `/proc/self/fd/N`. */
+const OWN_FD = /^\/(dev|proc\/self)\/fd\/(\d+)$/;
+
+/** The descriptor of this process `path` or one of the links it goes through names, if any. */
+function ownDescriptor(path: string): string | undefined {
+  let p = path;
+  for (let hops = 0; hops < 40; hops++) {
+    const n = OWN_FD.exec(p)?.[2];
+    if (n !== undefined) return n;
+    if (!lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
+    p = resolve(dirname(p), readlinkSync(p));
+  }
+  return undefined;
+}
+
+function writeThrough(path: string, fd: number, produce: (write: AtomicWrite) => void): void {
+  try {
+    writeProduced(fd, produce);
+  } catch (error) {
+    throw Object.assign(error as Error, { path });
+  }
+}
+
+/** Where `path`'s links lead (a dangling link: where it points; its target is created, the link kept). */
+function whereALinkLeads(path: string): string {
+  let p = path;
+  for (let hops = 0; hops < 40 && lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink(); hops++)
+    p = resolve(dirname(p), readlinkSync(p));
+  return p;
+}
