@@ -48,6 +48,20 @@ const PartInputSchema = v.looseObject({
   ),
 });
 
+/**
+ * A token count a caller gives: a whole number ≥ 0 within the safe range. The store adds them to
+ * the session's totals, which `session import` requires to be such (a -5 was stored, exported, and
+ * the export then refused). Checked where messages come in from callers, not in the store: a
+ * message an older version stored with another count is still compacted, migrated and copied.
+ */
+const tokenCount = v.pipe(
+  v.number(),
+  v.check(
+    (n) => Number.isSafeInteger(n) && n >= 0,
+    (issue) => `a token count must be a whole number ≥ 0 (got ${String(issue.input)})`,
+  ),
+);
+
 /** A message as given by a caller: `id` and `timestamp` optional. */
 export const MessageInputSchema = v.looseObject({
   id: v.optional(IdSchema),
@@ -55,7 +69,15 @@ export const MessageInputSchema = v.looseObject({
   parts: v.array(PartInputSchema),
   timestamp: v.optional(timeMs()),
   interrupted: v.optional(v.boolean()),
-  usage: v.optional(v.looseObject({})),
+  usage: v.optional(
+    v.looseObject({
+      inputTokens: v.optional(tokenCount),
+      outputTokens: v.optional(tokenCount),
+      cacheReadInputTokens: v.optional(tokenCount),
+      cacheCreationInputTokens: v.optional(tokenCount),
+      reasoningTokens: v.optional(tokenCount),
+    }),
+  ),
   responseId: v.optional(v.string()),
   synthetic: v.optional(v.string()),
 });

@@ -13,8 +13,7 @@ import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
 const ID = /^[A-Za-z0-9._:@+=-]+$/;
-/** The token counts a message's `usage` may hold. */
-export const USAGE_FIELDS = [
+const USAGE_FIELDS = [
   "inputTokens",
   "outputTokens",
   "cacheReadInputTokens",

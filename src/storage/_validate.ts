@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
-import { checkMessageSize, isValidId, isValidMessage, USAGE_FIELDS } from "./_message-check.ts";
+import { checkMessageSize, isValidId, isValidMessage } from "./_message-check.ts";
 import type { ListQuery } from "./contract.ts";
 import {
   IdSchema,
@@ -58,21 +58,7 @@ export function checkMessage(message: unknown, index?: number): StoredMessage {
     m = r.output;
   }
   if (!isTimeMs(m.timestamp)) checkTimes(m, ["timestamp"], prefix());
-  if (m.usage !== undefined) checkTokenCounts(m.usage, `${prefix()}usage.`);
   return checkMessageSize(m, index);
-}
-
-/**
- * A new message's token counts are whole numbers ≥ 0 within the safe range: the store adds them to
- * the session's totals, which `session import` requires to be such (a -5 was stored, exported, and
- * the export then refused). Only where records enter: one an older version stored still reads.
- */
-function checkTokenCounts(usage: Record<string, unknown>, prefix: string): void {
-  for (const f of USAGE_FIELDS) {
-    const n = usage[f];
-    if (typeof n === "number" && !(Number.isSafeInteger(n) && n >= 0))
-      throw badInput(`${f}: a token count must be a whole number ≥ 0 (got ${n})`, { field: `${prefix}${f}` });
-  }
 }
 
 /** Validate a batch of messages and reject duplicate ids inside it. */

@@ -105,7 +105,7 @@ test("fork --title follows the title rules of create and rename; the default for
   expect(dflt.title.endsWith(" (fork)")).toBe(true);
 });
 
-test("token counts are whole numbers ≥ 0 where messages enter; one stored before still reads", async () => {
+test("token counts are whole numbers ≥ 0 where callers give messages; one stored before still reads", async () => {
   await using home = await tempHome();
   expect(runCli(["session", "create", "--id", "s1", "--prompt", "p"], { home: home.path }).code).toBe(0);
   const withUsage = (usage: object) =>
@@ -114,9 +114,9 @@ test("token counts are whole numbers ≥ 0 where messages enter; one stored befo
       stdin: JSON.stringify({ role: "assistant", parts: [{ type: "text", content: "hi" }], usage }),
     });
   for (const [usage, field] of [
-    [{ inputTokens: -5 }, "[0].usage.inputTokens"],
-    [{ outputTokens: 1.5 }, "[0].usage.outputTokens"],
-    [{ cacheReadInputTokens: 1e300 }, "[0].usage.cacheReadInputTokens"],
+    [{ inputTokens: -5 }, "usage.inputTokens"],
+    [{ outputTokens: 1.5 }, "usage.outputTokens"],
+    [{ cacheReadInputTokens: 1e300 }, "usage.cacheReadInputTokens"],
   ] as const) {
     const r = withUsage(usage);
     expect([r.code, r.stderr]).toEqual([
@@ -141,6 +141,14 @@ test("token counts are whole numbers ≥ 0 where messages enter; one stored befo
     runCli(["session", "show", "s1", "--json"], { home: home.path }),
   );
   expect(shown.messages.map((m) => m.id)).toContain("old1");
+  // And is still copied: store migrate rewrites every message, and must not refuse what it did not
+  // let in itself (storage review 2).
+  const migrated = runCli(["store", "migrate", "--to", "sqlite"], { home: home.path });
+  expect([migrated.code, migrated.stderr]).toEqual([0, expect.any(String)]);
+  const copied = parseJson<{ messages: { id: string }[] }>(
+    runCli(["session", "show", "s1", "--json", "--store", "sqlite"], { home: home.path }),
+  );
+  expect(copied.messages.map((m) => m.id)).toContain("old1");
   // And what is exported imports.
   expect(runCli(["session", "create", "--id", "s2", "--prompt", "p"], { home: home.path }).code).toBe(0);
   expect(
