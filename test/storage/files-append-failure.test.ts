@@ -5,8 +5,11 @@
  * the partial line: one corrupt line, the message lost.
  */
 import { expect, test } from "bun:test";
+import { closeSync, existsSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { AppendLog, MARKED_BYTES } from "../../src/storage/adapters/_files-log.ts";
 import factory from "../../src/storage/adapters/files.ts";
+import { acknowledgedSize } from "../../src/storage/batch-mark.ts";
 import { BUN, tempHome } from "../_helpers.ts";
 import { makeMeta, msg } from "./contract.ts";
 
@@ -46,4 +49,24 @@ test("a batch that fails part way is cut back; the next append is whole", async 
   }
   expect(events).toEqual(["small"]);
   await again.close();
+});
+
+test("a marked batch that fails before its first byte leaves no mark: later appends stay visible", async () => {
+  await using home = await tempHome();
+  const path = join(home.path, "log.jsonl");
+  const log = new AppendLog(path, "never");
+  log.append('{"n":1}\n');
+  // The descriptor made read-only under the log: its next write fails with nothing written (as
+  // on a disk full at the batch's first byte).
+  const writable = (log as unknown as { fd: number }).fd;
+  (log as unknown as { fd: number }).fd = openSync(path, "r");
+  const big = `${JSON.stringify({ x: "y".repeat(MARKED_BYTES) })}\n`;
+  expect(() => log.append(big)).toThrow();
+  closeSync((log as unknown as { fd: number }).fd);
+  (log as unknown as { fd: number }).fd = writable;
+  expect(existsSync(`${path}.batch`)).toBe(false);
+  // The next append in the same lease is acknowledged, and every reader sees it.
+  log.append('{"n":2}\n');
+  expect(acknowledgedSize(path)).toBe(statSync(path).size);
+  log.close();
 });

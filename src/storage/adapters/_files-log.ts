@@ -128,15 +128,19 @@ export class AppendLog {
       while (written < data.length) written += writeSync(this.fd!, data, written, data.length - written);
       if (marked) removeBatchMark(this.path);
     } catch (error) {
-      if (written > 0) {
+      let cutBack = written === 0;
+      if (!cutBack) {
         try {
           ftruncateSync(this.fd!, before);
-          if (marked) removeBatchMark(this.path);
+          cutBack = true;
         } catch {
-          // Could not cut it back: the next lease's reload cuts a torn tail; a whole line stays.
+          // Could not cut it back: the mark stays (readers stop where the batch began, the next
+          // lease cuts it back); unmarked, the next lease's reload cuts a torn tail, a whole line stays.
           this.close();
         }
       }
+      // Nothing of the batch is left: a mark kept would hide the appends acknowledged after it.
+      if (marked && cutBack) removeBatchMark(this.path);
       // `writeSync` errors name no file: say which one could not be written.
       const e = error as NodeJS.ErrnoException;
       if (e && typeof e === "object" && e.path === undefined) e.path = this.path;
