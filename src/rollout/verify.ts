@@ -4,12 +4,22 @@
  * (newer) types are counted, not problems. Reads the raw values so that a line failing the schema
  * (or read with U+FFFD for bytes that are not UTF-8) still takes part in the seq check.
  */
+import { statSync } from "node:fs";
+import { acknowledgedSize } from "../storage/batch-mark.ts";
 import type { ReadIssue } from "../storage/contract.ts";
 import { readJsonl } from "./_jsonl.ts";
 import type { RolloutSource } from "./load.ts";
 import { checkEvent } from "./validate.ts";
 
-export type ProblemKind = "torn" | "utf8" | "json" | "schema" | "seq_gap" | "seq_repeat" | "aggregate";
+export type ProblemKind =
+  | "torn"
+  | "utf8"
+  | "json"
+  | "schema"
+  | "seq_gap"
+  | "seq_repeat"
+  | "aggregate"
+  | "unfinished_batch";
 
 export interface VerifyProblem {
   kind: ProblemKind;
@@ -80,7 +90,21 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
     }
   };
   if ("file" in source) {
-    await readJsonl(source.file, { exact: true }, { value, issue });
+    // As every reader: not past a large append under way or cut off (`storage/batch-mark.ts`), whose
+    // lines were never acknowledged; said as a problem of its own.
+    const toOffset = acknowledgedSize(source.file);
+    const size = statSync(source.file, { throwIfNoEntry: false })?.size;
+    await readJsonl(
+      source.file,
+      { exact: true, ...(toOffset !== undefined ? { toOffset } : {}) },
+      { value, issue },
+    );
+    if (toOffset !== undefined && size !== undefined && size > toOffset)
+      report.problems.push({
+        kind: "unfinished_batch",
+        file: source.file,
+        message: `${size - toOffset} bytes past byte ${toOffset} are a large append under way or cut off (never acknowledged; the next write cuts them off, \`store verify --repair\` now)`,
+      });
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {
       if (item.issue) issue(item.issue);

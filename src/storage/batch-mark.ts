@@ -65,12 +65,14 @@ export function readBatchMark(log: string): BatchMark | "unreadable" | undefined
 }
 
 /**
- * Whether `mark` holds for a log of inode `ino` and `size` bytes: its batch is under way or was cut
- * off (the log is past where it began and short of where it ends). A whole batch, or a mark of a
- * file since replaced (a compaction), does not hold.
+ * Whether `mark` holds for a log of `size` bytes: its batch is under way or was cut off (the log is
+ * past where it began and short of where it ends). A whole batch does not hold. The log's inode is
+ * not compared: a home copied or restored from a backup gives the log a new one, and the mark must
+ * still hide the lines the batch got out; freecode's own rewrites (compaction) take the lease first,
+ * which removes any mark before the new file is renamed in.
  */
-export const markHolds = (mark: BatchMark | "unreadable" | undefined, ino: number, size: number) =>
-  typeof mark === "object" && mark.ino === ino && size >= mark.from && size < mark.to;
+export const markHolds = (mark: BatchMark | "unreadable" | undefined, size: number) =>
+  typeof mark === "object" && size >= mark.from && size < mark.to;
 
 /**
  * How many bytes of `log` are acknowledged: its size, or where an unfinished batch began. A reader
@@ -81,7 +83,7 @@ export function acknowledgedSize(log: string): number | undefined {
   if (!st) return undefined;
   // The mark is looked for only when the log could hold a marked batch: one stat otherwise.
   const mark = st.size > 0 ? readBatchMark(log) : undefined;
-  return markHolds(mark, st.ino, st.size) ? (mark as BatchMark).from : st.size;
+  return markHolds(mark, st.size) ? (mark as BatchMark).from : st.size;
 }
 
 /**
@@ -94,7 +96,7 @@ export function undoBatch(log: string): number {
   if (mark === undefined) return 0;
   let cut = 0;
   const st = statSync(log, { throwIfNoEntry: false });
-  if (st && markHolds(mark, st.ino, st.size)) {
+  if (st && markHolds(mark, st.size)) {
     const fd = openSync(log, "r+");
     try {
       const from = (mark as BatchMark).from;

@@ -21,6 +21,7 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
@@ -281,23 +282,31 @@ function checkBatchMarks(home: string, repair: boolean, problems: Problem[]): vo
   for (const [log, kind, id] of logs) {
     const mark = readBatchMark(log);
     if (mark === undefined) continue;
-    if (typeof mark === "object" && mark.by && aliveHere(mark.by)) continue; // a large append at work
+    const by = typeof mark === "object" ? mark.by : undefined;
+    if (by && aliveHere(by)) continue; // a large append at work
+    // A writer of another host (a home on a shared drive) cannot be checked from here; while it
+    // holds the log's lock (a batch is written under it) it is named and left alone.
+    const lock = join(locks, `${kind}-${id}.lock`);
+    const elsewhere = by !== undefined && by.host !== hostname() && existsSync(lock);
     const st = statSync(log, { throwIfNoEntry: false });
-    const holds = st !== undefined && markHolds(mark, Number(st.ino), st.size);
-    const who =
-      typeof mark === "object" && mark.by ? `process ${mark.by.pid}, which died` : "a writer that died";
+    const holds = st !== undefined && markHolds(mark, st.size);
+    const who = !by
+      ? "a writer that died"
+      : elsewhere
+        ? `process ${by.pid} on ${by.host} (it cannot be checked from here: once it is gone, \`store unlock --host ${by.host}\`, then \`store verify --repair\`)`
+        : `process ${by.pid}, which died`;
     const problem: Problem = {
       kind: "unfinished_batch",
       sessionId: id,
       file: log,
       detail: holds
-        ? `a large append by ${who}, was cut off: ${st!.size - (mark as BatchMark).from} of its ${(mark as BatchMark).to - (mark as BatchMark).from} bytes are in the log (never acknowledged; readers leave them out, the next write cuts them off)`
+        ? `a large append by ${who}, is unfinished: ${st!.size - (mark as BatchMark).from} of its ${(mark as BatchMark).to - (mark as BatchMark).from} bytes are in the log (never acknowledged; readers leave them out, the next write cuts them off)`
         : `a stale mark of a large append by ${who} (its batch is whole, or never began)`,
-      repairable: true,
+      repairable: !elsewhere,
     };
-    if (repair) {
+    if (repair && !elsewhere) {
       ensureDir(locks);
-      withLockSync(join(locks, `${kind}-${id}.lock`), () => undoBatch(log));
+      withLockSync(lock, () => undoBatch(log));
       problem.repaired = true;
     }
     problems.push(problem);

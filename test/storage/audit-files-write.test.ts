@@ -13,6 +13,7 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -365,7 +366,7 @@ describe("a killed large append is not read before the next writer cuts it (CLI 
       (p) => p.kind === "unfinished_batch",
     );
     expect(found.map((p) => p.file).sort()).toEqual([events, log].sort());
-    expect(found[0]!.detail).toMatch(/cut off: \d+ of its \d+ bytes are in the log/);
+    expect(found[0]!.detail).toMatch(/is unfinished: \d+ of its \d+ bytes are in the log/);
     const repaired = await verifyStore(adapter, home.path, true);
     expect(repaired.ok).toBe(true);
     expect(existsSync(`${log}.batch`) || existsSync(`${events}.batch`)).toBe(false);
@@ -373,6 +374,62 @@ describe("a killed large append is not read before the next writer cuts it (CLI 
     expect((await verifyStore(adapter, home.path)).problems).toEqual([]);
     await adapter.close();
   }, 60_000);
+
+  test("a home copied with its mark (new inodes) still hides the batch; rollout verify stops there too", async () => {
+    await using home = await tempHome();
+    const { meta, log } = await oneMessageSession(home.path);
+    killedBatch(log, ["half-1", "half-2"]);
+    // A copy of the log under a new inode, as cp -a, rsync or a backup restore make it.
+    const copy = `${log}.copy`;
+    writeFileSync(copy, readFileSync(log));
+    rmSync(log);
+    renameSync(copy, log);
+    const a = factory({ home: home.path, fsync: "never" });
+    expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["m1"]);
+    await a.close();
+    // An events log with a killed batch: rollout verify reads what was acknowledged, and says so.
+    const events = eventsFile(home.path, meta.id);
+    const b = factory({ home: home.path, fsync: "never" });
+    await b.appendEvents(meta.id, [{ type: "turn.started", turnId: "t0" }]);
+    await b.close();
+    const size = statSync(events).size;
+    writeFileSync(`${events}.batch`, JSON.stringify({ ino: 1, from: size, to: size + 9_000_000 }));
+    appendFileSync(
+      events,
+      `${JSON.stringify({ type: "turn.started", turnId: "t1", id: "e2", seq: 2, aggregateID: meta.id, timestamp: 2 })}\n{"ty`,
+    );
+    const r = parseJson<{ events: number; problems: { kind: string }[] }>(
+      runCli(["rollout", "verify", meta.id, "--json"], { home: home.path }),
+    );
+    expect([r.events, r.problems.map((p) => p.kind)]).toEqual([1, ["unfinished_batch"]]);
+  });
+
+  test("a mark of another host's writer holding the lock is named, not repaired (no wait); freed, it is", async () => {
+    await using home = await tempHome();
+    const { meta, log } = await oneMessageSession(home.path);
+    const { ino, size } = statSync(log);
+    const by = { pid: 4242, start: 1, host: "buildbox-2" };
+    writeFileSync(`${log}.batch`, JSON.stringify({ ino, from: size, to: size + 5_000_000, by }));
+    appendFileSync(log, `${JSON.stringify(msg("half"))}\n`);
+    const lock = join(home.path, "state", "locks", `s-${meta.id}.lock`);
+    writeFileSync(lock, JSON.stringify(by));
+    const { adapter } = await openStore("files", { home: home.path });
+    const { verifyStore } = await import("../../src/storage/verify.ts");
+    const t0 = performance.now();
+    const held = (await verifyStore(adapter, home.path, true)).problems.filter(
+      (p) => p.kind === "unfinished_batch",
+    );
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(held.map((p) => [p.repairable, p.repaired ?? false])).toEqual([[false, false]]);
+    expect(held[0]!.detail).toContain("process 4242 on buildbox-2 (it cannot be checked from here");
+    rmSync(lock); // what `store unlock --host buildbox-2` does once that host's writer is gone
+    const freed = (await verifyStore(adapter, home.path, true)).problems.filter(
+      (p) => p.kind === "unfinished_batch",
+    );
+    expect(freed.map((p) => p.repaired)).toEqual([true]);
+    expect(existsSync(`${log}.batch`)).toBe(false);
+    await adapter.close();
+  });
 
   test("a live writer's mark is left alone by verify; the mark is created 0600", async () => {
     await using home = await tempHome();

@@ -93,7 +93,7 @@ export class AppendLog {
   private undoUnfinishedBatch(): void {
     const mark = readBatchMark(this.path);
     if (mark === undefined) return;
-    if (markHolds(mark, this.ino, this.size)) {
+    if (markHolds(mark, this.size)) {
       const from = (mark as { from: number }).from;
       ftruncateSync(this.fd!, from);
       this.size = from;
