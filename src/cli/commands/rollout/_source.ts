@@ -10,15 +10,16 @@ import * as v from "valibot";
 import { badInput, notFound } from "../../../errors.ts";
 import { homePaths } from "../../../home.ts";
 import { foldRollout, type RolloutSource } from "../../../rollout/load.ts";
+import { acknowledgedSize } from "../../../storage/batch-mark.ts";
 import type { StorageAdapter } from "../../../storage/contract.ts";
 import { IdSchema } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import { lastLineMatching } from "../../../util/last-line.ts";
 import type { CommandContext } from "../../_command.ts";
 
-/** The `timestamp` of a log's last readable event (a torn or blank line after it aside). */
+/** The `timestamp` of a log's last readable event (a torn or blank line, an unfinished batch after it aside). */
 const lastEventAt = (file: string): number | undefined =>
-  lastLineMatching(file, statSync(file).size, (e) => {
+  lastLineMatching(file, acknowledgedSize(file) ?? statSync(file).size, (e) => {
     const t = (e as { timestamp?: unknown } | null)?.timestamp;
     return typeof t === "number" && Number.isFinite(t) ? t : undefined;
   });
