@@ -6,12 +6,13 @@
  * never a duplicate.
  */
 
-import { dirname } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import * as v from "valibot";
 import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
 import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
+import { isWindowsPath } from "../storage/project-key.ts";
 import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
 import { messageIdFor } from "./ids.ts";
@@ -334,6 +335,14 @@ export async function writeSession(
       meta.projectPath = dirname(s.meta.source.path);
       said.push(
         `no working directory recorded: the transcript's folder stands in as its project (${meta.projectPath})`,
+      );
+    } else if (!isAbsolute(meta.projectPath) && !isWindowsPath(meta.projectPath)) {
+      // Relative to a directory the transcript does not name: `--project` could never find it, and
+      // `session import` refuses it. The transcript's folder stands in, the recorded one is said.
+      const recorded = meta.projectPath;
+      meta.projectPath = dirname(s.meta.source.path);
+      said.push(
+        `working directory "${recorded}" is not an absolute path: the transcript's folder stands in as its project (${meta.projectPath})`,
       );
     }
     await adapter.createSession(foldMessagesIntoMeta(meta, fresh), fresh);

@@ -366,4 +366,16 @@ describe("claude entries beyond the corpus", () => {
       expect.stringContaining("no working directory recorded: the transcript's folder stands in"),
     ]);
   });
+
+  test("regression: a relative working directory is not a project: the transcript folder stands in", async () => {
+    const relative = (e: Record<string, unknown>) => ({ ...e, cwd: "work/app" });
+    const s = await importLines([
+      relative(prompt("u1", null, "hello")),
+      relative(assistant("a1", "u1", "msg_1", [{ type: "text", text: "Hi." }])),
+    ]);
+    expect(s.meta.projectPath.endsWith(join("projects", "-work-app"))).toBe(true);
+    expect(s.summary.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining('working directory "work/app" is not an absolute path'),
+    ]);
+  });
 });
