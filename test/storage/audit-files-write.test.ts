@@ -488,3 +488,37 @@ describe("messages lost from a log stay visible (CLI review 2)", () => {
     await c.close();
   });
 });
+
+test("store verify --repair while another process appends leaves the count right (storage review 4)", async () => {
+  await using home = await tempHome();
+  const a = factory({ home: home.path, fsync: "never" });
+  const meta = makeMeta();
+  await a.createSession(meta, [msg("m0")]);
+  await a.close();
+  const appender = `
+    import factory from ${JSON.stringify(join(ROOT, "src", "storage", "adapters", "files.ts"))};
+    const a = factory({ home: ${JSON.stringify(home.path)}, fsync: "never" });
+    const end = Date.now() + 2500;
+    for (let i = 0; Date.now() < end; i++) {
+      await a.appendMessages(${JSON.stringify(meta.id)}, [{ id: "a" + i, role: "user", parts: [{ type: "text", content: "x" }], timestamp: 1 }]);
+      await Bun.sleep(1);
+    }
+    await a.close();`;
+  const child = Bun.spawn([BUN, "-e", appender], { stdout: "ignore", stderr: "pipe" });
+  const { verifyStore } = await import("../../src/storage/verify.ts");
+  let runs = 0;
+  while (child.exitCode === null) {
+    const { adapter } = await openStore("files", { home: home.path });
+    await verifyStore(adapter, home.path, true);
+    await adapter.close();
+    runs++;
+    await Bun.sleep(20); // a turn of the event loop: the child's exit is seen
+  }
+  expect(await child.exited).toBe(0);
+  expect(runs).toBeGreaterThan(2);
+  const { adapter } = await openStore("files", { home: home.path });
+  const stored = (await adapter.readMessages(meta.id)).messages.length;
+  expect((await adapter.getMeta(meta.id))!.messageCount).toBe(stored);
+  expect((await verifyStore(adapter, home.path)).problems).toEqual([]);
+  await adapter.close();
+}, 60_000);

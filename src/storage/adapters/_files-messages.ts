@@ -44,6 +44,11 @@ function checked(raw: unknown, file: string, lineNo: number, issues: ReadIssue[]
 
 /** Read a message log; a missing file is an empty log. */
 export async function readMessagesFile(file: string): Promise<MessagesRead> {
+  return readMessagesFileSync(file);
+}
+
+/** `readMessagesFile`, synchronously: for a reader holding the session's lease (`store verify`). */
+export function readMessagesFileSync(file: string): MessagesRead {
   const messages: StoredMessage[] = [];
   const issues: ReadIssue[] = [];
   // A large append under way, or cut off by a kill, is not read: it was never acknowledged.
