@@ -2,10 +2,10 @@
  * A key written twice in one mapping of a case file. YAML and JSON parsers keep the last one and
  * say nothing, so a second `expect:` (two branches merged) dropped the first list of assertions, and
  * `{name: write, name: edit}` checked only `edit`. JSON is scanned exactly; YAML in block style
- * (what case files use) by indentation — keys of flow mappings (`{a: 1, a: 2}`) and text inside
- * block scalars (`|`, `>`, after an anchor or a tag too) are not looked at, and where a line is not
- * read with certainty the scan stops (`duplicateYamlKey`): a duplicate may go unseen, but nothing
- * valid is refused.
+ * (what case files use) by indentation, and its flow collections (`{name: bash, name: read}`, on one
+ * line or several) by their brackets; text inside block scalars (`|`, `>`, after an anchor or a tag
+ * too) is not looked at, nor are explicit keys (`? a`), and where a line is not read with certainty
+ * the scan stops (`duplicateYamlKey`): a duplicate may go unseen, but nothing valid is refused.
  */
 
 /** The first repeated key and the line it is repeated on, or undefined. */
@@ -54,15 +54,25 @@ function keyText(raw: string): string {
   return raw;
 }
 
-/** Brackets a flow collection leaves open on a line (quotes skipped). */
+/**
+ * Brackets a flow collection leaves open on a line (quoted scalars skipped: a quote opens one only
+ * where a scalar starts, after `{[,:` or first on the line; `it's` is plain text).
+ */
 function openBrackets(text: string): number {
   let open = 0;
   let quote = "";
-  for (const c of text) {
+  let last = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
     if (quote) {
       if (c === quote) quote = "";
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === "#") break;
+      continue;
+    }
+    const after = last;
+    if (!/\s/.test(c)) last = c;
+    if ((c === '"' || c === "'") && (after === "" || "{[,:".includes(after))) quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(text[i - 1]!)))
+      break; // a comment
     else if (c === "{" || c === "[") open++;
     else if (c === "}" || c === "]") open--;
   }
@@ -97,12 +107,20 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
   let scalarCol = -1;
   /** Brackets still open in a flow collection that spans lines. */
   let flow = 0;
+  /** That collection's text so far, and the number of its first line. */
+  let flowText = "";
+  let flowLine = 0;
   const lines = text.split("\n");
   for (const [n, raw] of lines.entries()) {
     const line = raw.replace(/\r$/, "");
     if (flow > 0) {
       flow += openBrackets(line);
       if (flow < 0) return undefined;
+      flowText += `\n${line}`;
+      if (flow === 0) {
+        const dup = duplicateFlowKey(flowText, flowLine);
+        if (dup) return dup;
+      }
       continue;
     }
     const indent = line.length - line.trimStart().length;
@@ -130,6 +148,18 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
     if (rest === "" || rest.startsWith("#")) continue;
     const m = KEY.exec(rest);
     const value = bare(m ? rest.slice(m[0].length).trim() : rest);
+    // A document or an item that is a flow collection (`{id: a, …}`, `- {name: bash}`).
+    if (!m && /^[[{]/.test(value)) {
+      flow = openBrackets(value);
+      if (flow < 0) return undefined;
+      flowText = value;
+      flowLine = firstLine + n;
+      if (flow === 0) {
+        const dup = duplicateFlowKey(flowText, flowLine);
+        if (dup) return dup;
+      }
+      continue;
+    }
     if (!m && !item) return undefined; // neither a key nor a list item: not read with certainty
     if (m) {
       while (frames.length > 0 && frames.at(-1)!.col > col) frames.pop();
@@ -143,7 +173,86 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
     else if (/^[[{]/.test(value)) {
       flow = openBrackets(value);
       if (flow < 0) return undefined;
+      flowText = value;
+      flowLine = firstLine + n;
+      if (flow === 0) {
+        const dup = duplicateFlowKey(flowText, flowLine);
+        if (dup) return dup;
+      }
     } else if (/^["']/.test(value) && !quotedCloses(value)) return undefined;
   }
   return undefined;
+}
+
+/**
+ * A repeated key in a YAML flow collection (`{a: 1, b: [x, {c: 2, c: 3}]}`; `firstLine` is the
+ * line it starts on), or undefined — also when it is not read with certainty (a key that is not a
+ * plain or quoted scalar), so that nothing valid is refused.
+ */
+function duplicateFlowKey(text: string, firstLine: number): DuplicateKey | undefined {
+  let line = firstLine;
+  const frames: (Set<string> | null)[] = []; // null: a sequence
+  let expectKey = false;
+  /** The last character that was not a space: a quote opens a scalar only after `{[,:` (or first). */
+  let last = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    const after = last;
+    if (!/\s/.test(c)) last = c;
+    if (c === "\n") line++;
+    else if (c === "#" && (i === 0 || /\s/.test(text[i - 1]!))) {
+      while (i + 1 < text.length && text[i + 1] !== "\n") i++; // a comment, to the end of its line
+    } else if (c === "{") {
+      frames.push(new Set());
+      expectKey = true;
+    } else if (c === "[") {
+      frames.push(null);
+      expectKey = false;
+    } else if (c === "}" || c === "]") {
+      frames.pop();
+      expectKey = false;
+    } else if (c === ",") expectKey = frames.at(-1) != null;
+    else if ((c === '"' || c === "'") && (after === "" || "{[,:".includes(after))) {
+      const start = i;
+      for (i++; i < text.length && text[i] !== c; i++) {
+        if (c === '"' && text[i] === "\\") i++;
+        else if (c === "'" && text[i] === "'" && text[i + 1] === "'") i++;
+      }
+      last = c;
+      if (expectKey) {
+        const raw = text.slice(start, i + 1);
+        let key: string;
+        try {
+          key = keyText(raw);
+        } catch {
+          return undefined;
+        }
+        const dup = addKey(frames.at(-1)!, key);
+        if (dup) return { key, line };
+        expectKey = false;
+      }
+    } else if (expectKey && !/\s/.test(c)) {
+      // A plain key: up to `: `, `:` before a bracket or comma, or the end of the collection.
+      const m = /^([^,:{}[\]#]*?)\s*:(?=[\s,}\]]|$)/.exec(text.slice(i));
+      if (!m) {
+        // A key without a value (`{a, b}`) or one not read with certainty: not a key here.
+        if (c === "?" || c === "&" || c === "!" || c === "*") return undefined;
+        expectKey = false;
+        continue;
+      }
+      const key = m[1]!.trim();
+      if (addKey(frames.at(-1)!, key)) return { key, line };
+      i += m[0].length - 1;
+      last = ":";
+      expectKey = false;
+    }
+  }
+  return undefined;
+}
+
+/** Add `key` to a mapping's keys; true when it was there already. */
+function addKey(keys: Set<string>, key: string): boolean {
+  if (keys.has(key)) return true;
+  keys.add(key);
+  return false;
 }

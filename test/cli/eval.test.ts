@@ -73,6 +73,10 @@ describe("freecode eval (source)", () => {
     expect(r.stderr).toContain("bad.yaml:5: invalid expectTool:");
     expect(r.stderr).toContain("(field expect.0.expectTool.count.min)");
     expect(existsSync(out)).toBe(false);
+    // A key repeated in a flow mapping was dropped without a word: the case checked `read` only.
+    writeFileSync(file, "id: x\nexpect:\n  - expectTool: {name: bash, name: read}\n");
+    const dup = runCli(["eval", file, "--sessions", SESSIONS]);
+    expect([dup.code, dup.stderr]).toEqual([2, expect.stringContaining('bad.yaml:3: duplicate key "name"')]);
   });
 
   test("a report named by a symlink, a FIFO or /dev/stdout is written through, never replaced", async () => {

@@ -22,7 +22,7 @@ describe("JSON", () => {
   });
 });
 
-describe("YAML (block style)", () => {
+describe("YAML", () => {
   test("a repeated key of one mapping, with its line", () => {
     expect(duplicateYamlKey("id: a\nexpect:\n  - noHung: true\nexpect:\n  - x: 1\n")).toEqual({
       key: "expect",
@@ -35,14 +35,26 @@ describe("YAML (block style)", () => {
     expect(duplicateYamlKey('a: 1\n"a": 2\n')).toEqual({ key: "a", line: 2 });
     expect(duplicateYamlKey("- id: x\n  id: y\n")).toEqual({ key: "id", line: 2 });
   });
-  test("list items, nesting, block scalars, flow collections and comments are not repeats", () => {
+  test("a repeated key of a flow mapping, on one line or several, at any depth (eval review 2)", () => {
+    expect(duplicateYamlKey("expect:\n  - expectTool: {name: bash, name: read}\n")).toEqual({
+      key: "name",
+      line: 2,
+    });
+    expect(duplicateYamlKey("{id: a, sessions: [x], expect: [], id: b}")).toEqual({ key: "id", line: 1 });
+    expect(duplicateYamlKey("a: {x: 1,\n  y: {z: 1, 'z': 2}}\n")).toEqual({ key: "z", line: 2 });
+    expect(duplicateYamlKey("a: {x: 1,\n  y: 2,\n  x: 3}\n")).toEqual({ key: "x", line: 3 });
+    expect(duplicateYamlKey("a: {msg: it's fine, b: 1, msg: 3}\n")).toEqual({ key: "msg", line: 1 });
+  });
+  test("list items, nesting, block scalars, sibling flow mappings and comments are not repeats", () => {
     const ok = [
       "expect:\n  - noHung: true\n  - noHung: true\n",
       "expect:\n- a: 1\n- a: 2\nother: 3\n",
       "a:\n  x: 1\nb:\n  x: 2\n",
       "prompt: |\n  id: 1\n  id: 2\nid: x\n",
       "prompt: >-\n  a: 1\n\n  a: 2\nb: 1\n",
-      "x: {a: 1, a: 2}\ny: [\n  {a: 1},\n  {a: 1}\n]\nz: 1\n",
+      "x: {a: 1, b: 2}\ny: [\n  {a: 1},\n  {a: 1}\n]\nz: 1\n",
+      // Flow values with quotes, colons and commas inside their scalars.
+      "a: {url: \"http://h:1/x\", msg: it's fine, q: 'x, y', k: a:b}\n",
       "# a: 1\na: 1 # a: 2\n",
       "- - a: 1\n  - a: 2\n",
       // Found by the final read: block scalars after an anchor or tag, or as a list item; quoted
