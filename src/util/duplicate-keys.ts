@@ -117,10 +117,8 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
       flow += openBrackets(line);
       if (flow < 0) return undefined;
       flowText += `\n${line}`;
-      if (flow === 0) {
-        const dup = duplicateFlowKey(flowText, flowLine);
-        if (dup) return dup;
-      }
+      const dup = flow === 0 ? duplicateFlowKey(flowText, flowLine) : undefined;
+      if (dup) return dup;
       continue;
     }
     const indent = line.length - line.trimStart().length;
@@ -148,19 +146,10 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
     if (rest === "" || rest.startsWith("#")) continue;
     const m = KEY.exec(rest);
     const value = bare(m ? rest.slice(m[0].length).trim() : rest);
-    // A document or an item that is a flow collection (`{id: a, …}`, `- {name: bash}`).
-    if (!m && /^[[{]/.test(value)) {
-      flow = openBrackets(value);
-      if (flow < 0) return undefined;
-      flowText = value;
-      flowLine = firstLine + n;
-      if (flow === 0) {
-        const dup = duplicateFlowKey(flowText, flowLine);
-        if (dup) return dup;
-      }
-      continue;
-    }
-    if (!m && !item) return undefined; // neither a key nor a list item: not read with certainty
+    // A flow collection: a key's value, an item, or the whole document (`{id: a, …}`).
+    const isFlow = /^[[{]/.test(value);
+    // Neither a key, a list item nor a flow collection: not read with certainty.
+    if (!m && !item && !isFlow) return undefined;
     if (m) {
       while (frames.length > 0 && frames.at(-1)!.col > col) frames.pop();
       if (frames.at(-1)?.col !== col) frames.push({ col, keys: new Set() });
@@ -169,17 +158,15 @@ export function duplicateYamlKey(text: string, firstLine = 1): DuplicateKey | un
       if (keys.has(key)) return { key, line: firstLine + n };
       keys.add(key);
     }
-    if (/^[|>]/.test(value)) scalarCol = m ? col : indent;
-    else if (/^[[{]/.test(value)) {
+    if (isFlow) {
       flow = openBrackets(value);
       if (flow < 0) return undefined;
       flowText = value;
       flowLine = firstLine + n;
-      if (flow === 0) {
-        const dup = duplicateFlowKey(flowText, flowLine);
-        if (dup) return dup;
-      }
-    } else if (/^["']/.test(value) && !quotedCloses(value)) return undefined;
+      const dup = flow === 0 ? duplicateFlowKey(flowText, flowLine) : undefined;
+      if (dup) return dup;
+    } else if (/^[|>]/.test(value)) scalarCol = m ? col : indent;
+    else if (/^["']/.test(value) && !quotedCloses(value)) return undefined;
   }
   return undefined;
 }
