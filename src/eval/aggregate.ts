@@ -106,6 +106,22 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
     aggregates.push({ name, label, line: loaded.line, ...o });
   if (sessions.length === 0)
     add("selection", "sessions selected", cannot("the selector matched no recorded session"));
+  // A bound that measured nothing in any session checked nothing: a misspelt tool
+  // (`duration: {of: tool, tool: bsh}`), or logs that record no first token (imports), passed
+  // "over 0 values" everywhere. Like a selector that matches nothing, it is not a pass.
+  compiled.sessionChecks.forEach((check, i) => {
+    // A failed bound measured something; a pass says how much it measured (`values`).
+    const outcomes = sessions.flatMap((s) => (s.checks[i] ? [s.checks[i]!] : []));
+    const bound = outcomes.some((o) => o.values !== undefined);
+    if (bound && outcomes.every((o) => o.verdict === "pass" && o.values === 0))
+      add(
+        check.exp.name,
+        check.exp.label,
+        cannot(
+          `${check.exp.label}: no measured value in any of the ${plural(outcomes.length, "session")} (a misspelt tool, or logs that record no first token?)`,
+        ),
+      );
+  });
 
   const min = loaded.input.passRate ?? 1;
   const evaluated = counts.passed + counts.failed;

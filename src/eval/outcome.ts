@@ -30,6 +30,8 @@ export interface Outcome {
   /** 0-based index of the first diverging step of an expected sequence. */
   step?: number;
   diffs?: ArgDiff[];
+  /** For a bound (`ttft`, `duration`): how many measured values it was checked over. */
+  values?: number;
 }
 
 /** A passing outcome. */

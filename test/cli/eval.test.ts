@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson, runCli, tempDir } from "../_helpers.ts";
+import { parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const SESSIONS = "examples/rollouts";
 
@@ -104,6 +104,29 @@ describe("freecode eval (source)", () => {
     // /dev/stdout: the report on stdout.
     const out = run("/dev/stdout");
     expect([out.code, out.stdout]).toEqual([0, expect.stringContaining("<testsuites")]);
+  });
+
+  test("a bound that measured nothing in any session is not a pass: a misspelt tool, no first tokens", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "bounds.yaml");
+    writeFileSync(file, "id: bash-fast\nexpect:\n  - duration: {of: tool, tool: bsh, max: 1}\n");
+    const typo = runCli(["eval", file, "--sessions", SESSIONS, "--json"]);
+    expect(typo.code).toBe(2);
+    const report = parseJson<{ cases: { verdict: string; aggregates: { message: string }[] }[] }>(typo);
+    expect(report.cases[0]!.verdict).toBe("error");
+    expect(report.cases[0]!.aggregates.map((a) => a.message)).toEqual([
+      expect.stringContaining("no measured value in any of the"),
+    ]);
+    // The real tool's calls are measured: the bound is checked (and fails on the 8.4 s call).
+    writeFileSync(file, "id: bash-fast\nexpect:\n  - duration: {of: tool, tool: bash, max: 1}\n");
+    expect(runCli(["eval", file, "--sessions", SESSIONS]).code).toBe(1);
+    // Imported sessions record no first-token time: a ttft bound over them checks nothing.
+    await using home = await tempHome();
+    const gemini = join(ROOT, "test", "corpus", "gemini");
+    expect(runCli(["import", "gemini", gemini, "--finished"], { home: home.path }).code).toBe(0);
+    writeFileSync(file, "id: quick-start\nexpect:\n  - ttft: {max: 1}\n");
+    const ttft = runCli(["eval", file], { home: home.path });
+    expect([ttft.code, ttft.stdout]).toEqual([2, expect.stringContaining("no measured value in any of the")]);
   });
 
   test("eval add writes a starter case that passes against its own session", async () => {
