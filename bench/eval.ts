@@ -121,7 +121,6 @@ function writeSession(n: number): void {
 /** 20 assertions touching every family. */
 const CASE = `id: bench
 sessions: all
-passRate: 0
 expect:
   - expectTool: { name: edit, count: { min: 12 } }
   - expectTool: { name: read, args: { path: "src/m1.ts" } }
@@ -160,7 +159,10 @@ console.log(n);
 const usage = new Map<string, { wall: number; cpu: number }[]>();
 const loads: number[][] = [];
 
-/** Run a command to completion, recording its CPU time; throws if it fails. */
+/**
+ * Run a command to completion, recording its CPU time; throws if it fails. Exit 1 is eval's "a case
+ * failed": a verdict, not a failure of the run (the bench case is not meant to pass every session).
+ */
 function run(label: string, cmd: string[], env?: Record<string, string>): void {
   const t0 = performance.now();
   const p = Bun.spawnSync(cmd, {
@@ -169,7 +171,8 @@ function run(label: string, cmd: string[], env?: Record<string, string>): void {
     env: env ? { ...process.env, ...env } : undefined,
   });
   const wall = performance.now() - t0;
-  if (p.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${p.exitCode}): ${p.stderr.toString()}`);
+  if (p.exitCode !== 0 && p.exitCode !== 1)
+    throw new Error(`${cmd.join(" ")} failed (${p.exitCode}): ${p.stderr.toString()}`);
   const cpu = Number(p.resourceUsage.cpuTime.user + p.resourceUsage.cpuTime.system) / 1000;
   const runs = usage.get(label) ?? [];
   runs.push({ wall, cpu });

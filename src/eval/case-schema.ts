@@ -10,10 +10,23 @@ import { SEQUENCE_MODES } from "./assertions/sequence.ts";
 import type { ArgSpec } from "./match/args.ts";
 
 const nonNeg = v.pipe(v.number(), v.integer(), v.minValue(0));
-const ms = v.pipe(v.number(), v.minValue(0));
+/** A bound in ms (or USD): finite — `.inf` checks nothing (and shows as null in labels). */
+const ms = v.pipe(
+  v.number(),
+  v.finite("must be a finite number (an infinite bound checks nothing)"),
+  v.minValue(0),
+);
 const ratio = v.pipe(v.number(), v.minValue(0), v.maxValue(1));
+/** A share that must be met: above 0 (0 lets every session fail, a case that cannot fail). */
+const share = v.pipe(
+  ratio,
+  v.check((x) => x > 0, "0 lets every session fail: this can never fail"),
+);
 const name = v.pipe(v.string(), v.minLength(1, "must not be empty"));
 const names = v.pipe(v.array(name), v.minLength(1, "must list at least one name"));
+/** A list a check goes through: an empty one checks nothing. */
+const some = <T extends v.GenericSchema>(item: T) =>
+  v.pipe(v.array(item), v.minLength(1, "an empty list checks nothing"));
 
 let regexError = "";
 /** Whether `source` compiles with `flags`; `regexError` says why not. */
@@ -42,7 +55,7 @@ export const RegexSource = v.pipe(
   v.string(),
   v.check(validRegex, () => `invalid regular expression: ${regexError}`),
 );
-const regexes = v.union([RegexSource, v.array(RegexSource)]);
+const regexes = v.union([RegexSource, some(RegexSource)]);
 
 /** Bounds that can fail and can pass: at least one of `keys` given, and `min` not above `max`. */
 const bounded = <T extends Record<string, unknown>>(keys: (keyof T & string)[]) =>
@@ -61,6 +74,10 @@ export const CountSchema = v.union([
     v.strictObject({ min: v.optional(nonNeg), max: v.optional(nonNeg) }),
     bounded(["min", "max"]),
     ordered,
+    v.check(
+      (o: { min?: number; max?: number }) => !(o.min === 0 && o.max === undefined),
+      "min 0 with no max: every count passes, this checks nothing",
+    ),
   ),
 ]);
 
@@ -132,7 +149,11 @@ const toolSpec = v.strictObject({
   argsMode,
 });
 const over = v.optional(v.picklist(["session", "selection"]));
-const flag = v.boolean();
+/** A check switched on: `false` checks nothing (leave the assertion out). */
+const flag = v.pipe(
+  v.boolean(),
+  v.check((on) => on, "false checks nothing: leave the assertion out"),
+);
 const sources = v.union([v.picklist(DENY_SOURCES), v.array(v.picklist(DENY_SOURCES))]);
 
 /** Every assertion an `expect:` item may name, with the schema of its value. */
@@ -142,13 +163,13 @@ export const ASSERTIONS = {
   expectNoTools: flag,
   expectFirstToolIn: names,
   expectInArgs: v.strictObject({ tool: name, args: ArgSpecSchema }),
-  expectParallelTools: v.union([v.boolean(), v.pipe(v.number(), v.integer(), v.minValue(2))]),
+  expectParallelTools: v.union([flag, v.pipe(v.number(), v.integer(), v.minValue(2))]),
   toolCalls: CountSchema,
   expectBashMatches: regexes,
   forbidBashMatches: regexes,
   expectSequence: v.strictObject({
     mode: v.picklist(SEQUENCE_MODES),
-    steps: v.array(v.union([name, v.strictObject({ name, args: v.optional(ArgSpecSchema), argsMode })])),
+    steps: some(v.union([name, v.strictObject({ name, args: v.optional(ArgSpecSchema), argsMode })])),
   }),
   expectDenied: v.strictObject({
     tool: v.optional(name),
@@ -157,7 +178,13 @@ export const ASSERTIONS = {
   }),
   forbidDenied: v.union([
     flag,
-    v.strictObject({ except: v.optional(v.array(v.picklist(DENY_SOURCES))), tool: v.optional(name) }),
+    v.pipe(
+      v.strictObject({ except: v.optional(v.array(v.picklist(DENY_SOURCES))), tool: v.optional(name) }),
+      v.check(
+        (o) => new Set(o.except ?? []).size < DENY_SOURCES.length,
+        "except lists every source: no denial is forbidden, this checks nothing",
+      ),
+    ),
   ]),
   deniedNeverRan: v.union([flag, v.strictObject({ tool: v.optional(name) })]),
   noRetryAfterDenial: v.union([
@@ -192,9 +219,9 @@ export const ASSERTIONS = {
   turns: CountSchema,
   changedFiles: v.pipe(
     v.strictObject({
-      include: v.optional(v.array(name)),
-      exclude: v.optional(v.array(name)),
-      only: v.optional(v.array(name)),
+      include: v.optional(some(name)),
+      exclude: v.optional(some(name)),
+      only: v.optional(some(name)),
     }),
     bounded(["include", "exclude", "only"]),
   ),
@@ -305,9 +332,9 @@ export const CaseSchema = v.strictObject({
   sessions: v.optional(SelectorSchema),
   expect: v.optional(v.array(v.unknown())),
   /** Share of selected sessions that must pass every expectation (default 1). */
-  passRate: v.optional(ratio),
+  passRate: v.optional(share),
   /** pass^k over sessions sharing a task id, at least `min`. */
-  passK: v.optional(v.strictObject({ k: v.pipe(v.number(), v.integer(), v.minValue(1)), min: ratio })),
+  passK: v.optional(v.strictObject({ k: v.pipe(v.number(), v.integer(), v.minValue(1)), min: share })),
   prices: v.optional(v.record(v.string(), Price)),
   /** Skip the case (with a reason). */
   skip: v.optional(v.union([v.boolean(), v.string()])),

@@ -227,6 +227,52 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
       "expect.0.toolCalls",
     ],
     ["a case with no expectations", "sessions: all", 'case "x" checks nothing', "expect"],
+    // Checks that can never fail (eval review 4): they passed every session.
+    ["a flag set false", "expect:\n  - noHung: false", "false checks nothing", "expect.0.noHung"],
+    [
+      "forbidDenied: false",
+      "expect:\n  - forbidDenied: false",
+      "false checks nothing",
+      "expect.0.forbidDenied",
+    ],
+    [
+      "an empty pattern list",
+      "expect:\n  - expectBashMatches: []",
+      "an empty list checks nothing",
+      "expect.0.expectBashMatches",
+    ],
+    [
+      "an empty include list",
+      "expect:\n  - changedFiles: {include: []}",
+      "an empty list checks nothing",
+      "expect.0.changedFiles.include",
+    ],
+    [
+      "a sequence of no steps",
+      "expect:\n  - expectSequence: {mode: in_order, steps: []}",
+      "an empty list checks nothing",
+      "expect.0.expectSequence.steps",
+    ],
+    [
+      "forbidDenied excepting every source",
+      "expect:\n  - forbidDenied: {except: [hook, mode, rule, permission, permission-hook, user, role]}",
+      "except lists every source",
+      "expect.0.forbidDenied",
+    ],
+    ["a count of min 0 alone", "expect:\n  - toolCalls: {min: 0}", "min 0 with no max", "expect.0.toolCalls"],
+    [
+      "an infinite bound",
+      "expect:\n  - ttft: {max: .inf}",
+      "an infinite bound checks nothing",
+      "expect.0.ttft.max",
+    ],
+    [
+      "an infinite budget",
+      "expect:\n  - cost: {maxUsd: .inf}",
+      "an infinite bound checks nothing",
+      "expect.0.cost.maxUsd",
+    ],
+    ["passRate: 0", "passRate: 0\nexpect:\n  - noHung: true", "0 lets every session fail", "passRate"],
     [
       "all: false (it selected every session)",
       "sessions: { all: false }\nexpect:\n  - noHung: true",
