@@ -1,8 +1,9 @@
 /**
  * Writing a file the user named (an eval report, an export, an OTLP trace). A regular file, or one
  * not there yet, is replaced atomically (`atomic.ts`). Anything else is written through, as a shell
- * redirect would: a symlink's target is written and the link kept; a device, FIFO or socket
- * (`/dev/stdout`, a named pipe a CI step reads) is written in place. Replaced by a regular file, the
+ * redirect would: a symlink's target is written and the link kept; a device or FIFO (a named pipe
+ * a CI step reads) is written in place; one of this process's descriptors (`/dev/stdout`,
+ * `/dev/fd/N`) is written to as it is open, appended to a file it was redirected to. Replaced by a regular file, the
  * report never reached its reader, and run as root `junit:/dev/full` replaced the device.
  */
 import { closeSync, lstatSync, openSync, readlinkSync, realpathSync, statSync } from "node:fs";
@@ -14,17 +15,18 @@ export function writeOutputFile(
   produce: (write: AtomicWrite) => void,
   options: { fsync?: boolean } = {},
 ): void {
+  // One of this process's descriptors (`/dev/stdout` is a link to `/proc/self/fd/1`): written to as
+  // it is, whatever it is open on — a pipe, a socket (which cannot be opened by path), or a file
+  // stdout was redirected to (replaced, it lost what was written to it before, `>>` or not).
+  const own = ownDescriptor(path);
+  if (own !== undefined) {
+    writeThrough(path, Number(own), produce);
+    return;
+  }
   // Followed through its links: what a write to `path` reaches.
   const st = statSync(path, { throwIfNoEntry: false });
   if (st === undefined || st.isFile()) {
     writeFileAtomicWith(st ? realpathSync(path) : whereALinkLeads(path), produce, options);
-    return;
-  }
-  // One of this process's descriptors (`/dev/stdout` is a link to `/proc/self/fd/1`, whose "real
-  // path" is no path at all, `pipe:[…]`, and a socket there cannot be opened): written to as it is.
-  const own = ownDescriptor(path);
-  if (own !== undefined) {
-    writeThrough(path, Number(own), produce);
     return;
   }
   // A device or a FIFO: opened through the links, written in place.

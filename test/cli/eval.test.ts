@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 const SESSIONS = "examples/rollouts";
 
@@ -104,6 +104,16 @@ describe("freecode eval (source)", () => {
     // /dev/stdout: the report on stdout.
     const out = run("/dev/stdout");
     expect([out.code, out.stdout]).toEqual([0, expect.stringContaining("<testsuites")]);
+    // /dev/stdout when stdout is a file (`>> log`): appended to it, the file neither replaced nor
+    // truncated (final review 2).
+    const log = join(dir.path, "log.txt");
+    writeFileSync(log, "before\n");
+    const cmd = `"$0" src/cli/main.ts eval examples/cases/login.yaml --sessions ${SESSIONS} --reporter junit:/dev/stdout >> "$1"`;
+    expect(Bun.spawnSync(["bash", "-c", cmd, BUN, log], { cwd: ROOT }).exitCode).toBe(0);
+    const text = readFileSync(log, "utf8");
+    expect(text.startsWith("before\n") && text.includes("<testsuites") && text.includes("login-fix")).toBe(
+      true,
+    );
   });
 
   test("a bound that measured nothing in any session is not a pass: a misspelt tool, no first tokens", async () => {
