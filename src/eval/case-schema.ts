@@ -214,7 +214,8 @@ export const ASSERTIONS = {
     max: v.optional(nonNeg),
   }),
   compactions: CountSchema,
-  expectCompaction: flag,
+  // true: at least one compaction; false: none (a check too, unlike the flags above).
+  expectCompaction: v.boolean(),
   expectMaxTurns: nonNeg,
   turns: CountSchema,
   changedFiles: v.pipe(
@@ -351,8 +352,9 @@ export const CaseSchema = v.strictObject({
   expectFirstToolIn: v.optional(names),
   expectBashMatches: v.optional(regexes),
   forbidBashMatches: v.optional(regexes),
-  expectParallelTools: v.optional(v.union([v.boolean(), v.pipe(v.number(), v.integer(), v.minValue(2))])),
-  expectCompaction: v.optional(v.boolean()),
+  // The same schemas as the assertions (a top-level `false` checked nothing there too).
+  expectParallelTools: v.optional(ASSERTIONS.expectParallelTools),
+  expectCompaction: v.optional(ASSERTIONS.expectCompaction),
   ...Object.fromEntries(FREECODE_INFO.map((k) => [k, v.optional(v.unknown())])),
 });
 export type CaseInput = v.InferOutput<typeof CaseSchema>;

@@ -274,12 +274,28 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
     ],
     ["passRate: 0", "passRate: 0\nexpect:\n  - noHung: true", "0 lets every session fail", "passRate"],
     [
+      "a top-level flag set false",
+      "expectParallelTools: false\nexpect:\n  - noHung: true",
+      "false checks nothing",
+      "expectParallelTools",
+    ],
+    [
       "all: false (it selected every session)",
       "sessions: { all: false }\nexpect:\n  - noHung: true",
       "all may only be true",
       "sessions.all",
     ],
   ];
+  test("expectCompaction: false is a check (no compaction may happen), in expect and at the top", async () => {
+    await using dir = await tempDir();
+    for (const body of ["expect:\n  - expectCompaction: false", "expectCompaction: false"]) {
+      const file = join(dir.path, "c.yaml");
+      writeFileSync(file, `id: x\n${body}\n`);
+      const [c] = loadCases([file]);
+      expect(c!.expectations.map((e) => [e.name, e.value])).toEqual([["expectCompaction", false]]);
+    }
+  });
+
   for (const [what, body, message, field] of refused)
     test(what, async () => {
       const e = await errorOf("c.yaml", `id: x\n${body}\n`);
