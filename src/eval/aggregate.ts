@@ -109,19 +109,21 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   // A bound that measured nothing in any session checked nothing: a misspelt tool
   // (`duration: {of: tool, tool: bsh}`), or logs that record no first token (imports), passed
   // "over 0 values" everywhere. Like a selector that matches nothing, it is not a pass.
-  compiled.sessionChecks.forEach((check, i) => {
-    // A failed bound measured something; a pass says how much it measured (`values`).
-    const outcomes = sessions.flatMap((s) => (s.checks[i] ? [s.checks[i]!] : []));
-    const bound = outcomes.some((o) => o.values !== undefined);
-    if (bound && outcomes.every((o) => o.verdict === "pass" && o.values === 0))
-      add(
-        check.exp.name,
-        check.exp.label,
-        cannot(
-          `${check.exp.label}: no measured value in any of the ${plural(outcomes.length, "session")} (a misspelt tool, or logs that record no first token?)`,
-        ),
-      );
-  });
+  // A case some session failed has its verdict: the bound adds nothing to it.
+  if (counts.failed === 0)
+    compiled.sessionChecks.forEach((check, i) => {
+      // A failed bound measured something; a pass says how much it measured (`values`).
+      const outcomes = sessions.flatMap((s) => (s.checks[i] ? [s.checks[i]!] : []));
+      const bound = outcomes.some((o) => o.values !== undefined);
+      if (bound && outcomes.every((o) => o.verdict === "pass" && o.values === 0))
+        add(
+          check.exp.name,
+          check.exp.label,
+          cannot(
+            `${check.exp.label}: no measured value in any of the ${plural(outcomes.length, "session")} (a misspelt tool, or logs that record no first token?)`,
+          ),
+        );
+    });
 
   const min = loaded.input.passRate ?? 1;
   const evaluated = counts.passed + counts.failed;

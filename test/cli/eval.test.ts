@@ -127,6 +127,12 @@ describe("freecode eval (source)", () => {
     expect(report.cases[0]!.aggregates.map((a) => a.message)).toEqual([
       expect.stringContaining("no measured value in any of the"),
     ]);
+    // A case that fails on something else keeps its verdict: the empty bound adds nothing to it.
+    writeFileSync(
+      file,
+      "id: bash-fast\nsessions: [hung-request]\nexpect:\n  - expectTool: bash\n  - duration: {of: tool, tool: bash, max: 1}\n",
+    );
+    expect(runCli(["eval", file, "--sessions", SESSIONS]).code).toBe(1);
     // The real tool's calls are measured: the bound is checked (and fails on the 8.4 s call).
     writeFileSync(file, "id: bash-fast\nexpect:\n  - duration: {of: tool, tool: bash, max: 1}\n");
     expect(runCli(["eval", file, "--sessions", SESSIONS]).code).toBe(1);
