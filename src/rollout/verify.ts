@@ -4,8 +4,7 @@
  * (newer) types are counted, not problems. Reads the raw values so that a line failing the schema
  * (or read with U+FFFD for bytes that are not UTF-8) still takes part in the seq check.
  */
-import { statSync } from "node:fs";
-import { acknowledgedSize } from "../storage/batch-mark.ts";
+import { logEnd, markAtWork } from "../storage/batch-mark.ts";
 import type { ReadIssue } from "../storage/contract.ts";
 import { readJsonl } from "./_jsonl.ts";
 import type { RolloutSource } from "./load.ts";
@@ -91,19 +90,19 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
   };
   if ("file" in source) {
     // As every reader: not past a large append under way or cut off (`storage/batch-mark.ts`), whose
-    // lines were never acknowledged; said as a problem of its own.
-    const toOffset = acknowledgedSize(source.file);
-    const size = statSync(source.file, { throwIfNoEntry: false })?.size;
+    // lines were never acknowledged. One under way is no problem (its writer is alive); one cut off is.
+    const end = logEnd(source.file);
+    const toOffset = end?.acknowledged;
     await readJsonl(
       source.file,
       { exact: true, ...(toOffset !== undefined ? { toOffset } : {}) },
       { value, issue },
     );
-    if (toOffset !== undefined && size !== undefined && size > toOffset)
+    if (end?.mark && !markAtWork(end.mark))
       report.problems.push({
         kind: "unfinished_batch",
         file: source.file,
-        message: `${size - toOffset} bytes past byte ${toOffset} are a large append under way or cut off (never acknowledged; the next write cuts them off, \`store verify --repair\` now)`,
+        message: `${end.size - end.acknowledged} bytes past byte ${end.acknowledged} are a large append cut off (never acknowledged; the next write cuts them off, \`store verify --repair\` now)`,
       });
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {

@@ -18,7 +18,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { FILE_MODE } from "../util/atomic.ts";
-import { type LockOwner, thisProcess } from "../util/lock.ts";
+import { aliveHere, type LockOwner, thisProcess } from "../util/lock.ts";
 
 export interface BatchMark {
   ino: number;
@@ -74,17 +74,33 @@ export function readBatchMark(log: string): BatchMark | "unreadable" | undefined
 export const markHolds = (mark: BatchMark | "unreadable" | undefined, size: number) =>
   typeof mark === "object" && size >= mark.from && size < mark.to;
 
+/** A log's size, and where what is acknowledged ends: before an unfinished batch (its mark). */
+export interface LogEnd {
+  size: number;
+  acknowledged: number;
+  /** The mark of the unfinished batch, when one holds. */
+  mark?: BatchMark;
+}
+
+/** `log`'s end as readers take it (one stat; the mark read only for a log that has bytes). */
+export function logEnd(log: string): LogEnd | undefined {
+  const st = statSync(log, { throwIfNoEntry: false });
+  if (!st) return undefined;
+  const mark = st.size > 0 ? readBatchMark(log) : undefined;
+  if (!markHolds(mark, st.size)) return { size: st.size, acknowledged: st.size };
+  const m = mark as BatchMark;
+  return { size: st.size, acknowledged: m.from, mark: m };
+}
+
 /**
  * How many bytes of `log` are acknowledged: its size, or where an unfinished batch began. A reader
  * reads no further (`lineRuns`' `toOffset`). Undefined when the log does not exist.
  */
-export function acknowledgedSize(log: string): number | undefined {
-  const st = statSync(log, { throwIfNoEntry: false });
-  if (!st) return undefined;
-  // The mark is looked for only when the log could hold a marked batch: one stat otherwise.
-  const mark = st.size > 0 ? readBatchMark(log) : undefined;
-  return markHolds(mark, st.size) ? (mark as BatchMark).from : st.size;
-}
+export const acknowledgedSize = (log: string): number | undefined => logEnd(log)?.acknowledged;
+
+/** Whether a mark's writer is alive on this host: its batch is under way, not cut off. */
+export const markAtWork = (mark: BatchMark | "unreadable" | undefined): boolean =>
+  typeof mark === "object" && mark.by !== undefined && aliveHere(mark.by);
 
 /**
  * Cut `log` back to where the unfinished batch its mark names began, and remove the mark (the

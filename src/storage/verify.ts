@@ -26,10 +26,10 @@ import { join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { ensureDir } from "../util/atomic.ts";
-import { aliveHere, isProcessAlive, withLockSync } from "../util/lock.ts";
+import { isProcessAlive, withLockSync } from "../util/lock.ts";
 import { readMessagesFileSync } from "./adapters/_files-messages.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
-import { type BatchMark, markHolds, readBatchMark, undoBatch } from "./batch-mark.ts";
+import { type BatchMark, markAtWork, markHolds, readBatchMark, undoBatch } from "./batch-mark.ts";
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { importAtWork } from "./import-at-work.ts";
 import { migrationMarker } from "./migration-marker.ts";
@@ -303,8 +303,8 @@ function checkBatchMarks(home: string, repair: boolean, problems: Problem[]): vo
   for (const [log, kind, id] of logs) {
     const mark = readBatchMark(log);
     if (mark === undefined) continue;
+    if (markAtWork(mark)) continue; // a large append at work
     const by = typeof mark === "object" ? mark.by : undefined;
-    if (by && aliveHere(by)) continue; // a large append at work
     // A writer of another host (a home on a shared drive) cannot be checked from here; while it
     // holds the log's lock (a batch is written under it) it is named and left alone.
     const lock = join(locks, `${kind}-${id}.lock`);

@@ -433,7 +433,7 @@ describe("a killed large append is not read before the next writer cuts it (CLI 
 
   test("a live writer's mark is left alone by verify; the mark is created 0600", async () => {
     await using home = await tempHome();
-    const { log } = await oneMessageSession(home.path);
+    const { meta, log } = await oneMessageSession(home.path);
     const { writeBatchMark } = await import("../../src/storage/batch-mark.ts");
     const { ino, size } = statSync(log);
     writeBatchMark(log, ino, size, size + 5_000_000); // this process: alive
@@ -441,6 +441,15 @@ describe("a killed large append is not read before the next writer cuts it (CLI 
     const { adapter } = await openStore("files", { home: home.path });
     const { verifyStore } = await import("../../src/storage/verify.ts");
     expect((await verifyStore(adapter, home.path)).problems).toEqual([]);
+    // rollout verify agrees: a batch under way is no problem (final review 8).
+    await adapter.appendEvents(meta.id, [{ type: "turn.started", turnId: "t0" }]);
+    const events = eventsFile(home.path, meta.id);
+    const at = statSync(events);
+    writeBatchMark(events, at.ino, at.size, at.size + 5_000_000);
+    appendFileSync(events, '{"type":"turn.st');
+    const { verifyRollout } = await import("../../src/rollout/verify.ts");
+    const r = await verifyRollout({ file: events, sessionId: meta.id }, meta.id);
+    expect([r.ok, r.events, r.problems]).toEqual([true, 1, []]);
     await adapter.close();
   });
 });
