@@ -10,14 +10,13 @@
  * verify` names it and an import again under its id replaces it (it was refused as existing, and
  * looked whole with 32,000 of 40,000 events).
  */
-import { isAbsolute } from "node:path";
 import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
 import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { importAtWork, startImport } from "../storage/import-at-work.ts";
-import { checkProjectPath, isWindowsPath } from "../storage/project-key.ts";
+import { checkProjectPath } from "../storage/project-key.ts";
 import {
   type EventDraft,
   type EventRecord,
@@ -151,13 +150,8 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
   } catch (error) {
     throw badInput(`invalid session meta: ${(error as Error).message}`, at("meta.projectPath"));
   }
-  // As `session create` stores them: a relative project could not be found again with --project
-  // (resolved against the current directory), and an empty title lists as nothing.
-  if (!isAbsolute(meta.output.projectPath) && !isWindowsPath(meta.output.projectPath))
-    throw badInput(
-      `invalid session meta: project path must be absolute (got "${meta.output.projectPath}")`,
-      at("meta.projectPath"),
-    );
+  // An empty title lists as nothing. (A relative project path is taken: an earlier importer stored
+  // some, and their exports must import; importers now give such a transcript its folder.)
   if (meta.output.title.trim() === "")
     throw badInput("invalid session meta: title must not be empty", at("meta.title"));
   try {
