@@ -337,8 +337,8 @@ export async function writeSession(
         `no working directory recorded: the transcript's folder stands in as its project (${meta.projectPath})`,
       );
     } else if (!isAbsolute(meta.projectPath) && !isWindowsPath(meta.projectPath)) {
-      // Relative to a directory the transcript does not name: `--project` could never find it, and
-      // `session import` refuses it. The transcript's folder stands in, the recorded one is said.
+      // Relative to a directory the transcript does not name: `--project` could never find it.
+      // The transcript's folder stands in, the recorded one is said.
       const recorded = meta.projectPath;
       meta.projectPath = dirname(s.meta.source.path);
       said.push(
