@@ -3,9 +3,9 @@
  * string, structured data (Claude Code's text blocks, an object), or a string that is JSON itself
  * (Codex's shell output: `{"output": "…", "metadata": {…}}`). Indexed as JSON text, its escapes glued
  * letters to words (`\nAdditionally` was the word `nAdditionally`) and its keys were false hits
- * (`type`, `text`); an image's base64 was indexed as words. So: the string values, one per line,
- * leaving out keys, a block's type tags, numbers and binary data (image blocks, base64 runs, data
- * URLs). Colour codes are
+ * (`type`, `text`); an image's base64 was indexed as words. So: a string as it is (Codex's wrapper
+ * unwrapped), a content block by its text, any other object by `key: value` lines, leaving out
+ * type tags and binary data (image blocks, base64 runs, data URLs). Colour codes are
  * left to the row (`searchRows` removes them from every row). Long outputs keep their head and tail
  * (`OUTPUT_CHARS`).
  */
@@ -18,29 +18,33 @@
  */
 export const OUTPUT_CHARS = 32 * 1024;
 
-/** A string that is JSON text is read as its value when it is at most this long. */
+/** A string that may be Codex's JSON wrapper is looked into when it is at most this long. */
 const MAX_JSON_TEXT = 8 * 1024 * 1024;
 const MAX_DEPTH = 64;
-/** Base64 with no break for this long is binary data (a hash or an id is shorter). */
-const BASE64_RUN = /^[A-Za-z0-9+/=]{200}/;
+/**
+ * Base64 with no break for this long, digits and both cases in it, is binary data (a hash or an id
+ * is shorter; a `====` rule or a run of one letter is not base64).
+ */
+const BASE64_RUN = /^(?=[^\n]{0,199}\d)(?=[^\n]{0,199}[a-z])(?=[^\n]{0,199}[A-Z])[A-Za-z0-9+/]{200}/;
 const DATA_URL = /^data:[^,\s]{0,200};base64,/;
 
-/** A call's output as searchable text: its strings, head and tail when long. */
+/** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
   const parts: string[] = [];
-  collect(jsonValueOf(result), parts, 0);
+  collect(unwrapped(result), parts, 0);
   return headAndTail(parts.join("\n"));
 }
 
-/** A string holding a JSON object or array, as that value; anything else as it is. */
-function jsonValueOf(x: unknown): unknown {
-  if (typeof x !== "string" || x.length > MAX_JSON_TEXT) return x;
-  const t = x.trim();
-  const first = t[0];
-  const last = t[t.length - 1];
-  if (!((first === "{" && last === "}") || (first === "[" && last === "]"))) return x;
+/**
+ * Codex's shell output, a string that is JSON (`{"output": "…", "metadata": {…}}`), as the text it
+ * wraps; any other string as it is — JSON a command printed (`cat package.json`) is searched with its
+ * keys and numbers, as printed.
+ */
+function unwrapped(x: unknown): unknown {
+  if (typeof x !== "string" || x.length > MAX_JSON_TEXT || !x.startsWith('{"output":')) return x;
   try {
-    return JSON.parse(t);
+    const o = JSON.parse(x) as { output?: unknown };
+    return typeof o.output === "string" ? o.output : x;
   } catch {
     return x;
   }
@@ -51,13 +55,31 @@ function collect(x: unknown, out: string[], depth: number): void {
     if (!BASE64_RUN.test(x) && !DATA_URL.test(x)) out.push(x);
     return;
   }
+  if (typeof x === "number" || typeof x === "boolean") {
+    out.push(String(x));
+    return;
+  }
   if (x === null || typeof x !== "object" || depth > MAX_DEPTH) return;
   if (Array.isArray(x)) {
     for (const v of x) collect(v, out, depth + 1);
     return;
   }
-  if (isBinaryBlock(x as Record<string, unknown>)) return;
-  for (const [k, v] of Object.entries(x)) if (!TAGS.has(k)) collect(v, out, depth + 1);
+  const o = x as Record<string, unknown>;
+  if (isBinaryBlock(o)) return;
+  // A content block (`{type: "text", text: …}`) is what it says; any other object is searched with
+  // its keys, one `key: value` per line (an MCP tool's structured result).
+  const block = typeof o.type === "string";
+  for (const [k, v] of Object.entries(o)) {
+    if (TAGS.has(k)) continue;
+    if (block || (v !== null && typeof v === "object")) {
+      if (!block) out.push(k);
+      collect(v, out, depth + 1);
+    } else {
+      const before = out.length;
+      collect(v, out, depth + 1);
+      if (out.length > before) out[before] = `${k}: ${out[before]}`;
+    }
+  }
 }
 
 /** Fields that say what a block is, not what it says (`{type: "text", text: …}`). */

@@ -83,10 +83,12 @@ export interface SearchResult {
 // The match markers, were they left in recorded text, would show as highlights.
 const MARKERS = /[\u0002\u0003]/g;
 /**
- * Terminal escape sequences (colours, cursor moves, titles): coloured command output pasted into a
+ * Terminal escape sequences (colours, cursor moves, titles, charset choices like `tput sgr0`'s
+ * `ESC(B`, `ESC7`/`ESC8`): coloured command output pasted into a
  * prompt or printed by a tool glued `[31m` to the next word (`31mFAILED`), and `FAILED` was not found.
  */
-const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g;
+const ESCAPES =
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+\-./#%][ -~]|[@-Z\\-_0-9<=>])/g;
 
 /** Recorded text as search reads it: without escape sequences, match markers made spaces. */
 const searchable = (text: string): string => text.replace(ESCAPES, "").replace(MARKERS, " ");

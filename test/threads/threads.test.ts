@@ -233,11 +233,16 @@ test("a long output is searchable by its head and tail, not its middle (OUTPUT_C
   await a.close();
 });
 
-test("an output is searched by its text: JSON values and blocks by their strings, no keys, no image data", async () => {
-  // Structured: the strings, one per line; keys and numbers are not words of the output.
-  expect(outputText({ exitCode: 2, stderr: "no such file\nor directory" })).toBe(
-    "no such file\nor directory",
+test("an output is searched by its text: blocks by their text, objects by key: value lines, no image data", async () => {
+  // A structured result (an MCP tool's): one `key: value` per line, nested keys too.
+  expect(outputText({ exitCode: 2, stderr: "no such file\nor directory", more: { port: 31337 } })).toBe(
+    "exitCode: 2\nstderr: no such file\nor directory\nmore\nport: 31337",
   );
+  // JSON a command printed (`cat package.json`) is text as printed: its keys and numbers are words.
+  const printed = '{"name":"widgetco","devDependencies":{"typescript":"5.0.0"},"port":31337}';
+  expect(outputText(printed)).toBe(printed);
+  // A rule of 200 `=` is not base64: the output is kept.
+  expect(outputText(`${"=".repeat(210)}\nBUILD FAILED zebraword`)).toContain("BUILD FAILED zebraword");
   // Claude Code text blocks, and an image block beside them: the text only.
   const blocks = [
     { type: "text", text: "Found it.\n\nAdditionally, the cache" },
@@ -248,7 +253,8 @@ test("an output is searched by its text: JSON values and blocks by their strings
   const codex = JSON.stringify({ output: "\r\nCount\r\n-----\r\n27832", metadata: { exit_code: 0 } });
   expect(outputText(codex)).toBe("\r\nCount\r\n-----\r\n27832");
   // Base64 runs and data URLs are data, not text; a string that only looks like JSON stays as it is.
-  expect(outputText(["A".repeat(300), "data:image/png;base64,AAAA", "ok"])).toBe("ok");
+  const base64 = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 37) % 256)).toString("base64");
+  expect(outputText([base64, "data:image/png;base64,AAAA", "ok"])).toBe("ok");
   expect(outputText("{not json}")).toBe("{not json}");
   // Through search, on both engines: line-initial words, coloured words; no row of markers only.
   await using home = await tempHome();
@@ -264,7 +270,10 @@ test("an output is searched by its text: JSON values and blocks by their strings
     assistant("a1", 1100, [
       call("c1", blocks),
       call("c2", codex),
-      call("c3", "\u001b[31mFAILED\u001b[0m tests/test_zq.py \u001b]0;title\u0007done"),
+      call(
+        "c3",
+        "\u001b[31mFAILED\u001b[0m tests/test_zq.py \u001b]0;title\u0007done \u001b(B\u001b[mGREENLIGHT \u001b7SAVEDCURSOR\u001b8",
+      ),
       call("c4", "\u0002\u0003"),
     ]),
   ]);
@@ -275,7 +284,8 @@ test("an output is searched by its text: JSON values and blocks by their strings
     expect(await hits("Count")).toEqual(["output"]);
     expect(await hits("FAILED")).toEqual(["output"]);
     expect(await hits("done")).toEqual(["output"]);
-    for (const none of ["nAdditionally", "type", "iVBOR", "exit_code", "31mFAILED", "title"])
+    expect(await hits("GREENLIGHT SAVEDCURSOR")).toEqual(["output"]);
+    for (const none of ["nAdditionally", "type", "iVBOR", "exit_code", "31mFAILED", "title", "BGREENLIGHT"])
       expect([none, await hits(none)]).toEqual([none, []]);
   }
   const rows = (await searchThreads(a, home.path, { text: "bash", limit: 50 })).hits;
