@@ -118,6 +118,35 @@ describe("usage: costs the agent recorded", () => {
   });
 });
 
+test("a response of no tokens needs no recorded cost: usage and eval's cost check agree (final review 9)", async () => {
+  await using home = await tempHome();
+  const lines = [
+    {
+      type: "model.response",
+      turnId: "t",
+      provider: "p",
+      model: "m",
+      inputTokens: 1000,
+      outputTokens: 100,
+      costUsd: 0.5,
+    },
+    { type: "model.response", turnId: "t", provider: "p", model: "m", inputTokens: 0, outputTokens: 0 },
+  ];
+  const stdin = `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
+  expect(runCli(["rollout", "append", "mix"], { home: home.path, stdin }).code).toBe(0);
+  const u = parseJson<{ models: { costUsd: number | null; costFrom?: string }[] }>(
+    runCli(["usage", "mix", "--json"], { home: home.path }),
+  );
+  expect(u.models.map((m) => [m.costUsd, m.costFrom])).toEqual([[0.5, "recorded"]]);
+  const cases = join(home.path, "cost.yaml");
+  writeFileSync(cases, "id: budget\nsessions: [mix]\nexpect:\n  - cost: {maxUsd: 0.4}\n");
+  const ev = runCli(["eval", cases, "--json", "--include-running"], { home: home.path });
+  expect(
+    parseJson<{ cases: { sessions: { checks: { message: string }[] }[] }[] }>(ev).cases[0]!.sessions[0]!
+      .checks[0]!.message,
+  ).toContain("$0.5000");
+});
+
 describe("usage over imported forks", () => {
   // A Claude Code fork (`--fork-session`, or an old `--resume`) starts a new session file with the
   // parent's entries copied in, message ids kept: those responses were paid for once.

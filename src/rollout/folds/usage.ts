@@ -3,7 +3,7 @@
  * `redirect.triggered` records). Prices are USD per million tokens, from config.json `prices`, keyed
  * by model id, `provider/model`, or a glob (`claude-*`). A model with no price is costed at what the
  * agent recorded (`costUsd` on `model.response`: OpenCode's per-step cost, imported) when every one
- * of its responses recorded a cost; otherwise it reports its tokens and `costUsd: null` — never 0,
+ * of its responses that used tokens recorded a cost; otherwise it reports its tokens and `costUsd: null` — never 0,
  * which would read as "free". Cost assumes `inputTokens` excludes cache
  * reads and writes (Anthropic's accounting, which freecode's events follow); cache tokens are priced at
  * their own rates, or at the input rate when none is configured.
@@ -34,7 +34,7 @@ export interface ModelUsage {
   costUsd: number | null;
   /** Where `costUsd` came from: config.json `prices`, or the costs the agent recorded. */
   costFrom?: "prices" | "recorded";
-  /** The sum of the costs the agent recorded, when every response recorded one; else null. */
+  /** The sum of the costs the agent recorded, when every response that used tokens recorded one; else null. */
   recordedCostUsd: number | null;
 }
 
@@ -118,8 +118,11 @@ export function createUsageFold(
   counted?: Map<string, string>,
 ) {
   const rows = new Map<string, ModelUsage>();
-  /** Per row: the costs its responses recorded, and how many did. */
-  const recorded = new Map<ModelUsage, { usd: number; responses: number }>();
+  /**
+   * Per row: the costs its responses recorded, how many did, and how many used tokens without one
+   * (a response of no tokens needs no cost: eval's `cost` check takes it the same way).
+   */
+  const recorded = new Map<ModelUsage, { usd: number; costed: number; missing: number }>();
   let unreadableLines = 0;
   let copiedResponses = 0;
   let copiedErrors = 0;
@@ -167,10 +170,15 @@ export function createUsageFold(
         r.cacheReadTokens += e.cacheReadTokens ?? 0;
         r.cacheWriteTokens += e.cacheWriteTokens ?? 0;
         r.reasoningTokens += e.reasoningTokens ?? 0;
-        if (e.costUsd !== undefined) {
-          const c = recorded.get(r) ?? { usd: 0, responses: 0 };
-          c.usd += e.costUsd;
-          c.responses++;
+        const used =
+          (e.inputTokens ?? 0) + (e.outputTokens ?? 0) + (e.cacheReadTokens ?? 0) + (e.cacheWriteTokens ?? 0);
+        if (e.costUsd !== undefined || used > 0) {
+          const c = recorded.get(r) ?? { usd: 0, costed: 0, missing: 0 };
+          if (e.costUsd === undefined) c.missing++;
+          else {
+            c.usd += e.costUsd;
+            c.costed++;
+          }
           recorded.set(r, c);
         }
       } else if (e.type === "redirect.triggered" && (e.inputTokens || e.outputTokens)) {
@@ -190,7 +198,7 @@ export function createUsageFold(
       const models = [...rows.values()].map((r): ModelUsage => {
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
         const c = recorded.get(r);
-        const recordedCostUsd = c && c.responses === r.responses ? c.usd : null;
+        const recordedCostUsd = c && c.costed > 0 && c.missing === 0 ? c.usd : null;
         if (price) return { ...r, costUsd: costOf(r, price), costFrom: "prices", recordedCostUsd };
         if (recordedCostUsd !== null)
           return { ...r, costUsd: recordedCostUsd, costFrom: "recorded", recordedCostUsd };
