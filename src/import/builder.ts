@@ -12,7 +12,7 @@ import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
 import { drop, has, own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
-import { isTimeMs } from "../util/number-schemas.ts";
+import { isCount, isTimeMs } from "../util/number-schemas.ts";
 import { NumberSet } from "../util/number-set.ts";
 import { messageIdFor } from "./ids.ts";
 import { within } from "./live.ts";
@@ -74,8 +74,7 @@ const isCost = (x: unknown): x is number => typeof x === "number" && Number.isFi
  * A count as a source gave it: a whole number ≥ 0 (within the safe range), else 0 — a mangled field
  * is not a count, and the store refuses a message whose usage holds one.
  */
-export const count = (x: unknown): number =>
-  Number.isSafeInteger(x) && (x as number) >= 0 ? (x as number) : 0;
+export const count = (x: unknown): number => (isCount(x) ? x : 0);
 
 /** A duration or time difference as a number (0 when a mangled time made it NaN). */
 const finite = (x: number): number => (Number.isFinite(x) ? x : 0);

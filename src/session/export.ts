@@ -27,7 +27,7 @@ import {
 import { unreadableLog } from "../storage/unreadable-log.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { thisProcess } from "../util/lock.ts";
-import { nonFinitePath } from "../util/number-schemas.ts";
+import { isCount, nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
@@ -229,7 +229,7 @@ function countersOk(meta: SessionMeta, at: (field: string) => { file?: string; f
     ...Object.entries(meta.tokens ?? {}).map(([k, n]): [string, unknown] => [`tokens.${k}`, n]),
   ];
   for (const [field, n] of counts)
-    if (n !== undefined && !(Number.isSafeInteger(n) && (n as number) >= 0))
+    if (n !== undefined && !isCount(n))
       throw badInput(
         `invalid session meta: ${field} must be a whole number ≥ 0 (got ${String(n)})`,
         at(`meta.${field}`),

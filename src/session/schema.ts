@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { IdSchema, PartSchema } from "../storage/records.ts";
-import { timeMs } from "../util/number-schemas.ts";
+import { isCount, timeMs } from "../util/number-schemas.ts";
 
 export {
   MessageSchema,
@@ -57,7 +57,7 @@ const PartInputSchema = v.looseObject({
 const tokenCount = v.pipe(
   v.number(),
   v.check(
-    (n) => Number.isSafeInteger(n) && n >= 0,
+    (n) => isCount(n),
     (issue) => `a token count must be a whole number ≥ 0 (got ${String(issue.input)})`,
   ),
 );

@@ -1,7 +1,7 @@
 /**
  * The mark a large append leaves beside its log while it writes (`<log>.batch`; see
- * `adapters/_files-log.ts`):
- * the log's inode and the bytes the batch spans, and the writing process. A `write()` killed part
+ * `adapters/_files-log.ts`): the bytes the batch spans and the writing process (and the log's inode
+ * then, for whoever looks at a mark by hand: a mark holds by its bytes). A `write()` killed part
  * way leaves the batch's first complete lines in the log; until the next writer cuts them back, the
  * mark says where the acknowledged log ends. Readers stop there (the lines past it were never
  * acknowledged: an export, fork or migration copied them, and the next writer then deleted them from
@@ -21,6 +21,7 @@ import { FILE_MODE } from "../util/atomic.ts";
 import { aliveHere, type LockOwner, thisProcess } from "../util/lock.ts";
 
 export interface BatchMark {
+  /** The log's inode when the batch began (informative: not compared, see `markHolds`). */
   ino: number;
   /** The log's size before the batch: where the acknowledged log ends while the batch is unfinished. */
   from: number;

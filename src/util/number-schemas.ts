@@ -11,6 +11,12 @@ export const MAX_TIME_MS = 8.64e15;
 
 const TIME_MESSAGE = `a time must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`;
 
+/**
+ * A count freecode adds up (tokens, messages, turns): a whole number ≥ 0 within the safe range.
+ * One rule where counts come in: messages given by callers, importers, `session import`.
+ */
+export const isCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
+
 /** A finite number. */
 export const finiteNumber = () => v.pipe(v.number(), v.finite());
 

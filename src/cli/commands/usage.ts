@@ -28,7 +28,8 @@ function mergeModels(sessions: Usage[]): ModelUsage[] {
       }
       // A row with no response counted (only failed requests, or every response a fork's copy)
       // cost nothing: the other side's cost stands, known or not.
-      const cost = acc.responses === 0 ? costOf(m) : m.responses === 0 ? costOf(acc) : sumCosts(acc, m);
+      const cost =
+        acc.responses === 0 ? costFields(m) : m.responses === 0 ? costFields(acc) : sumCosts(acc, m);
       for (const k of [
         "requests",
         "responses",
@@ -49,7 +50,7 @@ function mergeModels(sessions: Usage[]): ModelUsage[] {
 
 type Cost = Pick<ModelUsage, "costUsd" | "recordedCostUsd" | "costFrom">;
 
-const costOf = (r: ModelUsage): Cost => ({
+const costFields = (r: ModelUsage): Cost => ({
   costUsd: r.costUsd,
   recordedCostUsd: r.recordedCostUsd,
   ...(r.costFrom !== undefined ? { costFrom: r.costFrom } : {}),

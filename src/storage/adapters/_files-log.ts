@@ -8,7 +8,7 @@
  * A large batch is not one atomic write against a kill: Linux stops a `write()` at a page when
  * SIGKILL comes, so a killed append of 82 MB left its first complete lines, which the next writer
  * kept (a batch never acknowledged, half stored; a retry stored those lines twice). So a batch over
- * `MARKED_BYTES` writes a mark beside the log first (`<log>.batch`: the file's inode, the bytes
+ * `MARKED_BYTES` writes a mark beside the log first (`<log>.batch`: the bytes
  * the batch spans and the writer; `storage/batch-mark.ts`), removed once the write is done; a writer
  * that takes the lease and finds a mark (its writer died: the lease is exclusive) cuts the log back
  * to where that batch began, unless the batch is whole. Until then readers stop where it began.
