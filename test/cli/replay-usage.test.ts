@@ -84,6 +84,9 @@ describe("usage: costs the agent recorded", () => {
     const text = runCli(["usage", "oc"], { home: home.path }).stdout;
     expect(text).toMatch(/opencode\/kimi .* \$0\.7500 \(recorded\)/);
     expect(text).toMatch(/opencode\/glm .* cost unknown/);
+    // The total covers kimi only, and says so in the table; failed requests have their column.
+    expect(text).toMatch(/total \(1 session\) .* \$0\.7500 \(partial\)/);
+    expect(text.split("\n")[0]).toMatch(/CALLS ERRORS/);
     // A configured price is what the user pays: it wins over what the agent recorded.
     writeFileSync(
       join(home.path, "config.json"),

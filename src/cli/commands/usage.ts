@@ -96,13 +96,23 @@ export default command({
       ctx.out({ sessions, models, totals, copiedResponses: copies, copiedErrors });
       return 0;
     }
-    const row = (name: string, u: Omit<ModelUsage, "provider" | "model" | "recordedCostUsd">) =>
-      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${usd(u.costUsd, u.costFrom)}`;
+    // CALLS are answered requests, ERRORS failed ones (trace counts both as model calls).
+    const row = (name: string, u: Omit<ModelUsage, "provider" | "model" | "recordedCostUsd">, cost: string) =>
+      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${String(u.errors).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${cost}`;
     const lines = [
-      `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
+      `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"ERRORS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
     ];
-    for (const m of models) lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m));
-    lines.push(row(`total (${sessions.length} session${sessions.length === 1 ? "" : "s"})`, totals));
+    for (const m of models)
+      lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m, usd(m.costUsd, m.costFrom)));
+    // A total over some models only says so in the table, not only on stderr.
+    const partial = totals.costUsd !== null && totals.unpricedModels.length > 0 ? " (partial)" : "";
+    lines.push(
+      row(
+        `total (${sessions.length} session${sessions.length === 1 ? "" : "s"})`,
+        totals,
+        `${usd(totals.costUsd)}${partial}`,
+      ),
+    );
     if (copies > 0)
       lines.push(
         `(${copies} response${copies === 1 ? "" : "s"} found in more than one session — a fork's copied history — counted once)`,
@@ -114,7 +124,7 @@ export default command({
     ctx.out(`${lines.join("\n")}\n`);
     if (totals.unpricedModels.length) {
       ctx.log.warn(
-        `no price configured for: ${totals.unpricedModels.join(", ")} (config.json "prices"); the total covers the others only`,
+        `no price configured for: ${totals.unpricedModels.join(", ")} (config.json "prices")${totals.costUsd !== null ? "; the total covers the others only" : ""}`,
       );
     }
     return 0;
