@@ -17,9 +17,12 @@ import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
-import { stillWritten } from "./live.ts";
+import { stillWritten, within } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
+
+/** How long a transcript is left alone before a watch pass closes a complete response (`finish`). */
+const QUIET_MS = 3_000;
 
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 const CONVERSATION = new Set(["user", "assistant", "system", "attachment"]);
@@ -210,13 +213,17 @@ export class ClaudeParser {
     const final = this.opts.final !== false;
     const lastLine = Math.max(...Object.values(this.st.prevAt));
     const live = final && stillWritten(this.opts.lastWrite, lastLine);
+    // A watch pass closes a response that said it is complete once the file has been quiet a while:
+    // left open, a finished answer showed in flight, then hung, until a final read. (Not at once:
+    // Claude Code 2.1.1xx puts the `stop_reason` on every line of a response, written together.)
+    const quiet = this.opts.lastWrite !== undefined && !within(this.opts.lastWrite, QUIET_MS);
     const ids = this.sessionIds();
     let open = false;
     for (const id of ids) {
       const b = this.builderFor(id);
       const g = own(this.st.groups, id);
       if (final && g && live && !g.stopped) open = true;
-      else if (final && g) {
+      else if (g && (final || (g.stopped && quiet))) {
         flushGroup(this.ctx, b);
         put((this.st.cut ??= {}), id, g.responseId);
       }

@@ -289,6 +289,25 @@ describe("an import that cuts a response the agent is still writing", () => {
     expect(view(await imported(home2.path, "claude", path)).responses).toEqual(ci.responses);
   });
 
+  test("claude: a watch pass closes a response that says it is complete once the file is quiet (journey review 1)", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, `${SID}.jsonl`);
+    const done = block("a3", "u2", 4, { type: "text", text: "Two files." }, 7, "end_turn", "msg_2");
+    writeFileSync(path, [...claudeLines(), ...lines([done])].join(""));
+    // Just written: a watch pass leaves it (Claude Code 2.1.1xx writes a response's lines together,
+    // each with the stop_reason: more of it may be on its way).
+    const fresh = view(await imported(home.path, "claude", path, undefined, false));
+    expect(fresh.responses).toHaveLength(1);
+    // Quiet for a few seconds: the answer is done, and the watch says so (it showed in flight, then hung).
+    age(path, 10_000);
+    const quiet = view(await imported(home.path, "claude", path, undefined, false));
+    expect(quiet.responses).toEqual([
+      [10, 20, ["Bash"]],
+      [10, 7, []],
+    ]);
+  });
+
   test("claude: a response an import closed (the file had aged) takes its next lines when they come", async () => {
     await using dir = await tempDir();
     await using home = await tempHome();
