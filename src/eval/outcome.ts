@@ -86,5 +86,4 @@ export function show(value: unknown, max = 120): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** `n thing` / `n things`. */
-export const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
+export { plural } from "../util/plural.ts";

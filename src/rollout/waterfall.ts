@@ -6,6 +6,7 @@
  * escaped: only the colours asked for reach the terminal.
  */
 import { escapeLine } from "../util/one-line.ts";
+import { plural } from "../util/plural.ts";
 import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
 import { traceState } from "./trace-state.ts";
 
@@ -207,7 +208,7 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
   }[traceState(t)]();
   const out = [
     `session ${escapeLine(t.sessionId)}  ${t.eventCount > 0 ? new Date(t.startedAt).toISOString() : "(no events)"}  ${status}`,
-    `${t.turns.length} turns · ${t.modelSpans.length} model calls · ${t.toolSpans.length} tool calls · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
+    `${plural(t.turns.length, "turn")} · ${plural(t.modelSpans.length, "model call")} · ${plural(t.toolSpans.length, "tool call")} · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
     `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)`,
   ];
   if (t.stalls)

@@ -299,3 +299,22 @@ describe("freecode session (CLI)", () => {
     expect(run(["session", "create"], "").code).toBe(2);
   }, 60_000);
 });
+
+test("counts read as words: 1 turn, 1 message, 1 tool call (never '1 turns')", async () => {
+  await using home = await tempHome();
+  expect(runCli(["session", "create", "--id", "one", "--prompt", "hello"], { home: home.path }).code).toBe(0);
+  const turns = runCli(["session", "show", "one", "--turns"], { home: home.path }).stdout;
+  expect(turns.split("\n")[0]).toContain("1 turn)");
+  const full = runCli(["session", "show", "one"], { home: home.path }).stdout;
+  expect(full).toContain("1 message, 1 turn");
+  const call = '{"type":"function.call","turnId":"t0","tool":"bash","args":{},"callId":"c1"}';
+  const output = '{"type":"function.output","turnId":"t0","tool":"bash","callId":"c1","output":"ok"}';
+  runCli(["rollout", "append", "one"], {
+    home: home.path,
+    stdin: `{"type":"turn.started","turnId":"t0"}\n${call}\n${output}\n`,
+  });
+  expect(runCli(["trace", "one"], { home: home.path }).stdout).toContain(
+    "1 turn · 0 model calls · 1 tool call ·",
+  );
+  expect(runCli(["replay", "one"], { home: home.path }).stdout).toContain("1 turn, 1 tool call,");
+});

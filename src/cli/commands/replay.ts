@@ -2,6 +2,7 @@
 import { loadReplay } from "../../rollout/load.ts";
 import { fmtMs } from "../../rollout/waterfall.ts";
 import { escapeLine, oneLine } from "../../util/one-line.ts";
+import { plural } from "../../util/plural.ts";
 import { command, wholeNumber } from "../_command.ts";
 import { stdoutPieces } from "../_stdout.ts";
 import { withRollouts } from "./rollout/_source.ts";
@@ -34,7 +35,7 @@ export default command({
     const write = stdoutPieces();
     const lines = { push: (line: string) => write(`${escapeLine(line)}\n`) };
     lines.push(
-      `session ${replay.sessionId}: ${replay.totalTurns} turns, ${replay.totalCalls} tool calls, ${replay.totalDenied} denied, ${replay.compactCount} compactions (${replay.compactedTokens} tokens)`,
+      `session ${replay.sessionId}: ${plural(replay.totalTurns, "turn")}, ${plural(replay.totalCalls, "tool call")}, ${replay.totalDenied} denied, ${replay.compactCount} compactions (${replay.compactedTokens} tokens)`,
     );
     for (const turn of replay.turns) {
       const flags = [

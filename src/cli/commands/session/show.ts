@@ -7,6 +7,7 @@ import type { Part, SessionMeta, StoredMessage } from "../../../storage/records.
 import { turnItemsView } from "../../../threads/api.ts";
 import type { TurnItem } from "../../../threads/types.ts";
 import { escapeLine, escapeText, oneLine } from "../../../util/one-line.ts";
+import { plural } from "../../../util/plural.ts";
 import { command, wholeNumber } from "../../_command.ts";
 import { ID_ARG, when, withStore } from "./_shared.ts";
 
@@ -57,7 +58,7 @@ function toolLine(tool: TurnItem["tools"][number]): string {
 
 function turnLines(meta: SessionMeta, turns: TurnItem[], total: number): string[] {
   const shown = turns.length < total ? `, the last ${turns.length} shown` : "";
-  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${total} turns${shown})`)];
+  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${plural(total, "turn")}${shown})`)];
   for (const t of turns) {
     const flag = t.outcome === "interrupted" ? " [interrupted]" : "";
     lines.push(
@@ -117,7 +118,7 @@ export default command({
         issues,
       });
     else {
-      const head = `${escapeLine(meta.title)}\n${escapeLine(meta.id)} · ${meta.status} · ${escapeLine(meta.projectPath)} · ${escapeLine(`${meta.provider ?? "?"}/${meta.model ?? "?"}`)} · ${meta.messageCount} messages, ${meta.turnCount} turns${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
+      const head = `${escapeLine(meta.title)}\n${escapeLine(meta.id)} · ${meta.status} · ${escapeLine(meta.projectPath)} · ${escapeLine(`${meta.provider ?? "?"}/${meta.model ?? "?"}`)} · ${plural(meta.messageCount, "message")}, ${plural(meta.turnCount, "turn")}${meta.parentId ? ` · fork of ${meta.parentId}` : ""}`;
       // A message at a time: a long session's text is not built as one string first.
       const skipped = messages.length - shown.length;
       ctx.out(`${head}\n\n${skipped > 0 ? `(${skipped} earlier messages not shown)\n\n` : ""}`);
