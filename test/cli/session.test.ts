@@ -318,3 +318,21 @@ test("counts read as words: 1 turn, 1 message, 1 tool call (never '1 turns')", a
   );
   expect(runCli(["replay", "one"], { home: home.path }).stdout).toContain("1 turn, 1 tool call,");
 });
+
+test("no rollout log: a session that recorded nothing is told apart from no session, with what to do", async () => {
+  await using home = await tempHome();
+  expect(runCli(["session", "create", "--id", "quiet", "--prompt", "hello"], { home: home.path }).code).toBe(
+    0,
+  );
+  const quiet = runCli(["trace", "quiet"], { home: home.path });
+  expect([quiet.code, quiet.stderr]).toEqual([
+    3,
+    expect.stringContaining("session quiet has no rollout log: nothing was recorded"),
+  ]);
+  expect(quiet.stderr).not.toContain("events.jsonl");
+  const none = runCli(["trace", "nope"], { home: home.path });
+  expect([none.code, none.stderr]).toEqual([
+    3,
+    expect.stringContaining("and no session nope (`freecode trace --list`"),
+  ]);
+});

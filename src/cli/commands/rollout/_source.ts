@@ -60,17 +60,23 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
     await foldRollout({ adapter, sessionId: id }, sink);
     return last;
   };
+  /** Why there is no log to read: a session that recorded nothing yet, or no such session. */
+  const noLog = async (id: string) =>
+    (await adapter.getMeta(id))
+      ? notFound(
+          `session ${id} has no rollout log: nothing was recorded for it (\`freecode rollout append\`, or the library's recorder, writes one)`,
+        )
+      : notFound(
+          `no rollout log for session ${id}, and no session ${id} (\`freecode trace --list\` lists the logs)`,
+        );
   const rollouts: Rollouts = {
     adapter,
     async source(id) {
       checkId(id);
       const file = filePath(id);
-      if (file) {
-        if (!existsSync(file)) throw notFound(`no rollout log for session ${id}`, { file });
-        return { file, sessionId: id };
-      }
-      if (!(await adapter.listEventLogs()).includes(id)) throw notFound(`no rollout log for session ${id}`);
-      return { adapter, sessionId: id };
+      const has = file ? existsSync(file) : (await adapter.listEventLogs()).includes(id);
+      if (!has) throw await noLog(id);
+      return file ? { file, sessionId: id } : { adapter, sessionId: id };
     },
     async resolve(id) {
       if (id !== undefined) return checkId(id);
