@@ -56,6 +56,11 @@ export interface BuilderState {
   parentId?: string;
   /** The session's `session.started` (reason `import`) was handed out (see `result`). */
   started?: boolean;
+  /**
+   * A turn begun whose `turn.started` waits for something in it (`deferTurnStart`): a Codex turn
+   * that holds only a command the user ran (`!ls`) and its abort is no turn of the agent's.
+   */
+  turnPending?: { id: string; at: number };
 }
 
 /** Token usage of one provider response, in freecode's names. */
@@ -190,6 +195,7 @@ export class SessionBuilder {
   }
 
   private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {
+    if (this.s.turnPending && type !== "turn.started") this.startPendingTurn();
     let id = `${this.s.id}:${type}:${key}`;
     let h = idHash(id);
     for (let n = 2; this.eventIds.has(h); n++) {
@@ -213,22 +219,49 @@ export class SessionBuilder {
   turnStart(rawTurnId: string, at: number): void {
     const turnId = String(rawTurnId);
     if (this.s.turnId === turnId) return;
+    if (this.s.turnPending) delete this.s.turnPending; // the turn before held nothing: no turn
     this.s.turnId = turnId;
     this.s.turnSeq++;
     this.ev("turn.started", turnId, at, { turnId });
   }
 
-  turnAbort(key: string, at: number, reason = "interrupted"): void {
+  /**
+   * A turn that counts once something happens in it: its `turn.started` (with its own time) is
+   * written before the first event or message of the turn, and a turn aborted or followed by
+   * another with nothing in it leaves no trace (`turnAbort` says so).
+   */
+  deferTurnStart(rawTurnId: string, at: number): void {
+    const turnId = String(rawTurnId);
+    if (this.s.turnId === turnId) return;
+    this.s.turnId = turnId;
+    this.s.turnSeq++;
+    this.s.turnPending = { id: turnId, at };
+  }
+
+  private startPendingTurn(): void {
+    const p = this.s.turnPending!;
+    delete this.s.turnPending;
+    this.ev("turn.started", p.id, p.at, { turnId: p.id });
+  }
+
+  /** The turn was aborted; false when it held nothing (`deferTurnStart`): then nothing is written. */
+  turnAbort(key: string, at: number, reason = "interrupted"): boolean {
+    if (this.s.turnPending) {
+      delete this.s.turnPending;
+      return false;
+    }
     this.ev("turn.aborted", key, at, { turnId: this.turn(at), reason });
     const id = this.s.lastAssistantId;
     const last = id === undefined ? undefined : this.find(id);
     if (last) last.interrupted = true;
     // Let go after an earlier read: the writer marks the stored message.
     else if (id !== undefined) this.lateInterrupts.push(id);
+    return true;
   }
 
   /** Add a new message (its tool parts are registered with `toolCall`). */
   addMessage(m: StoredMessage): StoredMessage {
+    if (this.s.turnPending) this.startPendingTurn();
     // A source's ids are used as they are when they are valid ids; an odd one (empty, spaces, a
     // mangled value) gets a stable valid form here, and every lookup below maps it the same way.
     const id = messageIdFor(String(m.id));

@@ -188,7 +188,9 @@ export class CodexParser {
       case "task_started":
       case "turn_started":
         this.flush(b, at, undefined, `L${lineNo}`);
-        b.turnStart(String(p.turn_id ?? `L${lineNo}`), at);
+        // Written once something happens in it: a turn of only a command the user ran (`!ls`),
+        // which is skipped, and its abort are no turn of the agent's (`deferTurnStart`).
+        b.deferTurnStart(String(p.turn_id ?? `L${lineNo}`), at);
         this.st.taskTurns = true;
         return true;
       case "user_message": {
@@ -229,8 +231,8 @@ export class CodexParser {
         return true;
       case "turn_aborted":
         this.flush(b, at, undefined, `L${lineNo}`);
-        b.turnAbort(String(p.turn_id ?? `L${lineNo}`), at, String(p.reason ?? "interrupted"));
-        return true;
+        // False for a turn that held nothing of the agent's: skipped with it.
+        return b.turnAbort(String(p.turn_id ?? `L${lineNo}`), at, String(p.reason ?? "interrupted"));
       case "task_complete":
       case "turn_complete":
         return true;

@@ -208,6 +208,23 @@ describe("codex failures without an exit code", () => {
 });
 
 describe("codex turns", () => {
+  test("regression: a turn of only a user's `!` command and its abort is no turn: trace, replay and the store agree", async () => {
+    await using home = await tempHome();
+    const path = join(
+      import.meta.dir,
+      "..",
+      "corpus",
+      "codex",
+      "rollout-2026-04-19T22-10-31-019da915-31a8-74d0-ad7f-640110fae046.jsonl",
+    );
+    const { adapter } = await importOne(home.path, "codex", path);
+    const id = "codex-019da915-31a8-74d0-ad7f-640110fae046";
+    const trace = await loadTrace({ adapter, sessionId: id });
+    expect([trace.turns.length, trace.turns.some((t) => t.aborted)]).toEqual([1, false]);
+    expect((await adapter.getMeta(id))!.turnCount).toBe(1);
+    await adapter.close();
+  });
+
   test("regression: a rollout with no task_started (0.77) starts a turn at each typed prompt", async () => {
     const events = await importLines([
       meta("0.77.0"),
