@@ -17,12 +17,9 @@ import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
-import { stillWritten, within } from "./live.ts";
+import { QUIET_MS, stillWritten, within } from "./live.ts";
 import type { ImportedSession } from "./types.ts";
 import { bump, type ImportWarning, newCounts, type ParseOptions, type ParseResult } from "./types.ts";
-
-/** How long a transcript is left alone before a watch pass closes a complete response (`finish`). */
-const QUIET_MS = 3_000;
 
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 const CONVERSATION = new Set(["user", "assistant", "system", "attachment"]);
@@ -219,6 +216,7 @@ export class ClaudeParser {
     const quiet = this.opts.lastWrite !== undefined && !within(this.opts.lastWrite, QUIET_MS);
     const ids = this.sessionIds();
     let open = false;
+    let settling = false;
     for (const id of ids) {
       const b = this.builderFor(id);
       const g = own(this.st.groups, id);
@@ -226,11 +224,17 @@ export class ClaudeParser {
       else if (g && (final || (g.stopped && quiet))) {
         flushGroup(this.ctx, b);
         put((this.st.cut ??= {}), id, g.responseId);
-      }
+      } else if (g?.stopped) settling = true;
       if (b.finish(final, live ? () => true : undefined)) open = true;
     }
     const sessions = ids.map((id) => this.sessionOf(id));
-    return { sessions, counts: this.counts, warnings: this.warnings, ...(open ? { open } : {}) };
+    return {
+      sessions,
+      counts: this.counts,
+      warnings: this.warnings,
+      ...(open ? { open } : {}),
+      ...(settling ? { settling } : {}),
+    };
   }
 
   /**

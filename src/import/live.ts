@@ -38,3 +38,10 @@ export const within = (at: number, ms: number, now = Date.now()): boolean =>
  */
 export const stillWritten = (lastWrite: number | undefined, lastLine: number | undefined): boolean =>
   lastWrite !== undefined && lastLine !== undefined && mayStillStream(lastWrite) && mayStillStream(lastLine);
+
+/**
+ * How long a transcript is left alone before a watch pass closes a response that said it is
+ * complete (Claude Code's `stop_reason`): 2.1.1xx puts it on every line of a response, written
+ * together, so a pass right after a write cannot tell the last line; a quiet file can.
+ */
+export const QUIET_MS = 3_000;

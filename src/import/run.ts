@@ -16,6 +16,7 @@ import { type Candidate, discover, type KnownFiles, type LeftOut } from "./disco
 import { mapGemini } from "./gemini.ts";
 import { sessionIdFor } from "./ids.ts";
 import { feedJsonl } from "./jsonl.ts";
+import { QUIET_MS, within } from "./live.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
 import { redactDeep } from "./redact.ts";
@@ -251,7 +252,9 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
   const prev = opts.imports.files[c.path];
   // Unchanged files are skipped, but for a final read after a watch pass of a JSONL transcript: what
   // that pass left open is closed now (read from where it stopped: nothing new to parse).
-  const closing = prev?.open === true && opts.final !== false;
+  // And a watch pass reads again a file whose complete response waits for the file to be quiet.
+  const settled = prev?.settling === true && opts.final === false && !within(sig.mtimeMs, QUIET_MS);
+  const closing = (prev?.open === true && opts.final !== false) || settled;
   // A file imported with another `--redact` than now is read again from the start, as if new.
   const redact = opts.redact === true;
   const redactChanged = prev !== undefined && (prev.redact ?? false) !== redact;
@@ -420,6 +423,7 @@ async function readJsonl(
   // import state is a file in the home like the store (a key masked in the session stayed here).
   next.parser = opts.redact === true ? redactDeep(parser.state) : parser.state;
   if (opts.final === false || result.open === true) next.open = true;
+  if (result.settling === true) next.settling = true;
   if (result.open === true) sum.files.open++;
   // A torn last line is not imported yet: make the next pass look at the file again.
   if (pos.torn) next.size = -1;

@@ -49,6 +49,11 @@ const FileStateSchema = v.looseObject({
    * still be streaming (`live.ts`): what it left open (a response, calls unanswered) waits for a
    * final read, even if the file does not change again. */
   open: v.optional(v.boolean()),
+  /**
+   * A `--watch` pass left a response open that said it is complete (`stop_reason`): a later pass
+   * reads the file again once it has been quiet for `QUIET_MS`, changed or not, to close it.
+   */
+  settling: v.optional(v.boolean()),
   /** Read with `--redact` (absent: without): a change of the flag reads the file again. */
   redact: v.optional(v.boolean()),
   /** Its sessions were marked done by `import --finished` (`source.finished`). */

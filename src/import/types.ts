@@ -74,6 +74,8 @@ export interface ParseResult {
    * import reads the file again even if it did not change.
    */
   open?: boolean;
+  /** A watch pass left a complete response open until the file is quiet (`FileState.settling`). */
+  settling?: boolean;
 }
 
 /** Options every parser takes. */

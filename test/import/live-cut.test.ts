@@ -11,7 +11,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { idleSince } from "../../src/import/builder.ts";
-import { mayStillStream, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
+import { mayStillStream, QUIET_MS, STREAM_WAIT_MS, stillWritten } from "../../src/import/live.ts";
 import type { Agent } from "../../src/import/types.ts";
 import { CORPUS, parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
@@ -299,14 +299,17 @@ describe("an import that cuts a response the agent is still writing", () => {
     // each with the stop_reason: more of it may be on its way).
     const fresh = view(await imported(home.path, "claude", path, undefined, false));
     expect(fresh.responses).toHaveLength(1);
-    // Quiet for a few seconds: the answer is done, and the watch says so (it showed in flight, then hung).
-    age(path, 10_000);
+    // The file does not change again: a later pass reads it anyway once it is quiet, and closes the
+    // answer (it showed in flight, then hung, until a final import; passes skip unchanged files).
+    await Bun.sleep(QUIET_MS + 300);
     const quiet = view(await imported(home.path, "claude", path, undefined, false));
     expect(quiet.responses).toEqual([
       [10, 20, ["Bash"]],
       [10, 7, []],
     ]);
-  });
+    // Then it is unchanged for the passes after.
+    expect(view(await imported(home.path, "claude", path, undefined, false)).read).toBe(0);
+  }, 30_000);
 
   test("claude: a response an import closed (the file had aged) takes its next lines when they come", async () => {
     await using dir = await tempDir();
