@@ -195,7 +195,10 @@ export class SessionBuilder {
   }
 
   private ev(type: string, key: string, at: number, fields: Record<string, unknown>): void {
-    if (this.s.turnPending && type !== "turn.started") this.startPendingTurn();
+    // Something of the pending turn's own (a call an earlier turn left unanswered, written now,
+    // is that turn's: it does not open this one).
+    if (this.s.turnPending && type !== "turn.started" && fields.turnId === this.s.turnPending.id)
+      this.startPendingTurn();
     let id = `${this.s.id}:${type}:${key}`;
     let h = idHash(id);
     for (let n = 2; this.eventIds.has(h); n++) {

@@ -208,6 +208,53 @@ describe("codex failures without an exit code", () => {
 });
 
 describe("codex turns", () => {
+  test("regression: an earlier turn's unanswered call, written late, does not open a `!`-only turn (last review 2)", async () => {
+    const all = [
+      meta("0.120.0"),
+      event(1000, { type: "task_started", turn_id: "tA" }),
+      prompt(2000, "run the tests", "plain"),
+      item(3000, {
+        type: "function_call",
+        name: "shell",
+        arguments: '{"command":["npm","test"]}',
+        call_id: "call_X",
+      }),
+      event(5000, { type: "turn_aborted", turn_id: "tA", reason: "interrupted" }),
+      event(6000, { type: "task_started", turn_id: "tB" }),
+      item(7000, {
+        type: "message",
+        role: "user",
+        content: [
+          {
+            type: "input_text",
+            text: "<user_shell_command>\n<command>\nls\n</command>\n</user_shell_command>",
+          },
+        ],
+      }),
+      event(8000, {
+        type: "exec_command_end",
+        call_id: "u1",
+        source: "user_shell",
+        exit_code: 0,
+        turn_id: "tB",
+      }),
+      event(9000, { type: "turn_aborted", turn_id: "tB", reason: "interrupted" }),
+    ];
+    const once = await importLines(all);
+    expect(once.filter((e) => e.type.startsWith("turn.")).map((e) => [e.type, e.turnId])).toEqual([
+      ["turn.started", "tA"],
+      ["turn.aborted", "tA"],
+    ]);
+    // Read in two imports, cut inside tB (the first one writes tA's unanswered call at its end).
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const path = join(dir.path, FILE);
+    writeFileSync(path, `${all.slice(0, 6).join("\n")}\n`);
+    await imported(home.path, "codex", path);
+    appendFileSync(path, `${all.slice(6).join("\n")}\n`);
+    const grown = (await imported(home.path, "codex", path)).sessions[0]!.events as Ev[];
+    expect(grown.map((e) => [e.type, e.turnId])).toEqual(once.map((e) => [e.type, e.turnId]));
+  });
   test("regression: a turn of only a user's `!` command and its abort is no turn: trace, replay and the store agree", async () => {
     await using home = await tempHome();
     const path = join(
