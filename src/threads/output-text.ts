@@ -3,9 +3,10 @@
  * string, structured data (Claude Code's text blocks, an object), or a string that is JSON itself
  * (Codex's shell output: `{"output": "…", "metadata": {…}}`). Indexed as JSON text, its escapes glued
  * letters to words (`\nAdditionally` was the word `nAdditionally`) and its keys were false hits
- * (`type`, `text`); an image's base64 was indexed as words. So: a string as it is (Codex's wrapper
- * unwrapped), a content block by its text, any other object by `key: value` lines, leaving out
- * type tags and binary data (image blocks, base64 runs, data URLs). Colour codes are
+ * (`type`, `text`); an image's base64 was indexed as words. So: a string as it is, or as its value
+ * when it is JSON (Codex's wrapper by what it wraps); a content block by its text; any other
+ * object by `key: value` lines, keys and numbers kept; type tags and binary data (image blocks,
+ * base64 runs, data URLs) left out. Colour codes are
  * left to the row (`searchRows` removes them from every row). Long outputs keep their head and tail
  * (`OUTPUT_CHARS`).
  */
@@ -36,18 +37,24 @@ export function outputText(result: unknown): string {
 }
 
 /**
- * Codex's shell output, a string that is JSON (`{"output": "…", "metadata": {…}}`), as the text it
- * wraps; any other string as it is — JSON a command printed (`cat package.json`) is searched with its
- * keys and numbers, as printed.
+ * A string that is JSON, as its value: Codex's shell output (`{"output": "…", "metadata": {…}}`) as
+ * the text it wraps; JSON a command printed (`cat package.json`) as its values with their keys (see
+ * `collect`), its escapes read (`"a\nb"` is two lines: indexed as printed, `\nb` was the word
+ * `nb`). Any other string as it is.
  */
 function unwrapped(x: unknown): unknown {
-  if (typeof x !== "string" || x.length > MAX_JSON_TEXT || !x.startsWith('{"output":')) return x;
+  if (typeof x !== "string" || x.length > MAX_JSON_TEXT) return x;
+  const t = x.trim();
+  const [first, last] = [t[0], t[t.length - 1]];
+  if (!((first === "{" && last === "}") || (first === "[" && last === "]"))) return x;
+  let value: unknown;
   try {
-    const o = JSON.parse(x) as { output?: unknown };
-    return typeof o.output === "string" ? o.output : x;
+    value = JSON.parse(t);
   } catch {
     return x;
   }
+  const wrapped = (value as { output?: unknown } | null)?.output;
+  return t.startsWith('{"output":') && typeof wrapped === "string" ? wrapped : value;
 }
 
 function collect(x: unknown, out: string[], depth: number): void {

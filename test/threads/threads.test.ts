@@ -238,9 +238,12 @@ test("an output is searched by its text: blocks by their text, objects by key: v
   expect(outputText({ exitCode: 2, stderr: "no such file\nor directory", more: { port: 31337 } })).toBe(
     "exitCode: 2\nstderr: no such file\nor directory\nmore\nport: 31337",
   );
-  // JSON a command printed (`cat package.json`) is text as printed: its keys and numbers are words.
-  const printed = '{"name":"widgetco","devDependencies":{"typescript":"5.0.0"},"port":31337}';
-  expect(outputText(printed)).toBe(printed);
+  // JSON a command printed (`cat package.json`): its values with their keys and numbers, escapes read.
+  const printed =
+    '{"name":"widgetco","devDependencies":{"typescript":"5.0.0"},"port":31337,"msg":"a\\nSecondword"}';
+  expect(outputText(printed)).toBe(
+    "name: widgetco\ndevDependencies\ntypescript: 5.0.0\nport: 31337\nmsg: a\nSecondword",
+  );
   // A rule of 200 `=` is not base64: the output is kept.
   expect(outputText(`${"=".repeat(210)}\nBUILD FAILED zebraword`)).toContain("BUILD FAILED zebraword");
   // Claude Code text blocks, and an image block beside them: the text only.
