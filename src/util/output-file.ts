@@ -43,8 +43,12 @@ export function writeOutputFile(
   }
 }
 
-/** `/dev/fd/N`, `/proc/self/fd/N`. */
-const OWN_FD = /^\/(dev|proc\/self)\/fd\/(\d+)$/;
+/**
+ * `/dev/fd/N`, `/proc/self/fd/N` for stdout and stderr. Other descriptors are opened by path like
+ * any file: a number past 2 may be one of the runtime's own (writing a report into it broke it), or
+ * none (EBADF was an internal error).
+ */
+const OWN_FD = /^\/(dev|proc\/self)\/fd\/([12])$/;
 
 /** The descriptor of this process `path` or one of the links it goes through names, if any. */
 function ownDescriptor(path: string): string | undefined {

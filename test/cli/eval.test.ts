@@ -114,6 +114,10 @@ describe("freecode eval (source)", () => {
     expect(text.startsWith("before\n") && text.includes("<testsuites") && text.includes("login-fix")).toBe(
       true,
     );
+    // A descriptor nobody opened: one line naming it (it was an internal error with a stack trace,
+    // and a runtime's own descriptor got the report).
+    const none = run("/dev/fd/9");
+    expect([none.code, none.stderr.trim().split("\n")]).toEqual([3, [expect.stringContaining("/dev/fd/9")]]);
   });
 
   test("a bound that measured nothing in any session is not a pass: a misspelt tool, no first tokens", async () => {
