@@ -4,6 +4,7 @@
  * (newer) types are counted, not problems. Reads the raw values so that a line failing the schema
  * (or read with U+FFFD for bytes that are not UTF-8) still takes part in the seq check.
  */
+import { hostname } from "node:os";
 import { logEnd, markAtWork } from "../storage/batch-mark.ts";
 import type { ReadIssue } from "../storage/contract.ts";
 import { readJsonl } from "./_jsonl.ts";
@@ -98,12 +99,19 @@ export async function verifyRollout(source: RolloutSource, sessionId: string): P
       { exact: true, ...(toOffset !== undefined ? { toOffset } : {}) },
       { value, issue },
     );
-    if (end?.mark && !markAtWork(end.mark))
+    if (end?.mark && !markAtWork(end.mark)) {
+      const by = end.mark.by;
+      // A writer of another host cannot be checked from here (as `store verify` says).
+      const fix =
+        by && by.host !== hostname()
+          ? `by process ${by.pid} on ${by.host}, which cannot be checked from here (once it is gone: \`store unlock --host ${by.host}\`, then \`store verify --repair\`)`
+          : "cut off (the next write cuts it off, `store verify --repair` now)";
       report.problems.push({
         kind: "unfinished_batch",
         file: source.file,
-        message: `${end.size - end.acknowledged} bytes past byte ${end.acknowledged} are a large append cut off (never acknowledged; the next write cuts them off, \`store verify --repair\` now)`,
+        message: `${end.size - end.acknowledged} bytes past byte ${end.acknowledged} are a large append never acknowledged, ${fix}`,
       });
+    }
   } else {
     for await (const item of source.adapter.readEvents(source.sessionId)) {
       if (item.issue) issue(item.issue);

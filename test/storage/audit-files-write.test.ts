@@ -422,6 +422,21 @@ describe("a killed large append is not read before the next writer cuts it (CLI 
     expect(performance.now() - t0).toBeLessThan(5000);
     expect(held.map((p) => [p.repairable, p.repaired ?? false])).toEqual([[false, false]]);
     expect(held[0]!.detail).toContain("process 4242 on buildbox-2 (it cannot be checked from here");
+    // rollout verify says the same of an events log's batch by that host (last review 6).
+    await adapter.appendEvents(meta.id, [{ type: "turn.started", turnId: "t0" }]);
+    const events = eventsFile(home.path, meta.id);
+    const at = statSync(events);
+    writeFileSync(
+      `${events}.batch`,
+      JSON.stringify({ ino: at.ino, from: at.size, to: at.size + 5_000_000, by }),
+    );
+    appendFileSync(events, '{"type":"turn.st');
+    const { verifyRollout } = await import("../../src/rollout/verify.ts");
+    const rv = await verifyRollout({ file: events, sessionId: meta.id }, meta.id);
+    expect(rv.problems.map((p) => p.message)).toEqual([
+      expect.stringContaining("on buildbox-2, which cannot be checked"),
+    ]);
+    rmSync(`${events}.batch`);
     rmSync(lock); // what `store unlock --host buildbox-2` does once that host's writer is gone
     const freed = (await verifyStore(adapter, home.path, true)).problems.filter(
       (p) => p.kind === "unfinished_batch",
