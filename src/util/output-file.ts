@@ -2,8 +2,8 @@
  * Writing a file the user named (an eval report, an export, an OTLP trace). A regular file, or one
  * not there yet, is replaced atomically (`atomic.ts`). Anything else is written through, as a shell
  * redirect would: a symlink's target is written and the link kept; a device or FIFO (a named pipe
- * a CI step reads) is written in place; one of this process's descriptors (`/dev/stdout`,
- * `/dev/fd/N`) is written to as it is open, appended to a file it was redirected to. Replaced by a regular file, the
+ * a CI step reads) is written in place; stdout and stderr (`/dev/stdout`, `/dev/fd/1`) are written
+ * to as they are open, appended to a file they were redirected to. Replaced by a regular file, the
  * report never reached its reader, and run as root `junit:/dev/full` replaced the device.
  */
 import { closeSync, lstatSync, openSync, readlinkSync, realpathSync, statSync } from "node:fs";
@@ -52,12 +52,9 @@ const OWN_FD = /^\/(dev|proc\/self)\/fd\/([12])$/;
 
 /** The descriptor of this process `path` or one of the links it goes through names, if any. */
 function ownDescriptor(path: string): string | undefined {
-  let p = path;
-  for (let hops = 0; hops < 40; hops++) {
+  for (const p of linkChain(path)) {
     const n = OWN_FD.exec(p)?.[2];
     if (n !== undefined) return n;
-    if (!lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
-    p = resolve(dirname(p), readlinkSync(p));
   }
   return undefined;
 }
@@ -71,9 +68,14 @@ function writeThrough(path: string, fd: number, produce: (write: AtomicWrite) =>
 }
 
 /** Where `path`'s links lead (a dangling link: where it points; its target is created, the link kept). */
-function whereALinkLeads(path: string): string {
-  let p = path;
-  for (let hops = 0; hops < 40 && lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink(); hops++)
+const whereALinkLeads = (path: string): string => linkChain(path).at(-1)!;
+
+/** `path`, then each path its symbolic links lead to, in turn (at most 40, as the kernel follows). */
+function linkChain(path: string): string[] {
+  const chain = [path];
+  for (let p = path; chain.length <= 40 && lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink(); ) {
     p = resolve(dirname(p), readlinkSync(p));
-  return p;
+    chain.push(p);
+  }
+  return chain;
 }
