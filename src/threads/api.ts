@@ -131,6 +131,7 @@ export async function turnItemsView(
       })),
       ...(t.response !== undefined ? { response: t.response } : {}),
       outcome: t.outcome,
+      ...(t.error !== undefined ? { error: t.error } : {}),
       startedAt: t.startedAt,
       durationMs: t.endedAt - t.startedAt,
     }));

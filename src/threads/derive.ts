@@ -25,6 +25,9 @@ interface EventFacts {
   turnStarts: number[];
   /** When something in a turn ended: a response, a failed request, a call's output, an abort. */
   ends: number[];
+  /** When responses came, and the provider errors (a turn that ended on one says so). */
+  responses: number[];
+  errors: { at: number; message: string }[];
 }
 
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
@@ -32,7 +35,15 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
 /** Gather what the rollout says, an event at a time: a log is never held whole to derive a thread. */
 function factsCollector(knownCalls: Set<string>) {
-  const facts: EventFacts = { byCall: new Map(), orphans: [], aborted: [], turnStarts: [], ends: [] };
+  const facts: EventFacts = {
+    byCall: new Map(),
+    orphans: [],
+    aborted: [],
+    turnStarts: [],
+    ends: [],
+    responses: [],
+    errors: [],
+  };
   /** The rollout-only calls by call id: a refusal is the call's, not a second call. */
   const orphanOf = new Map<string, ToolCall>();
   const entry = (callId: string) => {
@@ -51,8 +62,12 @@ function factsCollector(knownCalls: Set<string>) {
         facts.ends.push(e.timestamp);
         break;
       case "model.response":
+        facts.ends.push(e.timestamp);
+        facts.responses.push(e.timestamp);
+        break;
       case "model.error":
         facts.ends.push(e.timestamp);
+        facts.errors.push({ at: e.timestamp, message: str(e.error) ?? `${str(e.kind) ?? "provider"} error` });
         break;
       case "function.output":
         facts.ends.push(e.timestamp);
@@ -277,6 +292,17 @@ function finishThread(
   for (const at of facts.ends) {
     const t = ownerAt(at);
     if (t) t.endedAt = Math.max(t.endedAt, at);
+  }
+  // A turn whose last word from the model side was a provider error (a rate limit that ended the
+  // session) says so: its response text, if any, came before it.
+  const lastResponse = new Map<Turn, number>();
+  for (const at of facts.responses) {
+    const t = ownerAt(at);
+    if (t) lastResponse.set(t, Math.max(lastResponse.get(t) ?? at, at));
+  }
+  for (const e of facts.errors) {
+    const t = ownerAt(e.at);
+    if (t && e.at >= (lastResponse.get(t) ?? Number.NEGATIVE_INFINITY)) t.error = e.message;
   }
   for (const t of turns) if (t.outcome === "no_response" && t.response) t.outcome = "answered";
 

@@ -114,6 +114,9 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
       );
   }
   for (const t of turns) {
+    // The provider error a turn ended on (a rate limit): found as the turn's `error`.
+    if (t.error)
+      rows.push(row({ kind: "message", turn: t.number, role: "error", timestamp: t.endedAt, text: t.error }));
     for (const c of t.toolCalls) {
       const args =
         c.args === undefined ? "" : ` ${typeof c.args === "string" ? c.args : JSON.stringify(c.args)}`;

@@ -19,9 +19,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * Bump to rebuild every existing thread store (it is derived: nothing is lost). 2: the index holds
  * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name. 3: a
  * rollout-only call and its refusal are one call (they were two, one of them pending). 4: calls'
- * outputs are rows of their own (`output`).
+ * outputs are rows of their own (`output`). 5: a turn that ended on a provider error says so
+ * (`Turn.error`, and a search row).
  */
-const THREAD_SCHEMA = 4;
+const THREAD_SCHEMA = 5;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

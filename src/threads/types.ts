@@ -33,6 +33,8 @@ export const TurnSchema = v.object({
   startedAt: v.number(),
   endedAt: v.number(),
   outcome: v.picklist(TURN_OUTCOMES),
+  /** The provider error the turn ended on (after its last response), with its message. */
+  error: v.optional(v.string()),
   messageIds: v.array(v.string()),
   toolCalls: v.array(ToolCallSchema),
 });
@@ -104,6 +106,8 @@ export interface TurnItem {
   }[];
   response?: string;
   outcome: Turn["outcome"];
+  /** The provider error the turn ended on, if it did. */
+  error?: string;
   startedAt: number;
   durationMs: number;
 }

@@ -10,7 +10,7 @@ import { CORPUS, parseJson, runCli, tempHome } from "../_helpers.ts";
 interface Result {
   engine: string;
   total: number;
-  hits: { sessionId: string; kind: string; tool?: string; snippet: string }[];
+  hits: { sessionId: string; kind: string; tool?: string; role?: string; snippet: string }[];
 }
 
 test("search: ranked hits, markers, filters, both engines, bad queries", async () => {
@@ -87,3 +87,24 @@ test("search finds what a tool printed: an imported Claude Code session's pytest
     ).total,
   ).toBe(0);
 }, 60_000);
+
+test("a turn that ended on a provider error says so, and the error is found (a rate limit that ended the session)", async () => {
+  await using home = await tempHome();
+  const file = join(
+    CORPUS,
+    "claude",
+    "laf-us_idaho-vault",
+    "c--Users-loganf-Documents-IDAHO-VAULT",
+    "5be6102c-c895-48ac-84b1-8f176ed80112.jsonl",
+  );
+  expect(runCli(["import", "claude", file], { home: home.path }).code).toBe(0);
+  for (const scan of [[], ["--scan"]]) {
+    const r = parseJson<Result>(runCli(["search", "hit your limit", "--json", ...scan], { home: home.path }));
+    expect(r.hits.map((h) => [h.kind, h.role])).toEqual([["message", "error"]]);
+  }
+  const id = "claude-5be6102c-c895-48ac-84b1-8f176ed80112";
+  const turns = runCli(["session", "show", id, "--turns"], { home: home.path }).stdout;
+  expect(turns.trimEnd().split("\n").at(-1)).toBe(
+    "  outcome: provider error: rate_limit: You've hit your limit · resets 1am (America/Denver)",
+  );
+});

@@ -65,7 +65,9 @@ function turnLines(meta: SessionMeta, turns: TurnItem[], total: number): string[
       `\n#${t.number} ${when(t.startedAt)} (${t.durationMs} ms)${flag}`,
       `  prompt:  ${oneLine(t.prompt, 200) || "(none)"}`,
       ...t.tools.map(toolLine),
-      `  outcome: ${oneLine(t.response ?? "", 200) || "(no reply)"}`,
+      t.error !== undefined
+        ? `  outcome: provider error: ${oneLine(t.error, 200)}`
+        : `  outcome: ${oneLine(t.response ?? "", 200) || "(no reply)"}`,
     );
   }
   return lines;
