@@ -119,6 +119,8 @@ function parseDocs(file: string, text: string): Doc[] {
     const body = lines.slice(start, n).join("\n");
     const firstLine = start + 1;
     start = n + 1;
+    // Directives (`%YAML 1.2`) before a `---` belong to the document after it: nothing on their own.
+    if (/^\s*%/m.test(body) && body.split("\n").every((l) => /^\s*(%.*|#.*)?$/.test(l))) continue;
     let value: unknown;
     try {
       value = Bun.YAML.parse(body);

@@ -286,6 +286,14 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
       "sessions.all",
     ],
   ];
+  test("a %YAML directive before the first --- is the document's, not a document of its own", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "d.yaml");
+    writeFileSync(file, "%YAML 1.2\n---\nid: x\nexpect:\n  - noHung: true\n");
+    const [c] = loadCases([file]);
+    expect([c!.id, c!.line, c!.expectations[0]!.line]).toEqual(["x", 3, 5]);
+  });
+
   test("expectCompaction: false is a check (no compaction may happen), in expect and at the top", async () => {
     await using dir = await tempDir();
     for (const body of ["expect:\n  - expectCompaction: false", "expectCompaction: false"]) {
