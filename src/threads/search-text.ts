@@ -96,10 +96,11 @@ const searchable = (text: string): string => text.replace(ESCAPES, "").replace(M
 /** The search rows of one derived thread (a rollout-only thread's placeholder title is not one). */
 export function searchRows(derived: DerivedThread, messages: StoredMessage[]): SearchRow[] {
   const { thread, turns } = derived;
-  const row = (r: Omit<SearchRow, "threadId">): SearchRow => ({
+  /** A row of recorded text, made searchable (`clean`: it is already). */
+  const row = (r: Omit<SearchRow, "threadId">, clean = false): SearchRow => ({
     threadId: thread.id,
     ...r,
-    text: searchable(r.text),
+    text: clean ? r.text : searchable(r.text),
   });
   const rows: SearchRow[] = derived.untitled
     ? []
@@ -127,7 +128,7 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
       const output = c.result === undefined ? "" : searchable(outputText(c.result));
       if (output.trim())
         rows.push(
-          row({ kind: "output", turn: t.number, tool: c.name, timestamp: c.timestamp, text: output }),
+          row({ kind: "output", turn: t.number, tool: c.name, timestamp: c.timestamp, text: output }, true),
         );
     }
   }

@@ -55,6 +55,13 @@ function keyText(raw: string): string {
 }
 
 /**
+ * Whether `c` opens a quoted scalar, `after` being the last character before it that is not a space:
+ * only where a scalar starts (first, or after `{[,:`); `it's` is plain text.
+ */
+const opensQuote = (c: string, after: string): boolean =>
+  (c === '"' || c === "'") && (after === "" || "{[,:".includes(after));
+
+/**
  * Brackets a flow collection leaves open on a line (quoted scalars skipped: a quote opens one only
  * where a scalar starts, after `{[,:` or first on the line; `it's` is plain text).
  */
@@ -70,7 +77,7 @@ function openBrackets(text: string): number {
     }
     const after = last;
     if (!/\s/.test(c)) last = c;
-    if ((c === '"' || c === "'") && (after === "" || "{[,:".includes(after))) quote = c;
+    if (opensQuote(c, after)) quote = c;
     else if (c === "#" && (i === 0 || /\s/.test(text[i - 1]!)))
       break; // a comment
     else if (c === "{" || c === "[") open++;
@@ -199,7 +206,7 @@ function duplicateFlowKey(text: string, firstLine: number): DuplicateKey | undef
       frames.pop();
       expectKey = false;
     } else if (c === ",") expectKey = frames.at(-1) != null;
-    else if ((c === '"' || c === "'") && (after === "" || "{[,:".includes(after))) {
+    else if (opensQuote(c, after)) {
       const start = i;
       for (i++; i < text.length && text[i] !== c; i++) {
         if (c === '"' && text[i] === "\\") i++;
