@@ -20,9 +20,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * folded words (ascii tokenizer), search_rows the original text and the lower-cased tool name. 3: a
  * rollout-only call and its refusal are one call (they were two, one of them pending). 4: calls'
  * outputs are rows of their own (`output`). 5: a turn that ended on a provider error says so
- * (`Turn.error`, and a search row).
+ * (`Turn.error`, and a search row). 6: a call the rollout alone holds keeps what it printed (its
+ * output is a row, and the call is not pending).
  */
-const THREAD_SCHEMA = 5;
+const THREAD_SCHEMA = 6;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

@@ -5,7 +5,8 @@
  */
 import { expect, test } from "bun:test";
 import type { EventRecord, StoredMessage } from "../../src/storage/records.ts";
-import { deriveThread } from "../../src/threads/derive.ts";
+import { deriveThread, ROLLOUT_OUTPUT_CHARS } from "../../src/threads/derive.ts";
+import { OUTPUT_CHARS } from "../../src/threads/output-text.ts";
 import { seeded } from "../_random.ts";
 
 function log(entries: { type: string; at: number; fields?: Record<string, unknown> }[]): EventRecord[] {
@@ -145,4 +146,24 @@ test("regression: a turn lasts until its last response or output ended; an abort
   // An abort inside the second turn is that turn's.
   const inside = deriveThread("s", undefined, messages, events(8500)).turns;
   expect(inside.map((t) => t.outcome)).toEqual(["no_response", "interrupted"]);
+});
+
+test("what rollout-only calls printed is kept up to the thread's budget (ROLLOUT_OUTPUT_CHARS), and the rest still finished", () => {
+  const calls = Math.ceil(ROLLOUT_OUTPUT_CHARS / OUTPUT_CHARS) + 20;
+  const output = `${"z".repeat(OUTPUT_CHARS)}-tail`;
+  const entries: { type: string; at: number; fields?: Record<string, unknown> }[] = [
+    { type: "turn.started", at: 1, fields: { turnId: "t" } },
+  ];
+  for (let i = 0; i < calls; i++) {
+    entries.push({ type: "function.call", at: 10 + i, fields: { tool: "bash", callId: `c${i}` } });
+    entries.push({ type: "function.output", at: 10 + i, fields: { tool: "bash", callId: `c${i}`, output } });
+  }
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  const kept = turns[0]!.toolCalls.map((c) => c.result as string);
+  expect(kept.every((r) => r !== undefined)).toBe(true);
+  expect(kept[0]!.endsWith("-tail")).toBe(true);
+  expect(kept.at(-1)).toBe("");
+  const total = kept.reduce((n, r) => n + r.length, 0);
+  expect(total).toBeLessThanOrEqual(ROLLOUT_OUTPUT_CHARS);
+  expect(total).toBeGreaterThan(ROLLOUT_OUTPUT_CHARS - OUTPUT_CHARS - 16);
 });

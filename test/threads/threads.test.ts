@@ -295,3 +295,40 @@ test("an output is searched by its text: blocks by their text, objects by key: v
   expect(rows.filter((h) => h.kind === "tool")).toHaveLength(4);
   await a.close();
 });
+
+test("regression: what a call the rollout alone holds printed is searched, and the call is not pending", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  // A session recorded with the rollout log alone (no messages), and one whose call compaction
+  // erased from the messages: each call's output only the rollout holds.
+  await a.appendEvents("rolled", [
+    { type: "turn.started", turnId: "t1", timestamp: 1000 },
+    { type: "function.call", tool: "bash", args: { command: "make" }, callId: "c1", timestamp: 1010 },
+    { type: "function.output", tool: "bash", callId: "c1", output: "zqbuilt 3 targets", timestamp: 1020 },
+  ]);
+  await a.createSession(meta("erased"), [user("u1", "look for it", 2000)]);
+  await a.appendEvents("erased", [
+    { type: "function.call", tool: "grep", args: { pattern: "x" }, callId: "g1", timestamp: 2010 },
+    {
+      type: "function.output",
+      tool: "grep",
+      callId: "g1",
+      output: '{"output": "src/zqfound.ts:3", "metadata": {"exit_code": 0}}',
+      timestamp: 2020,
+    },
+  ]);
+  for (const engine of ["fts5", "scan"] as const) {
+    const hits = async (text: string) =>
+      (await searchThreads(a, home.path, { text }, { engine })).hits.map((h) => [
+        h.sessionId,
+        h.kind,
+        h.tool,
+      ]);
+    expect([engine, await hits("zqbuilt")]).toEqual([engine, [["rolled", "output", "bash"]]]);
+    expect([engine, await hits("zqfound")]).toEqual([engine, [["erased", "output", "grep"]]]);
+  }
+  // Neither output recorded a duration: the calls finished all the same.
+  for (const id of ["rolled", "erased"])
+    expect((await turnItemsView(a, home.path, id))[0]!.tools.map((t) => t.pending ?? false)).toEqual([false]);
+  await a.close();
+});
