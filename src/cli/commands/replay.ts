@@ -13,7 +13,11 @@ export default command({
     description: "Replay a session's rollout: turns, tool calls with outputs, compactions",
   },
   args: {
-    id: { type: "positional", required: false, description: "Session id (default: the most recent)" },
+    id: {
+      type: "positional",
+      required: false,
+      description: "Session id or a unique start of one (default: the most recent)",
+    },
     "max-output": {
       type: "string",
       description: "Clip each tool output to this many characters",

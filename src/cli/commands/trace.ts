@@ -22,7 +22,11 @@ const DEFAULT_LIST_LIMIT = 50;
 export default command({
   meta: { name: "trace", description: "Show a session's trace: model calls, tool calls, denials, hangs" },
   args: {
-    id: { type: "positional", required: false, description: "Session id (default: the most recent)" },
+    id: {
+      type: "positional",
+      required: false,
+      description: "Session id or a unique start of one (default: the most recent)",
+    },
     follow: {
       type: "boolean",
       alias: "f",

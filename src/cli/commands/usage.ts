@@ -69,14 +69,20 @@ function sumCosts(a: ModelUsage, b: ModelUsage): Cost {
 
 export default command({
   meta: { name: "usage", description: "Tokens and cost per model, for one session or all of them" },
-  args: { id: { type: "positional", required: false, description: "Session id (default: every session)" } },
+  args: {
+    id: {
+      type: "positional",
+      required: false,
+      description: "Session id or a unique start of one (default: every session)",
+    },
+  },
   async run(ctx, args) {
     const prices = ctx.config().prices ?? {};
     const sessions = await withRollouts(ctx, async (r) => {
       // Over several sessions a response is counted once, in the session that has it and was last
       // active first (its meta's `updatedAt`: an import's is the transcript's last entry): a fork
       // usually goes on after its parent stopped. Ties by id; listed by id.
-      let ids = args.id !== undefined ? [args.id] : [];
+      let ids = args.id !== undefined ? [await r.resolve(args.id)] : [];
       if (args.id === undefined) {
         const logs = await r.list();
         const at = new Map<string, number>();

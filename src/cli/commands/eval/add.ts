@@ -13,6 +13,7 @@ import { loadTrace } from "../../../rollout/load.ts";
 import { openStore } from "../../../storage/select.ts";
 import { writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
+import { completeFrom, completeId } from "../../_session-id.ts";
 
 export default command({
   meta: { name: "add", description: "Write a starter eval case from a recorded session" },
@@ -20,7 +21,7 @@ export default command({
     sessionId: {
       type: "positional",
       required: true,
-      description: "The recorded session",
+      description: "The recorded session (its id, or a start of one no other id shares)",
       valueHint: "sessionId",
     },
     sessions: {
@@ -37,15 +38,21 @@ export default command({
     force: { type: "boolean", description: "Overwrite --out if it exists" },
   },
   async run(ctx, args) {
-    const sessionId = String(args.sessionId);
+    let sessionId = String(args.sessionId);
     let trace: Trace;
     if (args.sessions) {
-      const ref = sessionsFromPath(args.sessions).find((r) => r.sessionId === sessionId);
+      const refs = sessionsFromPath(args.sessions);
+      sessionId = completeFrom(
+        refs.map((r) => r.sessionId),
+        sessionId,
+      );
+      const ref = refs.find((r) => r.sessionId === sessionId);
       if (!ref?.file) throw notFound(`no rollout for session ${sessionId} under ${args.sessions}`);
       trace = await loadTrace({ file: ref.file, sessionId });
     } else {
       const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
       try {
+        sessionId = await completeId(adapter, sessionId);
         trace = await loadTrace({ adapter, sessionId });
       } finally {
         await adapter.close();

@@ -16,6 +16,7 @@ import { IdSchema } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import { lastLineMatching } from "../../../util/last-line.ts";
 import type { CommandContext } from "../../_command.ts";
+import { completeId } from "../../_session-id.ts";
 
 /** The `timestamp` of a log's last readable event (a torn or blank line, an unfinished batch after it aside). */
 const lastEventAt = (file: string): number | undefined =>
@@ -28,7 +29,8 @@ export interface Rollouts {
   adapter: StorageAdapter;
   /** The source for a session's log; `not_found` when it has none. */
   source(id: string): Promise<RolloutSource>;
-  /** The given id (checked), else the session whose last event is newest. */
+  /** The session the given id or start of one names (`_session-id.ts`), else the one whose last
+   * event is newest. */
   resolve(id: string | undefined): Promise<string>;
   /** Ids of every session with a log, with the time of their last event. */
   list(): Promise<{ id: string; lastAt: number }[]>;
@@ -79,7 +81,7 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
       return file ? { file, sessionId: id } : { adapter, sessionId: id };
     },
     async resolve(id) {
-      if (id !== undefined) return checkId(id);
+      if (id !== undefined) return completeId(adapter, checkId(id));
       const all = await rollouts.list();
       const latest = all.sort((a, b) => b.lastAt - a.lastAt)[0];
       if (!latest) throw notFound("no rollout logs yet (nothing recorded in this home)");

@@ -12,7 +12,11 @@ import { withRollouts } from "./_source.ts";
 export default command({
   meta: { name: "cat", description: "Print a session's rollout events as JSONL" },
   args: {
-    id: { type: "positional", required: true, description: "Session id" },
+    id: {
+      type: "positional",
+      required: true,
+      description: "Session id, or a start of one no other id shares",
+    },
     type: { type: "string", description: "Only events of this type (or prefix ending in '.', e.g. model.)" },
   },
   async run(ctx, args) {
@@ -21,12 +25,14 @@ export default command({
     const wanted = args.type;
     const keep = (type: string) =>
       wanted === undefined || type === wanted || (wanted.endsWith(".") && type.startsWith(wanted));
+    let id = args.id;
     await withRollouts(ctx, async (r) => {
-      const source = await r.source(args.id);
+      id = await r.resolve(args.id);
+      const source = await r.source(id);
       const stream = readRollout(source, { onIssue: (i) => issues.push(i), onSkip: (t) => skipped.push(t) });
       // `--json`: the document `{sessionId, events, issues, skippedUnknownTypes}` as JSON.stringify
       // indents it, written as the events come rather than gathered (a big log's would not fit).
-      if (ctx.json) writeStdout(`{\n  "sessionId": ${JSON.stringify(args.id)},\n  "events": `);
+      if (ctx.json) writeStdout(`{\n  "sessionId": ${JSON.stringify(id)},\n  "events": `);
       let count = 0;
       for await (const e of stream) {
         if (!keep(e.type)) continue;
@@ -44,7 +50,7 @@ export default command({
       writeStdout(`,\n  "skippedUnknownTypes": ${skipped.length}\n}\n`);
     });
     if (!ctx.json) {
-      for (const i of issues) ctx.log.warn(`${i.file ?? args.id}${i.line ? `:${i.line}` : ""}: ${i.message}`);
+      for (const i of issues) ctx.log.warn(`${i.file ?? id}${i.line ? `:${i.line}` : ""}: ${i.message}`);
       if (skipped.length)
         ctx.log.info(`skipped ${skipped.length} event(s) of types this version does not know`);
     }

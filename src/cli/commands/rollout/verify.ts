@@ -8,9 +8,18 @@ import { withRollouts } from "./_source.ts";
 
 export default command({
   meta: { name: "verify", description: "Check a rollout log: schema, seq order (gaps, repeats), torn lines" },
-  args: { id: { type: "positional", required: true, description: "Session id" } },
+  args: {
+    id: {
+      type: "positional",
+      required: true,
+      description: "Session id, or a start of one no other id shares",
+    },
+  },
   async run(ctx, args) {
-    const report = await withRollouts(ctx, async (r) => verifyRollout(await r.source(args.id), args.id));
+    const report = await withRollouts(ctx, async (r) => {
+      const id = await r.resolve(args.id);
+      return verifyRollout(await r.source(id), id);
+    });
     if (ctx.json) ctx.out(report);
     else {
       const unknown = Object.entries(report.unknownTypes);

@@ -9,6 +9,10 @@ import { checkUtf8 } from "../../../util/utf8.ts";
 import type { CommandContext } from "../../_command.ts";
 
 export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
+/** For commands that only read: a start of an id is enough (`cli/_session-id.ts`). */
+export const READ_ID_ARG = {
+  id: { type: "positional", required: true, description: "Session id, or a start of one no other id shares" },
+} as const;
 
 /** Open the configured store, run `fn`, close the store (always). */
 export async function withStore<T>(

@@ -7,7 +7,8 @@ import { exportSession } from "../../../session/export.ts";
 import { uploadExport } from "../../../sync/client.ts";
 import { writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
-import { ID_ARG, when, withStore } from "./_shared.ts";
+import { completeId } from "../../_session-id.ts";
+import { READ_ID_ARG, when, withStore } from "./_shared.ts";
 
 export default command({
   meta: {
@@ -16,7 +17,7 @@ export default command({
       "Write a session (meta, messages, context cache; --rollout: its events) as one JSON document",
   },
   args: {
-    ...ID_ARG,
+    ...READ_ID_ARG,
     rollout: { type: "boolean", description: "Include the rollout log (events, ids and timestamps kept)" },
     out: {
       type: "string",
@@ -44,7 +45,9 @@ export default command({
       if (endpoint === undefined)
         throw usageError("--sync needs syncEndpoint in config.json (or give the endpoint with --to URL)");
     }
-    const doc = await withStore(ctx, (s) => exportSession(s, args.id, { rollout: args.rollout === true }));
+    const doc = await withStore(ctx, async (s) =>
+      exportSession(s, await completeId(s, args.id), { rollout: args.rollout === true }),
+    );
     const text = `${JSON.stringify(doc)}\n`;
     if (endpoint !== undefined) {
       const token = process.env.FREECODE_SYNC_TOKEN;

@@ -9,7 +9,8 @@ import type { TurnItem } from "../../../threads/types.ts";
 import { escapeLine, escapeText, oneLine } from "../../../util/one-line.ts";
 import { plural } from "../../../util/plural.ts";
 import { command, wholeNumber } from "../../_command.ts";
-import { ID_ARG, when, withStore } from "./_shared.ts";
+import { completeId } from "../../_session-id.ts";
+import { READ_ID_ARG, when, withStore } from "./_shared.ts";
 
 /** A part as text; recorded text has its control characters escaped (line ends kept). */
 function part(p: Part, full: boolean): string {
@@ -76,7 +77,7 @@ function turnLines(meta: SessionMeta, turns: TurnItem[], total: number): string[
 export default command({
   meta: { name: "show", description: "Show a session's messages (readable, --turns, or --json)" },
   args: {
-    ...ID_ARG,
+    ...READ_ID_ARG,
     turns: { type: "boolean", description: "Turn by turn: prompt, tool calls, outcome" },
     full: { type: "boolean", description: "Do not fold tool results" },
     last: {
@@ -89,7 +90,7 @@ export default command({
     const last = wholeNumber(args.last, "last", 1);
     const tail = <T>(xs: T[]): T[] => (last === undefined ? xs : xs.slice(-last));
     const { meta, messages, issues, items } = await withStore(ctx, async (store) => {
-      const meta = await getSession(store, args.id);
+      const meta = await getSession(store, await completeId(store, args.id));
       const read = await store.readMessages(meta.id);
       // The thread store's view: calls compaction erased (the rollout keeps them), durations and
       // denials from the rollout, where the message log alone knows none of these.

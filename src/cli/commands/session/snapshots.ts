@@ -3,22 +3,25 @@ import { rolloutEnabled } from "../../../rollout/recorder.ts";
 import { sessionSnapshots } from "../../../snapshot/session.ts";
 import { escapeLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
-import { ID_ARG, when, withStore } from "./_shared.ts";
+import { completeId } from "../../_session-id.ts";
+import { READ_ID_ARG, when, withStore } from "./_shared.ts";
 
 export default command({
   meta: { name: "snapshots", description: "List a session's work-tree snapshots (undo/redo walk them)" },
-  args: { ...ID_ARG },
+  args: { ...READ_ID_ARG },
   async run(ctx, args) {
     const rollout = rolloutEnabled(process.env, ctx.config());
-    const list = await withStore(ctx, async (s) =>
-      (await sessionSnapshots(s, ctx.home, args.id, { rollout })).list(),
-    );
+    let id = args.id;
+    const list = await withStore(ctx, async (s) => {
+      id = await completeId(s, args.id);
+      return (await sessionSnapshots(s, ctx.home, id, { rollout })).list();
+    });
     if (ctx.json) {
-      ctx.out({ id: args.id, ...list });
+      ctx.out({ id, ...list });
       return 0;
     }
     if (list.snapshots.length === 0) {
-      ctx.out(`no snapshots for ${args.id} (project ${escapeLine(list.projectPath)})\n`);
+      ctx.out(`no snapshots for ${id} (project ${escapeLine(list.projectPath)})\n`);
       return 0;
     }
     const lines = list.snapshots.map((s) => {
@@ -32,7 +35,7 @@ export default command({
     const stop = list.interrupted;
     const note = stop
       ? `${stop.direction} to snapshot ${stop.to} (${stop.snapshot.slice(0, 12)}) was interrupted: the work tree ` +
-        `is between it and the current one; run \`freecode session ${stop.direction} ${escapeLine(args.id)}\` to finish it\n`
+        `is between it and the current one; run \`freecode session ${stop.direction} ${escapeLine(id)}\` to finish it\n`
       : "";
     ctx.out(`snapshots of ${escapeLine(list.projectPath)}:\n${lines.join("")}${note}`);
     return 0;
