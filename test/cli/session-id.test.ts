@@ -83,7 +83,11 @@ test("read commands take a unique start of an id; a shared start is exit 2; chan
   const none = runCli(["session", "show", "nothing-like-it"], h);
   expect([none.code, none.stderr.includes("no session nothing-like-it")]).toEqual([3, true]);
   // A change takes the whole id.
-  expect(runCli(["session", "rename", "claude-3f2a", "new title"], h).code).toBe(3);
+  const rename = runCli(["session", "rename", "claude-3f2a", "new title"], h);
+  expect([rename.code, rename.stderr.trim()]).toEqual([
+    3,
+    "[error] no session claude-3f2a (it is the start of claude-3f2a0000-aaaa: a command that changes a session takes its whole id)",
+  ]);
   expect(
     parseJson<{ meta: { title: string } }>(runCli(["session", "show", "claude-3f2a", "--json"], h)).meta
       .title,

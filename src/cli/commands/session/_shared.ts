@@ -7,6 +7,7 @@ import { openStore } from "../../../storage/select.ts";
 import { escapeLine } from "../../../util/one-line.ts";
 import { checkUtf8 } from "../../../util/utf8.ts";
 import type { CommandContext } from "../../_command.ts";
+import { withStartHint } from "../../_session-id.ts";
 
 export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
 /** For commands that only read: a start of an id is enough (`cli/_session-id.ts`). */
@@ -22,6 +23,8 @@ export async function withStore<T>(
   const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
   try {
     return await fn(adapter);
+  } catch (error) {
+    throw await withStartHint(adapter, error);
   } finally {
     await adapter.close();
   }
