@@ -1,5 +1,5 @@
 /**
- * What search reads of a call's output: its text, not JSON's syntax. A tool's result may be a
+ * What search reads of a call's output (and arguments: `argumentsText`): its text, not JSON's syntax. A tool's result may be a
  * string, structured data (Claude Code's text blocks, an object), or a string that is JSON itself
  * (Codex's shell output: `{"output": "…", "metadata": {…}}`). Indexed as JSON text, its escapes glued
  * letters to words (`\nAdditionally` was the word `nAdditionally`) and its keys were false hits
@@ -32,7 +32,18 @@ const DATA_URL = /^data:[^,\s]{0,200};base64,/;
 /** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
   const parts: string[] = [];
-  collect(unwrapped(result), parts, 0);
+  collect(unwrapped(result), parts, 0, true);
+  return headAndTail(parts.join("\n"));
+}
+
+/**
+ * A call's arguments as searchable text, the way an output is read but for what arguments are: an
+ * object of named values, every key kept (`type` is an argument like any other) and no content
+ * blocks. A heredoc's second line is its own words (`"a\nzebra"` as JSON was the word `nzebra`).
+ */
+export function argumentsText(args: unknown): string {
+  const parts: string[] = [];
+  collect(unwrapped(args), parts, 0, false);
   return headAndTail(parts.join("\n"));
 }
 
@@ -57,7 +68,8 @@ function unwrapped(x: unknown): unknown {
   return t.startsWith('{"output":') && typeof wrapped === "string" ? wrapped : value;
 }
 
-function collect(x: unknown, out: string[], depth: number): void {
+/** `x`'s text into `out`; `blocks`: an object with a string `type` is a content block (outputs). */
+function collect(x: unknown, out: string[], depth: number, blocks: boolean): void {
   if (typeof x === "string") {
     if (!BASE64_RUN.test(x) && !DATA_URL.test(x)) out.push(x);
     return;
@@ -68,22 +80,22 @@ function collect(x: unknown, out: string[], depth: number): void {
   }
   if (x === null || typeof x !== "object" || depth > MAX_DEPTH) return;
   if (Array.isArray(x)) {
-    for (const v of x) collect(v, out, depth + 1);
+    for (const v of x) collect(v, out, depth + 1, blocks);
     return;
   }
   const o = x as Record<string, unknown>;
   if (isBinaryBlock(o)) return;
   // A content block (`{type: "text", text: …}`) is what it says; any other object is searched with
   // its keys, one `key: value` per line (an MCP tool's structured result).
-  const block = typeof o.type === "string";
+  const block = blocks && typeof o.type === "string";
   for (const [k, v] of Object.entries(o)) {
-    if (TAGS.has(k)) continue;
+    if (blocks && TAGS.has(k)) continue;
     if (block || (v !== null && typeof v === "object")) {
       if (!block) out.push(k);
-      collect(v, out, depth + 1);
+      collect(v, out, depth + 1, blocks);
     } else {
       const before = out.length;
-      collect(v, out, depth + 1);
+      collect(v, out, depth + 1, blocks);
       if (out.length > before) out[before] = `${k}: ${out[before]}`;
     }
   }

@@ -8,7 +8,7 @@ import { badInput } from "../errors.ts";
 import { isWindowsPath, windowsForm } from "../storage/project-key.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { messageText } from "./derive.ts";
-import { outputText } from "./output-text.ts";
+import { argumentsText, outputText } from "./output-text.ts";
 import type { DerivedThread } from "./types.ts";
 import { MARK_CLOSE, MARK_OPEN, queryTerms } from "./words.ts";
 
@@ -119,8 +119,7 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
     if (t.error)
       rows.push(row({ kind: "message", turn: t.number, role: "error", timestamp: t.endedAt, text: t.error }));
     for (const c of t.toolCalls) {
-      const args =
-        c.args === undefined ? "" : ` ${typeof c.args === "string" ? c.args : JSON.stringify(c.args)}`;
+      const args = c.args === undefined ? "" : ` ${argumentsText(c.args)}`;
       rows.push(
         row({ kind: "tool", turn: t.number, tool: c.name, timestamp: c.timestamp, text: `${c.name}${args}` }),
       );

@@ -21,9 +21,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * rollout-only call and its refusal are one call (they were two, one of them pending). 4: calls'
  * outputs are rows of their own (`output`). 5: a turn that ended on a provider error says so
  * (`Turn.error`, and a search row). 6: a call the rollout alone holds keeps what it printed (its
- * output is a row, and the call is not pending).
+ * output is a row, and the call is not pending). 7: arguments are searched by their values with
+ * their keys, escapes read (`argumentsText`), not as JSON text.
  */
-const THREAD_SCHEMA = 6;
+const THREAD_SCHEMA = 7;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

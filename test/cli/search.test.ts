@@ -57,7 +57,7 @@ test("search: ranked hits, markers, filters, both engines, bad queries", async (
 
   const tool = parseJson<Result>(run(["search", "tokenizer", "--tool", "bash", "--json"]));
   expect(tool.hits.map((h) => [h.sessionId, h.kind, h.tool, h.snippet])).toEqual([
-    ["b", "tool", "bash", 'bash {"command":"grep -r [tokenizer] src"}'],
+    ["b", "tool", "bash", "bash command: grep -r [tokenizer] src"],
   ]);
   expect(parseJson<Result>(run(["search", "tokenizer", "--project", "/work/alpha", "--json"])).total).toBe(2);
   expect(parseJson<Result>(run(["search", "tokenizer", "--since", "2027-01-01", "--json"])).total).toBe(1);

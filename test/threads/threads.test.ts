@@ -332,3 +332,35 @@ test("regression: what a call the rollout alone holds printed is searched, and t
     expect((await turnItemsView(a, home.path, id))[0]!.tools.map((t) => t.pending ?? false)).toEqual([false]);
   await a.close();
 });
+
+test("regression: arguments are searched by their values, escapes read: a heredoc's second line, an argument named type", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await a.createSession(meta("args"), [
+    user("u1", "write the notes", 1000),
+    assistant("a1", 1100, [
+      {
+        type: "tool",
+        tool: {
+          name: "bash",
+          args: { command: "cat <<EOF > notes.txt\nzebracorn alpha\n\tquokkafish\nEOF" },
+        },
+        callId: "c1",
+      },
+      { type: "tool", tool: { name: "create_issue", args: { type: "wombatbug", title: "x" } }, callId: "c2" },
+    ]),
+  ]);
+  for (const engine of ["fts5", "scan"] as const) {
+    const found = async (text: string) =>
+      (await searchThreads(a, home.path, { text }, { engine })).hits.map((h) => `${h.kind}/${h.tool}`);
+    expect([engine, await found("zebracorn"), await found("quokkafish"), await found("wombatbug")]).toEqual([
+      engine,
+      ["tool/bash"],
+      ["tool/bash"],
+      ["tool/create_issue"],
+    ]);
+    // The escapes were words of their own glued to the next one.
+    expect([engine, await found("nzebracorn"), await found("tquokkafish")]).toEqual([engine, [], []]);
+  }
+  await a.close();
+});
