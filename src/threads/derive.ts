@@ -19,12 +19,9 @@ export function messageText(m: StoredMessage): string {
 }
 
 interface EventFacts {
-  /** What the rollout says of each call; `result`, only of a call the messages do not hold. */
-  byCall: Map<
-    string,
-    { durationMs?: number; failed?: boolean; deniedBy?: string; result?: string; seen: boolean }
-  >;
-  /** Calls and denials the messages do not hold (kept by the rollout only). */
+  /** What the rollout says of the calls the messages hold (their durations, failures, refusals). */
+  byCall: Map<string, { durationMs?: number; failed?: boolean; deniedBy?: string }>;
+  /** Calls and denials the messages do not hold (kept by the rollout only), with their outcomes. */
   orphans: (ToolCall & { callId?: string })[];
   aborted: number[];
   turnStarts: number[];
@@ -33,6 +30,8 @@ interface EventFacts {
   /** When responses came, and the provider errors (a turn that ended on one says so). */
   responses: number[];
   errors: { at: number; message: string }[];
+  /** The project the last `session.started` named (a rollout-only session's project). */
+  projectPath?: string;
 }
 
 /**
@@ -47,7 +46,14 @@ export const ROLLOUT_OUTPUT_CHARS = 8 * 1024 * 1024;
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
 const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
-/** Gather what the rollout says, an event at a time: a log is never held whole to derive a thread. */
+/**
+ * Gather what the rollout says, an event at a time: a log is never held whole to derive a thread.
+ * A call the messages do not hold is paired with its output or refusal the way the trace pairs
+ * them: calls that reuse an id are answered in order, the oldest first (an output with no id
+ * answers the oldest open call of its tool that has none); an answered or refused call is closed,
+ * so an output with an id no open call waits for is a call of its own (the trace's own span), and
+ * a refusal written before its call is that call's.
+ */
 function factsCollector(knownCalls: Set<string>) {
   const facts: EventFacts = {
     byCall: new Map(),
@@ -58,18 +64,41 @@ function factsCollector(knownCalls: Set<string>) {
     responses: [],
     errors: [],
   };
-  /** The rollout-only calls by call id: a refusal is the call's, not a second call. */
-  const orphanOf = new Map<string, ToolCall>();
+  /** Rollout-only calls waiting for their output or refusal, oldest first, by call id (by `\0` and
+   * the tool's name for calls with none). */
+  const open = new Map<string, ToolCall[]>();
+  const openKey = (e: EventRecord, callId: string | undefined) => callId ?? `\0${str(e.tool) ?? "?"}`;
+  /** Rollout-only refusals whose call has not come yet, by call id. */
+  const refusedFirst = new Map<string, ToolCall>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
   const entry = (callId: string) => {
     let e = facts.byCall.get(callId);
-    if (!e) facts.byCall.set(callId, (e = { seen: false }));
+    if (!e) facts.byCall.set(callId, (e = {}));
     return e;
+  };
+  const orphan = (e: EventRecord, callId: string | undefined): ToolCall => {
+    const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
+    if (e.args !== undefined) call.args = e.args;
+    if (callId) call.callId = callId;
+    facts.orphans.push(call);
+    return call;
+  };
+  const oldestOpen = (key: string): ToolCall | undefined => {
+    const waiting = open.get(key);
+    const call = waiting?.shift();
+    if (waiting?.length === 0) open.delete(key);
+    return call;
   };
   const add = (e: EventRecord) => {
     const callId = str(e.callId);
+    const known = callId !== undefined && knownCalls.has(callId);
     switch (e.type) {
+      case "session.started": {
+        const project = str(e.projectPath);
+        if (project) facts.projectPath = project;
+        break;
+      }
       case "turn.started":
         facts.turnStarts.push(e.timestamp);
         break;
@@ -85,44 +114,58 @@ function factsCollector(knownCalls: Set<string>) {
         facts.ends.push(e.timestamp);
         facts.errors.push({ at: e.timestamp, message: str(e.error) ?? `${str(e.kind) ?? "provider"} error` });
         break;
-      case "function.output":
+      case "function.output": {
         facts.ends.push(e.timestamp);
-        if (callId) {
-          const d = entry(callId);
-          d.durationMs = num(e.duration_ms) ?? d.durationMs;
-          if (e.failed === true) d.failed = true;
-          // A call the rollout alone holds: what it printed is searched as a message-backed call's
-          // is, kept as the text search reads (its head and tail when long), not whole; past the
-          // thread's budget, kept empty (the call finished, and is not searched by its output).
-          if (!knownCalls.has(callId) && e.output !== undefined) {
-            const text = outputChars < ROLLOUT_OUTPUT_CHARS ? outputText(e.output) : "";
-            outputChars += text.length;
-            d.result = outputChars <= ROLLOUT_OUTPUT_CHARS ? text : "";
-          }
+        // An output nothing waits for, with an id, is a call of its own; with none, it is left out
+        // (its call may be a message's that names no id).
+        const d = known
+          ? entry(callId)
+          : (oldestOpen(openKey(e, callId)) ?? (callId ? orphan(e, callId) : undefined));
+        if (!d) break;
+        d.durationMs = num(e.duration_ms) ?? d.durationMs;
+        if (e.failed === true) d.failed = true;
+        // A call the rollout alone holds: what it printed is searched as a message-backed call's
+        // is, kept as the text search reads (its head and tail when long), not whole; past the
+        // thread's budget, kept empty (the call finished, and is not searched by its output).
+        if (!known && e.output !== undefined) {
+          const text = outputChars < ROLLOUT_OUTPUT_CHARS ? outputText(e.output) : "";
+          outputChars += text.length;
+          (d as ToolCall).result = outputChars <= ROLLOUT_OUTPUT_CHARS ? text : "";
         }
         break;
-      case "function.call":
+      }
+      case "function.call": {
+        if (known) break;
+        const refused = callId ? refusedFirst.get(callId) : undefined;
+        if (refused) {
+          // The call of a refusal written before it: one call, denied.
+          refusedFirst.delete(callId!);
+          if (refused.args === undefined && e.args !== undefined) refused.args = e.args;
+          break;
+        }
+        const call = orphan(e, callId);
+        const key = openKey(e, callId);
+        const waiting = open.get(key);
+        if (waiting) waiting.push(call);
+        else open.set(key, [call]);
+        break;
+      }
       case "function.denied": {
-        const denied = e.type === "function.denied";
-        if (callId && knownCalls.has(callId)) {
-          if (denied) entry(callId).deniedBy = str(e.source) ?? "unknown";
+        const by = str(e.source) ?? "unknown";
+        if (known) {
+          entry(callId).deniedBy = by;
           break;
         }
-        const same = callId ? orphanOf.get(callId) : undefined;
-        if (same) {
-          // The call and its refusal (either order): one call, denied.
-          if (denied) same.deniedBy = str(e.source) ?? "unknown";
-          if (same.args === undefined && e.args !== undefined) same.args = e.args;
+        // Only an id says which call was refused (the trace closes none without one).
+        const call = callId ? oldestOpen(callId) : undefined;
+        if (call) {
+          call.deniedBy = by;
+          if (call.args === undefined && e.args !== undefined) call.args = e.args;
           break;
         }
-        const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
-        if (e.args !== undefined) call.args = e.args;
-        if (callId) {
-          call.callId = callId;
-          orphanOf.set(callId, call);
-        }
-        if (denied) call.deniedBy = str(e.source) ?? "unknown";
-        facts.orphans.push(call);
+        const refused = orphan(e, callId);
+        refused.deniedBy = by;
+        if (callId) refusedFirst.set(callId, refused);
         break;
       }
     }
@@ -286,10 +329,6 @@ function finishThread(
   for (const call of facts.orphans) {
     const t = turnAt(call.timestamp);
     if (!t) continue;
-    const f = call.callId ? facts.byCall.get(call.callId) : undefined;
-    if (f?.durationMs !== undefined) call.durationMs = f.durationMs;
-    if (f?.failed) call.failed = true;
-    if (f?.result !== undefined) call.result = f.result;
     t.toolCalls.push({ ...call, sequence: t.toolCalls.length + 1 });
     t.endedAt = Math.max(t.endedAt, call.timestamp);
   }
@@ -336,7 +375,7 @@ function finishThread(
   const thread = {
     id,
     title: meta?.title ?? `(rollout only) ${id}`,
-    projectPath: meta?.projectPath ?? "",
+    projectPath: meta?.projectPath ?? facts.projectPath ?? "",
     status: meta?.status ?? "idle",
     createdAt: meta?.createdAt ?? first,
     updatedAt: meta?.updatedAt ?? last,

@@ -167,3 +167,63 @@ test("what rollout-only calls printed is kept up to the thread's budget (ROLLOUT
   expect(total).toBeLessThanOrEqual(ROLLOUT_OUTPUT_CHARS);
   expect(total).toBeGreaterThan(ROLLOUT_OUTPUT_CHARS - OUTPUT_CHARS - 16);
 });
+
+test("regression: rollout-only calls that reuse an id are answered in order, as the trace pairs them; a stray output is a call of its own", () => {
+  const call = (at: number, command: string) => ({
+    type: "function.call",
+    at,
+    fields: { tool: "Bash", callId: "c1", args: { command } },
+  });
+  const output = (at: number, text: string, failed = false) => ({
+    type: "function.output",
+    at,
+    fields: { tool: "Bash", callId: "c1", output: text, ...(failed ? { failed } : {}) },
+  });
+  const calls = (entries: { type: string; at: number; fields?: Record<string, unknown> }[]) =>
+    deriveThread(
+      "s",
+      undefined,
+      [],
+      log([{ type: "turn.started", at: 1, fields: { turnId: "t" } }, ...entries]),
+    ).turns[0]!.toolCalls.map((c) => [
+      (c.args as { command?: string } | undefined)?.command ?? null,
+      c.result,
+      c.failed ?? false,
+    ]);
+  // Two calls under one id, each answered: two calls, each with its own output (the second failed).
+  expect(
+    calls([
+      call(10, "grep alpha"),
+      output(11, "alphaout"),
+      call(12, "grep beta"),
+      output(13, "betaout", true),
+    ]),
+  ).toEqual([
+    ["grep alpha", "alphaout", false],
+    ["grep beta", "betaout", true],
+  ]);
+  // Both called before either answered: the oldest is answered first.
+  expect(calls([call(10, "one"), call(11, "two"), output(12, "first"), output(13, "second")])).toEqual([
+    ["one", "first", false],
+    ["two", "second", false],
+  ]);
+  // A second output for a closed call: the call keeps its own, the stray one is a call of its own.
+  expect(calls([call(10, "ls"), output(11, "first needle"), output(12, "second haystack")])).toEqual([
+    ["ls", "first needle", false],
+    [null, "second haystack", false],
+  ]);
+});
+
+test("regression: a rollout-only session's project is the one its session.started named (the last one)", () => {
+  const { thread } = deriveThread(
+    "s",
+    undefined,
+    [],
+    log([
+      { type: "session.started", at: 1, fields: { projectPath: "/srv/old" } },
+      { type: "session.started", at: 2, fields: { projectPath: "/srv/app", reason: "resume" } },
+      { type: "turn.started", at: 3, fields: { turnId: "t" } },
+    ]),
+  );
+  expect(thread.projectPath).toBe("/srv/app");
+});

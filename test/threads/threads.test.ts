@@ -364,3 +364,24 @@ test("regression: arguments are searched by their values, escapes read: a heredo
   }
   await a.close();
 });
+
+test("regression: search --project finds a session recorded with the rollout log alone, by the project its log names", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  await a.appendEvents("r1", [
+    { type: "session.started", projectPath: "/srv/app", timestamp: 1000 },
+    { type: "turn.started", turnId: "t0", timestamp: 1001 },
+    {
+      type: "function.call",
+      tool: "Bash",
+      args: { command: "pytest -k flamingo" },
+      callId: "k1",
+      timestamp: 1002,
+    },
+  ]);
+  for (const engine of ["fts5", "scan"] as const) {
+    const r = await searchThreads(a, home.path, { text: "flamingo", projectPath: "/srv/app" }, { engine });
+    expect([engine, r.hits.map((h) => [h.sessionId, h.projectPath])]).toEqual([engine, [["r1", "/srv/app"]]]);
+  }
+  await a.close();
+});
