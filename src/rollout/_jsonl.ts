@@ -9,14 +9,16 @@
  * reported and still read, with U+FFFD in their place), and a line longer than
  * `MAX_LINE_BYTES` is reported and skipped rather than buffered without bound.
  */
+import { MAX_EVENT_BYTES } from "../storage/_events.ts";
 import type { ReadIssue } from "../storage/contract.ts";
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
 import type { FieldSkip } from "../util/json-skip.ts";
 import { lineRuns } from "../util/lines.ts";
 import { badUtf8Message } from "../util/utf8.ts";
 
-/** Lines longer than this are reported and skipped rather than buffered without bound. */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+/** Lines longer than this are reported and skipped rather than buffered without bound (the stores
+ * take no longer event: `MAX_EVENT_BYTES`). */
+export const MAX_LINE_BYTES = MAX_EVENT_BYTES;
 
 /** How often (in bytes read) an async reader lets the event loop run. */
 const SLICE_BYTES = 1024 * 1024;

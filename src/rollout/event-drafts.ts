@@ -6,8 +6,11 @@
  * (a stdin line, or `events[i]`).
  */
 import { badInput, type ErrorSource } from "../errors.ts";
+import { MAX_EVENT_BYTES } from "../storage/_events.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
+import { jsonBytesOver, mib } from "../util/json-size.ts";
+import { nonFinitePath } from "../util/number-schemas.ts";
 import { newEventId } from "./ids.ts";
 import { bodyField, bodyProblem, checkEvent } from "./validate.ts";
 
@@ -36,6 +39,17 @@ export function eventDrafts(
     // The shape was just checked: only the body fields are left to look at.
     const body = bodyField(draft);
     if (body !== undefined) throw badInput(bodyProblem(body).message, where(i, body));
+    // A number past a double's range (`1e999`) parses as Infinity, which JSON would store as null.
+    const huge = nonFinitePath(draft);
+    if (huge !== undefined)
+      throw badInput("a number too large for a double (stored, it would become null)", where(i, huge));
+    // The store takes no line longer than readers read; `seq` is added to it.
+    const bytes = jsonBytesOver(draft, MAX_EVENT_BYTES - 32);
+    if (bytes !== undefined && bytes !== "too deep")
+      throw badInput(
+        `event is ${bytes} bytes as a line: over the ${mib(MAX_EVENT_BYTES)} a log line may take`,
+        where(i),
+      );
     return draft as unknown as EventDraft;
   });
 }

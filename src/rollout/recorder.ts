@@ -14,8 +14,10 @@
  */
 import { writeSync } from "node:fs";
 import { badInput, FreecodeError } from "../errors.ts";
+import { MAX_EVENT_BYTES } from "../storage/_events.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
+import { jsonBytesOver, mib } from "../util/json-size.ts";
 import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
 import type { DenySource, EventInput, EventOf } from "./events.ts";
 import { createIdGenerator, newEventId } from "./ids.ts";
@@ -98,6 +100,9 @@ function idGenerator(now: () => number): () => string {
   return next;
 }
 
+/** What the store's `,"seq":N` adds to a recorded event's line, at most. */
+const SEQ_ROOM = 32;
+
 /**
  * Replace the event's object fields by their JSON round trip (a copy: a caller changing an object
  * after recording it changes nothing in the log); returns the first field JSON cannot encode (a
@@ -110,6 +115,8 @@ function freezeForJson(event: Record<string, unknown>): { field: string; reason:
     if (field === "toJSON") return { field, reason: "toJSON would replace the event" };
     // JSON leaves them out; so does the copy (structuredClone, as the memory store uses, throws on them)
     if (typeof value === "function" || typeof value === "symbol") delete event[field];
+    if (typeof value === "number" && !Number.isFinite(value))
+      return { field, reason: "a number JSON cannot hold (NaN or ±Infinity)" };
     if (typeof value !== "object" || value === null) continue;
     try {
       const text = JSON.stringify(value);
@@ -332,6 +339,13 @@ export function createRecorder(options: RecorderOptions): Recorder {
           field: bad.field,
         });
       }
+      // Refused here too: the store takes no line longer than readers read (`MAX_EVENT_BYTES`), with
+      // room for the `seq` it adds.
+      const bytes = jsonBytesOver(stamped, MAX_EVENT_BYTES - SEQ_ROOM);
+      if (bytes !== undefined)
+        throw badInput(
+          `${event.type} event is ${bytes === "too deep" ? "nested too deep" : `${bytes} bytes as a line`}: over the ${mib(MAX_EVENT_BYTES)} a log line may take`,
+        );
       if (!enabled) return;
       buffer.push(stamped as EventDraft);
       // While a write is failing, a full buffer waits for the timer: retrying on every record()

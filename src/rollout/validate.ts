@@ -102,7 +102,10 @@ function variantCheck(key: string, options: [unknown, Check][]): Check {
 
 function compilePipe(pipe: Node[], fallback: Check): Check {
   const [head, ...actions] = pipe;
-  const isNumber = head?.type === "number";
+  // A head that is a pipe itself (`v.pipe(finite(), v.minValue(0))`) keeps its own actions: it is
+  // compiled whole, and the actions here are checked on top of it.
+  const nested = head?.pipe !== undefined;
+  const isNumber = !nested && head?.type === "number";
   const has = (type: string) => actions.some((a) => a.type === type);
   // Number.isInteger and Number.isFinite also rule out non-numbers, NaN and ±Infinity: a number that
   // must be an integer or finite is one call, not a `typeof` check and then another.
@@ -113,7 +116,7 @@ function compilePipe(pipe: Node[], fallback: Check): Check {
         ? Number.isInteger
         : isNumber && has("finite")
           ? Number.isFinite
-          : compileCheck({ ...head, pipe: undefined });
+          : compileCheck(nested ? head : { ...head, pipe: undefined });
   for (const action of actions) {
     const r = action.requirement as number;
     const before = check;

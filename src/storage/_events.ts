@@ -1,7 +1,17 @@
 /** Turning event drafts into stored records: `seq` continues from the last one stored. */
 import { badInput } from "../errors.ts";
+import { MAX_JSON_DEPTH } from "../util/json-depth.ts";
+import { jsonBytesOver, mib } from "../util/json-size.ts";
 import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
 import type { EventDraft, EventRecord } from "./records.ts";
+
+/**
+ * The largest event a store takes: its JSON line, in UTF-8 bytes. Readers of log files skip a longer
+ * line as unreadable (`rollout/_jsonl.ts`), so an event over it would be stored, then read as
+ * damage by some readers and whole by others (a 40 MiB tool output failed an eval read from the
+ * file and passed one read through the store).
+ */
+export const MAX_EVENT_BYTES = 32 * 1024 * 1024;
 
 /** Stamp `drafts` with seq `lastSeq+1…`, the session id as `aggregateID`, and an id/timestamp if missing. */
 export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDraft[]): EventRecord[] {
@@ -19,7 +29,7 @@ export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDra
         `invalid event: timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`,
         { field: `[${i}].timestamp` },
       );
-    return {
+    const record = {
       ...d,
       type: d.type,
       id: d.id ?? crypto.randomUUID(),
@@ -27,5 +37,16 @@ export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDra
       aggregateID: sessionId,
       timestamp: d.timestamp ?? now,
     } as EventRecord;
+    const bytes = jsonBytesOver(record, MAX_EVENT_BYTES);
+    if (bytes === "too deep")
+      throw badInput(`invalid event: ${d.type} nests more than ${MAX_JSON_DEPTH} levels deep`, {
+        field: `[${i}]`,
+      });
+    if (bytes !== undefined)
+      throw badInput(
+        `invalid event: ${d.type} is ${bytes} bytes as a line, over the ${mib(MAX_EVENT_BYTES)} (${MAX_EVENT_BYTES} bytes) a log line may take: readers skip longer lines`,
+        { field: `[${i}]` },
+      );
+    return record;
   });
 }

@@ -8,7 +8,8 @@
  * JSON line is over `MAX_MESSAGE_BYTES` is refused, whatever the adapter stores it as.
  */
 import { badInput } from "../errors.ts";
-import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
+import { MAX_JSON_DEPTH } from "../util/json-depth.ts";
+import { jsonBytesOver, mib } from "../util/json-size.ts";
 
 const ROLES = new Set(["user", "assistant", "system"]);
 const PART_TYPES = new Set(["text", "code", "tool", "image"]);
@@ -57,55 +58,14 @@ export function isValidMessage(x: unknown): boolean {
 /** The largest message the store accepts: its JSON line, in UTF-8 bytes (a 9 MiB line is refused). */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
-/**
- * An upper bound of the UTF-8 bytes of `JSON.stringify(x)`, or Infinity once past `budget` (or for
- * what is costly to bound: deep nesting, `toJSON`). It spares the append path a second stringify
- * of every message; only a message that might be too large is stringified to be measured.
- */
-function jsonBytesAtMost(x: unknown, budget: number, depth = 0): number {
-  switch (typeof x) {
-    case "string":
-      return x.length * 6 + 2; // a UTF-16 unit is at most 6 bytes of JSON (`\u001f`)
-    case "number":
-      return 24; // -2.2250738585072014e-308
-    case "object": {
-      if (x === null) return 4;
-      if (depth > 32 || typeof (x as { toJSON?: unknown }).toJSON === "function") return Infinity;
-      let n = 2;
-      if (Array.isArray(x)) {
-        for (const item of x)
-          if ((n += 1 + jsonBytesAtMost(item, budget - n, depth + 1)) > budget) return Infinity;
-      } else {
-        // `for…in` with an own-key test, not `Object.entries`: no array of pairs per object (this
-        // runs for every message appended; it cost more than the message's stringify).
-        const o = x as Record<string, unknown>;
-        for (const k in o) {
-          if (!Object.hasOwn(o, k)) continue;
-          n += k.length * 6 + 4 + jsonBytesAtMost(o[k], budget - n, depth + 1);
-          if (n > budget) return Infinity;
-        }
-      }
-      return n;
-    }
-    case "bigint":
-      return Infinity;
-    default:
-      return 5; // true, false; undefined and functions are left out or `null`
-  }
-}
-
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "")} MiB`;
-
 /** `message`, unless its JSON line is over `MAX_MESSAGE_BYTES` (`index` names it in a batch). */
 export function checkMessageSize<M extends { id: string }>(message: M, index?: number): M {
-  if (jsonBytesAtMost(message, MAX_MESSAGE_BYTES) <= MAX_MESSAGE_BYTES) return message;
-  if (!nestsAtMost(message))
-    throw badInput(`message ${message.id} nests more than ${MAX_JSON_DEPTH} levels deep`, {
-      field: index === undefined ? undefined : `[${index}]`,
-    });
-  const bytes = Buffer.byteLength(JSON.stringify(message));
-  if (bytes <= MAX_MESSAGE_BYTES) return message;
+  const field = index === undefined ? undefined : `[${index}]`;
+  const bytes = jsonBytesOver(message, MAX_MESSAGE_BYTES);
+  if (bytes === undefined) return message;
+  if (bytes === "too deep")
+    throw badInput(`message ${message.id} nests more than ${MAX_JSON_DEPTH} levels deep`, { field });
   throw badInput(`message ${message.id} is ${mib(bytes)}, over the ${mib(MAX_MESSAGE_BYTES)} limit`, {
-    field: index === undefined ? undefined : `[${index}]`,
+    field,
   });
 }

@@ -42,6 +42,14 @@ describe("rollout append", () => {
     ['{"type":"poke.triggered"}\n', /<stdin>:1: unknown event type "poke.triggered"/],
     ['{"type":"function.denied","tool":"Bash","source":"boss"}\n', /<stdin>:1: .*\(field source\)/],
     [
+      '{"type":"model.response","turnId":"t","provider":"p","model":"m","outputTokens":-1000000}\n',
+      /<stdin>:1: .*\(field outputTokens\)/,
+    ],
+    [
+      '{"type":"turn.started","turnId":"t"}\n{"type":"turn.started","turnId":"u","budget":{"ms":1e999}}\n',
+      /<stdin>:2: a number too large for a double \(stored, it would become null\) \(field budget\.ms\)/,
+    ],
+    [
       '{"type":"turn.started","turnId":"t"}\n{"type":"model.response","turnId":"t","provider":"p","model":"m","content":"SECRET"}\n',
       /<stdin>:2: rollout events hold no message bodies .*field "content" is refused.*\(field content\)/,
     ],

@@ -9,6 +9,7 @@ import { createIdGenerator, timeOfId } from "../../src/rollout/ids.ts";
 import { loadTrace } from "../../src/rollout/load.ts";
 import { createRecorder, rolloutEnabled } from "../../src/rollout/recorder.ts";
 import { verifyRollout } from "../../src/rollout/verify.ts";
+import { MAX_EVENT_BYTES } from "../../src/storage/_events.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { BUN, ROOT, tempHome } from "../_helpers.ts";
 
@@ -122,6 +123,27 @@ describe("recorder", () => {
     const types: string[] = [];
     for await (const r of adapter.readEvents("s")) types.push(r.event!.type);
     expect(types).toEqual(["function.call", "function.call", "turn.started"]);
+  });
+
+  test("regression: a non-finite number at the top and an event longer than a log line are refused at record time; later events still land", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    const rec = createRecorder({ adapter, sessionId: "s", enabled: true });
+    // An extra field of the event itself: it was written as null.
+    expect(() =>
+      rec.record({ type: "turn.started", turnId: "t", budgetMs: Number.POSITIVE_INFINITY } as never),
+    ).toThrow("budgetMs cannot be written as JSON (a number JSON cannot hold (NaN or ±Infinity))");
+    // Stored, the store refused it at flush, after record() had said nothing; read from the file, it
+    // was a line too long to read.
+    const output = "x".repeat(MAX_EVENT_BYTES);
+    expect(() =>
+      rec.record({ type: "function.output", turnId: "t", tool: "cat", callId: "c", output }),
+    ).toThrow(/^function\.output event is \d+ bytes as a line: over the 32 MiB a log line may take$/);
+    rec.record({ type: "turn.started", turnId: "t2" });
+    await rec.close();
+    const types: string[] = [];
+    for await (const r of adapter.readEvents("s")) types.push(r.event!.type);
+    expect(types).toEqual(["turn.started"]);
   });
 
   test("the timer flushes buffered events without an explicit flush", async () => {

@@ -92,6 +92,43 @@ describe("compiled validator", () => {
     }
     expect(isValidEvent({ ...first, ttft_ms: 300 })).toBe(true);
   });
+
+  test("regression: counts are whole and ≥ 0, times taken ≥ 0, and a pipe inside a pipe keeps its checks (a cost of 1e999 passed the compiled check)", () => {
+    const response = {
+      type: "model.response",
+      id: "i",
+      seq: 1,
+      aggregateID: "s",
+      timestamp: 1,
+      turnId: "t",
+      provider: "p",
+      model: "m",
+    };
+    for (const bad of [
+      { inputTokens: -2_000_000 },
+      { outputTokens: 1.5 },
+      { cacheReadTokens: -1 },
+      { textChars: 0.5 },
+      { duration_ms: -5 },
+      { ttft_ms: -1 },
+      { costUsd: JSON.parse("1e999") },
+      { costUsd: -1 },
+    ]) {
+      const event = { ...response, ...bad };
+      expect([bad, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([bad, false, false]);
+    }
+    for (const good of [
+      { inputTokens: 0, outputTokens: 12 },
+      { duration_ms: 12.5, ttft_ms: 0 },
+      { costUsd: 0.25 },
+    ]) {
+      const event = { ...response, ...good };
+      expect([good, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([good, true, true]);
+    }
+    const compaction = { type: "compact.occurred", id: "c", seq: 2, aggregateID: "s", timestamp: 2 };
+    expect(isValidEvent({ ...compaction, beforeTokens: 100, afterTokens: -1 })).toBe(false);
+    expect(isValidEvent({ ...compaction, beforeTokens: 100, afterTokens: 20 })).toBe(true);
+  });
 });
 
 describe("no message bodies in the rollout", () => {

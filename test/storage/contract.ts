@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { FreecodeError } from "../../src/errors.ts";
+import { MAX_EVENT_BYTES } from "../../src/storage/_events.ts";
 import type { EventRead, StorageAdapter } from "../../src/storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
 import { tempHome } from "../_helpers.ts";
@@ -321,6 +322,25 @@ export function runContractSuite(
       await a.appendEvents("ev-2", [{ type: "turn.started", turnId: "x" }]);
       expect((await a.listEventLogs()).sort()).toEqual(["ev-1", "ev-2"]);
       await rejects(a.appendEvents("ev-1", [{ type: "" } as never]), "bad_input");
+    });
+
+    it("regression: an event whose line would be longer than readers read is refused, nothing of its batch stored", async (a) => {
+      const big = "x".repeat(MAX_EVENT_BYTES);
+      const batch = [
+        { type: "turn.started", turnId: "t" },
+        { type: "function.output", tool: "cat", callId: "c1", output: big },
+      ];
+      const e = await a.appendEvents("ev-big", batch as never).catch((error) => error);
+      expect(e.code).toBe("bad_input");
+      expect(e.message).toMatch(
+        /^invalid event: function\.output is 3355\d{4} bytes as a line, over the 32 MiB \(33554432 bytes\) a log line may take: readers skip longer lines$/,
+      );
+      expect(e.source?.field).toBe("[1]");
+      expect(await collect(a.readEvents("ev-big"))).toEqual([]);
+      // Just under the line limit is taken.
+      const fits = big.slice(0, MAX_EVENT_BYTES - 1000);
+      await a.appendEvents("ev-big", [{ type: "function.output", tool: "cat", callId: "c1", output: fits }]);
+      expect((await collect(a.readEvents("ev-big"))).map((r) => r.event?.seq)).toEqual([1]);
     });
 
     it("events: seq continues after reopening the store", async (a, home) => {
