@@ -82,7 +82,8 @@ const isCost = (x: unknown): x is number => typeof x === "number" && Number.isFi
 export const count = (x: unknown): number => (isCount(x) ? x : 0);
 
 /** A duration or time difference as a number (0 when a mangled time made it NaN). */
-const finite = (x: number): number => (Number.isFinite(x) ? x : 0);
+/** A time taken as an event holds it: finite and ≥ 0 (a clock that went back in a transcript is 0). */
+const elapsed = (x: number): number => (Number.isFinite(x) && x >= 0 ? x : 0);
 
 /** Usage with every count made a count (`reasoning` kept absent when it was). */
 function countsOf(u: ResponseUsage): ResponseUsage {
@@ -377,7 +378,7 @@ export class SessionBuilder {
         tool: p.tool,
         output: outputSummary(output),
         failed: r.failed === true,
-        duration_ms: finite(duration),
+        duration_ms: elapsed(duration),
         callId,
       });
     }
@@ -477,7 +478,7 @@ export class SessionBuilder {
       provider: r.provider,
       model: r.model,
       ...(r.providerId !== undefined ? { responseId: r.providerId } : {}),
-      duration_ms: finite(r.at - startAt),
+      duration_ms: elapsed(r.at - startAt),
       ...(u
         ? {
             inputTokens: u.input,
@@ -524,7 +525,7 @@ export class SessionBuilder {
       turnId,
       provider: r.provider,
       model: r.model,
-      duration_ms: finite(r.at - startAt),
+      duration_ms: elapsed(r.at - startAt),
       kind: "provider",
       error: this.r(r.error).slice(0, 500),
     });

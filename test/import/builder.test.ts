@@ -62,3 +62,16 @@ describe("session builder: event ids", () => {
     expect(second?.events.map((e) => e.type)).toEqual(["compact.occurred"]);
   });
 });
+
+describe("session builder: times taken", () => {
+  test("regression: a duration a transcript got wrong (negative, not finite) is 0, not an event the store refuses", () => {
+    const b = new SessionBuilder(newBuilderState("claude-s"));
+    b.turnStart("t", 1_000);
+    b.toolCall("c1", "bash", { command: "ls" }, 1_010);
+    b.toolResult("c1", { at: 1_020, output: "ok", durationMs: -250 });
+    b.toolCall("c2", "bash", { command: "pwd" }, 1_030);
+    b.toolResult("c2", { at: 1_040, output: "/", durationMs: Number.NaN });
+    const outputs = b.result(meta as never).events.filter((e) => e.type === "function.output");
+    expect(outputs.map((e) => e.duration_ms)).toEqual([0, 0]);
+  });
+});
