@@ -19,7 +19,7 @@ import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/recor
 import { unreadableLog } from "../storage/unreadable-log.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
-import { type MessageInput, MessageInputSchema } from "./schema.ts";
+import { type MessageInput, MessageInputSchema, UsageInputSchema } from "./schema.ts";
 import { normalizeTags } from "./tag-rules.ts";
 
 /** Titles from the first prompt are cut here (seed 002). */
@@ -54,6 +54,24 @@ export function toStoredMessages(inputs: unknown[], now = Date.now()): StoredMes
   });
 }
 
+/**
+ * The token counts of messages a library caller hands over whole (`createSession`,
+ * `appendMessages`): whole numbers ≥ 0, as `toStoredMessages` holds them (the store does not check
+ * them, so a -5 was added to the session's totals, exported, and the export then refused).
+ */
+function checkUsage(messages: StoredMessage[]): void {
+  for (const [i, m] of messages.entries()) {
+    if (m.usage === undefined) continue;
+    const r = v.safeParse(UsageInputSchema, m.usage);
+    if (!r.success) {
+      const path = v.getDotPath(r.issues[0]);
+      throw badInput(`invalid message: ${r.issues[0].message}`, {
+        field: `[${i}].usage${path ? `.${path}` : ""}`,
+      });
+    }
+  }
+}
+
 /** The text of a message's text parts, joined. */
 export function messageText(m: StoredMessage): string {
   return m.parts
@@ -79,6 +97,7 @@ export async function createSession(
 ): Promise<SessionMeta> {
   if (first.length === 0)
     throw badInput("a session starts with its first message (nothing to create)", { field: "messages" });
+  checkUsage(first);
   const now = Date.now();
   const id = init.id === undefined ? newSessionId(now) : checkId(init.id);
   // A Windows path is kept as given (resolved here it would become `<cwd>/C:\…`).
@@ -127,7 +146,7 @@ export function startSession(store: StorageAdapter, init: NewSession): LazySessi
     async append(messages) {
       if (messages.length === 0) return;
       if (creating) await creating.catch(() => undefined);
-      if (created) return store.appendMessages(id, messages);
+      if (created) return appendMessages(store, id, messages);
       const making = createSession(store, { ...init, id }, messages);
       creating = making;
       try {
@@ -169,6 +188,7 @@ export async function appendMessages(
   messages: StoredMessage[],
 ): Promise<void> {
   if (messages.length === 0) return;
+  checkUsage(messages);
   await store.appendMessages(checkId(id), messages);
 }
 

@@ -62,6 +62,15 @@ const tokenCount = v.pipe(
   ),
 );
 
+/** A message's usage as a caller gives it: its token counts whole numbers ≥ 0. */
+export const UsageInputSchema = v.looseObject({
+  inputTokens: v.optional(tokenCount),
+  outputTokens: v.optional(tokenCount),
+  cacheReadInputTokens: v.optional(tokenCount),
+  cacheCreationInputTokens: v.optional(tokenCount),
+  reasoningTokens: v.optional(tokenCount),
+});
+
 /** A message as given by a caller: `id` and `timestamp` optional. */
 export const MessageInputSchema = v.looseObject({
   id: v.optional(IdSchema),
@@ -69,15 +78,7 @@ export const MessageInputSchema = v.looseObject({
   parts: v.array(PartInputSchema),
   timestamp: v.optional(timeMs()),
   interrupted: v.optional(v.boolean()),
-  usage: v.optional(
-    v.looseObject({
-      inputTokens: v.optional(tokenCount),
-      outputTokens: v.optional(tokenCount),
-      cacheReadInputTokens: v.optional(tokenCount),
-      cacheCreationInputTokens: v.optional(tokenCount),
-      reasoningTokens: v.optional(tokenCount),
-    }),
-  ),
+  usage: v.optional(UsageInputSchema),
   responseId: v.optional(v.string()),
   synthetic: v.optional(v.string()),
 });

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import {
+  appendMessages,
   archiveSession,
   createSession,
   deleteSession,
@@ -154,3 +155,44 @@ for (const [name, make] of [
       }));
   });
 }
+
+test("regression: the library's createSession, appendMessages and a lazy session refuse token counts that are not whole numbers ≥ 0, storing nothing", async () => {
+  await using home = await tempHome();
+  const store = filesFactory({ home: home.path });
+  const at = 1_700_000_000_000;
+  const said = (inputTokens: number) => ({
+    id: `a${inputTokens}`,
+    role: "assistant" as const,
+    parts: [{ type: "text" as const, content: "ok" }],
+    timestamp: at,
+    usage: { inputTokens, outputTokens: 3 },
+  });
+  const user = {
+    id: "u1",
+    role: "user" as const,
+    parts: [{ type: "text" as const, content: "hi" }],
+    timestamp: at,
+  };
+  const refusal = (p: Promise<unknown>) =>
+    p.then(() => undefined).catch((e) => [e.code, e.message, e.source?.field]);
+  expect(await refusal(createSession(store, { projectPath: home.path, id: "s1" }, [user, said(-5)]))).toEqual(
+    [
+      "bad_input",
+      "invalid message: a token count must be a whole number ≥ 0 (got -5)",
+      "[1].usage.inputTokens",
+    ],
+  );
+  expect(await store.getMeta("s1")).toBeUndefined();
+  await createSession(store, { projectPath: home.path, id: "s1" }, [user, said(5)]);
+  expect(await refusal(appendMessages(store, "s1", [said(1.5)]))).toEqual([
+    "bad_input",
+    "invalid message: a token count must be a whole number ≥ 0 (got 1.5)",
+    "[0].usage.inputTokens",
+  ]);
+  const lazy = startSession(store, { projectPath: home.path, id: "s2" });
+  await lazy.append([user]);
+  expect((await refusal(lazy.append([said(-1)])))?.[0]).toBe("bad_input");
+  expect((await getSession(store, "s1")).tokens).toMatchObject({ input: 5, output: 3 });
+  expect((await store.readMessages("s2")).messages.map((m) => m.id)).toEqual(["u1"]);
+  await store.close();
+});
