@@ -63,8 +63,13 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
   });
 
   const evaluate = { ...options.evaluate, now: options.evaluate?.now ?? Date.now() };
-  // A memory store lives in this process only: a child would see it empty.
-  const sharedStore = options.sessions || options.store?.name !== "memory";
+  // Workers open the store by name: the adapter's own when none is given (they opened the default
+  // store instead, and found every log empty). A store that lives in this process only (memory)
+  // would be empty in a child.
+  const storeName = options.store ? (options.store.name ?? options.store.adapter.name) : undefined;
+  const sharedStore =
+    Boolean(options.sessions) ||
+    (storeName !== "memory" && options.store?.adapter.capabilities.persistent !== false);
   const plan = sharedStore
     ? planFor([...jobs.values()], {
         ...(options.workers ? { workers: options.workers, forced: true } : {}),
@@ -89,9 +94,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
       cwd: process.cwd(),
       prices: options.prices ?? {},
       evaluate,
-      ...(options.store && !options.sessions
-        ? { store: { name: options.store.name, home: options.store.home } }
-        : {}),
+      ...(options.store && !options.sessions ? { store: { name: storeName, home: options.store.home } } : {}),
     },
     local,
   );

@@ -80,6 +80,34 @@ describe("runEval", () => {
     expect(r.cases[0]).toMatchObject({ verdict: "pass", counts: { sessions: 3, passed: 3 } });
   });
 
+  test("regression: workers open the store the adapter is, when no name is given (they opened the default store, and found every log empty)", async () => {
+    await using home = await tempHome();
+    for (const name of ["sqlite", "memory"] as const) {
+      const { adapter } = await openStore(name, { home: home.path });
+      for (const id of ["a", "b", "c"]) {
+        await adapter.appendEvents(`${name}-${id}`, [
+          { type: "turn.started", turnId: "t", timestamp: 1_000 },
+          { type: "session.ended", reason: "exit", timestamp: 2_000 },
+        ] as never);
+      }
+      const cases = join(home.path, "c.yaml");
+      writeFileSync(cases, "id: few-turns\nsessions: all\nexpect:\n  - turns: { max: 5 }\n");
+      const r = await runEval({
+        cases: [cases],
+        store: { adapter, home: home.path },
+        workers: 2,
+        parallelThreshold: 1,
+      });
+      await adapter.close();
+      expect([name, r.processes, r.cases[0]?.verdict, r.cases[0]?.counts.passed]).toEqual([
+        name,
+        name === "memory" ? 1 : 2,
+        "pass",
+        3,
+      ]);
+    }
+  });
+
   test("missing, corrupt and still-running sessions could not be evaluated (exit 2), apart from failures", async () => {
     await using dir = await tempDir();
     const rollouts = join(dir.path, "r");
