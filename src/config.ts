@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import * as v from "valibot";
-import { badInput } from "./errors.ts";
+import { badInput, usageError } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
 import { duplicateJsonKey } from "./util/duplicate-keys.ts";
@@ -136,4 +136,27 @@ export function loadConfig(home: string): Config {
       line: twice.line,
     });
   return parseConfig(raw, file);
+}
+
+/** `name` if it is a store's name, else a usage error saying where it came from (`--store`, …). */
+export function checkStoreName(name: string, from: string): StoreName {
+  if (!(STORE_NAMES as readonly string[]).includes(name)) {
+    const where = from === "--store" ? "" : ` in ${from}`;
+    throw usageError(`unknown store "${name}"${where} (expected one of ${STORE_NAMES.join(", ")})`);
+  }
+  return name as StoreName;
+}
+
+/**
+ * The store a home uses when no `--store` is given, as the CLI picks it: `FREECODE_STORE`, else
+ * config.json's `store`, else undefined (`openStore` then opens the default, `files`). A library
+ * caller opening `openStore(configuredStore(home), …)` writes where `freecode trace` reads.
+ */
+export function configuredStore(
+  home: string,
+  given: { env?: Record<string, string | undefined>; config?: Config } = {},
+): StoreName | undefined {
+  const named = (given.env ?? process.env).FREECODE_STORE;
+  if (named) return checkStoreName(named, "FREECODE_STORE");
+  return (given.config ?? loadConfig(home)).store;
 }

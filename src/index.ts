@@ -6,6 +6,7 @@
 export {
   type Config,
   ConfigSchema,
+  configuredStore,
   type FsyncMode,
   loadConfig,
   parseConfig,

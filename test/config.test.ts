@@ -1,9 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, parseConfig } from "../src/config.ts";
+import { configuredStore, loadConfig, parseConfig } from "../src/config.ts";
 import { FreecodeError } from "../src/errors.ts";
-import { tempHome } from "./_helpers.ts";
+import { createRecorder } from "../src/rollout/recorder.ts";
+import { openStore } from "../src/storage/select.ts";
+import { runCli, tempHome } from "./_helpers.ts";
 
 describe("config.json", () => {
   test("missing file is an empty config", async () => {
@@ -72,4 +74,27 @@ test("an HTTP summarizer's url must be http or https (a file: url would be read 
       summarizer: { type: "http", url: "https://api.example.com/v1/chat/completions", model: "m" },
     }),
   ).toBeTruthy();
+});
+
+test("regression: configuredStore picks the store the CLI reads (FREECODE_STORE, else config.json, else the default), so what a library records, trace finds", async () => {
+  await using home = await tempHome();
+  expect(configuredStore(home.path, { env: {} })).toBeUndefined();
+  writeFileSync(join(home.path, "config.json"), '{"store": "sqlite"}');
+  expect(configuredStore(home.path, { env: {} })).toBe("sqlite");
+  expect(configuredStore(home.path, { env: { FREECODE_STORE: "json" } })).toBe("json");
+  expect(() => configuredStore(home.path, { env: { FREECODE_STORE: "mongo" } })).toThrow(
+    'unknown store "mongo" in FREECODE_STORE',
+  );
+  // The README's recording example, with config.json naming sqlite: `trace` (which reads the
+  // configured store) finds the log. With `openStore(undefined, …)` it was in the files store.
+  const { adapter } = await openStore(configuredStore(home.path, { env: {} }), { home: home.path });
+  const rec = createRecorder({ adapter, sessionId: "my-session", enabled: true });
+  rec.record({ type: "turn.started", turnId: "turn-0" });
+  await rec.end();
+  await adapter.close();
+  const traced = runCli(["trace", "my-session", "--json"], {
+    home: home.path,
+    env: { FREECODE_STORE: undefined },
+  });
+  expect([traced.code, JSON.parse(traced.stdout).sessionId]).toEqual([0, "my-session"]);
 });

@@ -6,7 +6,7 @@
  * FreecodeError; only main.ts turns those into a process exit.
  */
 import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "citty";
-import { type Config, loadConfig, STORE_NAMES } from "../config.ts";
+import { type Config, checkStoreName, configuredStore, loadConfig } from "../config.ts";
 import { usageError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { writeJson } from "../util/json-write.ts";
@@ -100,9 +100,7 @@ export function makeContext(
     config: () => (config ??= loadConfig(home)),
     storeName() {
       if (storeFlag) return checkStoreName(storeFlag, "--store");
-      const env = process.env.FREECODE_STORE;
-      if (env) return checkStoreName(env, "FREECODE_STORE");
-      return (config ??= loadConfig(home)).store;
+      return configuredStore(home, { config: (config ??= loadConfig(home)) });
     },
     storeSource() {
       if (storeFlag) return "--store";
@@ -122,15 +120,6 @@ export function makeContext(
     },
     log,
   };
-}
-
-/** `name` if it is a storage adapter's name (or `auto`), else a usage error naming where it came from. */
-export function checkStoreName(name: string, from: string): string {
-  if (!(STORE_NAMES as readonly string[]).includes(name)) {
-    const where = from === "--store" ? "" : ` in ${from}`;
-    throw usageError(`unknown store "${name}"${where} (expected one of ${STORE_NAMES.join(", ")})`);
-  }
-  return name;
 }
 
 /**
