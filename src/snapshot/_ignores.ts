@@ -69,8 +69,14 @@ export function rebaseRule(line: string, below: string[]): string[] {
   let body = trimmed.slice(bang.length);
   const dirOnly = body.endsWith("/") ? "/" : "";
   if (dirOnly) body = body.slice(0, -1);
-  // No slash but a trailing one: the rule matches a name at any depth, inside the project too.
-  if (!body.includes("/")) return [trimmed];
+  // No slash but a trailing one: the rule matches a name at any depth, inside the project too;
+  // unless it names a directory the project lies in (or the project): then it ignores the whole
+  // project, which is snapshotted whole instead, as for a rule with a slash (a home kept as a
+  // dotfiles repository with `*` in its .gitignore made every capture the empty tree).
+  if (!body.includes("/")) {
+    const pattern = segmentRegExp(body);
+    return !bang && below.some((dir) => pattern.test(dir)) ? [] : [trimmed];
+  }
   const segs = body.replace(/^\//, "").split("/");
   const unique = new Set(rests(segs, below).map((r) => `${bang}/${r.join("/")}${dirOnly}`));
   return [...unique];

@@ -100,9 +100,38 @@ describe("regression: a project in a subdirectory of a repository", () => {
     expect(rebaseRule("packages/**", below)).toEqual(["/**"]);
     expect(rebaseRule("/other", below)).toEqual([]);
     expect(rebaseRule("packages/app", below)).toEqual([]); // the project itself: not expressible
+    // A name at any depth that names a directory the project lies in, or the project: dropped.
+    expect(rebaseRule("*", below)).toEqual([]);
+    expect(rebaseRule("pack*/", below)).toEqual([]);
+    expect(rebaseRule("app", below)).toEqual([]);
+    expect(rebaseRule("!*", below)).toEqual(["!*"]);
+    expect(rebaseRule("*.log", below)).toEqual(["*.log"]);
     expect(rebaseRule("# comment", below)).toEqual([]);
     expect(rebaseRule("", below)).toEqual([]);
   });
+});
+
+test("regression: a project in a repository whose .gitignore is `*` (a home kept as dotfiles) is snapshotted whole, and undo brings back what a tool changed", async () => {
+  await using home = await tempHome();
+  await using repo = await tempDir("freecode-repo-");
+  userGit(repo.path, ["init", "-q"]);
+  writeFiles(repo.path, { ".gitignore": "*\n!.bashrc\n", ".bashrc": "rc\n" });
+  const app = join(repo.path, "code", "app");
+  writeFiles(app, {
+    "src/main.ts": "main\n",
+    "README.md": "readme\n",
+    "debug.log": "kept out? no: * is dropped\n",
+  });
+  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots[0]!.snapshot)).toEqual(["README.md", "debug.log", "src/main.ts"]);
+  writeFiles(app, { "src/main.ts": "tool broke it\n" });
+  rmSync(join(app, "README.md"));
+  await snaps.capture();
+  expect((await snaps.undo()).files.map((f) => f.path).sort()).toEqual(["README.md", "src/main.ts"]);
+  expect(readFileSync(join(app, "README.md"), "utf8")).toBe("readme\n");
+  expect(readFileSync(join(app, "src/main.ts"), "utf8")).toBe("main\n");
 });
 
 describe("regression: a restore never deletes an ignored file", () => {
