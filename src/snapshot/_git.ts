@@ -87,6 +87,8 @@ export interface GitCall {
   okCodes?: number[];
   /** Run outside the place (`git init` refuses a work tree): no GIT_DIR, work tree or index. */
   unplaced?: boolean;
+  /** With `unplaced`: where to run (git then finds the repository there, if any). */
+  cwd?: string;
 }
 
 /** Run git in `place`; resolves stdout, throws `internal` with git's first stderr line on failure. */
@@ -94,7 +96,7 @@ export async function git(place: GitPlace, args: string[], call: GitCall = {}): 
   let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
   try {
     proc = Bun.spawn([place.bin, ...CONFIG_FLAGS, ...args], {
-      cwd: call.unplaced ? undefined : place.workTree,
+      cwd: call.unplaced ? call.cwd : place.workTree,
       env: gitEnv(call.unplaced ? undefined : place, call.env ?? {}),
       stdin: "pipe",
       stdout: "pipe",

@@ -44,12 +44,47 @@ export function isSkipped(path: string, skipped: Iterable<string>): boolean {
   return false;
 }
 
+/**
+ * Files the project's own repository tracks although a rule ignores them (`git add -f`'d there: a
+ * built bundle, a `.log` fixture). Ignore rules do not apply to tracked files, in git as here: they
+ * are snapshotted like any other (they were left out, and undo left a tool's edits to them in place).
+ * Listed from the user's repository (its index is only read); none where the project is in none.
+ */
+async function trackedButIgnored(repo: SnapshotRepo): Promise<string[]> {
+  const out = await git(repo.place, ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"], {
+    unplaced: true,
+    cwd: repo.projectPath,
+    // 128: not in a repository (or one git will not read).
+    okCodes: [128],
+  });
+  return nulFields(out);
+}
+
+/** Regular files (and links) among `paths` that exist: not a directory (a submodule's gitlink). */
+function presentFiles(projectPath: string, paths: string[]): string[] {
+  return paths.filter((p) => {
+    try {
+      return !lstatSync(join(projectPath, p)).isDirectory();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return false;
+      throw error;
+    }
+  });
+}
+
 /** Stage the whole work tree into the session's index and return its tree id. */
 export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): Promise<StagedTree> {
-  // Only what git would hash now: untracked (not ignored) and changed files.
-  const candidates = nulFields(
-    await git(repo.place, ["ls-files", "-z", "--others", "--modified", "--exclude-standard"]),
+  // Only what git would hash now: untracked (not ignored) and changed files, and what the project's
+  // repository tracks although it is ignored.
+  const forced = presentFiles(
+    repo.projectPath,
+    (await trackedButIgnored(repo)).filter((p) => !isSkipped(p, repo.own)),
   );
+  const candidates = [
+    ...nulFields(await git(repo.place, ["ls-files", "-z", "--others", "--modified", "--exclude-standard"])),
+    ...forced,
+  ];
   // A nested repository (`dir/`) would be added as a gitlink, or fail `git add` when it has no commit.
   const ours = candidates.filter((p) => !isSkipped(p, repo.own));
   const nested = ours.filter((p) => p.endsWith("/"));
@@ -80,6 +115,12 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
   await git(repo.place, ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], {
     stdin: `${specs.join("\0")}\0`,
   });
+  const force = forced.filter((p) => !isSkipped(p, skipped));
+  if (force.length > 0)
+    await git(repo.place, ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      stdin: `${force.join("\0")}\0`,
+      env: { GIT_LITERAL_PATHSPECS: "1" },
+    });
   const tree = (await git(repo.place, ["write-tree"])).trim();
   return { tree, skipped };
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { readTree, snapshotPlace, treePaths, userGit, writeFiles } from "./_project.ts";
+import { readTree, repoFingerprint, snapshotPlace, treePaths, userGit, writeFiles } from "./_project.ts";
 
 describe("regression: restores are byte for byte, global excludes are not read", () => {
   test("`* text=auto` in .gitattributes and the user's global attributes and ignore change nothing", async () => {
@@ -176,4 +176,48 @@ describe("regression: a restore never deletes an ignored file", () => {
     expect(readTree(root)[":(attr:x)notes"]).toBe("n");
     expect(readTree(root)[":/top"]).toBe("t");
   });
+});
+
+test("regression: files the project's repository tracks although a rule ignores them (git add -f) are snapshotted, and undo brings them back", async () => {
+  await using home = await tempHome();
+  await using project = await tempDir("freecode-project-");
+  const root = project.path;
+  userGit(root, ["init", "-q"]);
+  writeFiles(root, {
+    ".gitignore": "dist/\n*.log\n",
+    "dist/index.js": "module.exports = 1\n",
+    "expected.log": "fixture\n",
+    "src.js": "src\n",
+    "other.log": "ignored and untracked: left out\n",
+  });
+  userGit(root, ["add", ".gitignore", "src.js"]);
+  userGit(root, ["add", "-f", "dist/index.js", "expected.log"]);
+  userGit(root, ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init"]);
+  const before = repoFingerprint(root);
+  const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots[0]!.snapshot)).toEqual([
+    ".gitignore",
+    "dist/index.js",
+    "expected.log",
+    "src.js",
+  ]);
+  writeFiles(root, { "dist/index.js": "BROKEN\n", "src.js": "changed\n" });
+  rmSync(join(root, "expected.log"));
+  await snaps.capture();
+  expect((await snaps.undo()).files.map((f) => f.path).sort()).toEqual([
+    "dist/index.js",
+    "expected.log",
+    "src.js",
+  ]);
+  expect(readTree(root)).toMatchObject({
+    "dist/index.js": "module.exports = 1\n",
+    "expected.log": "fixture\n",
+    "src.js": "src\n",
+    "other.log": "ignored and untracked: left out\n",
+  });
+  // The user's repository: read, never written (its own `git status` then sees nothing changed).
+  expect(repoFingerprint(root)).toEqual(before);
+  expect(userGit(root, ["status", "--short"])).toBe("");
 });
