@@ -6,7 +6,7 @@
  * written or removed, and a restore that would need to is refused before it starts. Unlike a
  * `git checkout` into the user's repository, nothing of theirs (HEAD, index, refs) moves.
  */
-import { rmdirSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../errors.ts";
 import { git, nulFields } from "./_git.ts";
@@ -121,9 +121,41 @@ export async function applyChanges(
   await git(repo.place, ["read-tree", "-m", from, to]);
   const writes = changes.filter((c) => c.change !== "deleted").map((c) => c.path);
   if (writes.length === 0) return;
+  const modes = modesOf(root, changes);
   await git(repo.place, ["checkout-index", "-f", "-z", "--stdin"], {
     stdin: `${writes.join("\0")}\0`,
   });
+  restoreModes(root, modes);
+}
+
+/**
+ * The permission bits of the files a restore overwrites. git writes a file anew, with the umask's
+ * mode and the executable bit of its tree: a 0600 file a tool edited came back readable by all.
+ */
+function modesOf(root: string, changes: FileChange[]): Map<string, number> {
+  const modes = new Map<string, number>();
+  for (const c of changes) {
+    if (c.change !== "modified") continue;
+    try {
+      const st = lstatSync(join(root, c.path));
+      if (st.isFile()) modes.set(c.path, st.mode & 0o7777);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  return modes;
+}
+
+/** Put back the permission bits `modesOf` saw, the executable bit as git wrote it (the snapshot's). */
+function restoreModes(root: string, modes: Map<string, number>): void {
+  for (const [path, mode] of modes) {
+    const abs = join(root, path);
+    const st = lstatSync(abs);
+    if (!st.isFile()) continue;
+    const exec = (st.mode & 0o100) !== 0;
+    const want = exec ? mode | ((mode & 0o444) >> 2) : mode & ~0o111;
+    if ((st.mode & 0o7777) !== want) chmodSync(abs, want);
+  }
 }
 
 /** A restore that failed part-way; `rolledBack`: the work tree was put back as it was before it. */

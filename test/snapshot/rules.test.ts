@@ -4,7 +4,7 @@
  * read; a project inside a repository honours that repository's ignore rules.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
@@ -220,4 +220,25 @@ test("regression: files the project's repository tracks although a rule ignores 
   // The user's repository: read, never written (its own `git status` then sees nothing changed).
   expect(repoFingerprint(root)).toEqual(before);
   expect(userGit(root, ["status", "--short"])).toBe("");
+});
+
+test("regression: undo keeps the permissions of a file it overwrites (a 0600 file came back 0644); the executable bit is the snapshot's", async () => {
+  await using place = await snapshotPlace();
+  const { home, root } = place;
+  writeFiles(root, { "secret.conf": "token=abc\n", "run.sh": "echo 1\n", "plain.txt": "a\n" });
+  chmodSync(join(root, "secret.conf"), 0o600);
+  chmodSync(join(root, "run.sh"), 0o750);
+  const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+  await snaps.capture();
+  // The tool edits all three; the script loses its executable bit on the way.
+  writeFiles(root, { "secret.conf": "token=changed\n", "run.sh": "echo 2\n", "plain.txt": "b\n" });
+  chmodSync(join(root, "run.sh"), 0o640);
+  await snaps.capture();
+  await snaps.undo();
+  const mode = (f: string) => (statSync(join(root, f)).mode & 0o777).toString(8);
+  expect([mode("secret.conf"), mode("run.sh"), readFileSync(join(root, "secret.conf"), "utf8")]).toEqual([
+    "600",
+    "750",
+    "token=abc\n",
+  ]);
 });
