@@ -7,7 +7,10 @@
  * which git reads even with global config off), hooks point at an empty path, and the
  * author/committer come from the environment so no user identity is needed.
  */
+
+import { isUtf8 } from "node:buffer";
 import { FreecodeError } from "../errors.ts";
+import { invalidUtf8At } from "../util/utf8.ts";
 
 /** Where git runs: our git dir, the project as work tree, and one index per session. */
 export interface GitPlace {
@@ -79,8 +82,13 @@ function gitEnv(place: GitPlace | undefined, extra: Record<string, string>): Rec
 }
 
 export interface GitCall {
-  /** Bytes for stdin (NUL-separated path lists). */
-  stdin?: string;
+  /** What to write to stdin (NUL-separated path lists): text (UTF-8), or bytes (names that are not). */
+  stdin?: string | Uint8Array;
+  /**
+   * Return stdout as bytes, one character per byte (latin1), not decoded as UTF-8: names git lists
+   * that are not UTF-8 survive (`utf8Names` tells them apart).
+   */
+  raw?: boolean;
   /** Extra environment (e.g. `GIT_LITERAL_PATHSPECS`). */
   env?: Record<string, string>;
   /** Exit codes that are answers, not failures (e.g. 1 for `rev-parse --verify -q`). */
@@ -108,7 +116,9 @@ export async function git(place: GitPlace, args: string[], call: GitCall = {}): 
   proc.stdin.write(call.stdin ?? "");
   await proc.stdin.end();
   const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
+    call.raw
+      ? new Response(proc.stdout).arrayBuffer().then((b) => Buffer.from(b).toString("latin1"))
+      : new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
     proc.exited,
   ]);
@@ -121,3 +131,41 @@ export async function git(place: GitPlace, args: string[], call: GitCall = {}): 
 
 /** Split git's `-z` output into its fields. */
 export const nulFields = (out: string): string[] => out.split("\0").filter((s) => s !== "");
+
+/**
+ * Names from a raw (`GitCall.raw`) NUL-separated listing, split: those that are UTF-8, decoded, and
+ * the others as their bytes. A name that is not UTF-8 (a Latin-1 `caf\xe9.txt`) decoded as text
+ * becomes another name (`caf\uFFFD.txt`): handed back to git or the file system, it named nothing.
+ */
+export function utf8Names(raw: string): { names: string[]; others: Buffer[] } {
+  const names: string[] = [];
+  const others: Buffer[] = [];
+  for (const field of nulFields(raw)) {
+    const bytes = Buffer.from(field, "latin1");
+    if (isUtf8(bytes)) names.push(bytes.toString("utf8"));
+    else others.push(bytes);
+  }
+  return { names, others };
+}
+
+/** A name that is not UTF-8 as text to show: its bad bytes as `\xe9`. */
+export function shownName(bytes: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < bytes.length; ) {
+    const at = invalidUtf8At(bytes, i);
+    const end = at === -1 ? bytes.length : at;
+    out += Buffer.from(bytes.subarray(i, end)).toString("utf8");
+    if (at === -1) break;
+    out += `\\x${bytes[at]!.toString(16).padStart(2, "0")}`;
+    i = at + 1;
+  }
+  return out;
+}
+
+/** NUL-separated path list bytes for stdin: text names, then names given as bytes. */
+export function pathList(names: readonly string[], others: readonly Uint8Array[] = []): Buffer {
+  const parts: Buffer[] = [];
+  for (const n of names) parts.push(Buffer.from(`${n}\0`));
+  for (const b of others) parts.push(Buffer.from(b), Buffer.from([0]));
+  return Buffer.concat(parts);
+}

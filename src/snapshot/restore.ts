@@ -6,10 +6,11 @@
  * written or removed, and a restore that would need to is refused before it starts. Unlike a
  * `git checkout` into the user's repository, nothing of theirs (HEAD, index, refs) moves.
  */
+import { isUtf8 } from "node:buffer";
 import { chmodSync, lstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../errors.ts";
-import { git, nulFields } from "./_git.ts";
+import { git, nulFields, shownName } from "./_git.ts";
 import { blockers, ignoredPaths, type PlannedChange } from "./_keep.ts";
 import type { SnapshotRepo } from "./repo.ts";
 import { isSkipped, type StagedTree, stageWorkTree } from "./stage.ts";
@@ -25,12 +26,21 @@ async function diffTrees(
   from: string,
   to: string,
 ): Promise<(PlannedChange & { version: string })[]> {
-  const fields = nulFields(await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", from, to]));
+  const raw = await git(repo.place, ["diff-tree", "-r", "-z", "--no-renames", from, to], { raw: true });
+  const fields = nulFields(raw);
   const changes: (PlannedChange & { version: string })[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // `:<mode> <mode> <blob> <blob> <status>`, then the path.
     const [, mode, , blob, status] = fields[i]!.split(" ") as [string, string, string, string, string];
-    const path = fields[i + 1]!;
+    const bytes = Buffer.from(fields[i + 1]!, "latin1");
+    // Snapshots leave such names out (`stage.ts`); one taken by an older version may hold one.
+    if (!isUtf8(bytes))
+      throw new FreecodeError(
+        "conflict",
+        `refused, nothing changed: the snapshots differ in a file whose name is not UTF-8 (${shownName(bytes)}), ` +
+          "which freecode cannot remove or write back by name (this version leaves such files out of snapshots)",
+      );
+    const path = bytes.toString("utf8");
     const change = CHANGE[status as keyof typeof CHANGE];
     if (!change)
       throw new FreecodeError("internal", `unexpected git diff-tree status "${status}" for ${path}`);

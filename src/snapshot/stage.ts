@@ -9,7 +9,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { git, nulFields } from "./_git.ts";
+import { git, pathList, shownName, utf8Names } from "./_git.ts";
 import type { SnapshotRepo } from "./repo.ts";
 
 /** Files above this size are not snapshotted (default 8 MiB). */
@@ -50,14 +50,15 @@ export function isSkipped(path: string, skipped: Iterable<string>): boolean {
  * are snapshotted like any other (they were left out, and undo left a tool's edits to them in place).
  * Listed from the user's repository (its index is only read); none where the project is in none.
  */
-async function trackedButIgnored(repo: SnapshotRepo): Promise<string[]> {
+async function trackedButIgnored(repo: SnapshotRepo): Promise<{ names: string[]; others: Buffer[] }> {
   const out = await git(repo.place, ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"], {
     unplaced: true,
     cwd: repo.projectPath,
     // 128: not in a repository (or one git will not read).
     okCodes: [128],
+    raw: true,
   });
-  return nulFields(out);
+  return utf8Names(out);
 }
 
 /** Regular files (and links) among `paths` that exist: not a directory (a submodule's gitlink). */
@@ -77,21 +78,27 @@ function presentFiles(projectPath: string, paths: string[]): string[] {
 export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): Promise<StagedTree> {
   // Only what git would hash now: untracked (not ignored) and changed files, and what the project's
   // repository tracks although it is ignored.
+  const tracked = await trackedButIgnored(repo);
   const forced = presentFiles(
     repo.projectPath,
-    (await trackedButIgnored(repo)).filter((p) => !isSkipped(p, repo.own)),
+    tracked.names.filter((p) => !isSkipped(p, repo.own)),
   );
-  const candidates = [
-    ...nulFields(await git(repo.place, ["ls-files", "-z", "--others", "--modified", "--exclude-standard"])),
-    ...forced,
-  ];
+  const listed = utf8Names(
+    await git(repo.place, ["ls-files", "-z", "--others", "--modified", "--exclude-standard"], { raw: true }),
+  );
+  const candidates = [...listed.names, ...forced];
+  // Names that are not UTF-8 are left out, as their bytes (see `utf8Names`), and listed with their
+  // bad bytes escaped: a restore could neither remove nor write them back by name.
+  const unnamed = [...listed.others, ...tracked.others].map((b) =>
+    b.at(-1) === 0x2f ? b.subarray(0, -1) : b,
+  );
   // A nested repository (`dir/`) would be added as a gitlink, or fail `git add` when it has no commit.
   const ours = candidates.filter((p) => !isSkipped(p, repo.own));
   const nested = ours.filter((p) => p.endsWith("/"));
   const files = ours.filter((p) => !p.endsWith("/"));
   const skipped = [...new Set([...nested, ...oversized(repo.projectPath, files, maxFileBytes)])].sort();
   const left = [...skipped, ...repo.own];
-  if (left.length > 0) {
+  if (left.length > 0 || unnamed.length > 0) {
     // What grew past the limit (or became a repository) leaves the index: no stale copy stays in the tree.
     await git(
       repo.place,
@@ -105,15 +112,19 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
         "--pathspec-from-file=-",
         "--pathspec-file-nul",
       ],
-      { stdin: `${left.map(unslash).join("\0")}\0`, env: { GIT_LITERAL_PATHSPECS: "1" } },
+      { stdin: pathList(left.map(unslash), unnamed), env: { GIT_LITERAL_PATHSPECS: "1" } },
     );
   }
   // Naming an ignored path, even to exclude it, fails `git add`: our home is named only when the
   // project's own rules re-include it (it is in our `info/exclude`).
   const reincluded = repo.own.filter((o) => candidates.some((p) => isSkipped(p, [o])));
   const specs = [".", ...[...skipped, ...reincluded].map((p) => `:(exclude,literal)${unslash(p)}`)];
+  const exclude = Buffer.from(":(exclude,literal)");
   await git(repo.place, ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], {
-    stdin: `${specs.join("\0")}\0`,
+    stdin: pathList(
+      specs,
+      unnamed.map((b) => Buffer.concat([exclude, b])),
+    ),
   });
   const force = forced.filter((p) => !isSkipped(p, skipped));
   if (force.length > 0)
@@ -122,5 +133,5 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
       env: { GIT_LITERAL_PATHSPECS: "1" },
     });
   const tree = (await git(repo.place, ["write-tree"])).trim();
-  return { tree, skipped };
+  return { tree, skipped: [...skipped, ...unnamed.map(shownName)].sort() };
 }

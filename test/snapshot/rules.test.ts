@@ -4,7 +4,7 @@
  * read; a project inside a repository honours that repository's ignore rules.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
@@ -241,4 +241,28 @@ test("regression: undo keeps the permissions of a file it overwrites (a 0600 fil
     "750",
     "token=abc\n",
   ]);
+});
+
+test("regression: a file whose name is not UTF-8 is left out of snapshots (listed), never removed or written back by a wrong name", async () => {
+  await using place = await snapshotPlace();
+  const { home, root } = place;
+  const latin1 = (name: string) => Buffer.from(join(root, name), "latin1");
+  writeFiles(root, { "keep.txt": "keep\n" });
+  writeFileSync(latin1("caf\xe9.txt"), "latin1\n");
+  const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots[0]!.snapshot)).toEqual(["keep.txt"]);
+  expect(snapshots[0]!.skippedFiles).toEqual(["caf\\xe9.txt"]);
+  // The tool creates another such file and deletes the first: undo touches neither, and says so.
+  writeFileSync(latin1("new\xff.txt"), "new\n");
+  rmSync(latin1("caf\xe9.txt"));
+  writeFiles(root, { "keep.txt": "changed\n" });
+  await snaps.capture();
+  const undone = await snaps.undo();
+  expect(undone.files).toEqual([{ path: "keep.txt", change: "modified" }]);
+  expect(readFileSync(join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  expect(readFileSync(latin1("new\xff.txt"), "utf8")).toBe("new\n");
+  // Nothing else to do: the work tree is the snapshot undo restored.
+  expect(await snaps.capture()).toMatchObject({ captured: true, isNew: false });
 });

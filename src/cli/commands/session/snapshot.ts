@@ -29,7 +29,7 @@ export default command({
       return 0;
     }
     const left = r.skippedFiles.length
-      ? ` (${r.skippedFiles.length} left out: large files, nested repositories)`
+      ? ` (${r.skippedFiles.length} left out: large files, nested repositories, names that are not UTF-8)`
       : "";
     const what = r.isNew ? "captured" : "unchanged since the current snapshot";
     ctx.out(`${what}: ${r.snapshot.slice(0, 12)}${r.entryId ? ` ${escapeLine(r.entryId)}` : ""}${left}\n`);

@@ -27,7 +27,7 @@ export default command({
     const lines = list.snapshots.map((s) => {
       const mark = s.current ? "*" : " ";
       const skipped = s.skippedFiles
-        ? `  (${s.skippedFiles.length} left out: large files, nested repositories)`
+        ? `  (${s.skippedFiles.length} left out: large files, nested repositories, names that are not UTF-8)`
         : "";
       const kept = s.kept ? "  (kept)" : "";
       return `${mark} ${String(s.index).padStart(3)}  ${when(s.at)}  ${s.snapshot.slice(0, 12)}  ${escapeLine(s.entryId ?? "-")}${kept}${skipped}\n`;
