@@ -6,7 +6,9 @@
  * whether the call completed, failed (`error`), or never finished (`pending`/`running`: the process
  * died mid-call, or it is still running).
  */
+
 import type { DenySource } from "../rollout/events.ts";
+import { recordedCost } from "../rollout/recorded-cost.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
 import { count, idleSince, newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
@@ -60,12 +62,17 @@ function lastActivity(s: OcSession, messages: OcMessage[]): number {
 /**
  * A step's cost as OpenCode recorded it, or undefined when it says nothing: OpenCode writes 0 for a
  * model its catalogue has no price for (a local model, a custom provider, a subscription login), so
- * a 0 for a step that used tokens is unknown, not free (freecode never shows an unknown cost as $0).
+ * a 0 for a step that used tokens is unknown, not free (`rollout/recorded-cost.ts`).
  */
-function recordedCost(cost: unknown, u: ResponseUsage | undefined): number | undefined {
+function stepCost(cost: unknown, u: ResponseUsage | undefined): number | undefined {
   if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) return undefined;
-  const used = u ? u.input + u.output + u.cacheRead + u.cacheWrite : 0;
-  return cost === 0 && used > 0 ? undefined : cost;
+  return recordedCost({
+    costUsd: cost,
+    inputTokens: u?.input,
+    outputTokens: u?.output,
+    cacheReadTokens: u?.cacheRead,
+    cacheWriteTokens: u?.cacheWrite,
+  });
 }
 
 function usageOf(tokens: unknown): ResponseUsage | undefined {
@@ -168,7 +175,7 @@ export function mapOpencodeSession(
             toolCalls: tools.splice(0),
             textChars: text,
             thinkingChars: thinking,
-            costUsd: recordedCost(part.cost, u),
+            costUsd: stepCost(part.cost, u),
           });
           text = thinking = 0;
         } else if (t === "compaction") {

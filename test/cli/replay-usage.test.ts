@@ -121,6 +121,38 @@ describe("usage: costs the agent recorded", () => {
   });
 });
 
+test("regression: a recorded cost of 0 for a response that used tokens is unknown, whoever wrote it: usage and trace say so", async () => {
+  await using home = await tempHome();
+  const response = (costUsd: number, inputTokens: number) =>
+    JSON.stringify({
+      type: "model.response",
+      turnId: "t",
+      provider: "p",
+      model: "m",
+      inputTokens,
+      outputTokens: 0,
+      costUsd,
+    });
+  const log = [response(0, 1000), response(0.5, 10)].join("\n");
+  expect(runCli(["rollout", "append", "zero"], { home: home.path, stdin: `${log}\n` }).code).toBe(0);
+  const usage = parseJson<{ models: { costUsd: number | null; recordedCostUsd: number | null }[] }>(
+    runCli(["usage", "zero", "--json"], { home: home.path }),
+  );
+  expect(usage.models.map((m) => [m.costUsd, m.recordedCostUsd])).toEqual([[null, null]]);
+  expect(runCli(["usage", "zero"], { home: home.path }).stdout).toMatch(/p\/m .* cost unknown/);
+  const trace = parseJson<{ modelSpans: { costUsd?: number }[] }>(
+    runCli(["trace", "zero", "--json"], { home: home.path }),
+  );
+  expect(trace.modelSpans.map((s) => s.costUsd ?? null)).toEqual([null, 0.5]);
+  // A response of no tokens that recorded 0 did cost nothing.
+  const free = JSON.stringify({ type: "model.response", turnId: "t", provider: "p", model: "m", costUsd: 0 });
+  expect(runCli(["rollout", "append", "free"], { home: home.path, stdin: `${free}\n` }).code).toBe(0);
+  const none = parseJson<{ models: { costUsd: number | null }[] }>(
+    runCli(["usage", "free", "--json"], { home: home.path }),
+  );
+  expect(none.models.map((m) => m.costUsd)).toEqual([0]);
+});
+
 test("a response of no tokens needs no recorded cost: usage and eval's cost check agree (final review 9)", async () => {
   await using home = await tempHome();
   const lines = [

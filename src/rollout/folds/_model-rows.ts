@@ -5,7 +5,9 @@
  * makes an orphan span from the event alone. The Trace's `ModelSpan`s are views over these rows
  * (`_model-view.ts`).
  */
+
 import type { EventOf, ModelErrorKind } from "../events.ts";
+import { recordedCost } from "../recorded-cost.ts";
 import { IntRows, NumberRows, type StringTable } from "./_rows.ts";
 
 // Doubles: times and durations.
@@ -93,7 +95,8 @@ export class ModelRows {
     const r = this.close(e, turnRow, OK);
     if (e.ttft_ms !== undefined) this.nums.set(r, TTFT, e.ttft_ms);
     if (e.echoedModel !== undefined) this.echoed.set(r, e.echoedModel);
-    if (e.costUsd !== undefined) this.costs.set(r, e.costUsd);
+    const cost = recordedCost(e);
+    if (cost !== undefined) this.costs.set(r, cost);
     const ints = this.ints;
     if (e.inputTokens !== undefined) ints.set(r, INPUT, e.inputTokens);
     if (e.outputTokens !== undefined) ints.set(r, OUTPUT, e.outputTokens);

@@ -8,9 +8,11 @@
  * reads and writes (Anthropic's accounting, which freecode's events follow); cache tokens are priced at
  * their own rates, or at the input rate when none is configured.
  */
+
 import { own } from "../../util/dict.ts";
 import { UNREAD_BY_USAGE } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
+import { recordedCost } from "../recorded-cost.ts";
 
 export interface Price {
   input: number;
@@ -172,11 +174,12 @@ export function createUsageFold(
         r.reasoningTokens += e.reasoningTokens ?? 0;
         const used =
           (e.inputTokens ?? 0) + (e.outputTokens ?? 0) + (e.cacheReadTokens ?? 0) + (e.cacheWriteTokens ?? 0);
-        if (e.costUsd !== undefined || used > 0) {
+        const cost = recordedCost(e);
+        if (cost !== undefined || used > 0) {
           const c = recorded.get(r) ?? { usd: 0, costed: 0, missing: 0 };
-          if (e.costUsd === undefined) c.missing++;
+          if (cost === undefined) c.missing++;
           else {
-            c.usd += e.costUsd;
+            c.usd += cost;
             c.costed++;
           }
           recorded.set(r, c);
