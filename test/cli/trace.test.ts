@@ -230,6 +230,23 @@ describe("trace", () => {
     expect(out).not.toContain("tool Edit");
     expect(runCli(["trace", "missing"], { home: home.path }).code).toBe(3);
   });
+
+  test("regression: flags that would do nothing together are refused (exit 2), not ignored: --otlp with --list or --follow wrote no spans", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const out = join(home.path, "spans.json");
+    for (const [args, message] of [
+      [["--list", "--otlp", out], "--otlp writes one finished trace: not with --list"],
+      [["fixture-session", "--follow", "--otlp", out], "--otlp writes one finished trace: not with --follow"],
+      [["fixture-session", "--json", "--slow", "1000"], "--slow filters the waterfall: not with --json"],
+      [["--list", "--slow", "5"], "--slow filters the waterfall: not with --list"],
+      [["fixture-session", "--list"], "--list lists every log: give no session id"],
+    ] as const) {
+      const r = runCli(["trace", ...args], { home: home.path });
+      expect([args, r.code, r.stderr.includes(message)]).toEqual([args, 2, true]);
+    }
+    expect(existsSync(out)).toBe(false);
+  });
 });
 
 const hasTmux = Bun.which("tmux") !== null;
