@@ -1,6 +1,14 @@
 /** `freecode rollout append|cat|verify`: stdin validation (all or nothing, line numbers), exit codes. */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { BUN, binaryPath, parseJson, ROOT, runBinary, runCli, tempHome } from "../_helpers.ts";
 
@@ -226,4 +234,29 @@ describe("rollout cat and verify", () => {
     const r = runBinary(["rollout", "verify", "e2e", "--json"], { home: home.path });
     expect(parseJson(r)).toMatchObject({ ok: true, events: 3 });
   }, 120_000);
+});
+
+test("regression: usage and rollout verify show what a log recorded with its control characters escaped, as trace does", async () => {
+  await using home = await tempHome();
+  const red = "m\u001b[31mRED";
+  const log = [
+    { type: "turn.started", turnId: "t0" },
+    { type: "model.request", turnId: "t0", provider: "p", model: red },
+    { type: "model.response", turnId: "t0", provider: "p", model: red, inputTokens: 5, outputTokens: 5 },
+  ];
+  const lines = log.map((e) => JSON.stringify(e)).join("\n");
+  expect(runCli(["rollout", "append", "ctl"], { home: home.path, stdin: `${lines}\n` }).code).toBe(0);
+  const usage = runCli(["usage", "ctl"], { home: home.path });
+  expect(usage.stdout + usage.stderr).not.toContain("\u001b");
+  expect(usage.stdout).toContain("p/m\\x1b[31mRED");
+  const dir = join(home.path, "rollout", "sessions", "v");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "events.jsonl"),
+    `${JSON.stringify({ type: "x\u001b[2Jy", id: "a", seq: 1, aggregateID: "v", timestamp: 1 })}\n${JSON.stringify({ type: "turn.started", turnId: "q", id: "c", seq: 2, aggregateID: "v\u001b[31m", timestamp: 3 })}\n{"type": "turn.started", "x": "\u0000"\n`,
+  );
+  const verify = runCli(["rollout", "verify", "v"], { home: home.path });
+  expect(verify.code).toBe(1);
+  expect(verify.stdout).not.toMatch(/[\u0000\u001b]/);
+  expect(verify.stdout).toContain("x\\x1b[2Jy ×1");
 });

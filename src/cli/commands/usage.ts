@@ -9,6 +9,7 @@
 import { type ModelUsage, sumUsage, type Usage } from "../../rollout/folds/usage.ts";
 import { loadUsage } from "../../rollout/load.ts";
 import { fmtTokens } from "../../rollout/waterfall.ts";
+import { escapeLine } from "../../util/one-line.ts";
 import { command } from "../_command.ts";
 import { withRollouts } from "./rollout/_source.ts";
 
@@ -108,8 +109,11 @@ export default command({
     const lines = [
       `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"ERRORS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
     ];
+    // Recorded names: their control characters shown escaped (an imported transcript supplies them).
     for (const m of models)
-      lines.push(row(m.provider ? `${m.provider}/${m.model}` : m.model, m, usd(m.costUsd, m.costFrom)));
+      lines.push(
+        row(escapeLine(m.provider ? `${m.provider}/${m.model}` : m.model), m, usd(m.costUsd, m.costFrom)),
+      );
     // A total over some models only says so in the table, not only on stderr.
     const partial = totals.costUsd !== null && totals.unpricedModels.length > 0 ? " (partial)" : "";
     lines.push(
@@ -130,7 +134,7 @@ export default command({
     ctx.out(`${lines.join("\n")}\n`);
     if (totals.unpricedModels.length) {
       ctx.log.warn(
-        `no price configured for: ${totals.unpricedModels.join(", ")} (config.json "prices")${totals.costUsd !== null ? "; the total covers the others only" : ""}`,
+        `no price configured for: ${escapeLine(totals.unpricedModels.join(", "))} (config.json "prices")${totals.costUsd !== null ? "; the total covers the others only" : ""}`,
       );
     }
     return 0;

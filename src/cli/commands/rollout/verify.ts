@@ -2,7 +2,9 @@
  * `freecode rollout verify <id>`: schema, seq gaps or repeats, foreign aggregate ids, torn lines.
  * Exit 0 when clean, 1 when a problem was found.
  */
+
 import { verifyRollout } from "../../../rollout/verify.ts";
+import { escapeLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { withRollouts } from "./_source.ts";
 
@@ -23,16 +25,17 @@ export default command({
     if (ctx.json) ctx.out(report);
     else {
       const unknown = Object.entries(report.unknownTypes);
+      // What a log holds (types, ids, a bad line's bytes in a parse error) is shown escaped.
       const lines = [
         `${report.ok ? "ok" : "PROBLEMS"}: ${report.sessionId}: ${report.events} events, last seq ${report.lastSeq}`,
         ...(unknown.length
           ? [
-              `types newer than this version (skipped by folds): ${unknown.map(([t, n]) => `${t} ×${n}`).join(", ")}`,
+              `types newer than this version (skipped by folds): ${unknown.map(([t, n]) => `${escapeLine(t)} ×${n}`).join(", ")}`,
             ]
           : []),
         ...report.problems.map(
           (p) =>
-            `  ${p.kind.padEnd(10)} ${p.line ? `line ${p.line}: ` : p.seq ? `seq ${p.seq}: ` : ""}${p.message}`,
+            `  ${p.kind.padEnd(10)} ${p.line ? `line ${p.line}: ` : p.seq ? `seq ${p.seq}: ` : ""}${escapeLine(p.message)}`,
         ),
       ];
       ctx.out(`${lines.join("\n")}\n`);
