@@ -52,10 +52,23 @@ export const termCounts = (words: string[], terms: string[]) =>
   terms.map((t) => words.reduce((n, w) => n + (w.startsWith(t) ? 1 : 0), 0));
 
 const SNIPPET_WORDS = 12;
+/**
+ * What one word, or the text between two words, may take of a snippet (UTF-16 units): a 2 MB
+ * argument with no spaces, or a pytest banner of 3,000 `=`, was printed whole as one hit's snippet.
+ */
+const SNIPPET_PIECE = 80;
+
+/** `piece`, cut to its first `SNIPPET_PIECE` characters (not inside a surrogate pair) and "…". */
+function capped(piece: string): string {
+  if (piece.length <= SNIPPET_PIECE) return piece;
+  const c = piece.charCodeAt(SNIPPET_PIECE - 1);
+  return `${piece.slice(0, c >= 0xd800 && c <= 0xdbff ? SNIPPET_PIECE - 1 : SNIPPET_PIECE)}…`;
+}
 
 /**
  * Up to 12 words of `text` around its first match, matches between the markers, "…" where text
- * was cut. Built here for both engines, from the original text (FTS5 only holds folded words).
+ * was cut (a word or a gap between words longer than `SNIPPET_PIECE` too). Built here for both
+ * engines, from the original text (FTS5 only holds folded words).
  */
 export function snippet(text: string, terms: string[]): string {
   const spans: { start: number; end: number; hit: boolean }[] = [];
@@ -75,9 +88,9 @@ export function snippet(text: string, terms: string[]): string {
   let cursor = from > 0 ? spans[from]!.start : 0;
   for (let i = from; i < to; i++) {
     const s = spans[i]!;
-    const word = text.slice(s.start, s.end);
-    out += text.slice(cursor, s.start) + (s.hit ? `${MARK_OPEN}${word}${MARK_CLOSE}` : word);
+    const word = capped(text.slice(s.start, s.end));
+    out += capped(text.slice(cursor, s.start)) + (s.hit ? `${MARK_OPEN}${word}${MARK_CLOSE}` : word);
     cursor = s.end;
   }
-  return out + (to < spans.length ? "…" : text.slice(cursor));
+  return out + (to < spans.length ? "…" : capped(text.slice(cursor)));
 }

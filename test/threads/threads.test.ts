@@ -14,6 +14,7 @@ import { OUTPUT_CHARS, outputText } from "../../src/threads/output-text.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
 import { openThreadStore, threadDbPath } from "../../src/threads/store.ts";
+import { snippet } from "../../src/threads/words.ts";
 import { tempHome } from "../_helpers.ts";
 import { meta, msg } from "./_records.ts";
 
@@ -384,4 +385,17 @@ test("regression: search --project finds a session recorded with the rollout log
     expect([engine, r.hits.map((h) => [h.sessionId, h.projectPath])]).toEqual([engine, [["r1", "/srv/app"]]]);
   }
   await a.close();
+});
+
+test("regression: a snippet is short whatever the text: a long word or a long run of punctuation is cut (a 2 MB argument was one hit's snippet)", () => {
+  const banner = `${"=".repeat(3000)} 1 failed in 2.1s ${"=".repeat(3000)}\n${"-".repeat(3000)}\nFAILED tests/test_x.py`;
+  const s = snippet(banner, ["failed"]);
+  expect(s.length).toBeLessThan(400);
+  expect(renderSnippet(s, false)).toContain("[failed]");
+  const word = snippet(`Write ${"x".repeat(2_000_000)}`, ["write"]);
+  expect(word.length).toBeLessThan(200);
+  expect(renderSnippet(word, false)).toStartWith("[Write] xxx");
+  // Cut between characters: an emoji across the cut is left out whole.
+  const emoji = snippet(`${"a".repeat(79)}${"😀".repeat(50)} hit`, ["hit"]);
+  expect(emoji.isWellFormed()).toBe(true);
 });
