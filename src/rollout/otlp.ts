@@ -43,7 +43,16 @@ const STATUS_ERROR = 2;
 
 /** The first `chars` hex digits of `text`'s SHA-256 (one-shot: a hasher object per span was 2.6x slower). */
 const hex = (text: string, chars: number) => (Bun.SHA256.hash(text, "hex") as string).slice(0, chars);
-const nanos = (ms: number) => `${BigInt(Math.round(ms)) * 1_000_000n}`;
+/** The largest time OTLP holds: its times are unsigned 64-bit nanoseconds (year 2554). */
+const MAX_NANOS = 2n ** 64n - 1n;
+/**
+ * A time as OTLP writes it, held within its unsigned 64-bit range: a log may hold times a date can
+ * but OTLP cannot (before 1970, or past 2554), and a collector refuses a whole export for one.
+ */
+const nanos = (ms: number) => {
+  const n = BigInt(Math.round(ms)) * 1_000_000n;
+  return `${n < 0n ? 0n : n > MAX_NANOS ? MAX_NANOS : n}`;
+};
 
 function attr(key: string, value: string | number | boolean | undefined): Attr[] {
   if (value === undefined) return [];

@@ -191,3 +191,18 @@ describe("OTLP export", () => {
     expect(attr(out[2]!, "error.type")).toEqual({ stringValue: "cancelled" });
   });
 });
+
+test("regression: OTLP times stay within unsigned 64-bit nanoseconds (a log's time before 1970 or past 2554 made a collector refuse the export)", () => {
+  for (const t0 of [-5_000, 8e15]) {
+    const log = logBuilder("s", t0)
+      .add({ type: "turn.started", turnId: "t" })
+      .add({ type: "model.request", turnId: "t", provider: "p", model: "m" })
+      .at(10)
+      .add({ type: "model.response", turnId: "t", provider: "p", model: "m" });
+    for (const s of spans(log.events))
+      for (const n of [s.startTimeUnixNano, s.endTimeUnixNano]) {
+        expect(n).toMatch(/^\d+$/);
+        expect(BigInt(n) <= 2n ** 64n - 1n).toBe(true);
+      }
+  }
+});
