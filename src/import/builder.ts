@@ -61,6 +61,9 @@ export interface BuilderState {
    * that holds only a command the user ran (`!ls`) and its abort is no turn of the agent's.
    */
   turnPending?: { id: string; at: number };
+  /** When the current turn started: a request of it is not written before (the time the transcript
+   * gives a response's start may be an entry before the prompt that opened the turn). */
+  turnAt?: number;
 }
 
 /** Token usage of one provider response, in freecode's names. */
@@ -226,6 +229,7 @@ export class SessionBuilder {
     if (this.s.turnPending) delete this.s.turnPending; // the turn before held nothing: no turn
     this.s.turnId = turnId;
     this.s.turnSeq++;
+    this.s.turnAt = at;
     this.ev("turn.started", turnId, at, { turnId });
   }
 
@@ -239,6 +243,7 @@ export class SessionBuilder {
     if (this.s.turnId === turnId) return;
     this.s.turnId = turnId;
     this.s.turnSeq++;
+    this.s.turnAt = at;
     this.s.turnPending = { id: turnId, at };
   }
 
@@ -439,7 +444,9 @@ export class SessionBuilder {
    */
   modelRequest(key: string, r: { startAt: number; at: number; provider: string; model: string }): string {
     const turnId = this.turn(r.startAt);
-    this.ev("model.request", key, Math.min(r.startAt, r.at), {
+    // Not before its turn began (a span inside its turn's), nor after its response.
+    const at = Math.min(Math.max(r.startAt, this.s.turnAt ?? r.startAt), r.at);
+    this.ev("model.request", key, at, {
       turnId,
       provider: r.provider,
       model: r.model,

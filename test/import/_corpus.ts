@@ -85,6 +85,11 @@ export async function checkTraces(adapter: StorageAdapter, ids: string[], tally:
   for (const id of ids) {
     const trace = await loadTrace({ adapter, sessionId: id });
     expect(trace.parseErrors).toEqual([]);
+    // A model call starts within its turn (a request stamped before its turn's start made OTLP
+    // export a chat span starting before its parent turn span).
+    const turnStart = new Map(trace.turns.map((t) => [t.turnKey, t.startedAt]));
+    const early = trace.modelSpans.filter((m) => m.startedAt < (turnStart.get(m.turnKey) ?? m.startedAt));
+    expect([id, early.map((m) => m.turnKey)]).toEqual([id, []]);
     spans += trace.toolSpans.length + trace.pendingCalls.length;
     denied += trace.deniedSpans.length;
   }
