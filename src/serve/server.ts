@@ -108,8 +108,10 @@ export function startServer(options: ServerOptions): RunningServer {
     hostname: options.host ?? DEFAULT_HOST,
     port: options.port ?? DEFAULT_PORT,
     idleTimeout: 30,
-    // Our own limit (`readBody`) answers 413 first; Bun's only has to stay out of its way.
-    maxRequestBodySize: maxBytes + 16 * 1024 * 1024,
+    // Our own limit (`readBody`) answers 413 with a JSON error, a declared length over it before a
+    // byte is read; Bun's only has to stay out of its way (at `maxBytes + 16 MiB` it answered a
+    // larger declared length itself, with no body). The body streams: nothing is held past ours.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch: routes,
     ...(options.tls ? { tls: { cert: options.tls.cert, key: options.tls.key } } : {}),
     error(error) {

@@ -186,6 +186,15 @@ describe("serve: uploads and links", () => {
     expect(await r.json()).toEqual({ error: expect.stringContaining(`limit of ${MAX} bytes`) });
   });
 
+  test("regression: a declared Content-Length far over --max-bytes (past 16 MiB over) gets the JSON 413 too, not Bun's bare one", async () => {
+    const body = new Uint8Array(MAX + 17 * 1024 * 1024).fill(0x20);
+    for (const path of ["/v1/exports", "/rpc"]) {
+      const r = await server.fetch(path, { method: "POST", body });
+      expect([path, r.status]).toEqual([path, 413]);
+      expect(await r.json()).toEqual({ error: expect.stringContaining(`limit of ${MAX} bytes`) });
+    }
+  });
+
   test("a streamed body without Content-Length is cut off with 413 once it passes --max-bytes", async () => {
     let sent = 0;
     const chunk = new TextEncoder().encode(`"${"x".repeat(8 * 1024)}",`);
