@@ -113,6 +113,14 @@ export async function httpError(
   }
   const detail = errorDetail(text).replace(/\s+/g, " ").trim().slice(0, 300);
   const s = response.status;
+  // Not followed (`redirect: "manual"`): it would carry the credentials to wherever it points.
+  if (s >= 300 && s < 400) {
+    const to = response.headers.get("location");
+    return unavailable(
+      `${url}: the endpoint redirects (HTTP ${s}) to ${to ? escapeLine(to) : "an address it does not give"}: ` +
+        "freecode follows no redirect (the credentials would go along); give the address it redirects to",
+    );
+  }
   const message = `${url}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
   if (s === 401 || s === 403) return usageError(`${message} (${authHint})`);
   if (s === 404 || s === 410) return notFound(message);
@@ -153,8 +161,8 @@ export async function uploadExport(
         ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       },
       body: document,
-      // A redirect must not carry the token to wherever it points.
-      redirect: "error",
+      // A redirect must not carry the token to wherever it points (`httpError` names it).
+      redirect: "manual",
     },
     options,
   );

@@ -64,8 +64,9 @@ export async function postOtlp(
       method: "POST",
       headers: { ...options.headers, "content-type": "application/json" },
       body,
-      // A redirect must not carry the headers (credentials) to wherever it points.
-      redirect: "error",
+      // A redirect must not carry the headers (credentials) to wherever it points (`httpError`
+      // names it).
+      redirect: "manual",
     },
     options,
   );

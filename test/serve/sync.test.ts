@@ -177,6 +177,30 @@ describe("session export --to / import <URL>", () => {
     }
   });
 
+  test("regression: an endpoint that redirects is named with where it points, exit 69, and not followed (Bun's UnexpectedRedirect text was all)", async () => {
+    let seen = 0;
+    const moved = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) => {
+        seen++;
+        return new URL(req.url).pathname === "/away"
+          ? new Response("got the token", { status: 200 })
+          : new Response("moved", { status: 301, headers: { location: "https://sync.example/v1/exports" } });
+      },
+    });
+    try {
+      const r = await cli(["session", "export", ID, "--to", `http://127.0.0.1:${moved.port}`], source.path);
+      expect(r.code).toBe(69);
+      expect(r.stderr).toContain(
+        `http://127.0.0.1:${moved.port}/v1/exports: the endpoint redirects (HTTP 301) to https://sync.example/v1/exports: freecode follows no redirect`,
+      );
+      expect(seen).toBe(1);
+    } finally {
+      await moved.stop(true);
+    }
+  });
+
   test("a server that does not answer in time is `unavailable`; endpoints keep their path prefix", async () => {
     const hang = Bun.serve({
       port: 0,
