@@ -152,7 +152,7 @@ export class RestoreInterruptedError extends FreecodeError {
     const [here, to] = [state.entries[state.position]!, state.entries[restoring.to]!];
     super(
       "conflict",
-      `a ${restoring.direction} of session ${sessionId} to snapshot ${short(to.tree)} was interrupted: ` +
+      `${restoring.direction === "undo" ? "an" : "a"} ${restoring.direction} of session ${sessionId} to snapshot ${short(to.tree)} was interrupted: ` +
         `the work tree is between snapshots ${short(here.tree)} and ${short(to.tree)} (both kept); ` +
         `run ${restoring.direction} again to finish it`,
     );

@@ -94,7 +94,10 @@ describe("freecode session snapshots / undo / redo", () => {
       cli(["session", "snapshot", "s2", "--json"]),
     );
     expect(second).toMatchObject({ captured: true, isNew: true });
-    expect(cli(["session", "undo", "s2"]).code).toBe(0);
+    const one = cli(["session", "undo", "s2"]);
+    expect(one.code).toBe(0);
+    // One file is "1 file", not "1 files".
+    expect(one.stdout).toMatch(/^undo: restored snapshot [0-9a-f]{12}: 1 file changed\nM a.txt\n$/);
     expect(readTree(project.path)).toEqual({ "a.txt": "one\n" });
     // Every capture is recorded, the unchanged one too (same snapshot id).
     const captured = eventsOf(home.path, "s2").filter((e) => e.type === "checkpoint.captured");

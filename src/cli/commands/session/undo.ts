@@ -2,9 +2,11 @@
  * `freecode session undo <id> [--dry-run]`: put the session's work tree back to the previous
  * snapshot. `redo.ts` is the same command walking forward.
  */
+
 import { rolloutEnabled } from "../../../rollout/recorder.ts";
 import { sessionSnapshots } from "../../../snapshot/session.ts";
 import { escapeLine } from "../../../util/one-line.ts";
+import { plural } from "../../../util/plural.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
@@ -35,8 +37,8 @@ export function walkCommand(direction: "undo" | "redo") {
       }
       const files = r.files.map((f) => `${SIGN[f.change]} ${escapeLine(f.path)}\n`).join("");
       const head = dryRun
-        ? `${direction} would restore snapshot ${r.snapshot.slice(0, 12)}: ${r.filesChanged} files would change`
-        : `${direction}: restored snapshot ${r.snapshot.slice(0, 12)}: ${r.filesChanged} files changed`;
+        ? `${direction} would restore snapshot ${r.snapshot.slice(0, 12)}: ${plural(r.filesChanged, "file")} would change`
+        : `${direction}: restored snapshot ${r.snapshot.slice(0, 12)}: ${plural(r.filesChanged, "file")} changed`;
       const keep = dryRun ? "would be kept" : "were kept";
       const redo = r.resumed ? "the last snapshot: redo reaches it" : "redo brings them back";
       const kept = r.autosaved
