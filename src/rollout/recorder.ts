@@ -15,6 +15,7 @@
 import { writeSync } from "node:fs";
 import { badInput, FreecodeError } from "../errors.ts";
 import { MAX_EVENT_BYTES } from "../storage/_events.ts";
+import { checkSessionId } from "../storage/_validate.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
@@ -210,7 +211,9 @@ interface Write {
 
 /** Create a recorder for one session. */
 export function createRecorder(options: RecorderOptions): Recorder {
-  const { adapter, sessionId } = options;
+  const { adapter } = options;
+  // Refused here, not at every flush (and once more at exit, as events lost).
+  const sessionId = checkSessionId(options.sessionId);
   const enabled = options.enabled ?? rolloutEnabled();
   const batchSize = options.batchSize ?? 4096;
   const interval = options.flushIntervalMs ?? 100;

@@ -33,6 +33,21 @@ export function checkId(id: unknown, what = "session id"): string {
   return r.output;
 }
 
+/**
+ * The id of a session something new is written under (a rollout log's events too): an id, and not
+ * starting with `.`, as `SessionIdSchema` holds a session's (a `.x` log was written, and listed by
+ * `trace --list`, where every adapter refused a `.x` session).
+ */
+export function checkSessionId(id: unknown): string {
+  checkId(id);
+  if ((id as string).startsWith("."))
+    throw badInput(
+      `invalid session id ${JSON.stringify(id)}: session id must not start with '.' (dot-names are reserved)`,
+      { field: "id" },
+    );
+  return id as string;
+}
+
 const TIME_RULE = `a time must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`;
 
 /**

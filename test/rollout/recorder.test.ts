@@ -146,6 +146,16 @@ describe("recorder", () => {
     expect(types).toEqual(["turn.started"]);
   });
 
+  test("regression: a session id a log may not have is refused when the recorder is made, not at every flush and again at exit", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("memory", { home: home.path });
+    for (const sessionId of [".hidden", "../evil"])
+      expect(() => createRecorder({ adapter, sessionId, enabled: true })).toThrow(
+        `invalid session id "${sessionId}"`,
+      );
+    await adapter.close();
+  });
+
   test("the timer flushes buffered events without an explicit flush", async () => {
     await using home = await tempHome();
     const { adapter } = await openStore("memory", { home: home.path });

@@ -324,6 +324,17 @@ export function runContractSuite(
       await rejects(a.appendEvents("ev-1", [{ type: "" } as never]), "bad_input");
     });
 
+    it("regression: a log's session id may not start with '.', as a session's may not", async (a) => {
+      const e = await a
+        .appendEvents(".hidden", [{ type: "turn.started", turnId: "t" }])
+        .catch((error) => error);
+      expect([e.code, e.message]).toEqual([
+        "bad_input",
+        `invalid session id ".hidden": session id must not start with '.' (dot-names are reserved)`,
+      ]);
+      expect(await a.listEventLogs()).toEqual([]);
+    });
+
     it("regression: an event whose line would be longer than readers read is refused, nothing of its batch stored", async (a) => {
       const big = "x".repeat(MAX_EVENT_BYTES);
       const batch = [

@@ -13,6 +13,7 @@ import {
   checkMessages,
   checkMeta,
   checkNewMeta,
+  checkSessionId,
   contextCacheText,
 } from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
@@ -227,7 +228,7 @@ export function sqlAdapter(
     },
 
     async appendEvents(sessionId, drafts) {
-      checkId(sessionId);
+      checkSessionId(sessionId);
       return host.write((d) => {
         const head = d.get<{ last_seq: number }>("SELECT last_seq FROM event_logs WHERE session_id = ?", [
           sessionId,

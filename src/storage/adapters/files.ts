@@ -10,7 +10,14 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
-import { checkId, checkListQuery, checkMessages, checkNewMeta, contextCacheText } from "../_validate.ts";
+import {
+  checkId,
+  checkListQuery,
+  checkMessages,
+  checkNewMeta,
+  checkSessionId,
+  contextCacheText,
+} from "../_validate.ts";
 import { acknowledgedSize } from "../batch-mark.ts";
 import type { AdapterFactory, StorageAdapter } from "../contract.ts";
 import { checkProjectPath } from "../project-key.ts";
@@ -204,7 +211,7 @@ const factory: AdapterFactory = (options) => {
     replaceMessages: async (id, messages, options) => session(id).replace(messages, options?.ifMessageCount),
 
     async appendEvents(sessionId, drafts) {
-      return eventLog(sessionId).append(drafts);
+      return eventLog(checkSessionId(sessionId)).append(drafts);
     },
 
     readEvents(sessionId, opts = {}) {

@@ -18,6 +18,7 @@ import {
   checkMessages,
   checkMeta,
   checkNewMeta,
+  checkSessionId,
   contextCacheText,
 } from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
@@ -256,7 +257,7 @@ const factory: AdapterFactory = (options) => {
     },
 
     async appendEvents(sessionId, drafts) {
-      checkId(sessionId);
+      checkSessionId(sessionId);
       return write((s) => {
         const events = s.sessions[sessionId]?.events ?? [];
         const records = stampEvents(sessionId, events[events.length - 1]?.seq ?? 0, drafts);

@@ -15,6 +15,7 @@ import {
   checkMessages,
   checkMeta,
   checkNewMeta,
+  checkSessionId,
   contextCacheText,
 } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
@@ -99,7 +100,7 @@ const factory: AdapterFactory = () => {
       e.meta = metaAfterReplace(e.meta, msgs);
     },
     async appendEvents(sessionId, drafts) {
-      const list = events.get(checkId(sessionId)) ?? [];
+      const list = events.get(checkSessionId(sessionId)) ?? [];
       const records = stampEvents(sessionId, list.at(-1)?.seq ?? 0, drafts);
       list.push(...clone(records));
       events.set(sessionId, list);
