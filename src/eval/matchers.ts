@@ -87,7 +87,9 @@ function matcher<A extends unknown[]>(check: (t: Trace, ...args: A) => Outcome) 
 /** Pass to `expect.extend`. */
 export const traceMatchers = {
   toHaveCalledTool: matcher((t, spec: ExpectToolSpec | string) => expectTool(t, spec)),
-  toHaveForbiddenToolsAbsent: matcher((t, names: string[]) => forbidTools(t, names)),
+  toHaveForbiddenToolsAbsent: matcher((t, names: string[], options: { includeDenied?: boolean } = {}) =>
+    forbidTools(t, names, options),
+  ),
   toHaveFirstToolIn: matcher((t, names: string[]) => expectFirstToolIn(t, names)),
   toHaveCalledNoTools: matcher((t) => expectNoTools(t)),
   toHaveCalledToolWithArgs: matcher((t, tool: string, args: ArgSpec) => expectInArgs(t, tool, args)),
@@ -127,7 +129,7 @@ export const traceMatchers = {
 /** The matcher signatures, for `declare module "bun:test"`. */
 export interface TraceMatchers<R = unknown> {
   toHaveCalledTool(spec: ExpectToolSpec | string): R;
-  toHaveForbiddenToolsAbsent(names: string[]): R;
+  toHaveForbiddenToolsAbsent(names: string[], options?: { includeDenied?: boolean }): R;
   toHaveFirstToolIn(names: string[]): R;
   toHaveCalledNoTools(): R;
   toHaveCalledToolWithArgs(tool: string, args: ArgSpec): R;

@@ -24,6 +24,12 @@ describe("bun:test matchers", () => {
     expect(await example("hung-request")).not.toHaveNoHungRequests();
     expect(await example("long-refactor")).toHaveCompactions({ min: 1 });
   });
+  test("regression: toHaveForbiddenToolsAbsent takes the case file's includeDenied (a denied call of the tool then fails it)", async () => {
+    const denied = trace({ tools: ["read"], denied: [{ tool: "Write", source: "mode" }] });
+    expect(denied).toHaveForbiddenToolsAbsent(["Write"]);
+    expect(denied).not.toHaveForbiddenToolsAbsent(["Write"], { includeDenied: true });
+  });
+
   test("every case-file assertion has a matcher: counts, args, no tools, parallel calls, model calls, cost", async () => {
     const t = await example("fix-login-1");
     expect(t).toHaveToolCalls({ min: 3 });
