@@ -18,13 +18,21 @@ export function writeOutputFile(
   // One of this process's descriptors (`/dev/stdout` is a link to `/proc/self/fd/1`): written to as
   // it is, whatever it is open on — a pipe, a socket (which cannot be opened by path), or a file
   // stdout was redirected to (replaced, it lost what was written to it before, `>>` or not).
-  const own = ownDescriptor(path);
+  // Looking at the path (its links, what they reach) fails when a file stands where a directory of
+  // it should be: a write that failed, said as one (it read "cannot read").
+  let own: string | undefined;
+  let st: ReturnType<typeof statSync>;
+  try {
+    own = ownDescriptor(path);
+    // Followed through its links: what a write to `path` reaches.
+    st = own === undefined ? statSync(path, { throwIfNoEntry: false }) : undefined;
+  } catch (error) {
+    throw Object.assign(error as Error, { syscall: "write", path });
+  }
   if (own !== undefined) {
     writeThrough(path, Number(own), produce);
     return;
   }
-  // Followed through its links: what a write to `path` reaches.
-  const st = statSync(path, { throwIfNoEntry: false });
   if (st === undefined || st.isFile()) {
     writeFileAtomicWith(st ? realpathSync(path) : whereALinkLeads(path), produce, options);
     return;

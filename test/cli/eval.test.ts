@@ -63,6 +63,24 @@ describe("freecode eval (source)", () => {
     expect(runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--bogus"]).code).toBe(2);
   });
 
+  test("regression: a report path with a file where a directory should be says it cannot write it (exit 74), not 'cannot read'", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "a-file");
+    writeFileSync(file, "x");
+    const r = runCli([
+      "eval",
+      "examples/cases/login.yaml",
+      "--sessions",
+      SESSIONS,
+      "--reporter",
+      `junit:${file}/x.xml`,
+    ]);
+    expect([r.code, r.stderr.trim().split("\n").at(-1)]).toEqual([
+      74,
+      `[error] cannot write ${file}/x.xml: ${file} is a file, not a directory (ENOTDIR)`,
+    ]);
+  });
+
   test("a bad case file: exit 2, one line naming file, line and field, nothing written", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "bad.yaml");
