@@ -57,6 +57,8 @@ export interface FreecodeCommandDef<A extends ArgsDef> {
   loadConfig?: boolean;
   /** Value flags that may be given more than once (read with `flagValues`); any other twice is refused. */
   repeatable?: readonly string[];
+  /** It takes any number of positional arguments (`args._`): else more than it declares is an error. */
+  manyPositionals?: boolean;
   run(
     ctx: CommandContext,
     args: ParsedArgs<A & GlobalArgs>,
@@ -71,6 +73,7 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
     args,
     async run({ args: parsed, rawArgs }) {
       rejectUnknownFlags(rawArgs, args, def.repeatable);
+      if (!def.manyPositionals) rejectExtraPositionals(parsed._ as string[], args);
       if (parsed.store !== undefined) checkStoreName(parsed.store as string, "--store");
       const ctx = makeContext(
         parsed.json === true,
@@ -135,6 +138,8 @@ export function wholeNumber(raw: string | undefined, flag: string, min = 0): num
 }
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const uncap = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 
 /** Each declared flag (by camel-cased name and alias, `no-` forms of booleans included) and its kind. */
 export function flagKinds(defs: ArgsDef): Map<string, "boolean" | "value"> {
@@ -188,14 +193,29 @@ export function rejectUnknownFlags(
 ): void {
   const known = flagKinds(defs);
   const seen = new Set<string>();
+  const switches = new Map<string, boolean>();
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
     if (token === "--") return;
     if (!isFlag(token)) continue;
+    const name = token.split("=")[0]!;
+    // One dash is a one-letter alias (`-f`): `-home X` was read as letters and dropped, and a
+    // `--purge` then went to the default home.
+    if (!name.startsWith("--") && name.length > 2)
+      throw usageError(`unknown option ${name} (a long option takes two dashes: -${name})`);
     const [flag, inlineValue] = splitFlag(token);
     const kind = known.get(flag);
-    if (!kind) throw usageError(`unknown option ${token.split("=")[0]}`);
-    if (kind !== "value") continue;
+    if (!kind) throw usageError(`unknown option ${name}`);
+    if (kind === "boolean") {
+      // `--purge=no` was on: a switch is given or not (or `=true`/`=false`), and not both ways.
+      if (inlineValue !== undefined && inlineValue !== "true" && inlineValue !== "false")
+        throw usageError(`${name} is a switch: it takes no value (got "${inlineValue}")`);
+      const base = flag.startsWith("no") && known.has(uncap(flag.slice(2))) ? uncap(flag.slice(2)) : flag;
+      const on = base === flag ? inlineValue !== "false" : inlineValue === "false";
+      if (switches.get(base) === !on) throw usageError(`--${kebab(base)} is given both on and off`);
+      switches.set(base, on);
+      continue;
+    }
     valueAfter(token, inlineValue, rawArgs[i + 1]);
     if (inlineValue === undefined) i++; // the next token is this flag's value
     if (!repeatable.includes(flag)) {
@@ -203,6 +223,19 @@ export function rejectUnknownFlags(
       seen.add(flag);
     }
   }
+}
+
+/**
+ * A positional argument past those the command declares is an error, not dropped: `session delete
+ * a1 a2` deleted a1 and said nothing of a2.
+ */
+function rejectExtraPositionals(given: readonly string[], defs: ArgsDef): void {
+  const declared = Object.values(defs).filter((d) => d.type === "positional").length;
+  if (given.length <= declared) return;
+  const extra = given.slice(declared).map((a) => JSON.stringify(String(a)));
+  throw usageError(
+    `unexpected argument${extra.length > 1 ? "s" : ""} ${extra.join(" ")} (it takes ${declared === 0 ? "none" : declared === 1 ? "one" : declared})`,
+  );
 }
 
 /**

@@ -34,6 +34,39 @@ describe("CLI conventions", () => {
     expect(r.stderr).toContain("unknown option --no-such-flag");
   });
 
+  test("regression: one dash before a long name, a switch given a value, a switch both ways and an extra argument are refused (exit 2), nothing done", async () => {
+    await using home = await tempHome();
+    await using other = await tempHome();
+    const h = { home: home.path };
+    expect(
+      runCli(["session", "create", "--id", "a1", "--project", home.path, "--prompt", "hi"], h).code,
+    ).toBe(0);
+    for (const [args, message] of [
+      // `-home` was read as letters and dropped: the purge went to the default home.
+      [
+        ["session", "delete", "a1", "-home", other.path, "--purge"],
+        "unknown option -home (a long option takes two dashes: --home)",
+      ],
+      [["-home", other.path, "session", "list"], "unknown option -home"],
+      // `--purge=no` was on.
+      [["session", "delete", "a1", "--purge=no"], '--purge is a switch: it takes no value (got "no")'],
+      [["session", "list", "--no-json", "--json"], "--json is given both on and off"],
+      // `a2` was dropped without a word.
+      [["session", "delete", "a1", "a2"], 'unexpected argument "a2" (it takes one)'],
+      [["doctor", "extra"], 'unexpected argument "extra" (it takes none)'],
+    ] as const) {
+      const r = runCli([...args], h);
+      expect([args, r.code, r.stderr.includes(message)]).toEqual([args, 2, true]);
+    }
+    expect(
+      parseJson<{ meta: { status: string } }>(runCli(["session", "show", "a1", "--json"], h)).meta.status,
+    ).toBe("idle");
+    // What stays: `=true`/`=false`, one-letter aliases, commands that take many arguments.
+    expect(runCli(["session", "list", "--json=true"], h).stdout.startsWith("{")).toBe(true);
+    expect(runCli(["session", "list", "--json=false"], h).stdout.startsWith("{")).toBe(false);
+    expect(runCli(["search", "hi", "there"], h).code).toBe(0);
+  });
+
   test("an unknown command is bad usage", () => {
     const r = runCli(["frobnicate"]);
     expect(r.code).toBe(2);

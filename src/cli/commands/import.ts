@@ -17,6 +17,7 @@ const CHOICES = [...AGENTS, "auto"] as const;
 type Choice = (typeof CHOICES)[number];
 
 export default command({
+  manyPositionals: true,
   meta: { name: "import", description: "Import Claude Code, Codex, OpenCode or Gemini CLI sessions" },
   args: {
     agent: { type: "positional", description: `Which agent: ${CHOICES.join("|")}`, required: true },

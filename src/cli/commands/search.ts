@@ -48,6 +48,7 @@ function parseTime(value: string, flag: string, endOfDay = false): number {
 }
 
 export default command({
+  manyPositionals: true,
   meta: {
     name: "search",
     description: "Full-text search over sessions: titles, messages, tool calls and their outputs",

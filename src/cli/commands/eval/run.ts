@@ -67,6 +67,7 @@ function render(r: ReporterChoice, report: EvalReport, color: boolean): string {
 /** The run command, closed over the raw arguments (for the repeatable --reporter). */
 export function runCommandFor(rawArgs: string[]) {
   return command({
+    manyPositionals: true,
     repeatable: ["reporter", "out"],
     meta: { name: "eval", description: "Run eval cases over recorded sessions" },
     args: RUN_ARGS,
