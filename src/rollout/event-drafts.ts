@@ -11,6 +11,7 @@ import type { EventDraft } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
+import { eventNumberProblem } from "./event-numbers.ts";
 import { newEventId } from "./ids.ts";
 import { bodyField, bodyProblem, checkEvent } from "./validate.ts";
 
@@ -36,6 +37,8 @@ export function eventDrafts(
     const r = checkEvent({ ...draft, seq: 1 });
     if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, where(i, "type"));
     if (r.kind === "invalid") throw badInput(r.message, where(i, r.field));
+    const numbers = eventNumberProblem(draft);
+    if (numbers) throw badInput(numbers.message, where(i, numbers.field));
     // The shape was just checked: only the body fields are left to look at.
     const body = bodyField(draft);
     if (body !== undefined) throw badInput(bodyProblem(body).message, where(i, body));

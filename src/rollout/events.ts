@@ -17,12 +17,11 @@ const base = {
   timestamp: finite(),
 };
 const turnId = v.string();
-// Counts (tokens, characters, messages, files) are whole and ≥ 0, and times taken are ≥ 0: a -1
-// written for "unknown" made every `usage` total over the sessions wrong, and nothing said so.
-const count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-const optCount = v.optional(count);
-const ms = v.pipe(v.number(), v.finite(), v.minValue(0));
-const optMs = v.optional(ms);
+// Counts and times taken are any finite number here, as read back: what a new event must hold
+// (whole counts ≥ 0, times ≥ 0) is checked where events are written (`event-numbers.ts`), so a log
+// an older version wrote still reads.
+const num = finite();
+const optNum = v.optional(finite());
 
 /** Who refused a tool call. */
 export const DENY_SOURCES = [
@@ -57,7 +56,7 @@ export const FunctionOutput = ev("function.output", {
   /** Output summary (stdout or error text); may be omitted or truncated by the writer. */
   output: v.optional(v.unknown()),
   failed: v.optional(v.boolean()),
-  duration_ms: optMs,
+  duration_ms: optNum,
   callId: v.optional(v.string()),
 });
 export const FunctionDenied = ev("function.denied", {
@@ -68,7 +67,7 @@ export const FunctionDenied = ev("function.denied", {
   reason: v.optional(v.string()),
   callId: v.optional(v.string()),
 });
-export const CompactOccurred = ev("compact.occurred", { beforeTokens: count, afterTokens: count });
+export const CompactOccurred = ev("compact.occurred", { beforeTokens: num, afterTokens: num });
 export const SubagentStart = ev("subagent.start", { subagentId: v.string(), task: v.optional(v.string()) });
 export const SubagentStop = ev("subagent.stop", { subagentId: v.string(), result: v.optional(v.unknown()) });
 export const SkillInvoked = ev("skill.invoked", { skillName: v.string(), implicit: v.optional(v.boolean()) });
@@ -78,7 +77,7 @@ export const HookTriggered = ev("hook.triggered", {
   blocked: v.optional(v.boolean()),
 });
 export const HookBlocked = ev("hook.blocked", { hookName: v.string(), reason: v.optional(v.string()) });
-export const ContextOverflow = ev("context.overflow", { beforeTokens: count });
+export const ContextOverflow = ev("context.overflow", { beforeTokens: num });
 export const ParseError = ev("parse.error", {
   turnId: v.optional(turnId),
   parser: v.optional(v.string()),
@@ -88,12 +87,12 @@ export const ModelRequest = ev("model.request", {
   turnId,
   provider: v.string(),
   model: v.string(),
-  messageCount: optCount,
-  toolCount: optCount,
-  promptChars: optCount,
+  messageCount: optNum,
+  toolCount: optNum,
+  promptChars: optNum,
   streamed: v.optional(v.boolean()),
 });
-export const ModelFirstToken = ev("model.first_token", { turnId, ttft_ms: ms });
+export const ModelFirstToken = ev("model.first_token", { turnId, ttft_ms: num });
 export const ModelResponse = ev("model.response", {
   turnId,
   provider: v.string(),
@@ -104,28 +103,28 @@ export const ModelResponse = ev("model.response", {
    */
   responseId: v.optional(v.string()),
   echoedModel: v.optional(v.string()),
-  duration_ms: optMs,
-  ttft_ms: optMs,
-  inputTokens: optCount,
-  outputTokens: optCount,
-  cacheReadTokens: optCount,
-  cacheWriteTokens: optCount,
-  reasoningTokens: optCount,
+  duration_ms: optNum,
+  ttft_ms: optNum,
+  inputTokens: optNum,
+  outputTokens: optNum,
+  cacheReadTokens: optNum,
+  cacheWriteTokens: optNum,
+  reasoningTokens: optNum,
   /** Names of the tools the response asked for. */
   toolCalls: v.optional(v.array(v.string())),
-  textChars: optCount,
-  thinkingChars: optCount,
+  textChars: optNum,
+  thinkingChars: optNum,
   /**
    * What the agent itself recorded this response cost, in USD (OpenCode's per-step `cost`), where an
    * importer has it: `freecode usage` uses it for a model with no price configured.
    */
-  costUsd: v.optional(v.pipe(finite(), v.minValue(0))),
+  costUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
 });
 export const ModelError = ev("model.error", {
   turnId,
   provider: v.string(),
   model: v.string(),
-  duration_ms: optMs,
+  duration_ms: optNum,
   kind: v.picklist(MODEL_ERROR_KINDS),
   error: v.optional(v.string()),
 });
@@ -133,11 +132,11 @@ export const RedirectTriggered = ev("redirect.triggered", {
   turnId: v.optional(turnId),
   reason: v.optional(v.string()),
   evidenceEventIds: v.optional(v.array(v.string())),
-  directionCount: optCount,
-  directionChars: optCount,
-  latency_ms: optMs,
-  inputTokens: optCount,
-  outputTokens: optCount,
+  directionCount: optNum,
+  directionChars: optNum,
+  latency_ms: optNum,
+  inputTokens: optNum,
+  outputTokens: optNum,
 });
 export const RedirectSkipped = ev("redirect.skipped", { turnId: v.optional(turnId), reason: v.string() });
 export const SessionStarted = ev("session.started", {
@@ -155,13 +154,13 @@ export const SessionEnded = ev("session.ended", {
 export const CheckpointCaptured = ev("checkpoint.captured", {
   entryId: v.optional(v.string()),
   snapshot: v.string(),
-  durationMs: optMs,
+  durationMs: optNum,
 });
 export const CheckpointRestored = ev("checkpoint.restored", {
   entryId: v.optional(v.string()),
   snapshot: v.string(),
-  filesChanged: optCount,
-  durationMs: optMs,
+  filesChanged: optNum,
+  durationMs: optNum,
 });
 export const CheckpointSkipped = ev("checkpoint.skipped", { reason: v.string() });
 

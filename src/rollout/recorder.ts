@@ -20,6 +20,7 @@ import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
 import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
+import { eventNumberProblem } from "./event-numbers.ts";
 import type { DenySource, EventInput, EventOf } from "./events.ts";
 import { createIdGenerator, newEventId } from "./ids.ts";
 import { draftProblem, isValidDraft } from "./validate.ts";
@@ -331,6 +332,8 @@ export function createRecorder(options: RecorderOptions): Recorder {
         const problem = draftProblem(stamped) ?? { message: "invalid event" };
         throw badInput(problem.message, { field: problem.field });
       }
+      const numbers = eventNumberProblem(stamped);
+      if (numbers) throw badInput(`${event.type} event: ${numbers.message}`, { field: numbers.field });
       // Refused here, not by the store: a batch the store refuses would block every later event.
       if (!isTimeMs(stamped.timestamp))
         throw badInput(`timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`, {

@@ -260,3 +260,40 @@ test("regression: usage and rollout verify show what a log recorded with its con
   expect(verify.stdout).not.toMatch(/[\u0000\u001b]/);
   expect(verify.stdout).toContain("x\\x1b[2Jy ×1");
 });
+
+test("regression: a log an older version wrote with a negative duration or a fractional count still reads: verify, usage and trace take it", async () => {
+  await using home = await tempHome();
+  const dir = join(home.path, "rollout", "sessions", "old");
+  mkdirSync(dir, { recursive: true });
+  const base = { aggregateID: "old", timestamp: 1_700_000_000_000 };
+  const lines = [
+    { ...base, type: "turn.started", id: "a", seq: 1, turnId: "t" },
+    { ...base, type: "model.request", id: "b", seq: 2, turnId: "t", provider: "p", model: "m" },
+    {
+      ...base,
+      type: "model.response",
+      id: "c",
+      seq: 3,
+      turnId: "t",
+      provider: "p",
+      model: "m",
+      inputTokens: 10.5,
+      outputTokens: 4,
+      duration_ms: -1,
+    },
+  ];
+  writeFileSync(join(dir, "events.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+  expect(runCli(["rollout", "verify", "old"], { home: home.path }).code).toBe(0);
+  const usage = parseJson<{ totals: { outputTokens: number } }>(
+    runCli(["usage", "old", "--json"], { home: home.path }),
+  );
+  expect(usage.totals.outputTokens).toBe(4);
+  expect(
+    parseJson<{ modelSpans: unknown[]; parseErrors: unknown[] }>(
+      runCli(["trace", "old", "--json"], { home: home.path }),
+    ),
+  ).toMatchObject({
+    modelSpans: [expect.anything()],
+    parseErrors: [],
+  });
+});

@@ -1,6 +1,7 @@
 /** The compiled predicate must agree with valibot on every event shape, valid and broken. */
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
+import { eventNumberProblem } from "../../src/rollout/event-numbers.ts";
 import { EVENT_TYPES, RolloutEventSchema } from "../../src/rollout/events.ts";
 import {
   BODY_FIELDS,
@@ -93,7 +94,7 @@ describe("compiled validator", () => {
     expect(isValidEvent({ ...first, ttft_ms: 300 })).toBe(true);
   });
 
-  test("regression: counts are whole and ≥ 0, times taken ≥ 0, and a pipe inside a pipe keeps its checks (a cost of 1e999 passed the compiled check)", () => {
+  test("regression: a new event's counts are whole and ≥ 0 and its times ≥ 0, while a log holding others still reads; a pipe inside a pipe keeps its checks (a cost of 1e999 passed the compiled check)", () => {
     const response = {
       type: "model.response",
       id: "i",
@@ -111,11 +112,12 @@ describe("compiled validator", () => {
       { textChars: 0.5 },
       { duration_ms: -5 },
       { ttft_ms: -1 },
-      { costUsd: JSON.parse("1e999") },
-      { costUsd: -1 },
     ]) {
       const event = { ...response, ...bad };
-      expect([bad, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([bad, false, false]);
+      // Written by an older version: read as it is.
+      expect([bad, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([bad, true, true]);
+      // Given as a new event: refused, naming the field.
+      expect([bad, eventNumberProblem(event)?.field]).toEqual([bad, Object.keys(bad)[0]]);
     }
     for (const good of [
       { inputTokens: 0, outputTokens: 12 },
@@ -123,11 +125,17 @@ describe("compiled validator", () => {
       { costUsd: 0.25 },
     ]) {
       const event = { ...response, ...good };
-      expect([good, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([good, true, true]);
+      expect([good, isValidEvent(event), eventNumberProblem(event)]).toEqual([good, true, undefined]);
+    }
+    for (const cost of [JSON.parse("1e999"), -1]) {
+      const event = { ...response, costUsd: cost };
+      expect([cost, isValidEvent(event), v.is(RolloutEventSchema, event)]).toEqual([cost, false, false]);
     }
     const compaction = { type: "compact.occurred", id: "c", seq: 2, aggregateID: "s", timestamp: 2 };
-    expect(isValidEvent({ ...compaction, beforeTokens: 100, afterTokens: -1 })).toBe(false);
-    expect(isValidEvent({ ...compaction, beforeTokens: 100, afterTokens: 20 })).toBe(true);
+    expect(eventNumberProblem({ ...compaction, beforeTokens: 100, afterTokens: -1 })?.field).toBe(
+      "afterTokens",
+    );
+    expect(eventNumberProblem({ ...compaction, beforeTokens: 100, afterTokens: 20 })).toBeUndefined();
   });
 });
 
