@@ -69,17 +69,59 @@ export function rebaseRule(line: string, below: string[]): string[] {
   let body = trimmed.slice(bang.length);
   const dirOnly = body.endsWith("/") ? "/" : "";
   if (dirOnly) body = body.slice(0, -1);
-  // No slash but a trailing one: the rule matches a name at any depth, inside the project too;
-  // unless it names a directory the project lies in (or the project): then it ignores the whole
-  // project, which is snapshotted whole instead, as for a rule with a slash (a home kept as a
-  // dotfiles repository with `*` in its .gitignore made every capture the empty tree).
-  if (!body.includes("/")) {
-    const pattern = segmentRegExp(body);
-    return !bang && below.some((dir) => pattern.test(dir)) ? [] : [trimmed];
-  }
+  // No slash but a trailing one: the rule matches a name at any depth, inside the project too.
+  if (!body.includes("/")) return [trimmed];
   const segs = body.replace(/^\//, "").split("/");
   const unique = new Set(rests(segs, below).map((r) => `${bang}/${r.join("/")}${dirOnly}`));
   return [...unique];
+}
+
+/** Whether pattern segments `segs` match the path `dirs` whole (`**` spans any number of them). */
+function matchesWhole(segs: string[], dirs: string[]): boolean {
+  if (segs.length === 0) return dirs.length === 0;
+  if (segs[0] === "**")
+    return matchesWhole(segs.slice(1), dirs) || (dirs.length > 0 && matchesWhole(segs, dirs.slice(1)));
+  return (
+    dirs.length > 0 && segmentRegExp(segs[0]!).test(dirs[0]!) && matchesWhole(segs.slice(1), dirs.slice(1))
+  );
+}
+
+/**
+ * What one rule says of the directory `dir` (its path from the rule's file's directory): ignored
+ * (true), not ignored (false, a `!` rule), or nothing (undefined: it does not match).
+ */
+function ruleOnDir(line: string, dir: string[]): boolean | undefined {
+  const trimmed = line.replace(/(?<!\\) +$/, "");
+  if (trimmed === "" || trimmed.startsWith("#") || dir.length === 0) return undefined;
+  const negated = trimmed.startsWith("!");
+  let body = trimmed.slice(negated ? 1 : 0);
+  if (body.endsWith("/")) body = body.slice(0, -1);
+  const hit = body.includes("/")
+    ? matchesWhole(body.replace(/^\//, "").split("/"), dir)
+    : segmentRegExp(body).test(dir[dir.length - 1]!);
+  return hit ? !negated : undefined;
+}
+
+/**
+ * Whether the rules (each with the directory of its file, in the order git weighs them: the last
+ * that matches decides) ignore the project directory or one it lies in, as git judges it: from the
+ * top down, a directory ignored ends the walk (nothing below it can be taken back). Such a project
+ * is snapshotted whole: none of these rules applies to it.
+ */
+function liesInIgnoredDir(rules: { line: string; dir: string }[], top: string, projectPath: string): boolean {
+  const path = relative(top, projectPath).split(sep);
+  for (let depth = 1; depth <= path.length; depth++) {
+    const here = join(top, ...path.slice(0, depth));
+    let ignored = false;
+    for (const r of rules) {
+      // A .gitignore speaks of what is below its own directory.
+      if (r.dir !== top && !here.startsWith(`${r.dir}${sep}`)) continue;
+      const said = ruleOnDir(r.line, relative(r.dir, here).split(sep));
+      if (said !== undefined) ignored = said;
+    }
+    if (ignored) return true;
+  }
+  return false;
 }
 
 /** The repository `projectPath` lies inside (not at its top), if any, with its git directory. */
@@ -97,10 +139,9 @@ export function userExcludes(projectPath: string): string {
   if (own) return readIfFile(join(own, "info", "exclude")).replace(/[^\n]$/, "$&\n");
   const repo = enclosingRepo(projectPath);
   if (!repo) return "";
-  const lines: string[] = [];
+  const rules: { line: string; dir: string }[] = [];
   const add = (text: string, dir: string) => {
-    const below = relative(dir, projectPath).split(sep);
-    for (const line of text.split(/\r?\n/)) lines.push(...rebaseRule(line, below));
+    for (const line of text.split(/\r?\n/)) rules.push({ line, dir });
   };
   add(readIfFile(join(repo.gitDir, "info", "exclude")), repo.top);
   // Shallower `.gitignore` files first: a deeper one overrides them, as in git.
@@ -110,5 +151,9 @@ export function userExcludes(projectPath: string): string {
     if (d === repo.top) break;
   }
   for (const d of dirs) add(readIfFile(join(d, ".gitignore")), d);
+  // A home kept as a dotfiles repository (`*` in its .gitignore) made every capture of a project
+  // under it the empty tree; with `!*/` after it, the project is not ignored and `*` applies inside.
+  if (liesInIgnoredDir(rules, repo.top, projectPath)) return "";
+  const lines = rules.flatMap((r) => rebaseRule(r.line, relative(r.dir, projectPath).split(sep)));
   return lines.length ? `${lines.join("\n")}\n` : "";
 }

@@ -100,11 +100,9 @@ describe("regression: a project in a subdirectory of a repository", () => {
     expect(rebaseRule("packages/**", below)).toEqual(["/**"]);
     expect(rebaseRule("/other", below)).toEqual([]);
     expect(rebaseRule("packages/app", below)).toEqual([]); // the project itself: not expressible
-    // A name at any depth that names a directory the project lies in, or the project: dropped.
-    expect(rebaseRule("*", below)).toEqual([]);
-    expect(rebaseRule("pack*/", below)).toEqual([]);
-    expect(rebaseRule("app", below)).toEqual([]);
-    expect(rebaseRule("!*", below)).toEqual(["!*"]);
+    // A name at any depth applies inside the project as it is (whether it ignores the project
+    // itself is judged over all the rules: `liesInIgnoredDir`).
+    expect(rebaseRule("*", below)).toEqual(["*"]);
     expect(rebaseRule("*.log", below)).toEqual(["*.log"]);
     expect(rebaseRule("# comment", below)).toEqual([]);
     expect(rebaseRule("", below)).toEqual([]);
@@ -132,6 +130,24 @@ test("regression: a project in a repository whose .gitignore is `*` (a home kept
   expect((await snaps.undo()).files.map((f) => f.path).sort()).toEqual(["README.md", "src/main.ts"]);
   expect(readFileSync(join(app, "README.md"), "utf8")).toBe("readme\n");
   expect(readFileSync(join(app, "src/main.ts"), "utf8")).toBe("main\n");
+});
+
+test("regression: rules from above that ignore everything but directories and .py files (`*`, `!*/`, `!*.py`) apply inside the project: undo never deletes the data file they ignore", async () => {
+  await using home = await tempHome();
+  await using repo = await tempDir("freecode-repo-");
+  userGit(repo.path, ["init", "-q"]);
+  writeFiles(repo.path, { ".gitignore": "*\n!*/\n!*.py\n" });
+  const app = join(repo.path, "code", "app");
+  writeFiles(app, { "main.py": "print(1)\n" });
+  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await snaps.capture();
+  // The user's program writes its results (ignored by `*`), the tool edits main.py.
+  writeFiles(app, { "results.csv": "a,b\n1,2\n", "main.py": "print(2)\n" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots.at(-1)!.snapshot)).toEqual(["main.py"]);
+  expect((await snaps.undo()).files).toEqual([{ path: "main.py", change: "modified" }]);
+  expect(readFileSync(join(app, "results.csv"), "utf8")).toBe("a,b\n1,2\n");
 });
 
 describe("regression: a restore never deletes an ignored file", () => {
