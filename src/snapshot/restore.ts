@@ -13,7 +13,7 @@ import { FreecodeError } from "../errors.ts";
 import { git, nulFields, shownName } from "./_git.ts";
 import { blockers, ignoredPaths, type PlannedChange } from "./_keep.ts";
 import type { SnapshotRepo } from "./repo.ts";
-import { isSkipped, type StagedTree, stageWorkTree } from "./stage.ts";
+import { isSkipped, type StagedTree, stageWorkTree, trackedButIgnored } from "./stage.ts";
 
 /** `added`: the target has it and the work tree not (restored); `deleted`: removed by the restore. */
 export type FileChange = { path: string; change: "added" | "modified" | "deleted" };
@@ -71,6 +71,9 @@ export async function planRestore(
   );
   const deletions = changes.filter((c) => c.change === "deleted").map((c) => c.path);
   const ignored = await ignoredPaths(repo, to, deletions);
+  // A file the project's repository tracks is not ignored, whatever a rule says (as in git): a
+  // force-tracked file created since the target goes away like any other.
+  if (ignored.size > 0) for (const p of (await trackedButIgnored(repo)).names) ignored.delete(p);
   changes = changes.filter((c) => !(c.change === "deleted" && ignored.has(c.path)));
   const blocked = blockers(repo.projectPath, changes);
   if (blocked.length > 0)

@@ -9,7 +9,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { git, pathList, shownName, utf8Names } from "./_git.ts";
+import { git, nulFields, pathList, shownName, utf8Names } from "./_git.ts";
 import type { SnapshotRepo } from "./repo.ts";
 
 /** Files above this size are not snapshotted (default 8 MiB). */
@@ -50,7 +50,7 @@ export function isSkipped(path: string, skipped: Iterable<string>): boolean {
  * are snapshotted like any other (they were left out, and undo left a tool's edits to them in place).
  * Listed from the user's repository (its index is only read); none where the project is in none.
  */
-async function trackedButIgnored(repo: SnapshotRepo): Promise<{ names: string[]; others: Buffer[] }> {
+export async function trackedButIgnored(repo: SnapshotRepo): Promise<{ names: string[]; others: Buffer[] }> {
   const out = await git(repo.place, ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"], {
     unplaced: true,
     cwd: repo.projectPath,
@@ -126,12 +126,16 @@ export async function stageWorkTree(repo: SnapshotRepo, maxFileBytes: number): P
       unnamed.map((b) => Buffer.concat([exclude, b])),
     ),
   });
-  const force = forced.filter((p) => !isSkipped(p, skipped));
+  // Only what our index does not hold yet: one held is updated by `add -A` like any tracked file,
+  // and a pathspec per file made every capture of a repository force-tracking 10,000 files take
+  // 1.5 s (5.4 s for 20,000: quadratic), with nothing changed.
+  const held =
+    forced.length > 0 ? new Set(nulFields(await git(repo.place, ["ls-files", "-z", "--cached"]))) : new Set();
+  const force = forced.filter((p) => !held.has(p) && !isSkipped(p, skipped));
+  // Paths, not pathspecs: `add -f` with one per file took 1.6 s for 10,000 (matching each against
+  // each); `update-index` reads them in one pass, and ignore rules are not its business.
   if (force.length > 0)
-    await git(repo.place, ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
-      stdin: `${force.join("\0")}\0`,
-      env: { GIT_LITERAL_PATHSPECS: "1" },
-    });
+    await git(repo.place, ["update-index", "--add", "-z", "--stdin"], { stdin: `${force.join("\0")}\0` });
   const tree = (await git(repo.place, ["write-tree"])).trim();
   return { tree, skipped: [...skipped, ...unnamed.map(shownName)].sort() };
 }

@@ -236,6 +236,13 @@ test("regression: files the project's repository tracks although a rule ignores 
   // The user's repository: read, never written (its own `git status` then sees nothing changed).
   expect(repoFingerprint(root)).toEqual(before);
   expect(userGit(root, ["status", "--short"])).toBe("");
+  // The tool builds a new file and force-adds it, as the repository does: undo removes it (it was
+  // left in place as ignored, "0 files changed").
+  writeFiles(root, { "dist/extra.js": "extra\n" });
+  userGit(root, ["add", "-f", "dist/extra.js"]);
+  await snaps.capture();
+  expect((await snaps.undo()).files).toEqual([{ path: "dist/extra.js", change: "deleted" }]);
+  expect(readTree(root)["dist/extra.js"]).toBeUndefined();
 });
 
 test("regression: undo keeps the permissions of a file it overwrites (a 0600 file came back 0644); the executable bit is the snapshot's", async () => {
