@@ -23,11 +23,20 @@ export const OUTPUT_CHARS = 32 * 1024;
 const MAX_JSON_TEXT = 8 * 1024 * 1024;
 const MAX_DEPTH = 64;
 /**
- * Base64 with no break for this long, digits and both cases in it, is binary data (a hash or an id
- * is shorter; a `====` rule or a run of one letter is not base64).
+ * Base64 with no break for 200 characters or more, digits and both cases in it, is binary data (a
+ * hash or an id is shorter; a `====` rule or a run of one letter is not base64), and so is a data
+ * URL's. They are left out of a string, not the string with them: an argument that began with a key
+ * blob lost the words after it.
  */
-const BASE64_RUN = /^(?=[^\n]{0,199}\d)(?=[^\n]{0,199}[a-z])(?=[^\n]{0,199}[A-Z])[A-Za-z0-9+/]{200}/;
-const DATA_URL = /^data:[^,\s]{0,200};base64,/;
+const BASE64_RUNS = /[A-Za-z0-9+/]{200,}={0,2}/g;
+const DATA_URLS = /data:[^,\s]{0,200};base64,[A-Za-z0-9+/]*={0,2}/g;
+const isBase64 = (run: string) => /\d/.test(run) && /[a-z]/.test(run) && /[A-Z]/.test(run);
+
+/** `x` without its data URLs and base64 runs (see above). */
+function withoutBinary(x: string): string {
+  const text = x.includes("base64,") ? x.replace(DATA_URLS, " ") : x;
+  return text.length < 200 ? text : text.replace(BASE64_RUNS, (run) => (isBase64(run) ? " " : run));
+}
 
 /** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
@@ -71,7 +80,8 @@ function unwrapped(x: unknown): unknown {
 /** `x`'s text into `out`; `blocks`: an object with a string `type` is a content block (outputs). */
 function collect(x: unknown, out: string[], depth: number, blocks: boolean): void {
   if (typeof x === "string") {
-    if (!BASE64_RUN.test(x) && !DATA_URL.test(x)) out.push(x);
+    const text = withoutBinary(x);
+    if (text.trim()) out.push(text);
     return;
   }
   if (typeof x === "number" || typeof x === "boolean") {
@@ -84,7 +94,8 @@ function collect(x: unknown, out: string[], depth: number, blocks: boolean): voi
     return;
   }
   const o = x as Record<string, unknown>;
-  if (isBinaryBlock(o)) return;
+  // An image block carries its bytes; an argument object is what it says (`{type: "image", name}`).
+  if (blocks && isBinaryBlock(o)) return;
   // A content block (`{type: "text", text: …}`) is what it says; any other object is searched with
   // its keys, one `key: value` per line (an MCP tool's structured result).
   const block = blocks && typeof o.type === "string";

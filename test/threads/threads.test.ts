@@ -349,6 +349,13 @@ test("regression: arguments are searched by their values, escapes read: a heredo
         callId: "c1",
       },
       { type: "tool", tool: { name: "create_issue", args: { type: "wombatbug", title: "x" } }, callId: "c2" },
+      // An argument object shaped like an image block, and a file content that starts with a key blob.
+      { type: "tool", tool: { name: "attach", args: { type: "image", name: "zebrafile" } }, callId: "c3" },
+      {
+        type: "tool",
+        tool: { name: "write", args: { content: `${"Ab1".repeat(100)}\nkoalaword follows the blob` } },
+        callId: "c4",
+      },
     ]),
   ]);
   for (const engine of ["fts5", "scan"] as const) {
@@ -359,6 +366,11 @@ test("regression: arguments are searched by their values, escapes read: a heredo
       ["tool/bash"],
       ["tool/bash"],
       ["tool/create_issue"],
+    ]);
+    expect([engine, await found("zebrafile"), await found("koalaword")]).toEqual([
+      engine,
+      ["tool/attach"],
+      ["tool/write"],
     ]);
     // The escapes were words of their own glued to the next one.
     expect([engine, await found("nzebracorn"), await found("tquokkafish")]).toEqual([engine, [], []]);
