@@ -37,14 +37,15 @@ export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDra
       aggregateID: sessionId,
       timestamp: d.timestamp ?? now,
     } as EventRecord;
-    const bytes = jsonBytesOver(record, MAX_EVENT_BYTES);
+    // Shorter than the limit: a reader skips a line that fills it before its newline.
+    const bytes = jsonBytesOver(record, MAX_EVENT_BYTES - 1);
     if (bytes === "too deep")
       throw badInput(`invalid event: ${d.type} nests more than ${MAX_JSON_DEPTH} levels deep`, {
         field: `[${i}]`,
       });
     if (bytes !== undefined)
       throw badInput(
-        `invalid event: ${d.type} is ${bytes} bytes as a line, over the ${mib(MAX_EVENT_BYTES)} (${MAX_EVENT_BYTES} bytes) a log line may take: readers skip longer lines`,
+        `invalid event: ${d.type} is ${bytes} bytes as a line: a log line must be shorter than ${mib(MAX_EVENT_BYTES)} (${MAX_EVENT_BYTES} bytes), as readers skip longer ones`,
         { field: `[${i}]` },
       );
     return record;

@@ -344,14 +344,26 @@ export function runContractSuite(
       const e = await a.appendEvents("ev-big", batch as never).catch((error) => error);
       expect(e.code).toBe("bad_input");
       expect(e.message).toMatch(
-        /^invalid event: function\.output is 3355\d{4} bytes as a line, over the 32 MiB \(33554432 bytes\) a log line may take: readers skip longer lines$/,
+        /^invalid event: function\.output is 3355\d{4} bytes as a line: a log line must be shorter than 32 MiB \(33554432 bytes\), as readers skip longer ones$/,
       );
       expect(e.source?.field).toBe("[1]");
       expect(await collect(a.readEvents("ev-big"))).toEqual([]);
+      // A line of the limit exactly is refused too (a reader skips it); one byte less is taken.
+      const exact = await a
+        .appendEvents("ev-big", [{ type: "function.output", tool: "cat", callId: "c1", output: "" }] as never)
+        .then((r) => JSON.stringify(r[0]).length);
+      const pad = (len: number) => "y".repeat(len);
+      const atLimit = {
+        type: "function.output",
+        tool: "cat",
+        callId: "c1",
+        output: pad(MAX_EVENT_BYTES - exact),
+      };
+      expect((await a.appendEvents("ev-big", [atLimit] as never).catch((e) => e)).code).toBe("bad_input");
       // Just under the line limit is taken.
       const fits = big.slice(0, MAX_EVENT_BYTES - 1000);
       await a.appendEvents("ev-big", [{ type: "function.output", tool: "cat", callId: "c1", output: fits }]);
-      expect((await collect(a.readEvents("ev-big"))).map((r) => r.event?.seq)).toEqual([1]);
+      expect((await collect(a.readEvents("ev-big"))).map((r) => r.event?.seq)).toEqual([1, 2]);
     });
 
     it("events: seq continues after reopening the store", async (a, home) => {
