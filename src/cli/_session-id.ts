@@ -62,7 +62,9 @@ export async function withStartHint(adapter: StorageAdapter, error: unknown): Pr
   if (!(error instanceof FreecodeError) || error.code !== "not_found") return error;
   const typed = /^no session (\S+)$/.exec(error.message)?.[1];
   if (typed === undefined) return error;
-  const starts = startingWith(await storeIds(adapter), typed);
+  // Sessions only (a log alone is no session either), and longer than what was typed.
+  const sessions = (await adapter.listSessions({ all: true })).items.map((m) => m.id);
+  const starts = startingWith(sessions, typed).filter((id) => id !== typed);
   if (starts.length === 0) return error;
   return new FreecodeError(
     "not_found",

@@ -80,6 +80,9 @@ test("read commands take a unique start of an id; a shared start is exit 2; chan
     '"claude-3f" is the start of 2 session ids (claude-3f2a0000-aaaa, claude-3f2b0000-bbbb): give more of it',
   );
   // No id starts so: not found, as before.
+  // A log's whole id, given to a command about sessions: no hint that it "starts" itself.
+  const logOnly = runCli(["session", "show", "rolled-9c41"], h);
+  expect([logOnly.code, logOnly.stderr.trim()]).toEqual([3, "[error] no session rolled-9c41"]);
   const none = runCli(["session", "show", "nothing-like-it"], h);
   expect([none.code, none.stderr.includes("no session nothing-like-it")]).toEqual([3, true]);
   // A change takes the whole id.
