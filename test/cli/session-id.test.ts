@@ -80,6 +80,14 @@ test("read commands take a unique start of an id; a shared start is exit 2; chan
     '"claude-3f" is the start of 2 session ids (claude-3f2a0000-aaaa, claude-3f2b0000-bbbb): give more of it',
   );
   // No id starts so: not found, as before.
+  // Commands that change a session, when they only show it (no flags), read like the others.
+  expect(runCli(["session", "title", "claude-3f2a"], h).stdout).toBe(
+    "title of claude-3f2a0000-aaaa\t(user)\n",
+  );
+  expect(parseJson<{ id: string }>(runCli(["session", "tag", "claude-3f2b", "--json"], h)).id).toBe(
+    "claude-3f2b0000-bbbb",
+  );
+  expect(runCli(["session", "tag", "claude-3f2b", "--add", "x"], h).code).toBe(3);
   // A log's whole id, given to a command about sessions: no hint that it "starts" itself.
   const logOnly = runCli(["session", "show", "rolled-9c41"], h);
   expect([logOnly.code, logOnly.stderr.trim()]).toEqual([3, "[error] no session rolled-9c41"]);

@@ -3,9 +3,11 @@
  * line (`--json`: `{id, tags}`, as the `session.tag` JSON-RPC method). With neither flag it only
  * prints. `--add` and `--remove` may be repeated (read with `flagValues`).
  */
+
 import { sessionTags, splitTagList, tagSession } from "../../../session/tags.ts";
 import { escapeLine } from "../../../util/one-line.ts";
 import { command, flagValues } from "../../_command.ts";
+import { completeId } from "../../_session-id.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
 export default command({
@@ -21,14 +23,15 @@ export default command({
   },
   async run(ctx, args) {
     const add = splitTagList(flagValues(ctx.rawArgs, "add"));
+    const removing = flagValues(ctx.rawArgs, "remove");
     const meta = await withStore(ctx, async (s) => {
+      // Only shown (no --add, no --remove): a start of the id is enough, as for commands that only read.
+      const id = add.length === 0 && removing.length === 0 ? await completeId(s, args.id) : args.id;
       // A value naming a tag the session has whole (`x,y`, stored before commas were refused) is
       // that tag; otherwise a comma-separated list.
-      const current = new Set((await sessionTags(s, args.id)).map((t) => t.trim()));
-      const remove = flagValues(ctx.rawArgs, "remove").flatMap((v) =>
-        current.has(v.trim()) ? [v] : splitTagList(v),
-      );
-      return tagSession(s, args.id, { add, remove });
+      const current = new Set((await sessionTags(s, id)).map((t) => t.trim()));
+      const remove = removing.flatMap((v) => (current.has(v.trim()) ? [v] : splitTagList(v)));
+      return tagSession(s, id, { add, remove });
     });
     const tags = meta.tags ?? [];
     if (ctx.json) ctx.out({ id: meta.id, tags });

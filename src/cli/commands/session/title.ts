@@ -2,6 +2,7 @@
  * `freecode session title <id> [--generate]`: the session's title and where it came from; with
  * `--generate`, ask config.json's `titler` for one first (a user-set title is never replaced).
  */
+
 import { badInput } from "../../../errors.ts";
 import { homePaths } from "../../../home.ts";
 import { getSession } from "../../../session/lifecycle.ts";
@@ -9,6 +10,7 @@ import { titlerFromConfig } from "../../../session/title-config.ts";
 import { generateTitle, type TitleOutcome } from "../../../session/title-generate.ts";
 import { escapeLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
+import { completeId } from "../../_session-id.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
 const KEPT: Record<Exclude<TitleOutcome, "generated">, string> = {
@@ -25,7 +27,8 @@ export default command({
   async run(ctx, args) {
     let outcome: TitleOutcome | undefined;
     const meta = await withStore(ctx, async (store) => {
-      if (!args.generate) return getSession(store, args.id);
+      // Only shown: a start of the id is enough, as for the other commands that only read.
+      if (!args.generate) return getSession(store, await completeId(store, args.id));
       const file = homePaths(ctx.home).config;
       const titler = titlerFromConfig(ctx.config(), process.env, file);
       if (!titler)
