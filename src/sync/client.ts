@@ -114,11 +114,11 @@ export async function httpError(
   const detail = errorDetail(text).replace(/\s+/g, " ").trim().slice(0, 300);
   const s = response.status;
   // Not followed (`redirect: "manual"`): it would carry the credentials to wherever it points.
-  if (s >= 300 && s < 400) {
+  if (REDIRECTS.has(s)) {
     const to = response.headers.get("location");
     return unavailable(
       `${url}: the endpoint redirects (HTTP ${s}) to ${to ? escapeLine(to) : "an address it does not give"}: ` +
-        "freecode follows no redirect (the credentials would go along); give the address it redirects to",
+        `freecode follows no redirect (the credentials would go along)${to ? `; give ${escapeLine(endpointOf(url, to))} instead` : ""}`,
     );
   }
   const message = `${url}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
@@ -126,6 +126,22 @@ export async function httpError(
   if (s === 404 || s === 410) return notFound(message);
   if (s >= 400 && s < 500) return badInput(message);
   return unavailable(message);
+}
+
+/** The statuses that redirect (a 304 answers a conditional request: not one). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * What to give instead of the endpoint that redirected `url` to `to`: `to` without the path freecode
+ * adds to an endpoint (`/v1/exports`, `/v1/traces`), when `url` ended with it too (given whole,
+ * `…/v1/exports` became `…/v1/exports/v1/exports`, a 404).
+ */
+function endpointOf(url: string, to: string): string {
+  const target = new URL(to, url).href;
+  for (const added of ["/v1/exports", "/v1/traces"])
+    if (new URL(url).pathname.endsWith(added) && target.endsWith(added))
+      return target.slice(0, -added.length);
+  return target;
 }
 
 /** The `error` of our JSON error bodies, else the text as it is (a proxy's error page). */

@@ -184,18 +184,28 @@ describe("session export --to / import <URL>", () => {
       hostname: "127.0.0.1",
       fetch: (req) => {
         seen++;
-        return new URL(req.url).pathname === "/away"
-          ? new Response("got the token", { status: 200 })
-          : new Response("moved", { status: 301, headers: { location: "https://sync.example/v1/exports" } });
+        const path = new URL(req.url).pathname;
+        if (path === "/away") return new Response("got the token", { status: 200 });
+        if (path.startsWith("/same")) return new Response(null, { status: 304 });
+        return new Response("moved", {
+          status: 301,
+          headers: { location: "https://sync.example/v1/exports" },
+        });
       },
     });
     try {
       const r = await cli(["session", "export", ID, "--to", `http://127.0.0.1:${moved.port}`], source.path);
       expect(r.code).toBe(69);
       expect(r.stderr).toContain(
-        `http://127.0.0.1:${moved.port}/v1/exports: the endpoint redirects (HTTP 301) to https://sync.example/v1/exports: freecode follows no redirect`,
+        `http://127.0.0.1:${moved.port}/v1/exports: the endpoint redirects (HTTP 301) to https://sync.example/v1/exports: freecode follows no redirect (the credentials would go along); give https://sync.example instead`,
       );
       expect(seen).toBe(1);
+      // A 304 is an answer, not a redirect.
+      const same = await cli(
+        ["session", "export", ID, "--to", `http://127.0.0.1:${moved.port}/same`],
+        source.path,
+      );
+      expect(same.stderr).toContain("/same/v1/exports: HTTP 304");
     } finally {
       await moved.stop(true);
     }
