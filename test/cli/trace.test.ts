@@ -239,7 +239,8 @@ describe("trace", () => {
       [["--list", "--otlp", out], "--otlp writes one finished trace: not with --list"],
       [["fixture-session", "--follow", "--otlp", out], "--otlp writes one finished trace: not with --follow"],
       [["fixture-session", "--json", "--slow", "1000"], "--slow filters the waterfall: not with --json"],
-      [["--list", "--slow", "5"], "--slow filters the waterfall: not with --list"],
+      [["--list", "--slow", "5"], "--slow filters the waterfall: not with --list (which lists sessions)"],
+      [["--list", "--follow"], "--follow redraws one session's trace: not with --list"],
       [["fixture-session", "--list"], "--list lists every log: give no session id"],
     ] as const) {
       const r = runCli(["trace", ...args], { home: home.path });

@@ -67,11 +67,12 @@ export default command({
     if (args.limit !== undefined && !args.list) throw usageError("--limit goes with --list");
     // Flags that would do nothing here are refused, not ignored (an --otlp that wrote no spans).
     if (args.list && args.id !== undefined) throw usageError("--list lists every log: give no session id");
+    if (args.list && args.follow) throw usageError("--follow redraws one session's trace: not with --list");
     if (args.otlp !== undefined && (args.list || args.follow))
       throw usageError(`--otlp writes one finished trace: not with --${args.list ? "list" : "follow"}`);
     if (slowMs !== undefined && (args.list || ctx.json))
       throw usageError(
-        `--slow filters the waterfall: not with --${args.list ? "list" : "json"} (which gives every span)`,
+        `--slow filters the waterfall: not with ${args.list ? "--list (which lists sessions)" : "--json (which gives every span)"}`,
       );
     const limit = wholeNumber(args.limit, "limit", 1) ?? DEFAULT_LIST_LIMIT;
     if (args.list) return withRollouts(ctx, (r) => listTraces(ctx, r, options, limit));
