@@ -90,6 +90,32 @@ describe("CLI conventions", () => {
     expect(doc.adapters.every((a) => a.ok)).toBe(true);
   });
 
+  test("regression: doctor fails on a home whose sessions/ or state/ is a file, and says whether commands record (NODE_ENV=test turns it off)", async () => {
+    await using home = await tempHome();
+    writeFileSync(join(home.path, "state"), "not a directory");
+    const r = runCli(["doctor", "--json"], {
+      home: home.path,
+      env: { NODE_ENV: "test", FREECODE_ROLLOUT: undefined },
+    });
+    const doc = parseJson<{
+      homeCheck: { ok: boolean; error?: string };
+      recording: { on: boolean; why?: string };
+    }>(r);
+    expect([r.code, doc.homeCheck]).toEqual([
+      1,
+      { ok: false, error: `${join(home.path, "state")} is a file, not a directory` },
+    ]);
+    expect(doc.recording).toEqual({
+      on: false,
+      why: "NODE_ENV=test; FREECODE_ROLLOUT=on records all the same",
+    });
+    const on = runCli(["doctor"], {
+      home: home.path,
+      env: { NODE_ENV: "production", FREECODE_ROLLOUT: undefined },
+    });
+    expect(on.stdout).toContain("rollout recording: on");
+  });
+
   test("--home beats FREECODE_HOME; --store beats FREECODE_STORE", async () => {
     await using home = await tempHome();
     const r = runCli(["doctor", "--json", "--home", home.path, "--store", "sqlite"], {

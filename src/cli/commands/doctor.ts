@@ -4,6 +4,7 @@ import { arch, platform, release } from "node:os";
 import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
+import { rolloutEnabled } from "../../rollout/recorder.ts";
 import { apiKeyFromEnv } from "../../session/_chat-completion.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { openStore } from "../../storage/select.ts";
@@ -25,6 +26,13 @@ export function homeProblem(home: string): string | undefined {
   } catch (error) {
     const code = (error as { code?: string }).code;
     return `${what} is not writable${code ? ` (${code})` : ""}`;
+  }
+  // The folders freecode writes into, where they exist: a file in one's place failed every write
+  // (ENOTDIR) while doctor said the home was fine.
+  const paths = homePaths(home);
+  for (const sub of [paths.sessions, dirname(paths.rollout), paths.rollout, paths.state, paths.remote]) {
+    const st = statSync(sub, { throwIfNoEntry: false });
+    if (st && !st.isDirectory()) return `${sub} is a file, not a directory`;
   }
   return undefined;
 }
@@ -82,6 +90,19 @@ export default command({
       configError = error instanceof FreecodeError ? error.oneLine : (error as Error).message;
     }
     const store = storeOf(ctx);
+    // Whether commands record their rollout events here, and why not (NODE_ENV=test, which `bun
+    // test` sets, turns recording off: in a CI shell it is easily inherited).
+    let recording: { on: boolean; why?: string } = { on: true };
+    const flag = process.env.FREECODE_ROLLOUT;
+    if (!rolloutEnabled(process.env, configError ? {} : ctx.config()))
+      recording = {
+        on: false,
+        why: flag
+          ? `FREECODE_ROLLOUT=${flag}`
+          : process.env.NODE_ENV === "test"
+            ? "NODE_ENV=test; FREECODE_ROLLOUT=on records all the same"
+            : '"rollout": false in config.json',
+      };
     const storeError = configError === undefined && store ? await storeProblem(store, ctx.home) : undefined;
     const report = {
       version: VERSION,
@@ -91,6 +112,7 @@ export default command({
       config: { path: homePaths(ctx.home).config, ok: configError === undefined, error: configError },
       store,
       storeCheck: { ok: storeError === undefined, error: storeError },
+      recording,
       adapters,
       ok:
         homeError === undefined &&
@@ -105,6 +127,7 @@ export default command({
         `home:   ${report.home}${homeError ? `  ERROR ${homeError}` : ""}`,
         `config: ${configError ? `ERROR ${configError}` : "ok"}`,
         `store:  ${report.store ?? "?"}${storeError ? `  ERROR ${storeError}` : ""}`,
+        `rollout recording: ${recording.on ? "on" : `off (${recording.why})`}`,
         "adapters:",
         ...adapters.map(
           (a) => `  ${a.ok ? "ok  " : "FAIL"} ${a.name.padEnd(7)} ${a.ok ? a.detail : a.error} (${a.ms} ms)`,
