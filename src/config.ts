@@ -2,13 +2,13 @@
  * `config.json` under the home: every field optional, unknown fields rejected (a typo should not be
  * silently ignored). A bad file is a one-line `bad_input` error naming the file and the field.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import * as v from "valibot";
 import { badInput, usageError } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
 import { duplicateJsonKey } from "./util/duplicate-keys.ts";
-import { unknownField } from "./util/unknown-field.ts";
+import { isUnknownKey, unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
 export const STORE_NAMES = ["auto", "files", "memory", "sqlite", "sqljs", "json"] as const;
@@ -18,13 +18,30 @@ export type StoreName = (typeof STORE_NAMES)[number];
 export const FSYNC_MODES = ["never", "batch", "always"] as const;
 export type FsyncMode = (typeof FSYNC_MODES)[number];
 
+/** A number ≥ 0 JSON can hold: `1e999` parses as Infinity, and a price of it costed $NaN. */
+const amount = () =>
+  v.pipe(v.number(), v.finite("a number JSON can hold (1e999 is read as Infinity)"), v.minValue(0));
+
+/**
+ * An object, not an array: valibot's object and record schemas take an array (`[]` has no keys
+ * to refuse), and `"prices": []` was a valid config.
+ */
+const objectOnly = <S extends v.GenericSchema>(schema: S) =>
+  v.pipe(
+    v.custom<unknown>((x) => !Array.isArray(x), "must be a JSON object, not an array"),
+    schema,
+  );
+
 const Price = v.strictObject({
   /** USD per million input tokens. */
-  input: v.pipe(v.number(), v.minValue(0)),
-  output: v.pipe(v.number(), v.minValue(0)),
-  cacheRead: v.optional(v.pipe(v.number(), v.minValue(0))),
-  cacheWrite: v.optional(v.pipe(v.number(), v.minValue(0))),
+  input: amount(),
+  output: amount(),
+  cacheRead: v.optional(amount()),
+  cacheWrite: v.optional(amount()),
 });
+
+/** What a timer can wait: past it (about 24.8 days) it fires at once, and the call "timed out". */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** An OpenAI-compatible chat completions endpoint, as the summarizer and the titler name one. */
 const httpModel = (service: string) => ({
@@ -38,7 +55,14 @@ const httpModel = (service: string) => ({
   /** Name of the environment variable holding the API key (the key itself never goes in the file). */
   apiKeyEnv: v.optional(v.pipe(v.string(), v.minLength(1))),
   /** Give up after this many milliseconds (default 120 000 for the summarizer, 30 000 for the titler). */
-  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  timeoutMs: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(MAX_TIMEOUT_MS, `at most ${MAX_TIMEOUT_MS} ms (a timer waits no longer)`),
+    ),
+  ),
 });
 
 const Summarizer = v.variant("type", [
@@ -52,7 +76,7 @@ const Gc = v.strictObject({
    * removing it; `enforce`: it removes it. `--dry-run` never removes; `--enforce` forces enforce. */
   mode: v.optional(v.picklist(["warn", "enforce"])),
   /** Archived sessions not updated for this many days are removed. */
-  archivedMaxAgeDays: v.optional(v.pipe(v.number(), v.minValue(0))),
+  archivedMaxAgeDays: v.optional(amount()),
   /** Keep at most this many sessions (archived ones go first; active ones never go). */
   maxSessions: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** The store's disk budget: bytes, or a size such as "2GB" or "500 MiB". */
@@ -78,10 +102,10 @@ export const ConfigSchema = v.strictObject({
   /** A model request with no first token after this is flagged as a stall (default 60 000 ms). */
   stallMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Prices per model id (or glob), USD per million tokens. */
-  prices: v.optional(v.record(v.string(), Price)),
+  prices: v.optional(objectOnly(v.record(v.string(), objectOnly(Price)))),
   /** Tool name → names of the arguments that hold the paths it writes (merged over the defaults). */
-  changedFileTools: v.optional(v.record(v.string(), v.array(v.string()))),
-  summarizer: v.optional(Summarizer),
+  changedFileTools: v.optional(objectOnly(v.record(v.string(), v.array(v.string())))),
+  summarizer: v.optional(objectOnly(Summarizer)),
   /** Generated session titles: off unless an OpenAI-compatible endpoint is named (same fields as the
    * http summarizer). */
   titler: v.optional(
@@ -90,7 +114,7 @@ export const ConfigSchema = v.strictObject({
       v.strictObject({ type: v.literal("http"), ...httpModel("titler") }),
     ]),
   ),
-  gc: v.optional(Gc),
+  gc: v.optional(objectOnly(Gc)),
   syncEndpoint: v.optional(
     v.pipe(
       v.string(),
@@ -111,7 +135,8 @@ export function parseConfig(raw: unknown, file = "config.json"): Config {
   }
   const result = v.safeParse(ConfigSchema, raw);
   if (result.success) return result.output;
-  const issue = result.issues[0];
+  // A misspelt key is also a missing one (`outptu` for `output`): the misspelling says more.
+  const issue = result.issues.find(isUnknownKey) ?? result.issues[0];
   const field = v.getDotPath(issue) ?? undefined;
   throw badInput(`invalid config: ${unknownField(ConfigSchema, issue) ?? issue.message}`, { file, field });
 }
@@ -119,11 +144,27 @@ export function parseConfig(raw: unknown, file = "config.json"): Config {
 /** Load `<home>/config.json`; a missing file is an empty config. */
 export function loadConfig(home: string): Config {
   const file = homePaths(home).config;
-  if (!existsSync(file)) return {};
-  let raw: unknown;
+  if (!existsSync(file)) {
+    // A link to nowhere is a config that was meant, not none: its settings were dropped unseen.
+    if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())
+      throw badInput(`invalid config: it is a link to ${readlinkSync(file)}, which does not exist`, { file });
+    return {};
+  }
   let text: string;
   try {
     text = readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "EISDIR"
+        ? "it is a directory, not a file"
+        : code === "EACCES"
+          ? "permission denied"
+          : (error as Error).message;
+    throw badInput(`invalid config: cannot read it: ${why}`, { file }, error);
+  }
+  let raw: unknown;
+  try {
     raw = JSON.parse(text);
   } catch (error) {
     throw badInput(`invalid config: not JSON (${(error as Error).message})`, { file }, error);

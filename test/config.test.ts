@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configuredStore, loadConfig, parseConfig } from "../src/config.ts";
 import { FreecodeError } from "../src/errors.ts";
@@ -97,4 +97,48 @@ test("regression: configuredStore picks the store the CLI reads (FREECODE_STORE,
     env: { FREECODE_STORE: undefined },
   });
   expect([traced.code, JSON.parse(traced.stdout).sessionId]).toEqual([0, "my-session"]);
+});
+
+test("regression: config refuses an infinite price, a timeout no timer can wait, arrays for objects, a link to nowhere and a directory; names a misspelt key before the missing one", async () => {
+  await using home = await tempHome();
+  const file = join(home.path, "config.json");
+  const refused = (text: string) => {
+    writeFileSync(file, text);
+    try {
+      loadConfig(home.path);
+    } catch (e) {
+      return [(e as FreecodeError).code, (e as FreecodeError).oneLine.replace(`${file}: `, "")];
+    }
+    return ["accepted"];
+  };
+  expect(refused('{"prices":{"*":{"input":1e999,"output":1}}}')).toEqual([
+    "bad_input",
+    "invalid config: a number JSON can hold (1e999 is read as Infinity) (field prices.*.input)",
+  ]);
+  expect(
+    refused('{"summarizer":{"type":"http","url":"http://x","model":"m","timeoutMs":1e16}}')[1],
+  ).toContain("at most 2147483647 ms (a timer waits no longer) (field summarizer.timeoutMs)");
+  for (const field of ["prices", "gc", "changedFileTools", "summarizer"])
+    expect(refused(`{"${field}": []}`)[1]).toBe(
+      `invalid config: must be a JSON object, not an array (field ${field})`,
+    );
+  expect(refused('{"prices":{"m":{"input":1,"outptu":2}}}')[1]).toBe(
+    'invalid config: unknown field "outptu" (did you mean output?) (field prices.m.outptu)',
+  );
+  expect(refused('{"prices":{"m":{"input":1}}}')[1]).toBe(
+    'invalid config: missing field "output" (field prices.m.output)',
+  );
+  expect(refused('{"gc":{"maxSessoins":3}}')[1]).toContain(
+    'unknown field "maxSessoins" (did you mean maxSessions?)',
+  );
+  rmSync(file);
+  symlinkSync(join(home.path, "nowhere.json"), file);
+  expect(() => loadConfig(home.path)).toThrow(
+    `it is a link to ${join(home.path, "nowhere.json")}, which does not exist`,
+  );
+  rmSync(file);
+  mkdirSync(file);
+  expect(() => loadConfig(home.path)).toThrow(
+    "invalid config: cannot read it: it is a directory, not a file",
+  );
 });

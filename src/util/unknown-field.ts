@@ -1,13 +1,16 @@
 /**
  * Naming a key no schema declares the way a person would: `unknown field "sesions" (did you mean
- * sessions?)`, instead of valibot's `Invalid key: Expected never but received "sesions"`. Used for
- * config.json and case files, both strict.
+ * sessions?)`, instead of valibot's `Invalid key: Expected never but received "sesions"`; and one it
+ * requires that is missing. Used for config.json, case files and JSON-RPC params, all strict.
  */
 import type * as v from "valibot";
 
 /** A valibot schema, as far as finding the field names it knows needs. */
 interface SchemaShape {
   type: string;
+  kind?: string;
+  /** A piped schema: its items, schemas among them (`objectOnly` in config.ts). */
+  pipe?: SchemaShape[];
   wrapped?: SchemaShape;
   entries?: Record<string, SchemaShape>;
   value?: SchemaShape;
@@ -16,8 +19,15 @@ interface SchemaShape {
 }
 
 const unwrap = (s: SchemaShape | undefined): SchemaShape | undefined => {
-  while (s?.wrapped) s = s.wrapped;
-  return s;
+  for (;;) {
+    if (s?.wrapped) s = s.wrapped;
+    else if (s?.pipe && !s.entries && !s.value && !s.item && !s.options)
+      // The last schema of the pipe that has fields: the one the value ends up checked against.
+      s = s.pipe.findLast(
+        (p) => p.kind === "schema" && (p.entries || p.value || p.item || p.options || p.wrapped),
+      );
+    else return s;
+  }
 };
 
 /** The field names the objects a schema allows at `path` may have (every union member's). */
@@ -64,12 +74,21 @@ export function closest(name: string, known: readonly string[]): string | undefi
   return best && best[1] <= Math.min(3, name.length - 1) ? best[0] : undefined;
 }
 
-/** `unknown field "x" (did you mean y?)` when `issue` is a key `schema` does not declare. */
+/**
+ * `unknown field "x" (did you mean y?)` when `issue` is a key `schema` does not declare, and
+ * `missing field "x"` for one it requires (valibot says `Invalid key: Expected "x" but received
+ * undefined`).
+ */
 export function unknownField(schema: unknown, issue: v.BaseIssue<unknown>): string | undefined {
   const path = issue.path?.map((p) => p.key as PropertyKey) ?? [];
   const key = path.at(-1);
-  if (issue.type !== "strict_object" || issue.expected !== "never" || typeof key !== "string")
-    return undefined;
+  if (issue.kind === "schema" && issue.received === "undefined" && /^"[^"]+"$/.test(issue.expected ?? ""))
+    return `missing field ${issue.expected}`;
+  if (!isUnknownKey(issue) || typeof key !== "string") return undefined;
   const hint = closest(key, knownFields(schema as SchemaShape, path.slice(0, -1)));
   return `unknown field "${key}"${hint ? ` (did you mean ${hint}?)` : ""}`;
 }
+
+/** Whether `issue` is a key a strict object does not declare (worth saying before a missing one). */
+export const isUnknownKey = (issue: v.BaseIssue<unknown>): boolean =>
+  issue.type === "strict_object" && issue.expected === "never";
