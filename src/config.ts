@@ -141,12 +141,21 @@ export function parseConfig(raw: unknown, file = "config.json"): Config {
   throw badInput(`invalid config: ${unknownField(ConfigSchema, issue) ?? issue.message}`, { file, field });
 }
 
+/** Whether `path` is a symbolic link (no: when it cannot be looked at, as under a home that is a file). */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Load `<home>/config.json`; a missing file is an empty config. */
 export function loadConfig(home: string): Config {
   const file = homePaths(home).config;
   if (!existsSync(file)) {
     // A link to nowhere is a config that was meant, not none: its settings were dropped unseen.
-    if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())
+    if (isLink(file))
       throw badInput(`invalid config: it is a link to ${readlinkSync(file)}, which does not exist`, { file });
     return {};
   }

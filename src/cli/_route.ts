@@ -7,6 +7,7 @@
  */
 import type { ArgsDef, CommandDef, SubCommandsDef } from "citty";
 import { usageError } from "../errors.ts";
+import { closest } from "../util/unknown-field.ts";
 import { flagKinds, GLOBAL_ARGS, isFlag, splitFlag, valueAfter } from "./_command.ts";
 
 export interface Route {
@@ -17,6 +18,8 @@ export interface Route {
   names: string[];
   /** The arguments for `cmd`: everything but the command words, in order. */
   rest: string[];
+  /** With `lenient`: a word where a group wanted one of its commands (`sesion`), said by `--help`. */
+  unknown?: string;
 }
 
 const resolve = async <T>(value: T | (() => T | Promise<T>) | Promise<T>): Promise<T> =>
@@ -69,11 +72,19 @@ export async function route(root: CommandDef, argv: string[], lenient = false): 
     }
     if (cmd.run || lenient) {
       rest.push(...argv.slice(i));
+      if (!cmd.run)
+        return { cmd, parent, names, rest, unknown: unknownCommand(token, where(), Object.keys(subs)) };
       break;
     }
-    throw usageError(`unknown command "${token}" for ${where()} (see ${where()} --help)`);
+    throw usageError(unknownCommand(token, where(), Object.keys(subs)));
   }
   return { cmd, parent, names, rest };
+}
+
+/** `unknown command "sesion" for freecode (did you mean session?)`. */
+function unknownCommand(token: string, where: string, names: string[]): string {
+  const hint = closest(token, names);
+  return `unknown command "${token}" for ${where} (${hint ? `did you mean ${hint}? ` : ""}see ${where} --help)`;
 }
 
 /** The visible subcommand names of `cmd`, for "missing command" errors. */

@@ -108,6 +108,9 @@ async function metaTokens(flagsPart: string[]): Promise<string[]> {
 async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
   const meta = await metaTokens(flagsPart);
   if (meta.some((a) => HELP_FLAGS.has(a))) {
+    // A misspelt command is said, not answered with another command's help (exit 0).
+    const { unknown } = await route(main, flagsPart, true);
+    if (unknown) throw usageError(unknown);
     await usage(flagsPart, "stdout");
     return 0;
   }
