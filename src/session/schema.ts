@@ -32,21 +32,30 @@ export const isPlainObject = (x: unknown): x is Record<string, unknown> =>
  * tool's input. A string or an array is refused here, not wrapped or passed on (`"rm -rf /"` given
  * as args is a caller's bug to see at once). Messages already stored are read as they are.
  */
-const PartInputSchema = v.looseObject({
-  ...PartSchema.entries,
-  tool: v.optional(
-    v.looseObject({
-      name: v.string(),
-      args: v.optional(
-        v.custom<Record<string, unknown>>(
-          isPlainObject,
-          (issue) =>
-            `tool args must be a JSON object, not ${Array.isArray(issue.input) ? "an array" : issue.input === null ? "null" : typeof issue.input}`,
+const PartInputSchema = v.pipe(
+  v.looseObject({
+    ...PartSchema.entries,
+    tool: v.optional(
+      v.looseObject({
+        name: v.string(),
+        args: v.optional(
+          v.custom<Record<string, unknown>>(
+            isPlainObject,
+            (issue) =>
+              `tool args must be a JSON object, not ${Array.isArray(issue.input) ? "an array" : issue.input === null ? "null" : typeof issue.input}`,
+          ),
         ),
-      ),
-    }),
+      }),
+    ),
+  }),
+  // A text or code part says something: its words go in `content` (one given as `text`, Anthropic's
+  // name, was stored and then shown blank).
+  v.check(
+    (p) => (p.type !== "text" && p.type !== "code") || typeof p.content === "string",
+    (issue) =>
+      `a ${(issue.input as { type?: string }).type} part's words go in "content"${(issue.input as { text?: unknown }).text !== undefined ? ' (not "text")' : ""}`,
   ),
-});
+);
 
 /**
  * A token count a caller gives: a whole number ≥ 0 within the safe range. The store adds them to

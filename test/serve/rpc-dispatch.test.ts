@@ -107,7 +107,7 @@ describe("JSON-RPC dispatcher", () => {
 
   test("invalid params are -32602 naming the field (valibot), by name only", async () => {
     const cases: [unknown, string, string | undefined][] = [
-      [{}, 'invalid params: Invalid key: Expected "text" but received undefined (field text)', "text"],
+      [{}, 'invalid params: missing field "text" (field text)', "text"],
       [{ text: 5 }, "invalid params: Invalid type: Expected string but received 5 (field text)", "text"],
       [
         { text: "a", time: 2 },

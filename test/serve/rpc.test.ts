@@ -226,7 +226,7 @@ describe("JSON-RPC methods over HTTP", () => {
     const cases: [string, unknown, RegExp, string][] = [
       ["session.get", { id: "a..b" }, /id must not contain '\.\.'/, "id"],
       ["session.get", { id: "../etc" }, /id may contain only letters/, "id"],
-      ["session.get", {}, /Invalid key: Expected "id"/, "id"],
+      ["session.get", {}, /missing field "id"/, "id"],
       ["session.create", { projectPath: "/p", messages: [] }, /give at least one message/, "messages"],
       [
         "session.create",

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { FreecodeError } from "../../src/errors.ts";
 import {
   appendMessages,
   archiveSession,
@@ -195,4 +196,23 @@ test("regression: the library's createSession, appendMessages and a lazy session
   expect((await getSession(store, "s1")).tokens).toMatchObject({ input: 5, output: 3 });
   expect((await store.readMessages("s2")).messages.map((m) => m.id)).toEqual(["u1"]);
   await store.close();
+});
+
+test("regression: a text part given its words as `text`, not `content`, is refused naming the field (it was stored and shown blank)", () => {
+  const refusal = (parts: unknown[]) => {
+    try {
+      toStoredMessages([{ role: "assistant", parts }]);
+    } catch (e) {
+      return (e as FreecodeError).oneLine;
+    }
+    return "accepted";
+  };
+  expect(refusal([{ type: "text", text: "hello" }])).toBe(
+    'invalid message: a text part\'s words go in "content" (not "text") (field parts.0)',
+  );
+  expect(refusal([{ type: "code", language: "ts" }])).toBe(
+    'invalid message: a code part\'s words go in "content" (field parts.0)',
+  );
+  expect(refusal([{ type: "text", content: "" }])).toBe("accepted");
+  expect(refusal([{ type: "tool", tool: { name: "bash", args: {} } }])).toBe("accepted");
 });
