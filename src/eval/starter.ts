@@ -9,14 +9,22 @@ import type { Trace } from "../rollout/folds/trace-types.ts";
 export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
   const expect: Record<string, unknown>[] = [];
   const tools = trace.toolSpans.map((t) => t.tool);
-  expect.push({ expectSequence: { mode: "in_order", steps: tools } });
+  // No tools: a sequence of no steps is refused as a check that cannot fail.
+  expect.push(
+    tools.length > 0 ? { expectSequence: { mode: "in_order", steps: tools } } : { expectNoTools: true },
+  );
   const counts = new Map<string, number>();
   for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
   for (const [name, count] of counts) expect.push({ expectTool: { name, count } });
   // As globs that match only themselves: `app/todos/[id]/page.tsx` is a glob matching `.../i/...`.
+  // A Windows path with forward slashes: a backslash in a glob escapes (`glob.ts`).
   if (trace.changedFiles.length)
     expect.push({
-      changedFiles: { include: trace.changedFiles.map((p) => p.replace(/[*?[\]{}!\\]/g, "\\$&")) },
+      changedFiles: {
+        include: trace.changedFiles.map((p) =>
+          (/^[a-z]:\\/i.test(p) ? p.replace(/\\/g, "/") : p).replace(/[*?[\]{}!\\]/g, "\\$&"),
+        ),
+      },
     });
   if (trace.deniedSpans.length === 0) expect.push({ forbidDenied: true });
   else {

@@ -202,6 +202,48 @@ describe("freecode eval (source)", () => {
       if (name.endsWith(".jsonl")) expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(1);
       expect(runCli(["eval", out, "--sessions", sessions]).code).toBe(0);
     }
+    // Absolute paths holding glob characters, and a Windows project's (every `\\` was made a `/`,
+    // escapes too: the starter case failed on its own session); a session with no tool calls.
+    const variants: [string, (text: string) => string][] = [
+      ["abs-1", (t) => t.replaceAll('"path":"src/login.ts"', '"path":"/work/app/todos/[id]/page.tsx"')],
+      [
+        "win-1",
+        (t) =>
+          t
+            .replaceAll('"path":"src/login.ts"', '"path":"C:\\\\Users\\\\me\\\\app\\\\[id].tsx"')
+            .replace(/"projectPath":"[^"]*"/, '"projectPath":"C:\\\\Users\\\\me\\\\app"'),
+      ],
+      [
+        "quiet-1",
+        (t) =>
+          t
+            .split("\n")
+            .filter((l) => !l.includes('"function.'))
+            .join("\n"),
+      ],
+    ];
+    for (const [id, change] of variants) {
+      const text = change(readFileSync(join(SESSIONS, "fix-login-1", "events.jsonl"), "utf8")).replaceAll(
+        '"aggregateID":"fix-login-1"',
+        `"aggregateID":"${id}"`,
+      );
+      mkdirSync(join(sessions, id), { recursive: true });
+      writeFileSync(join(sessions, id, "events.jsonl"), text);
+      const out = join(dir.path, `${id}.yaml`);
+      expect(runCli(["eval", "add", id, "--sessions", sessions, "--out", out]).code).toBe(0);
+      const r = runCli(["eval", out, "--sessions", sessions]);
+      expect([id, r.code, r.stderr]).toEqual([id, 0, expect.anything()]);
+    }
+    // A Windows project named with backslashes (as session list --project takes it) selects it.
+    const byProject = join(dir.path, "by-project.yaml");
+    writeFileSync(
+      byProject,
+      "id: win\nsessions: {project: 'C:\\Users\\me\\app'}\nexpect:\n  - noHung: true\n",
+    );
+    const selected = runCli(["eval", byProject, "--sessions", sessions, "--json"]);
+    expect(parseJson<{ cases: { counts: { sessions: number } }[] }>(selected).cases[0]!.counts.sessions).toBe(
+      1,
+    );
     const lines = log.split("\n");
     lines[5] = "{not json";
     mkdirSync(join(sessions, "broken"), { recursive: true });

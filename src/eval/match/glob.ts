@@ -53,18 +53,21 @@ function globFor(pattern: string) {
  * matched with `placePath` and `placedMatches` instead.
  */
 export function pathMatches(pattern: string, path: string): boolean {
-  const entry = globFor(pattern);
+  const source = globSource(pattern);
+  const entry = globFor(source);
   const known = entry.seen.get(path);
   if (known !== undefined) return known;
-  const hit = matchPath(entry.glob, pattern, path);
+  const hit = matchPath(entry.glob, source, path);
   if (entry.seen.size < SEEN_LIMIT) entry.seen.set(path, hit);
   return hit;
 }
 
 function matchPath(glob: Bun.Glob, pattern: string, path: string): boolean {
-  const normalized = path.replace(/\\/g, "/");
+  const slashed = path.replace(/\\/g, "/");
+  // A drive-letter glob was made lower-case (`globSource`): so is the path it is matched with.
+  const normalized = DRIVE.test(pattern) ? slashed.toLowerCase() : slashed;
   if (glob.match(normalized)) return true;
-  if (pattern.startsWith("/")) return false;
+  if (pattern.startsWith("/") || DRIVE.test(pattern)) return false;
   for (let i = normalized.indexOf("/"); i !== -1; i = normalized.indexOf("/", i + 1)) {
     if (glob.match(normalized.slice(i + 1))) return true;
   }
@@ -84,6 +87,27 @@ export interface PlacedPath {
 
 const DRIVE = /^[a-z]:\//i;
 const isAbsolutePath = (p: string) => p.startsWith("/") || DRIVE.test(p);
+
+/**
+ * A glob as written, made one that matches paths as they are compared (forward slashes). In an
+ * absolute glob a backslash is a Windows separator (`C:\Users\me\*`) unless it escapes one of
+ * `*?[]{}!\` (`\[id\]`, as `eval add` writes a path that holds them: every `\` made a `/`, the
+ * starter case of a session that changed `[id]/page.tsx` failed on its own session). A drive-letter
+ * glob is lower-cased, as Windows compares paths (`C:\Users` and `c:/users` select the same).
+ */
+const GLOB_SPECIAL = new Set(["*", "?", "[", "]", "{", "}", "!", "\\"]);
+
+function globSource(pattern: string): string {
+  if (!isAbsolutePath(pattern.replace(/\\/g, "/"))) return pattern.replace(/^(\.\/)+/, "");
+  let slashed = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c !== "\\") slashed += c;
+    else if (i + 1 < pattern.length && GLOB_SPECIAL.has(pattern[i + 1]!)) slashed += c + pattern[++i];
+    else slashed += "/";
+  }
+  return DRIVE.test(slashed) ? slashed.toLowerCase() : slashed;
+}
 
 /** Forward slashes, `.` and `..` resolved, no trailing slash (but a root keeps its own). */
 function clean(path: string): string {
@@ -120,10 +144,13 @@ export function placePath(path: string, project?: string): PlacedPath {
  * relative path against an absolute glob).
  */
 export function placedMatches(pattern: string, placed: PlacedPath): boolean | undefined {
-  const absolute = isAbsolutePath(pattern.replace(/\\/g, "/"));
-  const source = absolute ? pattern.replace(/\\/g, "/") : pattern.replace(/^(\.\/)+/, "");
+  const source = globSource(pattern);
+  const absolute = isAbsolutePath(source);
   const { glob } = globFor(source);
-  if (absolute) return placed.abs === undefined ? undefined : glob.match(placed.abs);
+  if (absolute) {
+    if (placed.abs === undefined) return undefined;
+    return glob.match(DRIVE.test(source) ? placed.abs.toLowerCase() : placed.abs);
+  }
   if (placed.inProject === true) return glob.match(placed.rel!);
   if (placed.inProject === false) return false;
   // The project is some directory above the path: a trailing part of it is its relative path.
