@@ -297,7 +297,8 @@ async function importCandidate(c: Candidate, sum: SourceSummary, opts: PassOptio
       file: c.path,
       message:
         "imported before without --redact: messages are masked now, but rollout events written then " +
-        "still hold what was not masked (`freecode session delete <id> --purge` and import again to clean them)",
+        "still hold what was not masked, and so may the search index (`freecode session delete <id> --purge`, " +
+        "import again, then `freecode store reindex`, to clean them)",
     });
   const next: FileState = {
     agent: c.agent,

@@ -124,6 +124,9 @@ export async function refreshThreads(
       for (const id of gone) store.remove(id);
     });
   }
+  // A purged session leaves nothing searchable behind in the file; nor does a full rebuild (`store
+  // reindex`) of what a `--redact` re-import replaced.
+  if (gone.length > 0 || full) store.scrub?.();
   return {
     seen: metas.size + [...logs].filter((id) => !metas.has(id)).length,
     updated,

@@ -71,6 +71,8 @@ export function openSqlThreadStore(file: string): ThreadStore {
     ? new Database(":memory:", { strict: true })
     : openSqliteFile(file, { busyTimeoutMs: 15_000, synchronous: "NORMAL", init });
   if (memory) init(db);
+  // Deleted rows are overwritten, not left in free pages (`scrub` does the index's old segments).
+  db.exec("PRAGMA secure_delete = ON");
   // Which file this connection holds: a damaged one is set aside only if it is still this one.
   const identity = memory ? undefined : fileIdentity(file);
   const d = bunSqliteDriver(db);
@@ -144,6 +146,12 @@ export function openSqlThreadStore(file: string): ThreadStore {
       });
     },
     remove: (id) => store.batch(() => remove(id)),
+    scrub() {
+      // Merge the full-text index into one segment (the old ones held the deleted rows' words; they
+      // are freed, so overwritten), then empty the WAL, which held the pages as they were.
+      d.run("INSERT INTO search(search) VALUES ('optimize')");
+      if (!memory) d.get("PRAGMA wal_checkpoint(TRUNCATE)");
+    },
     batch<T>(fn: () => T): T {
       // Nested batches join the outer transaction.
       if (depth > 0) return fn();

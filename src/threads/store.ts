@@ -19,6 +19,11 @@ export interface ThreadStore {
   /** Replace a thread's rows (thread, turns, tool calls, search rows). */
   put(derived: DerivedThread, rows: SearchRow[], source: ThreadSource): void;
   remove(id: string): void;
+  /**
+   * Leave nothing of deleted rows in the file: what a purged session or a re-import under
+   * `--redact` replaced stayed in the full-text index's old segments, free pages and the WAL.
+   */
+  scrub?(): void;
   /** Run a batch of changes as one unit (one transaction or one file write). */
   batch<T>(fn: () => T): T;
   getThread(id: string): Thread | undefined;

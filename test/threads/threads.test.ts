@@ -5,11 +5,17 @@
  * a corrupt freecode.db rebuilt, goals, and calls' outputs searched (a long one by its head and tail).
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { StoredMessage } from "../../src/storage/records.ts";
-import { type scanSearch, searchThreads, setGoal, turnItemsView } from "../../src/threads/api.ts";
+import {
+  rebuildThreads,
+  type scanSearch,
+  searchThreads,
+  setGoal,
+  turnItemsView,
+} from "../../src/threads/api.ts";
 import { OUTPUT_CHARS, outputText } from "../../src/threads/output-text.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet } from "../../src/threads/search-text.ts";
@@ -410,4 +416,31 @@ test("regression: a snippet is short whatever the text: a long word or a long ru
   // Cut between characters: an emoji across the cut is left out whole.
   const emoji = snippet(`${"a".repeat(79)}${"😀".repeat(50)} hit`, ["hit"]);
   expect(emoji.isWellFormed()).toBe(true);
+});
+
+test("regression: a purged session's words leave the thread store's file, and a full rebuild leaves none of what it replaced (strings found them)", async () => {
+  await using home = await tempHome();
+  const a = sqlite({ home: home.path });
+  const secret = "Hunter2Secret99";
+  await a.createSession(meta("leak"), [user("u1", `connect to https://alice:${secret}@db.example`, 1000)]);
+  await a.createSession(meta("kept"), [user("u1", "an unrelated session", 1000)]);
+  const bytes = () =>
+    ["", "-wal"]
+      .map((x) => `${threadDbPath(home.path)}${x}`)
+      .filter((f) => existsSync(f))
+      .map((f) => readFileSync(f).toString("latin1"))
+      .join("");
+  expect((await searchThreads(a, home.path, { text: secret })).total).toBe(1);
+  expect(bytes()).toContain(secret.toLowerCase());
+  await a.purgeSession("leak");
+  expect((await searchThreads(a, home.path, { text: "unrelated" })).total).toBe(1);
+  expect(bytes()).not.toContain(secret.toLowerCase());
+  expect(bytes()).not.toContain(secret);
+  // Replaced by a masked copy, as a --redact re-import does: gone after a full rebuild.
+  await a.createSession(meta("again"), [user("u1", `connect with ${secret}`, 1000)]);
+  expect((await searchThreads(a, home.path, { text: secret })).total).toBe(1);
+  await a.replaceMessages("again", [user("u1", "connect with ****", 1000)]);
+  await rebuildThreads(a, home.path);
+  expect(bytes()).not.toContain(secret.toLowerCase());
+  await a.close();
 });
