@@ -3,7 +3,7 @@
  * into a store, keeping per-file state in `<home>/state/imports.json` under a lock so two imports
  * never interleave their state writes.
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { homePaths } from "../home.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
@@ -42,9 +42,20 @@ export interface ImportReport {
 
 /** The (agent, root) pairs one pass covers. */
 export function rootsFor(agent: Agent | "auto", paths: string[]): { agent: Agent | "auto"; root: string }[] {
-  if (paths.length > 0) return paths.map((p) => ({ agent, root: resolve(p) }));
+  // By its real path: the same transcripts named through a symbolic link are the same files (they
+  // were read again, every meta rewritten, and each file kept twice in the import state).
+  if (paths.length > 0) return paths.map((p) => ({ agent, root: realPath(resolve(p)) }));
   const agents = agent === "auto" ? AGENTS : [agent];
   return agents.flatMap((a) => defaultRoots(a).map((root) => ({ agent: a, root })));
+}
+
+/** `path` with its links resolved, when it exists (else as given: reported missing later). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** One import pass. Missing default locations are skipped; a missing explicit path is reported. */

@@ -5,7 +5,7 @@
  * (a torn last line waits) until SIGINT.
  */
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, CORPUS, parseJson, ROOT, runBinary, tempDir, tempHome } from "../_helpers.ts";
 import { buildOpencodeDb } from "../import/_opencode-db.ts";
@@ -68,6 +68,24 @@ describe("freecode import (binary)", () => {
     expect(fed).toEqual([3, 3]);
     expect(r.totals.created + r.totals.updated + r.totals.unchanged).toBe(3);
     expect(r.totals.created).toBe(3);
+  });
+
+  test("regression: the same transcripts named through a symbolic link are unchanged, not read again", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const link = join(dir.path, "link");
+    symlinkSync(join(CORPUS, "claude"), link);
+    type Out = { totals: { created: number; updated: number; unchanged: number; imported: number } };
+    const first = parseJson<Out>(
+      runBinary(["import", "claude", join(CORPUS, "claude"), "--json"], { home: home.path }),
+    );
+    const again = parseJson<Out>(runBinary(["import", "claude", link, "--json"], { home: home.path }));
+    expect(again.totals).toMatchObject({
+      created: 0,
+      updated: 0,
+      unchanged: first.totals.created,
+      imported: 0,
+    });
   });
 
   test("regression: a named path the importer cannot take is exit 2; the rest is imported", async () => {
