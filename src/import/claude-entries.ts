@@ -258,6 +258,8 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
   }
   if (msg.usage) g.usage = msg.usage;
   g.stopped = typeof msg.stop_reason === "string";
+  if (msg.stop_reason === "tool_use") g.awaitsTools = true;
+  else delete g.awaitsTools;
   g.at = at;
   ctx.counts.imported++;
 }

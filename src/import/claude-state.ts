@@ -24,6 +24,8 @@ export interface OpenGroup {
   noUsage?: boolean;
   /** Its last line gave a `stop_reason`: the response is complete (Claude Code 2.1.8x on). */
   stopped?: boolean;
+  /** That reason is `tool_use`: the calls' results (and in 2.1.1xx its other blocks) are still to come. */
+  awaitsTools?: boolean;
   /** Its `model.request` was written when its first line was read (see `onAssistant`). */
   requested?: boolean;
 }

@@ -220,7 +220,11 @@ export class ClaudeParser {
     for (const id of ids) {
       const b = this.builderFor(id);
       const g = own(this.st.groups, id);
-      if (final && g && live && !g.stopped) open = true;
+      // A final read leaves open, too, a response that stopped for its tool calls while the file is
+      // not yet quiet: their results (and, in 2.1.1xx, its other blocks) come after its last line.
+      // Closed at once, it was written before them, and the log differed from one read of the
+      // whole file. One that ended its turn is closed at once (a CI run imports as the agent exits).
+      if (final && g && live && (!g.stopped || (g.awaitsTools && !quiet))) open = true;
       else if (g && (final || (g.stopped && quiet))) {
         flushGroup(this.ctx, b);
         put((this.st.cut ??= {}), id, g.responseId);

@@ -351,8 +351,13 @@ describe("an import that cuts a response the agent is still writing", () => {
       "tool_use",
     );
     writeFileSync(path, [...all.slice(0, 2), ...lines([asking])].join(""));
+    // Just written: the response stopped for its call, whose result (and in 2.1.1xx more of the
+    // response) comes after: left open, as a whole read would have it then.
+    const fresh = view(await imported(home.path, "claude", path));
+    expect([fresh.responses, fresh.calls, fresh.open]).toEqual([[], [], 1]);
+    // Quiet a while (the user is asked): the response is complete (stop_reason), the call waits.
+    age(path, QUIET_MS + 1_000);
     const waiting = view(await imported(home.path, "claude", path));
-    // The response is complete (stop_reason), the call waits for its answer.
     expect([waiting.responses, waiting.calls, waiting.open]).toEqual([[[10, 20, ["Bash"]]], [], 1]);
     const refusal =
       "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
@@ -360,6 +365,35 @@ describe("an import that cuts a response the agent is still writing", () => {
     const refused = view(await imported(home.path, "claude", path));
     expect([refused.calls, refused.outputs, refused.denied]).toEqual([[], [], ["toolu_1"]]);
   });
+});
+
+test("regression: a plain import right after a response stopped for its call, then one after the rest, leaves the log one import of the whole file leaves", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, `${SID}.jsonl`);
+  const asking = block(
+    "a2",
+    "u1",
+    2,
+    { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } },
+    20,
+    "tool_use",
+  );
+  const rest = [
+    toolResult("u2", "a2", 3, "a.txt\nb.txt"),
+    block("a3", "u2", 4, { type: "text", text: "Two files." }, 7, "end_turn", "msg_2"),
+  ];
+  writeFileSync(path, [claudePrompt, asking].map((e) => `${JSON.stringify(e)}\n`).join(""));
+  await using grownHome = await tempHome();
+  await imported(grownHome.path, "claude", path);
+  appendFileSync(path, lines(rest).join(""));
+  const grown = await imported(grownHome.path, "claude", path);
+  await using onceHome = await tempHome();
+  const once = await imported(onceHome.path, "claude", path);
+  const order = (r: Imported) =>
+    (r.sessions[0]!.events as { type: string; callId?: string }[]).map((e) => `${e.type} ${e.callId ?? ""}`);
+  // The response was written before its call and output (closed at the first import's end).
+  expect(order(grown)).toEqual(order(once));
+  expect(grown.sessions[0]!.messages).toEqual(once.sessions[0]!.messages);
 });
 
 describe("a call not yet running in a whole-document session at work (Gemini CLI awaiting approval, OpenCode pending)", () => {
