@@ -125,6 +125,13 @@ export function mapOpencodeSession(
         bump(opts.counts.skipped, "(user shell command)");
         continue;
       }
+      // A user message whose parts are not written yet says nothing yet: stored bare, it counted as
+      // a prompt for good (the turn count is history), where its parts may make it the injected
+      // note of a `!` command. The next import, its parts there, takes it.
+      if (info.role !== "assistant" && parts.length === 0) {
+        bump(opts.counts.skipped, "(message with no parts yet)");
+        continue;
+      }
       const time = (info.time ?? {}) as { created?: number; completed?: number };
       const at = num(time.created) || b.s.lastAt || 0;
       const end = num(time.completed) || at;

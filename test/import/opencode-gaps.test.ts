@@ -260,3 +260,39 @@ describe("opencode importer gaps", () => {
     expect(bad.summary.warnings.length).toBe(1);
   });
 });
+
+test("regression: a user message whose parts are not written yet is not taken for a prompt for good (a `!` command's note counted as a turn)", async () => {
+  await using dir = await tempDir();
+  const rows = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "rows");
+  const read = (name: string) =>
+    readFileSync(join(rows, name), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  // The row dump as the database held it just before the part of the user's `!` command's note.
+  const parts = read("part.jsonl");
+  const note = parts.find((p) => JSON.stringify(p).includes("The following tool was executed by the user"));
+  expect(note).toBeDefined();
+  const cut = Number(note!.time_created) - 1;
+  const write = (into: string, keep: (name: string, row: Record<string, unknown>) => boolean) => {
+    mkdirSync(join(into, "rows"), { recursive: true });
+    for (const name of ["session.jsonl", "message.jsonl", "part.jsonl", "project.jsonl"]) {
+      const kept = read(name).filter((r) => keep(name, r));
+      writeFileSync(join(into, "rows", name), kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    }
+  };
+  const live = join(dir.path, "live");
+  write(
+    live,
+    (name, r) => !(name === "message.jsonl" || name === "part.jsonl") || Number(r.time_created) <= cut,
+  );
+  await using home = await tempHome();
+  await imported(home.path, "opencode", live);
+  write(live, () => true);
+  const grown = await imported(home.path, "opencode", live);
+  await using once = await tempHome();
+  const whole = await imported(once.path, "opencode", live);
+  const turns = (r: Awaited<ReturnType<typeof imported>>) =>
+    r.sessions.map((s) => [s.meta.id, s.meta.turnCount]);
+  expect(turns(grown)).toEqual(turns(whole));
+});
