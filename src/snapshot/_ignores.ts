@@ -79,6 +79,8 @@ export function rebaseRule(line: string, below: string[]): string[] {
 /** Whether pattern segments `segs` match the path `dirs` whole (`**` spans any number of them). */
 function matchesWhole(segs: string[], dirs: string[]): boolean {
   if (segs.length === 0) return dirs.length === 0;
+  // A trailing `**` is what is inside, not the directory itself (`proj/**` leaves `proj`).
+  if (segs[0] === "**" && segs.length === 1) return dirs.length > 0;
   if (segs[0] === "**")
     return matchesWhole(segs.slice(1), dirs) || (dirs.length > 0 && matchesWhole(segs, dirs.slice(1)));
   return (

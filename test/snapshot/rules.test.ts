@@ -150,6 +150,21 @@ test("regression: rules from above that ignore everything but directories and .p
   expect(readFileSync(join(app, "results.csv"), "utf8")).toBe("a,b\n1,2\n");
 });
 
+test("regression: `proj/**` with `!proj/keep.txt` above the project ignores what is in it, not the project: undo never touches the ignored data", async () => {
+  await using home = await tempHome();
+  await using repo = await tempDir("freecode-repo-");
+  userGit(repo.path, ["init", "-q"]);
+  writeFiles(repo.path, { ".gitignore": "proj/**\n!proj/keep.txt\n" });
+  const proj = join(repo.path, "proj");
+  writeFiles(proj, { "keep.txt": "v1\n", "data.csv": "v1\n" });
+  const snaps = createSnapshots({ home: home.path, projectPath: proj, sessionId: "s" });
+  await snaps.capture();
+  writeFiles(proj, { "keep.txt": "v2\n", "data.csv": "v2\n", "new.csv": "new\n" });
+  await snaps.capture();
+  expect((await snaps.undo()).files).toEqual([{ path: "keep.txt", change: "modified" }]);
+  expect(readTree(proj)).toEqual({ "keep.txt": "v1\n", "data.csv": "v2\n", "new.csv": "new\n" });
+});
+
 describe("regression: a restore never deletes an ignored file", () => {
   test("ignored by today's rules, while the target's .gitignore ignored itself (in no snapshot): kept", async () => {
     await using place = await snapshotPlace();
