@@ -18,5 +18,6 @@ export function homePaths(home: string) {
     rollout: join(home, "rollout", "sessions"),
     state: join(home, "state"),
     remote: join(home, "remote"),
+    snapshots: join(home, "snapshots"),
   };
 }

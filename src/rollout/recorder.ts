@@ -41,11 +41,23 @@ export function rolloutEnabled(
   env: Record<string, string | undefined> = process.env,
   config: { rollout?: boolean } = {},
 ): boolean {
-  const flag = env.FREECODE_ROLLOUT?.toLowerCase();
-  if (flag === "off" || flag === "0" || flag === "false") return false;
-  if (flag === "on" || flag === "1" || flag === "true") return true;
-  if (env.NODE_ENV === "test") return false;
-  return config.rollout !== false;
+  return rolloutDecision(env, config).on;
+}
+
+/** `rolloutEnabled`, with what decided it (`doctor` says so). */
+export function rolloutDecision(
+  env: Record<string, string | undefined>,
+  config: { rollout?: boolean },
+): { on: boolean; why: string } {
+  const given = env.FREECODE_ROLLOUT;
+  const flag = given?.toLowerCase();
+  if (flag === "off" || flag === "0" || flag === "false")
+    return { on: false, why: `FREECODE_ROLLOUT=${given}` };
+  if (flag === "on" || flag === "1" || flag === "true") return { on: true, why: `FREECODE_ROLLOUT=${given}` };
+  if (env.NODE_ENV === "test")
+    return { on: false, why: "NODE_ENV=test; FREECODE_ROLLOUT=on records all the same" };
+  if (config.rollout === false) return { on: false, why: '"rollout": false in config.json' };
+  return { on: true, why: "the default" };
 }
 
 export interface RecorderOptions {

@@ -27,7 +27,7 @@ const STATE = /^([0-9a-f]+)\.json$/;
 
 /** Every session's snapshot set under `home` (none when nothing was ever snapshotted). */
 export function snapshotSets(home: string): SnapshotSet[] {
-  const base = join(homePaths(home).home, "snapshots");
+  const base = homePaths(home).snapshots;
   if (!existsSync(base)) return [];
   const sets: SnapshotSet[] = [];
   for (const project of readdirSync(base, { withFileTypes: true })) {

@@ -73,7 +73,7 @@ export function canonicalProject(projectPath: string): string {
 
 /** Where the snapshots of `projectPath` live under `home` (nothing is created). */
 export function snapshotRoot(home: string, projectPath: string): string {
-  return join(homePaths(home).home, "snapshots", formatSessionDirName(projectPath));
+  return join(homePaths(home).snapshots, formatSessionDirName(projectPath));
 }
 
 /** `path` with its existing part resolved through symlinks (the rest need not exist yet). */
@@ -116,7 +116,7 @@ export function snapshotRepo(
     statePath: join(root, "sessions", `${id}.json`),
     lockPath: join(root, "sessions", `${id}.lock`),
     ref: `refs/freecode/sessions/${id}`,
-    own: [inside(projectPath, home) ?? inside(projectPath, join(homePaths(home).home, "snapshots"))].filter(
+    own: [inside(projectPath, home) ?? inside(projectPath, homePaths(home).snapshots)].filter(
       (p): p is string => p !== undefined,
     ),
     ...(within(homeDir, projectPath) ? { homeAbove: homeDir } : {}),

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { parseJson, runCli, tempHome } from "../_helpers.ts";
+import { parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
 
 describe("CLI conventions", () => {
   test("--version prints the package version", () => {
@@ -128,6 +128,35 @@ describe("CLI conventions", () => {
       env: { NODE_ENV: "production", FREECODE_ROLLOUT: undefined },
     });
     expect(on.stdout).toContain("rollout recording: on");
+    // The compiled binary too (its build makes `process.env.NODE_ENV` a constant), and the reason is
+    // what decided: a FREECODE_ROLLOUT value it does not know is not one.
+    rmSync(join(home.path, "state"));
+    const binary = runBinary(["doctor", "--json"], {
+      home: home.path,
+      env: { NODE_ENV: "test", FREECODE_ROLLOUT: undefined },
+    });
+    expect(parseJson<{ recording: { why?: string } }>(binary).recording.why).toBe(
+      "NODE_ENV=test; FREECODE_ROLLOUT=on records all the same",
+    );
+    writeFileSync(join(home.path, "config.json"), '{"rollout": false}');
+    const yes = runCli(["doctor", "--json"], {
+      home: home.path,
+      env: { NODE_ENV: "production", FREECODE_ROLLOUT: "yes" },
+    });
+    expect(parseJson<{ recording: { why?: string } }>(yes).recording.why).toBe(
+      '"rollout": false in config.json',
+    );
+    // Every folder it writes into: snapshots/ as a file, sessions/ as a link to nowhere.
+    const homeError = () =>
+      parseJson<{ homeCheck: { error?: string } }>(runCli(["doctor", "--json"], { home: home.path }))
+        .homeCheck.error;
+    writeFileSync(join(home.path, "snapshots"), "");
+    expect(homeError()).toBe(`${join(home.path, "snapshots")} is a file, not a directory`);
+    rmSync(join(home.path, "snapshots"));
+    symlinkSync(join(home.path, "nowhere"), join(home.path, "sessions"));
+    expect(homeError()).toBe(
+      `${join(home.path, "sessions")} is a link to ${join(home.path, "nowhere")}, which does not exist`,
+    );
   });
 
   test("--home beats FREECODE_HOME; --store beats FREECODE_STORE", async () => {

@@ -1,10 +1,10 @@
 /** `freecode doctor`: what this machine has, where data goes, and whether each storage adapter starts. */
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
 import { arch, platform, release } from "node:os";
 import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
-import { rolloutEnabled } from "../../rollout/recorder.ts";
+import { rolloutDecision } from "../../rollout/recorder.ts";
 import { apiKeyFromEnv } from "../../session/_chat-completion.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { openStore } from "../../storage/select.ts";
@@ -30,7 +30,18 @@ export function homeProblem(home: string): string | undefined {
   // The folders freecode writes into, where they exist: a file in one's place failed every write
   // (ENOTDIR) while doctor said the home was fine.
   const paths = homePaths(home);
-  for (const sub of [paths.sessions, dirname(paths.rollout), paths.rollout, paths.state, paths.remote]) {
+  const folders = [
+    paths.sessions,
+    dirname(paths.rollout),
+    paths.rollout,
+    paths.state,
+    paths.remote,
+    paths.snapshots,
+  ];
+  for (const sub of folders) {
+    // A link to nowhere is no folder to write in either (lstat sees the link, stat its target).
+    if (lstatSync(sub, { throwIfNoEntry: false })?.isSymbolicLink() && !existsSync(sub))
+      return `${sub} is a link to ${readlinkSync(sub)}, which does not exist`;
     const st = statSync(sub, { throwIfNoEntry: false });
     if (st && !st.isDirectory()) return `${sub} is a file, not a directory`;
   }
@@ -91,18 +102,11 @@ export default command({
     }
     const store = storeOf(ctx);
     // Whether commands record their rollout events here, and why not (NODE_ENV=test, which `bun
-    // test` sets, turns recording off: in a CI shell it is easily inherited).
-    let recording: { on: boolean; why?: string } = { on: true };
-    const flag = process.env.FREECODE_ROLLOUT;
-    if (!rolloutEnabled(process.env, configError ? {} : ctx.config()))
-      recording = {
-        on: false,
-        why: flag
-          ? `FREECODE_ROLLOUT=${flag}`
-          : process.env.NODE_ENV === "test"
-            ? "NODE_ENV=test; FREECODE_ROLLOUT=on records all the same"
-            : '"rollout": false in config.json',
-      };
+    // test` sets, turns recording off: in a CI shell it is easily inherited). The environment is
+    // read through a variable: the build replaces `process.env.NODE_ENV` itself with a constant.
+    const env = process.env;
+    const decided = rolloutDecision(env, configError ? {} : ctx.config());
+    const recording = decided.on ? { on: true } : { on: false, why: decided.why };
     const storeError = configError === undefined && store ? await storeProblem(store, ctx.home) : undefined;
     const report = {
       version: VERSION,
