@@ -133,15 +133,17 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * What to give instead of the endpoint that redirected `url` to `to`: `to` without the path freecode
- * adds to an endpoint (`/v1/exports`, `/v1/traces`), when `url` ended with it too (given whole,
- * `…/v1/exports` became `…/v1/exports/v1/exports`, a 404).
+ * adds to an endpoint (`/v1/exports`; `/v1/traces` to an address that has no path), so that given,
+ * it posts where `to` is (given whole, `…/v1/exports` became `…/v1/exports/v1/exports`, a 404).
  */
 function endpointOf(url: string, to: string): string {
-  const target = new URL(to, url).href;
-  for (const added of ["/v1/exports", "/v1/traces"])
-    if (new URL(url).pathname.endsWith(added) && target.endsWith(added))
-      return target.slice(0, -added.length);
-  return target;
+  const target = new URL(to, url);
+  // The sync client adds `/v1/exports` to every endpoint.
+  if (new URL(url).pathname.endsWith("/v1/exports") && target.pathname.endsWith("/v1/exports"))
+    return target.href.slice(0, -"/v1/exports".length);
+  // The OTLP exporter adds `/v1/traces` to an address with no path only: one with a path is used as it is.
+  if (target.pathname === "/v1/traces" && !target.search) return target.origin;
+  return target.href;
 }
 
 /** The `error` of our JSON error bodies, else the text as it is (a proxy's error page). */

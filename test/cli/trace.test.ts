@@ -231,6 +231,38 @@ describe("trace", () => {
     expect(runCli(["trace", "missing"], { home: home.path }).code).toBe(3);
   });
 
+  test("regression: a collector that redirects is named with the address to give instead, the one --otlp then posts to", async () => {
+    await using home = await tempHome();
+    homeWithFixture(home.path);
+    const moved = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) =>
+        new Response(null, {
+          status: 308,
+          headers: { location: `https://collector.example${new URL(req.url).pathname}` },
+        }),
+    });
+    try {
+      for (const [given, advice] of [
+        // A path is posted to as it is: give the whole address.
+        ["/api/public/otel/v1/traces", "give https://collector.example/api/public/otel/v1/traces instead"],
+        // No path: /v1/traces was added, so the address without it.
+        ["", "give https://collector.example instead"],
+      ] as const) {
+        const r = await runCliAsync(
+          ["trace", "fixture-session", "--otlp", `http://127.0.0.1:${moved.port}${given}`],
+          {
+            home: home.path,
+          },
+        );
+        expect([given, r.code, r.stderr.includes(advice)]).toEqual([given, 69, true]);
+      }
+    } finally {
+      await moved.stop(true);
+    }
+  });
+
   test("regression: flags that would do nothing together are refused (exit 2), not ignored: --otlp with --list or --follow wrote no spans", async () => {
     await using home = await tempHome();
     homeWithFixture(home.path);
