@@ -171,6 +171,19 @@ describe("session export / import", () => {
         "(field rollout[1].timestamp)",
       ],
       [
+        // A log an older version wrote with a -1 count reads, but is not written into a store anew.
+        "a negative count",
+        {
+          ...doc,
+          rollout: doc.rollout.map((e: { type: string }, i: number) =>
+            i === doc.rollout.findIndex((x: { type: string }) => x.type === "model.response")
+              ? { ...e, inputTokens: -1 }
+              : e,
+          ),
+        },
+        `.inputTokens)`,
+      ],
+      [
         "events out of order",
         { ...doc, rollout: [doc.rollout[1], doc.rollout[0]] },
         "events out of order: seq 1 after 2 (field rollout[1].seq)",
