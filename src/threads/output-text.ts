@@ -30,7 +30,12 @@ const MAX_DEPTH = 64;
  */
 const BASE64_RUNS = /[A-Za-z0-9+/]{200,}={0,2}/g;
 const DATA_URLS = /data:[^,\s]{0,200};base64,[A-Za-z0-9+/]*={0,2}/g;
-const isBase64 = (run: string) => /\d/.test(run) && /[a-z]/.test(run) && /[A-Z]/.test(run);
+/** Base64's `/` is one character in 64; a path's comes every few words (a long Java path is no blob). */
+const isBase64 = (run: string) =>
+  /\d/.test(run) &&
+  /[a-z]/.test(run) &&
+  /[A-Z]/.test(run) &&
+  (run.match(/\//g)?.length ?? 0) * 20 <= run.length;
 
 /** `x` without its data URLs and base64 runs (see above). */
 function withoutBinary(x: string): string {

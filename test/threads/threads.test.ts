@@ -357,6 +357,15 @@ test("regression: arguments are searched by their values, escapes read: a heredo
       { type: "tool", tool: { name: "create_issue", args: { type: "wombatbug", title: "x" } }, callId: "c2" },
       // An argument object shaped like an image block, and a file content that starts with a key blob.
       { type: "tool", tool: { name: "attach", args: { type: "image", name: "zebrafile" } }, callId: "c3" },
+      // A long path is not a blob of base64 (its `/` come every few words).
+      {
+        type: "tool",
+        tool: {
+          name: "ls",
+          args: { command: `ls -la /src/main/${"Module1/".repeat(25)}Lemurfish2Controller.java` },
+        },
+        callId: "c5",
+      },
       {
         type: "tool",
         tool: { name: "write", args: { content: `${"Ab1".repeat(100)}\nkoalaword follows the blob` } },
@@ -373,6 +382,7 @@ test("regression: arguments are searched by their values, escapes read: a heredo
       ["tool/bash"],
       ["tool/create_issue"],
     ]);
+    expect([engine, await found("Lemurfish2Controller")]).toEqual([engine, ["tool/ls"]]);
     expect([engine, await found("zebrafile"), await found("koalaword")]).toEqual([
       engine,
       ["tool/attach"],
