@@ -194,6 +194,13 @@ export function rejectUnknownFlags(
   const known = flagKinds(defs);
   const seen = new Set<string>();
   const switches = new Map<string, boolean>();
+  // A one-letter alias is its flag (`-f` is `--follow`).
+  const canonical = new Map<string, string>();
+  for (const [name, def] of Object.entries(defs)) {
+    const alias = (def as { alias?: string | string[] }).alias;
+    for (const a of alias === undefined ? [] : Array.isArray(alias) ? alias : [alias])
+      canonical.set(camel(a), camel(name));
+  }
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
     if (token === "--") return;
@@ -201,17 +208,24 @@ export function rejectUnknownFlags(
     const name = token.split("=")[0]!;
     // One dash is a one-letter alias (`-f`): `-home X` was read as letters and dropped, and a
     // `--purge` then went to the default home.
-    if (!name.startsWith("--") && name.length > 2)
-      throw usageError(`unknown option ${name} (a long option takes two dashes: -${name})`);
+    if (!name.startsWith("--") && name.length > 2) {
+      const long = camel(name.slice(1));
+      throw usageError(
+        `unknown option ${name}${known.has(long) ? ` (a long option takes two dashes: -${name})` : ""}`,
+      );
+    }
     const [flag, inlineValue] = splitFlag(token);
     const kind = known.get(flag);
     if (!kind) throw usageError(`unknown option ${name}`);
     if (kind === "boolean") {
-      // `--purge=no` was on: a switch is given or not (or `=true`/`=false`), and not both ways.
-      if (inlineValue !== undefined && inlineValue !== "true" && inlineValue !== "false")
+      // `--purge=no` was on: a switch is given or not (or `=true`/`=false` in its long form), and
+      // not both ways (`-f --no-follow`).
+      const alias = !name.startsWith("--");
+      if (inlineValue !== undefined && (alias || (inlineValue !== "true" && inlineValue !== "false")))
         throw usageError(`${name} is a switch: it takes no value (got "${inlineValue}")`);
-      const base = flag.startsWith("no") && known.has(uncap(flag.slice(2))) ? uncap(flag.slice(2)) : flag;
-      const on = base === flag ? inlineValue !== "false" : inlineValue === "false";
+      const named = canonical.get(flag) ?? flag;
+      const base = named.startsWith("no") && known.has(uncap(named.slice(2))) ? uncap(named.slice(2)) : named;
+      const on = base === named ? inlineValue !== "false" : inlineValue === "false";
       if (switches.get(base) === !on) throw usageError(`--${kebab(base)} is given both on and off`);
       switches.set(base, on);
       continue;

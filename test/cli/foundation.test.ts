@@ -54,6 +54,10 @@ describe("CLI conventions", () => {
       // `a2` was dropped without a word.
       [["session", "delete", "a1", "a2"], 'unexpected argument "a2" (it takes one)'],
       [["doctor", "extra"], 'unexpected argument "extra" (it takes none)'],
+      // A switch's one-letter alias too; and no `--` hint for a name no option has.
+      [["trace", "x", "-f=false"], '-f is a switch: it takes no value (got "false")'],
+      [["trace", "x", "-f", "--no-follow"], "--follow is given both on and off"],
+      [["session", "list", "-fj"], "unknown option -fj\n"],
     ] as const) {
       const r = runCli([...args], h);
       expect([args, r.code, r.stderr.includes(message)]).toEqual([args, 2, true]);
