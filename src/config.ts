@@ -8,7 +8,7 @@ import { badInput, usageError } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
 import { duplicateJsonKey } from "./util/duplicate-keys.ts";
-import { isUnknownKey, unknownField } from "./util/unknown-field.ts";
+import { firstIssue, unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
 export const STORE_NAMES = ["auto", "files", "memory", "sqlite", "sqljs", "json"] as const;
@@ -136,7 +136,7 @@ export function parseConfig(raw: unknown, file = "config.json"): Config {
   const result = v.safeParse(ConfigSchema, raw);
   if (result.success) return result.output;
   // A misspelt key is also a missing one (`outptu` for `output`): the misspelling says more.
-  const issue = result.issues.find(isUnknownKey) ?? result.issues[0];
+  const issue = firstIssue(result.issues);
   const field = v.getDotPath(issue) ?? undefined;
   throw badInput(`invalid config: ${unknownField(ConfigSchema, issue) ?? issue.message}`, { file, field });
 }

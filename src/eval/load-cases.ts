@@ -9,7 +9,7 @@ import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "../util/duplicate-keys.ts";
-import { closest, unknownField } from "../util/unknown-field.ts";
+import { closest, firstIssue, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
@@ -234,7 +234,7 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
     }
   }
   const parsed = v.safeParse(CaseSchema, raw);
-  if (!parsed.success) invalid(parsed.issues[0], at, file, doc, CaseSchema);
+  if (!parsed.success) invalid(firstIssue(parsed.issues), at, file, doc, CaseSchema);
   const input = parsed.output;
   const expectations: Expectation[] = [];
   const line = (path: PathSegment[]) => doc.lineOf([...at, ...path]);
@@ -261,7 +261,7 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
     const r = v.safeParse(ASSERTIONS[name as AssertionName], value);
     if (!r.success)
       invalid(
-        r.issues[0],
+        firstIssue(r.issues),
         [...at, "expect", i, name],
         file,
         doc,

@@ -9,7 +9,7 @@
  */
 import * as v from "valibot";
 import { ERROR_EXIT_CODES, FreecodeError } from "../errors.ts";
-import { unknownField } from "../util/unknown-field.ts";
+import { firstIssue, unknownField } from "../util/unknown-field.ts";
 
 export const RPC_ERRORS = {
   parseError: -32700,
@@ -105,7 +105,7 @@ export function createRpcDispatcher(methods: RpcMethods, options: RpcDispatcherO
       return failure(id, RPC_ERRORS.invalidParams, "invalid params: params must be an object (by name)");
     const parsed = v.safeParse(method.params, params ?? {});
     if (!parsed.success) {
-      const issue = parsed.issues[0];
+      const issue = firstIssue(parsed.issues);
       const field = v.getDotPath(issue);
       const why = unknownField(method.params, issue) ?? issue.message;
       return failure(

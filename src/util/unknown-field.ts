@@ -92,3 +92,7 @@ export function unknownField(schema: unknown, issue: v.BaseIssue<unknown>): stri
 /** Whether `issue` is a key a strict object does not declare (worth saying before a missing one). */
 export const isUnknownKey = (issue: v.BaseIssue<unknown>): boolean =>
   issue.type === "strict_object" && issue.expected === "never";
+
+/** The issue to tell of a failed parse: a misspelt key before the missing one it is (`outptu`). */
+export const firstIssue = <I extends v.BaseIssue<unknown>>(issues: readonly [I, ...I[]]): I =>
+  issues.find(isUnknownKey) ?? issues[0];

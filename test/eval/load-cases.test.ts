@@ -97,6 +97,14 @@ describe("case files", () => {
       expect([e.code, e.message, e.source?.field]).toEqual(["bad_input", "cases must be a list", "cases"]);
     }
   });
+  test("regression: a misspelt key is named as the misspelling, not as the missing key it is", async () => {
+    const e = await errorOf(
+      "c.yaml",
+      "id: x\nsessions: all\nprices: {m: {input: 1, outptu: 2}}\nexpect:\n  - noHung: true\n",
+    );
+    expect(e.message).toBe('invalid case: unknown field "outptu" (did you mean output?)');
+  });
+
   test("syntax errors carry the line", async () => {
     expect((await errorOf("s.json", '{\n "id": "a",\n "expect": [,]\n}')).source?.line).toBe(3);
     expect(

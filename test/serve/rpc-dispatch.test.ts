@@ -115,6 +115,8 @@ describe("JSON-RPC dispatcher", () => {
         "time",
       ],
       [["a"], "invalid params: params must be an object (by name)", undefined],
+      // A misspelt required field: named as the misspelling, not as the missing one.
+      [{ txet: "a" }, 'invalid params: unknown field "txet" (did you mean text?) (field txet)', "txet"],
     ];
     for (const [params, message, field] of cases) {
       expect(await call(req("echo", params))).toEqual({
