@@ -109,10 +109,12 @@ export const ConfigSchema = v.strictObject({
   /** Generated session titles: off unless an OpenAI-compatible endpoint is named (same fields as the
    * http summarizer). */
   titler: v.optional(
-    v.variant("type", [
-      v.strictObject({ type: v.literal("off") }),
-      v.strictObject({ type: v.literal("http"), ...httpModel("titler") }),
-    ]),
+    objectOnly(
+      v.variant("type", [
+        v.strictObject({ type: v.literal("off") }),
+        v.strictObject({ type: v.literal("http"), ...httpModel("titler") }),
+      ]),
+    ),
   ),
   gc: v.optional(objectOnly(Gc)),
   syncEndpoint: v.optional(
@@ -156,7 +158,10 @@ export function loadConfig(home: string): Config {
   if (!existsSync(file)) {
     // A link to nowhere is a config that was meant, not none: its settings were dropped unseen.
     if (isLink(file))
-      throw badInput(`invalid config: it is a link to ${readlinkSync(file)}, which does not exist`, { file });
+      throw badInput(
+        `invalid config: it is a link to ${readlinkSync(file)}, which leads to no file (missing, or a loop of links)`,
+        { file },
+      );
     return {};
   }
   let text: string;
