@@ -134,8 +134,12 @@ test("regression: config refuses an infinite price, a timeout no timer can wait,
   rmSync(file);
   symlinkSync(join(home.path, "nowhere.json"), file);
   expect(() => loadConfig(home.path)).toThrow(
-    `it is a link to ${join(home.path, "nowhere.json")}, which does not exist`,
+    `it is a link to ${join(home.path, "nowhere.json")}, which leads to no file (missing, or a loop of links)`,
   );
+  // A link to itself: the same.
+  rmSync(file);
+  symlinkSync(file, file);
+  expect(() => loadConfig(home.path)).toThrow("which leads to no file (missing, or a loop of links)");
   rmSync(file);
   mkdirSync(file);
   expect(() => loadConfig(home.path)).toThrow(
