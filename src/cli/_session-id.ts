@@ -15,9 +15,9 @@ import type { StorageAdapter } from "../storage/contract.ts";
 /** How many of the ids a start shares are named in a message. */
 const SHOWN = 5;
 
-/** Every id in the store: its sessions (soft-deleted ones too) and its logs. */
-async function storeIds(adapter: StorageAdapter): Promise<Set<string>> {
-  const ids = new Set(await adapter.listEventLogs());
+/** The ids in the store: its sessions (soft-deleted ones too), and with `logs` its rollout logs. */
+async function storeIds(adapter: StorageAdapter, logs: boolean): Promise<Set<string>> {
+  const ids = new Set(logs ? await adapter.listEventLogs() : []);
   for (const m of (await adapter.listSessions({ all: true })).items) ids.add(m.id);
   return ids;
 }
@@ -35,11 +35,19 @@ function startingWith(ids: Iterable<string>, typed: string): string[] {
   return out.sort();
 }
 
-/** The whole id `typed` names in the store (see above); `bad_input` when it starts several. */
-export async function completeId(adapter: StorageAdapter, typed: string): Promise<string> {
+/**
+ * The whole id `typed` names in the store (see above); `bad_input` when it starts several. `of`:
+ * `sessions` for the `session` commands (a rollout log alone is no session: completed to one, the
+ * command said "no session" of an id nobody typed), `any` for the rollout's.
+ */
+export async function completeId(
+  adapter: StorageAdapter,
+  typed: string,
+  of: "sessions" | "any" = "sessions",
+): Promise<string> {
   checkId(typed);
   if ((await adapter.getMeta(typed)) !== undefined) return typed;
-  return completeFrom(await storeIds(adapter), typed);
+  return completeFrom(await storeIds(adapter, of === "any"), typed);
 }
 
 /** The id of `ids` that `typed` names whole or is the only start of; else `typed` itself. */

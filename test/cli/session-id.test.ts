@@ -88,6 +88,13 @@ test("read commands take a unique start of an id; a shared start is exit 2; chan
     "claude-3f2b0000-bbbb",
   );
   expect(runCli(["session", "tag", "claude-3f2b", "--add", "x"], h).code).toBe(3);
+  // A command about sessions completes among sessions: a log alone is none.
+  const logStart = runCli(["session", "show", "rolled-9c"], h);
+  expect([logStart.code, logStart.stderr.trim()]).toEqual([3, "[error] no session rolled-9c"]);
+  runCli(["rollout", "append", "claude-3f2b-log"], { ...h, stdin: '{"type":"turn.started","turnId":"t"}\n' });
+  expect(parseJson<{ id: string }>(runCli(["session", "tag", "claude-3f2b", "--json"], h)).id).toBe(
+    "claude-3f2b0000-bbbb",
+  );
   // A log's whole id, given to a command about sessions: no hint that it "starts" itself.
   const logOnly = runCli(["session", "show", "rolled-9c41"], h);
   expect([logOnly.code, logOnly.stderr.trim()]).toEqual([3, "[error] no session rolled-9c41"]);

@@ -52,7 +52,7 @@ export default command({
     } else {
       const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
       try {
-        sessionId = await completeId(adapter, sessionId);
+        sessionId = await completeId(adapter, sessionId, "any");
         trace = await loadTrace({ adapter, sessionId });
       } finally {
         await adapter.close();

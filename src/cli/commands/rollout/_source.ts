@@ -81,7 +81,7 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
       return file ? { file, sessionId: id } : { adapter, sessionId: id };
     },
     async resolve(id) {
-      if (id !== undefined) return completeId(adapter, checkId(id));
+      if (id !== undefined) return completeId(adapter, checkId(id), "any");
       const all = await rollouts.list();
       const latest = all.sort((a, b) => b.lastAt - a.lastAt)[0];
       if (!latest) throw notFound("no rollout logs yet (nothing recorded in this home)");
