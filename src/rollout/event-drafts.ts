@@ -6,7 +6,7 @@
  * (a stdin line, or `events[i]`).
  */
 import { badInput, type ErrorSource } from "../errors.ts";
-import { MAX_EVENT_BYTES } from "../storage/_events.ts";
+import { MAX_DRAFT_BYTES, MAX_EVENT_BYTES } from "../storage/_events.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
@@ -47,7 +47,7 @@ export function eventDrafts(
     if (huge !== undefined)
       throw badInput("a number too large for a double (stored, it would become null)", where(i, huge));
     // The store takes no line longer than readers read; `seq` is added to it.
-    const bytes = jsonBytesOver(draft, MAX_EVENT_BYTES - 32);
+    const bytes = jsonBytesOver(draft, MAX_DRAFT_BYTES);
     if (bytes !== undefined && bytes !== "too deep")
       throw badInput(
         `event is ${bytes} bytes as a line: over the ${mib(MAX_EVENT_BYTES)} a log line may take`,

@@ -14,7 +14,7 @@
  */
 import { writeSync } from "node:fs";
 import { badInput, FreecodeError } from "../errors.ts";
-import { MAX_EVENT_BYTES } from "../storage/_events.ts";
+import { MAX_DRAFT_BYTES, MAX_EVENT_BYTES } from "../storage/_events.ts";
 import { checkSessionId } from "../storage/_validate.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
@@ -113,9 +113,6 @@ function idGenerator(now: () => number): () => string {
   if (!next) idsByClock.set(now, (next = createIdGenerator(now)));
   return next;
 }
-
-/** What the store's `,"seq":N` adds to a recorded event's line, at most. */
-const SEQ_ROOM = 32;
 
 /**
  * Replace the event's object fields by their JSON round trip (a copy: a caller changing an object
@@ -357,9 +354,8 @@ export function createRecorder(options: RecorderOptions): Recorder {
           field: bad.field,
         });
       }
-      // Refused here too: the store takes no line longer than readers read (`MAX_EVENT_BYTES`), with
-      // room for the `seq` it adds.
-      const bytes = jsonBytesOver(stamped, MAX_EVENT_BYTES - SEQ_ROOM);
+      // Refused here too: the store takes no line longer than readers read (`MAX_DRAFT_BYTES`).
+      const bytes = jsonBytesOver(stamped, MAX_DRAFT_BYTES);
       if (bytes !== undefined)
         throw badInput(
           `${event.type} event is ${bytes === "too deep" ? "nested too deep" : `${bytes} bytes as a line`}: over the ${mib(MAX_EVENT_BYTES)} a log line may take`,

@@ -13,6 +13,13 @@ import type { EventDraft, EventRecord } from "./records.ts";
  */
 export const MAX_EVENT_BYTES = 32 * 1024 * 1024;
 
+/**
+ * The longest line a writer's draft may make (its `id`, session and time filled in): the store adds
+ * `,"seq":N` (at most 32 bytes) and keeps the line shorter than `MAX_EVENT_BYTES`. The recorder and
+ * `rollout append` refuse a longer one themselves, so a batch the store would refuse never forms.
+ */
+export const MAX_DRAFT_BYTES = MAX_EVENT_BYTES - 1 - 32;
+
 /** Stamp `drafts` with seq `lastSeq+1…`, the session id as `aggregateID`, and an id/timestamp if missing. */
 export function stampEvents(sessionId: string, lastSeq: number, drafts: EventDraft[]): EventRecord[] {
   const now = Date.now();
