@@ -5,6 +5,10 @@
  */
 import type { Trace } from "../rollout/folds/trace-types.ts";
 
+/** A path a Windows agent recorded: a drive letter, a `\\server` share, or backslashes and no slash. */
+const isWindowsPath = (p: string) =>
+  /^[a-z]:\\/i.test(p) || p.startsWith("\\\\") || (p.includes("\\") && !p.includes("/"));
+
 /** The starter case as a plain object (valid against CaseSchema). */
 export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
   const expect: Record<string, unknown>[] = [];
@@ -17,12 +21,16 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
   for (const [name, count] of counts) expect.push({ expectTool: { name, count } });
   // As globs that match only themselves: `app/todos/[id]/page.tsx` is a glob matching `.../i/...`.
-  // A Windows path with forward slashes: a backslash in a glob escapes (`glob.ts`).
+  // A Windows path (a drive letter, `\\server`, or backslashes and no slash: `src\lib\a.ts`) with
+  // forward slashes, as paths are compared: a backslash in such a glob escapes (`glob.ts`).
   if (trace.changedFiles.length)
     expect.push({
       changedFiles: {
         include: trace.changedFiles.map((p) =>
-          (/^[a-z]:\\/i.test(p) ? p.replace(/\\/g, "/") : p).replace(/[*?[\]{}!\\]/g, "\\$&"),
+          (isWindowsPath(p) ? p.replace(/\\/g, "/").replace(/^\/\/+/, "/") : p).replace(
+            /[*?[\]{}!\\]/g,
+            "\\$&",
+          ),
         ),
       },
     });

@@ -214,6 +214,13 @@ describe("freecode eval (source)", () => {
             .replace(/"projectPath":"[^"]*"/, '"projectPath":"C:\\\\Users\\\\me\\\\app"'),
       ],
       [
+        "winrel-1",
+        (t) =>
+          t
+            .replaceAll('"path":"src/login.ts"', '"path":"src\\\\lib\\\\[a].ts"')
+            .replace(/"projectPath":"[^"]*"/, '"projectPath":"C:\\\\Users\\\\me\\\\app"'),
+      ],
+      [
         "quiet-1",
         (t) =>
           t
@@ -234,16 +241,26 @@ describe("freecode eval (source)", () => {
       const r = runCli(["eval", out, "--sessions", sessions]);
       expect([id, r.code, r.stderr]).toEqual([id, 0, expect.anything()]);
     }
-    // A Windows project named with backslashes (as session list --project takes it) selects it.
-    const byProject = join(dir.path, "by-project.yaml");
+    // A Windows project named with backslashes (as session list --project takes it) selects it,
+    // a glob too; and a Windows glob's backslashes are separators, `\*` included.
+    for (const [project, count] of [
+      ["C:\\Users\\me\\app", 2],
+      ["C:\\Users\\me\\*", 2],
+      ["c:/users/me/*", 2],
+    ] as const) {
+      const byProject = join(dir.path, "by-project.yaml");
+      writeFileSync(byProject, `id: win\nsessions: {project: '${project}'}\nexpect:\n  - noHung: true\n`);
+      const selected = runCli(["eval", byProject, "--sessions", sessions, "--json"]);
+      const got = parseJson<{ cases: { counts: { sessions: number } }[] }>(selected).cases[0]!.counts
+        .sessions;
+      expect([project, got]).toEqual([project, count]);
+    }
+    const windowsGlob = join(dir.path, "windows-glob.yaml");
     writeFileSync(
-      byProject,
-      "id: win\nsessions: {project: 'C:\\Users\\me\\app'}\nexpect:\n  - noHung: true\n",
+      windowsGlob,
+      "id: wg\nsessions: [win-1]\nexpect:\n  - changedFiles: {only: ['C:\\Users\\me\\app\\*']}\n",
     );
-    const selected = runCli(["eval", byProject, "--sessions", sessions, "--json"]);
-    expect(parseJson<{ cases: { counts: { sessions: number } }[] }>(selected).cases[0]!.counts.sessions).toBe(
-      1,
-    );
+    expect(runCli(["eval", windowsGlob, "--sessions", sessions]).code).toBe(0);
     const lines = log.split("\n");
     lines[5] = "{not json";
     mkdirSync(join(sessions, "broken"), { recursive: true });

@@ -89,24 +89,18 @@ const DRIVE = /^[a-z]:\//i;
 const isAbsolutePath = (p: string) => p.startsWith("/") || DRIVE.test(p);
 
 /**
- * A glob as written, made one that matches paths as they are compared (forward slashes). In an
- * absolute glob a backslash is a Windows separator (`C:\Users\me\*`) unless it escapes one of
- * `*?[]{}!\` (`\[id\]`, as `eval add` writes a path that holds them: every `\` made a `/`, the
- * starter case of a session that changed `[id]/page.tsx` failed on its own session). A drive-letter
- * glob is lower-cased, as Windows compares paths (`C:\Users` and `c:/users` select the same).
+ * A glob as written, made one that matches paths as they are compared (forward slashes). The
+ * separator after a drive letter decides what a backslash is: in `C:\Users\me\*` every backslash
+ * is a Windows separator, as its user means it; in `C:/Users/me/\[id\]`, as in a POSIX glob, a
+ * backslash escapes the character after it (`eval add` writes a changed path holding `*?[]{}!` so:
+ * read as separators, the starter case of a session that changed `app/[id]/page.tsx` failed on its
+ * own session). A drive-letter glob is lower-cased, as Windows compares paths (`C:\Users` and
+ * `c:/users` select the same).
  */
-const GLOB_SPECIAL = new Set(["*", "?", "[", "]", "{", "}", "!", "\\"]);
-
 function globSource(pattern: string): string {
-  if (!isAbsolutePath(pattern.replace(/\\/g, "/"))) return pattern.replace(/^(\.\/)+/, "");
-  let slashed = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c !== "\\") slashed += c;
-    else if (i + 1 < pattern.length && GLOB_SPECIAL.has(pattern[i + 1]!)) slashed += c + pattern[++i];
-    else slashed += "/";
-  }
-  return DRIVE.test(slashed) ? slashed.toLowerCase() : slashed;
+  if (/^[a-z]:\\/i.test(pattern)) return pattern.replace(/\\/g, "/").toLowerCase();
+  if (DRIVE.test(pattern)) return pattern.toLowerCase();
+  return isAbsolutePath(pattern) ? pattern : pattern.replace(/^(\.\/)+/, "");
 }
 
 /** Forward slashes, `.` and `..` resolved, no trailing slash (but a root keeps its own). */
