@@ -3,8 +3,8 @@
  * into a store, keeping per-file state in `<home>/state/imports.json` under a lock so two imports
  * never interleave their state writes.
  */
-import { existsSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { homePaths } from "../home.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { ensureDir } from "../util/atomic.ts";
@@ -46,13 +46,18 @@ export function rootsFor(agent: Agent | "auto", paths: string[]): { agent: Agent
   // were read again, every meta rewritten, and each file kept twice in the import state).
   if (paths.length > 0) return paths.map((p) => ({ agent, root: realPath(resolve(p)) }));
   const agents = agent === "auto" ? AGENTS : [agent];
-  return agents.flatMap((a) => defaultRoots(a).map((root) => ({ agent: a, root })));
+  return agents.flatMap((a) => defaultRoots(a).map((root) => ({ agent: a, root: realPath(root) })));
 }
 
-/** `path` with its links resolved, when it exists (else as given: reported missing later). */
+/**
+ * `path` with the links of its folders resolved, when it exists (else as given: reported missing
+ * later). A file keeps its own name: a transcript linked under another name is told by the name
+ * given (`<uuid>.jsonl`), and named in messages as the user named it.
+ */
 function realPath(path: string): string {
   try {
-    return realpathSync(path);
+    if (!statSync(path).isFile()) return realpathSync(path);
+    return join(realpathSync(dirname(path)), basename(path));
   } catch {
     return path;
   }

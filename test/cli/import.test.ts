@@ -88,6 +88,39 @@ describe("freecode import (binary)", () => {
     });
   });
 
+  test("regression: a default location that is a link is taken by its real path; a transcript linked under its own name imports", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    // ~/.claude kept in a dotfiles folder and linked.
+    const real = join(dir.path, "dotfiles", "claude");
+    const transcript = join(
+      CORPUS,
+      "claude",
+      "drmaciver_claude-reliability",
+      "coverage-test-fix.transcript.jsonl",
+    );
+    mkdirSync(join(real, "projects", "p"), { recursive: true });
+    copyFileSync(transcript, join(real, "projects", "p", "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl"));
+    symlinkSync(real, join(dir.path, ".claude"));
+    type Out = { totals: { created: number; updated: number; unchanged: number; imported: number } };
+    const env = { HOME: dir.path, CLAUDE_CONFIG_DIR: undefined };
+    const first = parseJson<Out>(runBinary(["import", "claude", "--json"], { home: home.path, env }));
+    expect(first.totals.created).toBe(1);
+    const again = parseJson<Out>(
+      runBinary(["import", "claude", join(real, "projects"), "--json"], { home: home.path, env }),
+    );
+    expect(again.totals).toMatchObject({ created: 0, updated: 0, unchanged: 1, imported: 0 });
+    // A transcript linked under its own name from a file named otherwise: read as the name given.
+    await using other = await tempHome();
+    const blob = join(dir.path, "cblob");
+    copyFileSync(transcript, blob);
+    const named = join(dir.path, "linked", "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
+    mkdirSync(join(dir.path, "linked"));
+    symlinkSync(blob, named);
+    const linked = runBinary(["import", "claude", named, "--json"], { home: other.path });
+    expect([linked.code, parseJson<Out>(linked).totals.created]).toEqual([0, 1]);
+  });
+
   test("regression: a named path the importer cannot take is exit 2; the rest is imported", async () => {
     await using home = await tempHome();
     const claude = join(
