@@ -140,7 +140,7 @@ function endpointOf(url: string, to: string): string {
   const target = new URL(to, url);
   // The sync client adds `/v1/exports` to every endpoint.
   if (new URL(url).pathname.endsWith("/v1/exports") && target.pathname.endsWith("/v1/exports"))
-    return target.href.slice(0, -"/v1/exports".length);
+    return `${target.origin}${target.pathname.slice(0, -"/v1/exports".length)}${target.search}`;
   // The OTLP exporter adds `/v1/traces` to an address with no path only: one with a path is used as it is.
   if (target.pathname === "/v1/traces" && !target.search) return target.origin;
   return target.href;

@@ -159,7 +159,7 @@ describe("CLI conventions", () => {
     rmSync(join(home.path, "snapshots"));
     symlinkSync(join(home.path, "nowhere"), join(home.path, "sessions"));
     expect(homeError()).toBe(
-      `${join(home.path, "sessions")} is a link to ${join(home.path, "nowhere")}, which does not exist`,
+      `${join(home.path, "sessions")} is a link to ${join(home.path, "nowhere")}, which leads to no folder (missing, or a loop of links)`,
     );
   });
 

@@ -187,6 +187,11 @@ describe("session export --to / import <URL>", () => {
         const path = new URL(req.url).pathname;
         if (path === "/away") return new Response("got the token", { status: 200 });
         if (path.startsWith("/same")) return new Response(null, { status: 304 });
+        if (path.startsWith("/q"))
+          return new Response(null, {
+            status: 301,
+            headers: { location: "https://sync.example/base/v1/exports?from=http" },
+          });
         return new Response("moved", {
           status: 301,
           headers: { location: "https://sync.example/v1/exports" },
@@ -200,6 +205,12 @@ describe("session export --to / import <URL>", () => {
         `http://127.0.0.1:${moved.port}/v1/exports: the endpoint redirects (HTTP 301) to https://sync.example/v1/exports: freecode follows no redirect (the credentials would go along); give https://sync.example instead`,
       );
       expect(seen).toBe(1);
+      // A redirect that keeps a query: the advice keeps it, and only the added path comes off.
+      const query = await cli(
+        ["session", "export", ID, "--to", `http://127.0.0.1:${moved.port}/q`],
+        source.path,
+      );
+      expect(query.stderr).toContain("give https://sync.example/base?from=http instead");
       // A 304 is an answer, not a redirect.
       const same = await cli(
         ["session", "export", ID, "--to", `http://127.0.0.1:${moved.port}/same`],

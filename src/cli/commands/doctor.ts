@@ -41,7 +41,7 @@ export function homeProblem(home: string): string | undefined {
   for (const sub of folders) {
     // A link to nowhere is no folder to write in either (lstat sees the link, stat its target).
     if (lstatSync(sub, { throwIfNoEntry: false })?.isSymbolicLink() && !existsSync(sub))
-      return `${sub} is a link to ${readlinkSync(sub)}, which does not exist`;
+      return `${sub} is a link to ${readlinkSync(sub)}, which leads to no folder (missing, or a loop of links)`;
     const st = statSync(sub, { throwIfNoEntry: false });
     if (st && !st.isDirectory()) return `${sub} is a file, not a directory`;
   }
