@@ -9,7 +9,7 @@ import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "../util/duplicate-keys.ts";
-import { closest, firstIssue, unknownField } from "../util/unknown-field.ts";
+import { closest, firstIssue, isUnknownKey, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
 import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
@@ -190,7 +190,9 @@ type Issue = v.BaseIssue<unknown>;
  * (number | string)".
  */
 function deepest(issue: Issue): Issue {
-  const score = (i: Issue) => (i.path?.length ?? 0) * 2 + (i.kind === "validation" ? 1 : 0);
+  // A misspelt key explains the most (`{nmae: read}` is also a missing `name`): it comes first.
+  const score = (i: Issue) =>
+    (isUnknownKey(i) ? 1000 : 0) + (i.path?.length ?? 0) * 2 + (i.kind === "validation" ? 1 : 0);
   const at = issue.path ?? [];
   let best = issue;
   for (const sub of issue.issues ?? []) {

@@ -103,6 +103,9 @@ describe("case files", () => {
       "id: x\nsessions: all\nprices: {m: {input: 1, outptu: 2}}\nexpect:\n  - noHung: true\n",
     );
     expect(e.message).toBe('invalid case: unknown field "outptu" (did you mean output?)');
+    // Inside an assertion that takes a string or an object (a union): the same.
+    const inUnion = await errorOf("d.yaml", "id: x\nsessions: all\nexpect:\n  - expectTool: {nmae: read}\n");
+    expect(inUnion.message).toBe('invalid expectTool: unknown field "nmae" (did you mean name?)');
   });
 
   test("syntax errors carry the line", async () => {
