@@ -12,7 +12,6 @@
  */
 import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
-import { eventNumberProblem } from "../rollout/event-numbers.ts";
 import { checkEvent } from "../rollout/validate.ts";
 import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
@@ -205,10 +204,6 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
       if (checked.kind === "invalid")
         throw badInput(checked.message, at(`rollout[${i}]${checked.field ? `.${checked.field}` : ""}`));
       const record = e as EventRecord;
-      // Written into this store as new events: held to what a new event must hold, as `rollout
-      // append` holds them (a -1 count of a log an older version wrote was imported, and summed).
-      const numbers = eventNumberProblem(record as unknown as Record<string, unknown>);
-      if (numbers) throw badInput(numbers.message, at(`rollout[${i}].${numbers.field}`));
       if (record.seq <= lastSeq)
         throw badInput(`events out of order: seq ${record.seq} after ${lastSeq}`, at(`rollout[${i}].seq`));
       lastSeq = record.seq;
