@@ -12,7 +12,11 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 /** A file's text, or "" when it is missing, not a file or unreadable. */
 function readIfFile(path: string): string {
   try {
-    return existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8") : "";
+    // Without a byte-order mark, as git reads an ignore file (an editor's BOM made the first rule
+    // `\uFEFF*`, which matched nothing here and everything in our exclude file).
+    return existsSync(path) && statSync(path).isFile()
+      ? readFileSync(path, "utf8").replace(/^\uFEFF/, "")
+      : "";
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EACCES") return "";
     throw error;

@@ -165,6 +165,23 @@ test("regression: `proj/**` with `!proj/keep.txt` above the project ignores what
   expect(readTree(proj)).toEqual({ "keep.txt": "v1\n", "data.csv": "v2\n", "new.csv": "new\n" });
 });
 
+test("regression: a .gitignore above the project saved with a byte-order mark applies as git applies it (the rule was lost, or `*` taken for every file)", async () => {
+  await using home = await tempHome();
+  await using repo = await tempDir("freecode-repo-");
+  userGit(repo.path, ["init", "-q"]);
+  writeFiles(repo.path, { ".gitignore": "node_modules/\n", "a/.gitignore": "\uFEFF*.log\n" });
+  const app = join(repo.path, "a", "app");
+  writeFiles(app, { "main.py": "y\n" });
+  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await snaps.capture();
+  writeFiles(app, { "server.log": "important output\n", "main.py": "z\n" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots.at(-1)!.snapshot)).toEqual(["main.py"]);
+  expect((await snaps.undo()).files).toEqual([{ path: "main.py", change: "modified" }]);
+  expect(readFileSync(join(app, "server.log"), "utf8")).toBe("important output\n");
+});
+
 describe("regression: a restore never deletes an ignored file", () => {
   test("ignored by today's rules, while the target's .gitignore ignored itself (in no snapshot): kept", async () => {
     await using place = await snapshotPlace();
