@@ -6,7 +6,7 @@
  * above is rewritten relative to the project: `node_modules/` stays as it is, `/packages/app/dist`
  * becomes `/dist`, and a rule that cannot match inside the project is dropped.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** A file's text, or "" when it is missing, not a file or unreadable. */
@@ -156,7 +156,11 @@ export function userExcludes(projectPath: string): string {
     dirs.unshift(d);
     if (d === repo.top) break;
   }
-  for (const d of dirs) add(readIfFile(join(d, ".gitignore")), d);
+  // A `.gitignore` that is a symbolic link is not read, as git (2.32 on) does not read one.
+  for (const d of dirs) {
+    const file = join(d, ".gitignore");
+    if (!lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) add(readIfFile(file), d);
+  }
   // A home kept as a dotfiles repository (`*` in its .gitignore) made every capture of a project
   // under it the empty tree; with `!*/` after it, the project is not ignored and `*` applies inside.
   if (liesInIgnoredDir(rules, repo.top, projectPath)) return "";

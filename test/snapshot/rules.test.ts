@@ -4,7 +4,7 @@
  * read; a project inside a repository honours that repository's ignore rules.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rebaseRule } from "../../src/snapshot/_ignores.ts";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
@@ -180,6 +180,20 @@ test("regression: a .gitignore above the project saved with a byte-order mark ap
   expect(treePaths(location, snapshots.at(-1)!.snapshot)).toEqual(["main.py"]);
   expect((await snaps.undo()).files).toEqual([{ path: "main.py", change: "modified" }]);
   expect(readFileSync(join(app, "server.log"), "utf8")).toBe("important output\n");
+});
+
+test("regression: a .gitignore above the project that is a symbolic link is not read, as git does not read one", async () => {
+  await using home = await tempHome();
+  await using repo = await tempDir("freecode-repo-");
+  userGit(repo.path, ["init", "-q"]);
+  writeFiles(repo.path, { "shared-ignore": "*.log\n" });
+  symlinkSync("shared-ignore", join(repo.path, ".gitignore"));
+  const app = join(repo.path, "app");
+  writeFiles(app, { "main.py": "y\n", "notes.log": "kept by git\n" });
+  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots[0]!.snapshot)).toEqual(["main.py", "notes.log"]);
 });
 
 describe("regression: a restore never deletes an ignored file", () => {
