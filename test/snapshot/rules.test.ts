@@ -109,18 +109,39 @@ describe("regression: a project in a subdirectory of a repository", () => {
   });
 });
 
-test("regression: a project in a repository whose .gitignore is `*` (a home kept as dotfiles) is snapshotted whole, and undo brings back what a tool changed", async () => {
-  await using home = await tempHome();
-  await using repo = await tempDir("freecode-repo-");
+/**
+ * A project at `under` inside a fresh git repository that holds `repoFiles` (rules from above), the
+ * project's own `files`, and its snapshots (session `s`, in a home of its own).
+ */
+async function projectInRepo(
+  repoFiles: Record<string, string>,
+  under: string,
+  files: Record<string, string>,
+) {
+  const home = await tempHome();
+  const repo = await tempDir("freecode-repo-");
   userGit(repo.path, ["init", "-q"]);
-  writeFiles(repo.path, { ".gitignore": "*\n!.bashrc\n", ".bashrc": "rc\n" });
-  const app = join(repo.path, "code", "app");
-  writeFiles(app, {
+  writeFiles(repo.path, repoFiles);
+  const app = join(repo.path, under);
+  writeFiles(app, files);
+  return {
+    repo: repo.path,
+    app,
+    snaps: createSnapshots({ home: home.path, projectPath: app, sessionId: "s" }),
+    async [Symbol.asyncDispose]() {
+      await repo[Symbol.asyncDispose]();
+      await home[Symbol.asyncDispose]();
+    },
+  };
+}
+
+test("regression: a project in a repository whose .gitignore is `*` (a home kept as dotfiles) is snapshotted whole, and undo brings back what a tool changed", async () => {
+  await using p = await projectInRepo({ ".gitignore": "*\n!.bashrc\n", ".bashrc": "rc\n" }, "code/app", {
     "src/main.ts": "main\n",
     "README.md": "readme\n",
     "debug.log": "kept out? no: * is dropped\n",
   });
-  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  const { app, snaps } = p;
   await snaps.capture();
   const { location, snapshots } = snaps.list();
   expect(treePaths(location, snapshots[0]!.snapshot)).toEqual(["README.md", "debug.log", "src/main.ts"]);
@@ -133,13 +154,10 @@ test("regression: a project in a repository whose .gitignore is `*` (a home kept
 });
 
 test("regression: rules from above that ignore everything but directories and .py files (`*`, `!*/`, `!*.py`) apply inside the project: undo never deletes the data file they ignore", async () => {
-  await using home = await tempHome();
-  await using repo = await tempDir("freecode-repo-");
-  userGit(repo.path, ["init", "-q"]);
-  writeFiles(repo.path, { ".gitignore": "*\n!*/\n!*.py\n" });
-  const app = join(repo.path, "code", "app");
-  writeFiles(app, { "main.py": "print(1)\n" });
-  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await using p = await projectInRepo({ ".gitignore": "*\n!*/\n!*.py\n" }, "code/app", {
+    "main.py": "print(1)\n",
+  });
+  const { app, snaps } = p;
   await snaps.capture();
   // The user's program writes its results (ignored by `*`), the tool edits main.py.
   writeFiles(app, { "results.csv": "a,b\n1,2\n", "main.py": "print(2)\n" });
@@ -151,13 +169,11 @@ test("regression: rules from above that ignore everything but directories and .p
 });
 
 test("regression: `proj/**` with `!proj/keep.txt` above the project ignores what is in it, not the project: undo never touches the ignored data", async () => {
-  await using home = await tempHome();
-  await using repo = await tempDir("freecode-repo-");
-  userGit(repo.path, ["init", "-q"]);
-  writeFiles(repo.path, { ".gitignore": "proj/**\n!proj/keep.txt\n" });
-  const proj = join(repo.path, "proj");
-  writeFiles(proj, { "keep.txt": "v1\n", "data.csv": "v1\n" });
-  const snaps = createSnapshots({ home: home.path, projectPath: proj, sessionId: "s" });
+  await using p = await projectInRepo({ ".gitignore": "proj/**\n!proj/keep.txt\n" }, "proj", {
+    "keep.txt": "v1\n",
+    "data.csv": "v1\n",
+  });
+  const { app: proj, snaps } = p;
   await snaps.capture();
   writeFiles(proj, { "keep.txt": "v2\n", "data.csv": "v2\n", "new.csv": "new\n" });
   await snaps.capture();
@@ -166,13 +182,12 @@ test("regression: `proj/**` with `!proj/keep.txt` above the project ignores what
 });
 
 test("regression: a .gitignore above the project saved with a byte-order mark applies as git applies it (the rule was lost, or `*` taken for every file)", async () => {
-  await using home = await tempHome();
-  await using repo = await tempDir("freecode-repo-");
-  userGit(repo.path, ["init", "-q"]);
-  writeFiles(repo.path, { ".gitignore": "node_modules/\n", "a/.gitignore": "\uFEFF*.log\n" });
-  const app = join(repo.path, "a", "app");
-  writeFiles(app, { "main.py": "y\n" });
-  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
+  await using p = await projectInRepo(
+    { ".gitignore": "node_modules/\n", "a/.gitignore": "\uFEFF*.log\n" },
+    "a/app",
+    { "main.py": "y\n" },
+  );
+  const { app, snaps } = p;
   await snaps.capture();
   writeFiles(app, { "server.log": "important output\n", "main.py": "z\n" });
   await snaps.capture();
@@ -183,15 +198,13 @@ test("regression: a .gitignore above the project saved with a byte-order mark ap
 });
 
 test("regression: a .gitignore above the project that is a symbolic link is not read, as git does not read one", async () => {
-  await using home = await tempHome();
-  await using repo = await tempDir("freecode-repo-");
-  userGit(repo.path, ["init", "-q"]);
-  writeFiles(repo.path, { "shared-ignore": "*.log\n" });
-  symlinkSync("shared-ignore", join(repo.path, ".gitignore"));
-  const app = join(repo.path, "app");
-  writeFiles(app, { "main.py": "y\n", "notes.log": "kept by git\n" });
-  const snaps = createSnapshots({ home: home.path, projectPath: app, sessionId: "s" });
-  await snaps.capture();
+  await using p = await projectInRepo({ "shared-ignore": "*.log\n" }, "app", {
+    "main.py": "y\n",
+    "notes.log": "kept by git\n",
+  });
+  symlinkSync("shared-ignore", join(p.repo, ".gitignore"));
+  await p.snaps.capture();
+  const { snaps } = p;
   const { location, snapshots } = snaps.list();
   expect(treePaths(location, snapshots[0]!.snapshot)).toEqual(["main.py", "notes.log"]);
 });
