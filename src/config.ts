@@ -2,11 +2,12 @@
  * `config.json` under the home: every field optional, unknown fields rejected (a typo should not be
  * silently ignored). A bad file is a one-line `bad_input` error naming the file and the field.
  */
-import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import * as v from "valibot";
 import { badInput, usageError } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
+import { danglingLinkTarget } from "./util/dangling-link.ts";
 import { duplicateJsonKey } from "./util/duplicate-keys.ts";
 import { firstIssue, unknownField } from "./util/unknown-field.ts";
 
@@ -143,23 +144,15 @@ export function parseConfig(raw: unknown, file = "config.json"): Config {
   throw badInput(`invalid config: ${unknownField(ConfigSchema, issue) ?? issue.message}`, { file, field });
 }
 
-/** Whether `path` is a symbolic link (no: when it cannot be looked at, as under a home that is a file). */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
-  } catch {
-    return false;
-  }
-}
-
 /** Load `<home>/config.json`; a missing file is an empty config. */
 export function loadConfig(home: string): Config {
   const file = homePaths(home).config;
   if (!existsSync(file)) {
     // A link to nowhere is a config that was meant, not none: its settings were dropped unseen.
-    if (isLink(file))
+    const target = danglingLinkTarget(file);
+    if (target !== undefined)
       throw badInput(
-        `invalid config: it is a link to ${readlinkSync(file)}, which leads to no file (missing, or a loop of links)`,
+        `invalid config: it is a link to ${target}, which leads to no file (missing, or a loop of links)`,
         { file },
       );
     return {};

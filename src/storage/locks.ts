@@ -49,7 +49,7 @@ export function lockFiles(home: string): string[] {
     }
   // The git snapshots' own locks (a project store's, a session's), not git's inside their git dirs:
   // the `locked` error of a snapshot names `store unlock` too.
-  const snapshots = join(home, "snapshots");
+  const snapshots = homePaths(home).snapshots;
   if (statSync(snapshots, { throwIfNoEntry: false })?.isDirectory())
     for (const glob of SNAPSHOT_LOCKS)
       for (const f of glob.scanSync({ cwd: snapshots, onlyFiles: true, followSymlinks: false }))

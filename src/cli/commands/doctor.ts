@@ -1,5 +1,5 @@
 /** `freecode doctor`: what this machine has, where data goes, and whether each storage adapter starts. */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { arch, platform, release } from "node:os";
 import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
@@ -9,6 +9,7 @@ import { apiKeyFromEnv } from "../../session/_chat-completion.ts";
 import { probeAdapters } from "../../storage/probe.ts";
 import { openStore } from "../../storage/select.ts";
 import { storeHasData } from "../../storage/store-file.ts";
+import { danglingLinkTarget } from "../../util/dangling-link.ts";
 import { VERSION } from "../../version.ts";
 import { command } from "../_command.ts";
 
@@ -40,8 +41,9 @@ export function homeProblem(home: string): string | undefined {
   ];
   for (const sub of folders) {
     // A link to nowhere is no folder to write in either (lstat sees the link, stat its target).
-    if (lstatSync(sub, { throwIfNoEntry: false })?.isSymbolicLink() && !existsSync(sub))
-      return `${sub} is a link to ${readlinkSync(sub)}, which leads to no folder (missing, or a loop of links)`;
+    const target = danglingLinkTarget(sub);
+    if (target !== undefined)
+      return `${sub} is a link to ${target}, which leads to no folder (missing, or a loop of links)`;
     const st = statSync(sub, { throwIfNoEntry: false });
     if (st && !st.isDirectory()) return `${sub} is a file, not a directory`;
   }
