@@ -8,6 +8,7 @@
  */
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { wildmatchSegment } from "./_wildmatch.ts";
 
 /** A file's text, or "" when it is missing, not a file or unreadable. */
 function readIfFile(path: string): string {
@@ -35,38 +36,19 @@ function gitDirAt(dir: string): string | undefined {
   return common ? resolve(gitDir, common) : gitDir;
 }
 
-const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-
-/** One glob segment (`*`, `?`, `[...]`, `\x`) as a regular expression. */
-function segmentRegExp(glob: string): RegExp {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    const close = c === "[" ? glob.indexOf("]", i + 2) : -1;
-    if (c === "*") out += "[^/]*";
-    else if (c === "?") out += "[^/]";
-    else if (c === "\\" && i + 1 < glob.length) out += literal(glob[++i]!);
-    else if (close > 0) {
-      out += `[${glob.slice(i + 1, close).replace(/^!/, "^")}]`;
-      i = close;
-    } else out += literal(c);
-  }
-  return new RegExp(`^${out}$`);
-}
-
 /** The rests of pattern segments `segs` once they have matched the directories `dirs`. */
-function rests(segs: string[], dirs: string[]): string[][] {
+function rests(segs: string[], dirs: string[], fold: boolean): string[][] {
   if (dirs.length === 0) return segs.length > 0 ? [segs] : [];
   if (segs.length === 0) return [];
-  if (segs[0] === "**") return [...rests(segs.slice(1), dirs), ...rests(segs, dirs.slice(1))];
-  return segmentRegExp(segs[0]!).test(dirs[0]!) ? rests(segs.slice(1), dirs.slice(1)) : [];
+  if (segs[0] === "**") return [...rests(segs.slice(1), dirs, fold), ...rests(segs, dirs.slice(1), fold)];
+  return wildmatchSegment(segs[0]!, dirs[0]!, fold) ? rests(segs.slice(1), dirs.slice(1), fold) : [];
 }
 
 /**
  * One ignore rule of a file in a directory above the project, rewritten for the project (`below`:
  * the project's path from that directory, as segments). Exported for its tests.
  */
-export function rebaseRule(line: string, below: string[]): string[] {
+export function rebaseRule(line: string, below: string[], fold = false): string[] {
   const trimmed = line.replace(/(?<!\\) +$/, "");
   if (trimmed === "" || trimmed.startsWith("#")) return [];
   const bang = trimmed.startsWith("!") ? "!" : "";
@@ -76,19 +58,23 @@ export function rebaseRule(line: string, below: string[]): string[] {
   // No slash but a trailing one: the rule matches a name at any depth, inside the project too.
   if (!body.includes("/")) return [trimmed];
   const segs = body.replace(/^\//, "").split("/");
-  const unique = new Set(rests(segs, below).map((r) => `${bang}/${r.join("/")}${dirOnly}`));
+  const unique = new Set(rests(segs, below, fold).map((r) => `${bang}/${r.join("/")}${dirOnly}`));
   return [...unique];
 }
 
 /** Whether pattern segments `segs` match the path `dirs` whole (`**` spans any number of them). */
-function matchesWhole(segs: string[], dirs: string[]): boolean {
+function matchesWhole(segs: string[], dirs: string[], fold: boolean): boolean {
   if (segs.length === 0) return dirs.length === 0;
   // A trailing `**` is what is inside, not the directory itself (`proj/**` leaves `proj`).
   if (segs[0] === "**" && segs.length === 1) return dirs.length > 0;
   if (segs[0] === "**")
-    return matchesWhole(segs.slice(1), dirs) || (dirs.length > 0 && matchesWhole(segs, dirs.slice(1)));
+    return (
+      matchesWhole(segs.slice(1), dirs, fold) || (dirs.length > 0 && matchesWhole(segs, dirs.slice(1), fold))
+    );
   return (
-    dirs.length > 0 && segmentRegExp(segs[0]!).test(dirs[0]!) && matchesWhole(segs.slice(1), dirs.slice(1))
+    dirs.length > 0 &&
+    wildmatchSegment(segs[0]!, dirs[0]!, fold) &&
+    matchesWhole(segs.slice(1), dirs.slice(1), fold)
   );
 }
 
@@ -96,15 +82,15 @@ function matchesWhole(segs: string[], dirs: string[]): boolean {
  * What one rule says of the directory `dir` (its path from the rule's file's directory): ignored
  * (true), not ignored (false, a `!` rule), or nothing (undefined: it does not match).
  */
-function ruleOnDir(line: string, dir: string[]): boolean | undefined {
+function ruleOnDir(line: string, dir: string[], fold: boolean): boolean | undefined {
   const trimmed = line.replace(/(?<!\\) +$/, "");
   if (trimmed === "" || trimmed.startsWith("#") || dir.length === 0) return undefined;
   const negated = trimmed.startsWith("!");
   let body = trimmed.slice(negated ? 1 : 0);
   if (body.endsWith("/")) body = body.slice(0, -1);
   const hit = body.includes("/")
-    ? matchesWhole(body.replace(/^\//, "").split("/"), dir)
-    : segmentRegExp(body).test(dir[dir.length - 1]!);
+    ? matchesWhole(body.replace(/^\//, "").split("/"), dir, fold)
+    : wildmatchSegment(body, dir[dir.length - 1]!, fold);
   return hit ? !negated : undefined;
 }
 
@@ -114,7 +100,12 @@ function ruleOnDir(line: string, dir: string[]): boolean | undefined {
  * top down, a directory ignored ends the walk (nothing below it can be taken back). Such a project
  * is snapshotted whole: none of these rules applies to it.
  */
-function liesInIgnoredDir(rules: { line: string; dir: string }[], top: string, projectPath: string): boolean {
+function liesInIgnoredDir(
+  rules: { line: string; dir: string }[],
+  top: string,
+  projectPath: string,
+  fold: boolean,
+): boolean {
   const path = relative(top, projectPath).split(sep);
   for (let depth = 1; depth <= path.length; depth++) {
     const here = join(top, ...path.slice(0, depth));
@@ -122,7 +113,7 @@ function liesInIgnoredDir(rules: { line: string; dir: string }[], top: string, p
     for (const r of rules) {
       // A .gitignore speaks of what is below its own directory.
       if (r.dir !== top && !here.startsWith(`${r.dir}${sep}`)) continue;
-      const said = ruleOnDir(r.line, relative(r.dir, here).split(sep));
+      const said = ruleOnDir(r.line, relative(r.dir, here).split(sep), fold);
       if (said !== undefined) ignored = said;
     }
     if (ignored) return true;
@@ -139,8 +130,29 @@ function enclosingRepo(projectPath: string): { top: string; gitDir: string } | u
   }
 }
 
+/**
+ * Whether git compares names without case in the repository at `top` (`core.ignorecase`, which
+ * `git init` sets on a case-insensitive file system), read by the user's git as it reads it for that
+ * repository (its own, the user's and the system's configuration). Unset or unreadable: no.
+ */
+function ignoresCase(top: string, gitBin: string): boolean {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
+  try {
+    const r = Bun.spawnSync([gitBin, "config", "--type=bool", "--get", "core.ignorecase"], {
+      cwd: top,
+      env,
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    return r.exitCode === 0 && r.stdout.toString().trim() === "true";
+  } catch {
+    return false;
+  }
+}
+
 /** Lines for our `info/exclude` (lowest precedence first, as git reads later lines over earlier). */
-export function userExcludes(projectPath: string): string {
+export function userExcludes(projectPath: string, gitBin = "git"): string {
   const own = gitDirAt(projectPath);
   if (own) return readIfFile(join(own, "info", "exclude")).replace(/[^\n]$/, "$&\n");
   const repo = enclosingRepo(projectPath);
@@ -163,7 +175,8 @@ export function userExcludes(projectPath: string): string {
   }
   // A home kept as a dotfiles repository (`*` in its .gitignore) made every capture of a project
   // under it the empty tree; with `!*/` after it, the project is not ignored and `*` applies inside.
-  if (liesInIgnoredDir(rules, repo.top, projectPath)) return "";
-  const lines = rules.flatMap((r) => rebaseRule(r.line, relative(r.dir, projectPath).split(sep)));
+  const fold = ignoresCase(repo.top, gitBin);
+  if (liesInIgnoredDir(rules, repo.top, projectPath, fold)) return "";
+  const lines = rules.flatMap((r) => rebaseRule(r.line, relative(r.dir, projectPath).split(sep), fold));
   return lines.length ? `${lines.join("\n")}\n` : "";
 }

@@ -177,7 +177,7 @@ function syncExcludes(repo: SnapshotRepo): void {
   ensureDir(info);
   const ours = [".git", ...repo.own.map(anchored)].join("\n");
   // Atomically: another session's git may be reading them right now.
-  writeFileAtomic(join(info, "exclude"), `${userExcludes(repo.projectPath)}${ours}\n`);
+  writeFileAtomic(join(info, "exclude"), `${userExcludes(repo.projectPath, repo.place.bin)}${ours}\n`);
   writeFileAtomic(join(info, "attributes"), ATTRIBUTES);
 }
 

@@ -197,6 +197,43 @@ test("regression: a .gitignore above the project saved with a byte-order mark ap
   expect(readFileSync(join(app, "server.log"), "utf8")).toBe("important output\n");
 });
 
+test("regression: rules from above are matched as git matches them — POSIX classes, bytes, core.ignorecase — so undo never deletes what they ignore", async () => {
+  await using p = await projectInRepo(
+    {
+      // Each ignores a file of packages/app/ only if its directory part is matched as git does.
+      ".gitignore": "/packages/[[:alpha:]]*/*.env\n/packages/ap?/*.tmp\n/Packages/App/*.out\n",
+    },
+    "packages/app",
+    { "main.py": "v1\n" },
+  );
+  const { app, repo, snaps } = p;
+  userGit(repo, ["config", "core.ignorecase", "true"]);
+  await snaps.capture();
+  writeFiles(app, { "main.py": "v2\n", "prod.env": "KEY=1\n", "cache.tmp": "t\n", "run.out": "o\n" });
+  await snaps.capture();
+  const { location, snapshots } = snaps.list();
+  expect(treePaths(location, snapshots.at(-1)!.snapshot)).toEqual(["main.py"]);
+  expect((await snaps.undo()).files).toEqual([{ path: "main.py", change: "modified" }]);
+  expect(readTree(app)).toEqual({
+    "main.py": "v1\n",
+    "prod.env": "KEY=1\n",
+    "cache.tmp": "t\n",
+    "run.out": "o\n",
+  });
+  // And what git itself says of them, in the user's repository.
+  expect(
+    userGit(repo, ["check-ignore", "packages/app/prod.env", "packages/app/run.out"]).trim().split("\n"),
+  ).toEqual(["packages/app/prod.env", "packages/app/run.out"]);
+});
+
+test("rebaseRule: a byte is one `?`, POSIX classes, and case under core.ignorecase", () => {
+  expect(rebaseRule("/[[:alpha:]]*/x", ["packages"])).toEqual(["/x"]);
+  expect(rebaseRule("/caf?/x", ["café"])).toEqual([]);
+  expect(rebaseRule("/caf??/x", ["café"])).toEqual(["/x"]);
+  expect(rebaseRule("/Packages/x", ["packages"])).toEqual([]);
+  expect(rebaseRule("/Packages/x", ["packages"], true)).toEqual(["/x"]);
+});
+
 test("regression: a .gitignore above the project that is a symbolic link is not read, as git does not read one", async () => {
   await using p = await projectInRepo({ "shared-ignore": "*.log\n" }, "app", {
     "main.py": "y\n",
