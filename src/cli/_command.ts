@@ -210,9 +210,13 @@ export function rejectUnknownFlags(
     // `--purge` then went to the default home.
     if (!name.startsWith("--") && name.length > 2) {
       const long = camel(name.slice(1));
-      throw usageError(
-        `unknown option ${name}${known.has(long) ? ` (a long option takes two dashes: -${name})` : ""}`,
-      );
+      const positional = Object.values(defs).some((d) => d.type === "positional");
+      const hint = known.has(long)
+        ? ` (a long option takes two dashes: -${name})`
+        : positional
+          ? ` (an argument that starts with - goes after --: -- ${token})`
+          : "";
+      throw usageError(`unknown option ${name}${hint}`);
     }
     const [flag, inlineValue] = splitFlag(token);
     const kind = known.get(flag);

@@ -6,7 +6,7 @@
 import { type ArgsDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { commandExit, flagKinds, GLOBAL_ARGS, isFlag, splitFlag } from "./_command.ts";
+import { commandExit, flagKinds, GLOBAL_ARGS, isFlag, rejectUnknownFlags, splitFlag } from "./_command.ts";
 import { fsErrorLine } from "./_fs-error.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
 import { route, subcommandNames } from "./_route.ts";
@@ -146,7 +146,20 @@ async function report(error: unknown, argv: string[]): Promise<number> {
   }
   if (error instanceof Error && error.name === "CLIError") {
     // citty's own argument errors (a missing argument): bad usage, one line pointing at the help.
-    const where = (await route(main, argv, true)).names.join(" ");
+    const { cmd, names, rest } = await route(main, argv, true);
+    const where = names.join(" ");
+    // An unknown option comes first: citty checks the arguments before the command sees its flags,
+    // and `search -foo` said a query was missing.
+    if (cmd.run) {
+      const own = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) as ArgsDef | undefined;
+      try {
+        rejectUnknownFlags(rest, { ...own, ...GLOBAL_ARGS });
+      } catch (usage) {
+        if (!(usage instanceof FreecodeError)) throw usage;
+        log.error(usage.oneLine);
+        return exitCodeFor(usage);
+      }
+    }
     const message = colorEnabled(process.stderr) ? error.message : stripAnsi(error.message);
     log.error(`${message} (see ${where} --help)`);
     return 2;

@@ -71,6 +71,23 @@ describe("CLI conventions", () => {
     expect(runCli(["search", "hi", "there"], h).code).toBe(0);
   });
 
+  test("regression: an unknown option is named before a missing argument (`search -foo` said a query was missing), with a `--` hint for a word that starts with -", async () => {
+    await using home = await tempHome();
+    const h = { home: home.path };
+    for (const [args, message] of [
+      [["search", "-foo"], "unknown option -foo (an argument that starts with - goes after --: -- -foo)"],
+      [["search", "--fo"], "unknown option --fo\n"],
+      [["session", "show", "-x"], "unknown option -x\n"],
+      [["search"], "Missing required positional argument: QUERY (see freecode search --help)"],
+    ] as const) {
+      const r = runCli([...args], h);
+      expect([args, r.code, r.stdout, r.stderr.includes(message)]).toEqual([args, 2, "", true]);
+    }
+    // The way the hint says works.
+    const r = runCli(["search", "--", "-foo"], h);
+    expect([r.code, r.stdout.trim()]).toEqual([0, "no matches"]);
+  });
+
   test("an unknown command is bad usage", () => {
     const r = runCli(["frobnicate"]);
     expect(r.code).toBe(2);
