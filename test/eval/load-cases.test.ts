@@ -79,6 +79,29 @@ describe("case files", () => {
       /bad\.yaml:5: invalid expectSequence: Invalid type: Expected .*"strict".*"inorder".*\(field expect\.1\.expectSequence\.mode\)/,
     );
   });
+  test("regression: a wrong field inside a flow-style list or mapping names its own line (it named the line of `expect:`)", async () => {
+    const cases: [string, number, string][] = [
+      [
+        "expect: [\n  { expectTool: { name: bash } },\n  { expectTool: { name: read, count: { min: -1 } } }\n]\n",
+        4,
+        "expect.1.expectTool.count.min",
+      ],
+      [
+        "expect:\n  - expectTool: { name: bash }\n  - expectTool: {\n      name: read,   # the reader, {not: this}\n      count: { 'min': 2, max: -1 }\n    }\n",
+        6,
+        "expect.1.expectTool.count.max",
+      ],
+      [
+        'expect:\n  [ {expectTool: {name: "a,b"}},\n    {expectTool: {name: x, count: {min: -3}}} ]\n',
+        4,
+        "expect.1.expectTool.count.min",
+      ],
+    ];
+    for (const [body, line, field] of cases) {
+      const e = await errorOf("flow.yaml", `id: x\n${body}`);
+      expect(e.source).toMatchObject({ line, field });
+    }
+  });
   test("a wrong field names file, line and field (JSON and JSONL)", async () => {
     const j = await errorOf(
       "bad.json",
