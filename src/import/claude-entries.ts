@@ -236,7 +236,8 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
     }
   }
   const m = b.find(g.messageId)!;
-  for (const block of blocksOf(msg.content)) {
+  const blocks = blocksOf(msg.content);
+  for (const block of blocks) {
     if (block.type === "text" && typeof block.text === "string") {
       m.parts.push(b.r({ type: "text", content: block.text }));
       g.textChars += block.text.length;
@@ -257,7 +258,11 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
     } else bump(ctx.counts.skipped, `assistant/${block.type ?? "?"}`);
   }
   if (msg.usage) g.usage = msg.usage;
-  g.stopped = typeof msg.stop_reason === "string";
+  // A response does not end on its thinking: Claude Code 2.1.1xx puts the response's final
+  // `stop_reason` on its thinking line too, written seconds before the text (an import between the
+  // two closed the response, and its text became a message of its own, outside its model call).
+  const last = blocks.at(-1)?.type;
+  g.stopped = typeof msg.stop_reason === "string" && last !== "thinking" && last !== "redacted_thinking";
   if (msg.stop_reason === "tool_use") g.awaitsTools = true;
   else delete g.awaitsTools;
   g.at = at;

@@ -396,6 +396,36 @@ test("regression: a plain import right after a response stopped for its call, th
   expect(grown.sessions[0]!.messages).toEqual(once.sessions[0]!.messages);
 });
 
+test("regression: Claude Code 2.1.1xx writes a response's final stop_reason on its thinking line too, seconds before its text: an import between them leaves it open (its text became a message outside its model call)", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, `${SID}.jsonl`);
+  const thinking = block(
+    "a2",
+    "u1",
+    2,
+    { type: "thinking", thinking: "Let me think.", signature: "s" },
+    40,
+    "end_turn",
+  );
+  const text = block("a3", "a2", 29, { type: "text", text: "Here is the answer." }, 40, "end_turn");
+  writeFileSync(path, lines([claudePrompt, thinking]).join(""));
+  await using grownHome = await tempHome();
+  const first = view(await imported(grownHome.path, "claude", path));
+  expect([first.responses, first.open]).toEqual([[], 1]);
+  appendFileSync(path, lines([text]).join(""));
+  const grown = await imported(grownHome.path, "claude", path);
+  await using onceHome = await tempHome();
+  const once = await imported(onceHome.path, "claude", path);
+  expect(view(grown).warnings).toEqual([]);
+  expect(view(grown).responses).toEqual([[10, 40, []]]);
+  expect(grown.sessions[0]!.events).toEqual(once.sessions[0]!.events);
+  expect(grown.sessions[0]!.messages).toEqual(once.sessions[0]!.messages);
+  expect(once.sessions[0]!.messages.map((m) => [m.role, m.parts.length])).toEqual([
+    ["user", 1],
+    ["assistant", 1],
+  ]);
+});
+
 describe("a call not yet running in a whole-document session at work (Gemini CLI awaiting approval, OpenCode pending)", () => {
   const now = Date.now() - 60_000;
   const iso = (t: number) => new Date(t).toISOString();
