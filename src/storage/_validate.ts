@@ -61,6 +61,18 @@ function checkTimes(record: Record<string, unknown>, fields: readonly string[], 
   }
 }
 
+/**
+ * The first `seq` a `readEvents({ fromSeq })` reads, the same in every adapter: events from it on
+ * (`2.5` reads from 3; sqlite and sqljs read from 2). Not a number is bad input (`NaN` read nothing
+ * here and everything there).
+ */
+export function firstSeq(fromSeq: unknown): number {
+  if (fromSeq === undefined) return 1;
+  if (typeof fromSeq !== "number" || Number.isNaN(fromSeq))
+    throw badInput("fromSeq must be a number", { field: "fromSeq" });
+  return Math.max(1, Math.ceil(fromSeq));
+}
+
 /** Validate one message (as stored), its size included; `index` names it in the error. */
 export function checkMessage(message: unknown, index?: number): StoredMessage {
   const prefix = () => (index === undefined ? "" : `[${index}].`); // made only for an error

@@ -92,9 +92,16 @@ export async function digestStore(adapter: StorageAdapter): Promise<StoreDigest>
       if (cache !== undefined) digest.contextCaches++;
       h.update(`cache:${canonicalJson(cache ?? null)}`);
     }
+    let events = 0;
     for await (const e of eventsOf(adapter, id)) {
-      digest.events++;
+      events++;
       h.update(canonicalJson(e));
+    }
+    digest.events += events;
+    // A log with no event is no log (another adapter holds none): not a session of its own.
+    if (!meta && events === 0) {
+      digest.eventLogs--;
+      continue;
     }
     digest.perSession[id] = h.digest("hex");
     all.update(`${id}:${digest.perSession[id]}\n`);
@@ -210,6 +217,12 @@ async function copyStore(
         throw new FreecodeError(
           "check_failed",
           `rollout of ${id} has a seq gap at ${seq}; run \`freecode store verify\``,
+        );
+      // The target stamps its own session id: a copy would differ, and the check fail without a why.
+      if (rest.aggregateID !== id)
+        throw new FreecodeError(
+          "check_failed",
+          `rollout of ${id}: event seq ${seq} names session ${JSON.stringify(rest.aggregateID)} in aggregateID; run \`freecode store verify\``,
         );
       batch.push(rest as EventDraft);
       if (batch.length >= EVENT_BATCH) {

@@ -41,6 +41,7 @@ export interface Problem {
     | "bad_line"
     | "count_drift"
     | "seq_gap"
+    | "foreign_event"
     | "index_drift"
     | "orphan_dir"
     | "bad_meta"
@@ -188,6 +189,15 @@ async function checkEvents(
         });
       }
       expected = r.event.seq + 1;
+      // Every adapter stamps the log's own session: one naming another (a log copied from another
+      // session's directory) cannot be migrated as it is, which `store migrate` found only then.
+      if (r.event.aggregateID !== id)
+        problems.push({
+          kind: "foreign_event",
+          sessionId: id,
+          detail: `event seq ${r.event.seq} names session ${JSON.stringify(r.event.aggregateID)} in aggregateID, not ${JSON.stringify(id)}`,
+          repairable: false,
+        });
     }
   }
   return logs.length;

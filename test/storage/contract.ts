@@ -324,6 +324,34 @@ export function runContractSuite(
       await rejects(a.appendEvents("ev-1", [{ type: "" } as never]), "bad_input");
     });
 
+    it("regression: a refused or empty batch leaves no log behind (files kept an empty one, which store migrate could not copy)", async (a) => {
+      await rejects(
+        a.appendEvents("ev-bad", [{ type: "turn.started", timestamp: 1e300 } as never]),
+        "bad_input",
+      );
+      expect(await a.appendEvents("ev-none", [])).toEqual([]);
+      expect(await a.listEventLogs()).toEqual([]);
+      expect(await collect(a.readEvents("ev-bad"))).toEqual([]);
+      // And the log, once written to, counts from 1.
+      const [first] = await a.appendEvents("ev-bad", [{ type: "turn.started", turnId: "t" }]);
+      expect(first?.seq).toBe(1);
+      expect(await a.listEventLogs()).toEqual(["ev-bad"]);
+    });
+
+    it("regression: fromSeq means the same in every adapter (2.5 reads from 3: sqlite and sqljs read from 2), and one that is not a number is refused", async (a) => {
+      await a.appendEvents(
+        "ev-from",
+        [1, 2, 3, 4, 5].map((i) => ({ type: "turn.started", turnId: `t${i}` })),
+      );
+      const seqs = async (fromSeq: number) =>
+        (await collect(a.readEvents("ev-from", { fromSeq }))).map((r) => r.event?.seq);
+      expect(await seqs(2.5)).toEqual([3, 4, 5]);
+      expect(await seqs(-3)).toEqual([1, 2, 3, 4, 5]);
+      expect(await seqs(Number.POSITIVE_INFINITY)).toEqual([]);
+      await rejects(collect(a.readEvents("ev-from", { fromSeq: Number.NaN })), "bad_input");
+      await rejects(collect(a.readEvents("ev-from", { fromSeq: "3" as never })), "bad_input");
+    });
+
     it("regression: a log's session id may not start with '.', as a session's may not", async (a) => {
       const e = await a
         .appendEvents(".hidden", [{ type: "turn.started", turnId: "t" }])

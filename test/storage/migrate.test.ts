@@ -196,3 +196,44 @@ function markInterrupted(target: StorageAdapter): string {
   writeFileSync(marker, `${JSON.stringify({ from: "files", to: target.name })}\n`);
   return marker;
 }
+
+test("regression: an empty log file (a repair cut back a first append that never finished) is no log: verify is clean and migrate copies the store (it failed every time, the log missing from the copy)", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await src.appendEvents("kept", [{ type: "turn.started", turnId: "t" }]);
+  const empty = join(srcHome.path, "rollout", "sessions", "cut", "events.jsonl");
+  mkdirSync(dirname(empty), { recursive: true });
+  writeFileSync(empty, "");
+  expect(await src.listEventLogs()).toEqual(["kept"]);
+  expect((await verifyStore(src, srcHome.path)).ok).toBe(true);
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  const done = await migrateStore(src, target);
+  expect([done.verified, done.copied.eventLogs, done.copied.events]).toEqual([true, 1, 1]);
+  await src.close();
+  await target.close();
+});
+
+test("regression: an event naming another session in aggregateID is a verify problem, and migrate names it (verify was clean and migrate said only that the session differed)", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await src.appendEvents("s1", [
+    { type: "turn.started", turnId: "a" },
+    { type: "turn.started", turnId: "b" },
+  ]);
+  const log = join(srcHome.path, "rollout", "sessions", "s1", "events.jsonl");
+  writeFileSync(log, readFileSync(log, "utf8").replace(/("seq":2,"aggregateID":)"s1"/, '$1"other"'));
+  const report = await verifyStore(src, srcHome.path);
+  expect(report.problems.map((p) => [p.kind, p.sessionId, p.detail])).toEqual([
+    ["foreign_event", "s1", 'event seq 2 names session "other" in aggregateID, not "s1"'],
+  ]);
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  const e = await migrateStore(src, target).catch((error) => error);
+  expect(e.message).toBe(
+    'rollout of s1: event seq 2 names session "other" in aggregateID; run `freecode store verify` (the partial copy was removed from the target)',
+  );
+  expect(await target.listEventLogs()).toEqual([]);
+  await src.close();
+  await target.close();
+});

@@ -10,6 +10,7 @@ import { lastLineMatching } from "../../util/last-line.ts";
 import { readLines } from "../../util/lines.ts";
 import { badUtf8Message } from "../../util/utf8.ts";
 import { stampEvents } from "../_events.ts";
+import { firstSeq } from "../_validate.ts";
 import { acknowledgedSize } from "../batch-mark.ts";
 import type { EventRead } from "../contract.ts";
 import type { EventDraft, EventRecord } from "../records.ts";
@@ -39,14 +40,19 @@ export class FilesEvents implements LeaseOwner {
 
   append(drafts: EventDraft[]): EventRecord[] {
     if (holdLease(this.lockPath, this) || this.lastSeq === undefined) {
-      mkdirSync(dirname(this.path), { recursive: true, mode: DIR_MODE });
-      this.log.reload(true);
-      if (this.lastSeq === undefined || this.log.size !== this.knownSize) {
+      // Not made here: a batch refused (or an empty one) leaves no log behind. An empty log was
+      // listed as a log, which `store migrate` could not copy (the target had none) and then failed.
+      if (!this.log.reload(false)) this.lastSeq = 0;
+      else if (this.lastSeq === undefined || this.log.size !== this.knownSize) {
         this.lastSeq = lastLineMatching(this.path, this.log.size, seqOf) ?? 0;
       }
     }
     const records = stampEvents(this.sessionId, this.lastSeq!, drafts);
     if (records.length === 0) return records;
+    if (!this.log.isOpen) {
+      mkdirSync(dirname(this.path), { recursive: true, mode: DIR_MODE });
+      this.log.reload(true);
+    }
     withJsonLines(records, (bytes) => this.log.append(bytes));
     this.lastSeq = records.at(-1)!.seq;
     this.knownSize = this.log.size;
@@ -81,7 +87,8 @@ function envelopeProblem(e: Record<string, unknown>): string | undefined {
  * Stream a rollout log: events from `fromSeq`, bad lines as issues (a torn last line as torn). A line
  * with bytes that are not UTF-8 is an issue and, read with U+FFFD in their place, its event too.
  */
-export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator<EventRead> {
+export async function* readEventsFile(file: string, fromSeq?: number): AsyncGenerator<EventRead> {
+  const from = firstSeq(fromSeq);
   // A large append under way, or cut off by a kill, is not read: it was never acknowledged.
   const toOffset = acknowledgedSize(file);
   if (toOffset === undefined) return;
@@ -114,7 +121,7 @@ export async function* readEventsFile(file: string, fromSeq = 1): AsyncGenerator
       continue;
     }
     const event = raw as EventRecord;
-    if (event.seq >= fromSeq) yield { event };
+    if (event.seq >= from) yield { event };
   }
 }
 

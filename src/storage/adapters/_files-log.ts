@@ -157,6 +157,11 @@ export class AppendLog {
     if (this.fd !== undefined) fsyncSync(this.fd);
   }
 
+  /** The file is open (it exists, as far as the last `reload` saw). */
+  get isOpen(): boolean {
+    return this.fd !== undefined;
+  }
+
   close(): void {
     if (pending.has(this)) this.sync();
     if (this.fd !== undefined) closeSync(this.fd);

@@ -15,6 +15,7 @@ import {
   checkNewMeta,
   checkSessionId,
   contextCacheText,
+  firstSeq,
 } from "../_validate.ts";
 import type { AdapterCapabilities, EventRead, ListQuery, ReadIssue, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
@@ -253,7 +254,7 @@ export function sqlAdapter(
 
     async *readEvents(sessionId, options = {}): AsyncIterable<EventRead> {
       checkId(sessionId);
-      let after = (options.fromSeq ?? 1) - 1;
+      let after = firstSeq(options.fromSeq) - 1;
       for (;;) {
         const rows = await host.read((d) =>
           d.all<{ seq: number; body: string }>(

@@ -5,7 +5,7 @@
  * and atomic (the session directory is built aside and renamed into place with its first messages),
  * appends are one write under a lease on the session's lock, rewrites are temp + fsync + rename.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
@@ -231,7 +231,11 @@ const factory: AdapterFactory = (options) => {
       } catch {
         return [];
       }
-      return ids.filter((id) => existsSync(join(layout.rollout, id, "events.jsonl"))).sort();
+      // An empty file is no log (a repair that cut back a first append that never finished): the
+      // other adapters hold none, and `store migrate` found it missing from its copy.
+      const nonEmpty = (id: string) =>
+        (statSync(join(layout.rollout, id, "events.jsonl"), { throwIfNoEntry: false })?.size ?? 0) > 0;
+      return ids.filter(nonEmpty).sort();
     },
 
     async getContextCache(id) {

@@ -20,6 +20,7 @@ import {
   checkNewMeta,
   checkSessionId,
   contextCacheText,
+  firstSeq,
 } from "../_validate.ts";
 import type { AdapterFactory, ReadIssue, StorageAdapter } from "../contract.ts";
 import {
@@ -267,7 +268,7 @@ const factory: AdapterFactory = (options) => {
 
     async *readEvents(sessionId, options = {}) {
       checkId(sessionId);
-      const from = options.fromSeq ?? 1;
+      const from = firstSeq(options.fromSeq);
       // A snapshot of the array: later appends by this process do not shift the iteration.
       const events = await read((s) => structuredClone(s.sessions[sessionId]?.events ?? []));
       for (const event of events) if (event.seq >= from) yield { event };

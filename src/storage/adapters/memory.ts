@@ -17,6 +17,7 @@ import {
   checkNewMeta,
   checkSessionId,
   contextCacheText,
+  firstSeq,
 } from "../_validate.ts";
 import type { AdapterFactory, EventRead, StorageAdapter } from "../contract.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../records.ts";
@@ -107,7 +108,7 @@ const factory: AdapterFactory = () => {
       return records;
     },
     async *readEvents(sessionId, options = {}): AsyncIterable<EventRead> {
-      const from = options.fromSeq ?? 1;
+      const from = firstSeq(options.fromSeq);
       for (const event of events.get(checkId(sessionId)) ?? []) {
         if (event.seq >= from) yield { event: clone(event) };
       }
