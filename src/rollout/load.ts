@@ -60,6 +60,12 @@ export interface ReadOptions {
    * read until it settles, so a consumer slower than the reader is not buried in events.
    */
   pause?: () => Promise<void> | undefined;
+  /**
+   * Hand on an event of a type this version does not know (its envelope checked) as it is, after
+   * telling `skip`: a reader that shows the log (`rollout cat`) must not leave out what a newer
+   * version wrote, where a fold, which cannot read it, only counts it.
+   */
+  keepUnknown?: boolean;
 }
 
 /** Where a read stopped, so a follower can continue from there. */
@@ -115,8 +121,14 @@ async function readInto(
     if (r.kind === "event") {
       if (r.event.seq > lastSeq) lastSeq = r.event.seq;
       sink.push(r.event, offset);
-    } else if (r.kind === "unknown") sink.skip?.(r.type);
-    else {
+    } else if (r.kind === "unknown") {
+      sink.skip?.(r.type);
+      if (options.keepUnknown) {
+        const event = value as RolloutEvent;
+        if (event.seq > lastSeq) lastSeq = event.seq;
+        sink.push(event, offset);
+      }
+    } else {
       const field = r.field ? ` (field ${r.field})` : "";
       sink.issue({ ...where(), message: `${r.message}${field}`, torn: false });
     }

@@ -105,13 +105,48 @@ describe("rollout cat and verify", () => {
       .slice(0, 3)
       .map((l) => JSON.parse(l));
     const doc = (evs: unknown[], issues: unknown[]) =>
-      `${JSON.stringify({ sessionId: "s1", events: evs, issues, skippedUnknownTypes: 0 }, null, 2)}\n`;
+      `${JSON.stringify({ sessionId: "s1", events: evs, issues, unknownTypes: 0 }, null, 2)}\n`;
     const all = runCli(["rollout", "cat", "s1", "--json"], { home: home.path });
     const issues = parseJson<{ issues: unknown[] }>(all).issues;
     expect(issues).toHaveLength(1);
     expect(all.stdout).toBe(doc(events, issues));
     const none = runCli(["rollout", "cat", "s1", "--json", "--type", "nothing."], { home: home.path });
     expect(none.stdout).toBe(doc([], issues));
+  });
+
+  test("regression: cat prints an event of a type this version does not know as it is (it was left out, so cat | append dropped it), and counts it", async () => {
+    await using home = await tempHome();
+    const h = { home: home.path };
+    runCli(["rollout", "append", "u1"], { ...h, stdin: '{"type":"turn.started","turnId":"a"}\n' });
+    const future = {
+      type: "future.thing",
+      id: "F1",
+      aggregateID: "u1",
+      timestamp: 1796108814616,
+      seq: 2,
+      x: 1,
+    };
+    appendFileSync(logOf(home.path, "u1"), `${JSON.stringify(future)}\n`);
+    runCli(["rollout", "append", "u1"], { ...h, stdin: '{"type":"turn.started","turnId":"b"}\n' });
+    const text = runCli(["rollout", "cat", "u1"], h);
+    const lines = text.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((e) => [e.seq, e.type])).toEqual([
+      [1, "turn.started"],
+      [2, "future.thing"],
+      [3, "turn.started"],
+    ]);
+    expect(lines[1]).toEqual(future);
+    expect(text.stderr).toContain("1 event(s) of types this version does not know (printed as they are)");
+    const doc = parseJson<{ events: { type: string }[]; unknownTypes: number }>(
+      runCli(["rollout", "cat", "u1", "--json"], h),
+    );
+    expect([doc.events.length, doc.unknownTypes]).toEqual([3, 1]);
+    expect(runCli(["rollout", "cat", "u1", "--type", "future."], h).stdout).toBe(
+      `${JSON.stringify(future)}\n`,
+    );
   });
 
   test("stdout and stderr sent to one place stay in the order they were written (2>&1)", async () => {

@@ -1,6 +1,7 @@
 /**
  * `freecode rollout cat <id>`: the log's events as JSONL on stdout (validated: unreadable lines are
- * reported on stderr with their numbers). `--json` prints one document `{sessionId, events, issues}`.
+ * reported on stderr with their numbers; events of types this version does not know are printed as
+ * they are, and counted). `--json` prints one document `{sessionId, events, issues, unknownTypes}`.
  */
 import { readRollout } from "../../../rollout/load.ts";
 import type { ReadIssue } from "../../../storage/contract.ts";
@@ -21,7 +22,7 @@ export default command({
   },
   async run(ctx, args) {
     const issues: ReadIssue[] = [];
-    const skipped: string[] = [];
+    let unknown = 0;
     const wanted = args.type;
     const keep = (type: string) =>
       wanted === undefined || type === wanted || (wanted.endsWith(".") && type.startsWith(wanted));
@@ -29,8 +30,12 @@ export default command({
     await withRollouts(ctx, async (r) => {
       id = await r.resolve(args.id);
       const source = await r.source(id);
-      const stream = readRollout(source, { onIssue: (i) => issues.push(i), onSkip: (t) => skipped.push(t) });
-      // `--json`: the document `{sessionId, events, issues, skippedUnknownTypes}` as JSON.stringify
+      const stream = readRollout(source, {
+        onIssue: (i) => issues.push(i),
+        onSkip: () => unknown++,
+        keepUnknown: true,
+      });
+      // `--json`: the document `{sessionId, events, issues, unknownTypes}` as JSON.stringify
       // indents it, written as the events come rather than gathered (a big log's would not fit).
       if (ctx.json) writeStdout(`{\n  "sessionId": ${JSON.stringify(id)},\n  "events": `);
       let count = 0;
@@ -47,12 +52,12 @@ export default command({
       writeStdout(count === 0 ? "[]" : "\n  ]");
       writeStdout(',\n  "issues": ');
       writeJson(issues, writeStdout, 1);
-      writeStdout(`,\n  "skippedUnknownTypes": ${skipped.length}\n}\n`);
+      writeStdout(`,\n  "unknownTypes": ${unknown}\n}\n`);
     });
     if (!ctx.json) {
       for (const i of issues) ctx.log.warn(`${i.file ?? id}${i.line ? `:${i.line}` : ""}: ${i.message}`);
-      if (skipped.length)
-        ctx.log.info(`skipped ${skipped.length} event(s) of types this version does not know`);
+      if (unknown)
+        ctx.log.info(`${unknown} event(s) of types this version does not know (printed as they are)`);
     }
     return 0;
   },
