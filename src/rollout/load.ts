@@ -10,6 +10,7 @@ import { statSync } from "node:fs";
 import { notFound } from "../errors.ts";
 import { acknowledgedSize } from "../storage/batch-mark.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { namingPath } from "../util/fs-path.ts";
 import type { FieldSkip } from "../util/json-skip.ts";
 import { createMemoryGuard } from "../util/memory-guard.ts";
 import { readJsonl } from "./_jsonl.ts";
@@ -134,9 +135,15 @@ async function readInto(
     }
   };
   if ("file" in source) {
-    if (!statSync(source.file, { throwIfNoEntry: false })?.isFile()) {
-      throw notFound(`no rollout log at ${source.file}`, { file: source.file });
-    }
+    const st = statSync(source.file, { throwIfNoEntry: false });
+    // A directory at its path is a log that cannot be read (exit 74, as the other readers say), not
+    // a missing one.
+    if (st?.isDirectory())
+      throw namingPath(
+        Object.assign(new Error("illegal operation on a directory"), { code: "EISDIR" }),
+        source.file,
+      );
+    if (!st?.isFile()) throw notFound(`no rollout log at ${source.file}`, { file: source.file });
     sink.file?.(source.file);
     const guard = createMemoryGuard({ everyBytes: pace.guardBytes });
     let consumed = options.fromOffset ?? 0;

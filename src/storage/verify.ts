@@ -42,6 +42,7 @@ export interface Problem {
     | "count_drift"
     | "seq_gap"
     | "foreign_event"
+    | "unreadable"
     | "index_drift"
     | "orphan_dir"
     | "bad_meta"
@@ -174,33 +175,56 @@ async function checkEvents(
 ): Promise<number> {
   const logs = await a.listEventLogs();
   for (const id of logs) {
-    let expected = 1;
-    for await (const r of a.readEvents(id)) {
-      if (r.issue) {
-        problems.push(lineProblem(r.issue, id, repair, "e"));
-        continue;
-      }
-      if (r.event.seq !== expected) {
-        problems.push({
-          kind: "seq_gap",
-          sessionId: id,
-          detail: `seq ${r.event.seq} where ${expected} was expected`,
-          repairable: false,
-        });
-      }
-      expected = r.event.seq + 1;
-      // Every adapter stamps the log's own session: one naming another (a log copied from another
-      // session's directory) cannot be migrated as it is, which `store migrate` found only then.
-      if (r.event.aggregateID !== id)
-        problems.push({
-          kind: "foreign_event",
-          sessionId: id,
-          detail: `event seq ${r.event.seq} names session ${JSON.stringify(r.event.aggregateID)} in aggregateID, not ${JSON.stringify(id)}`,
-          repairable: false,
-        });
+    try {
+      await checkLog(a, id, repair, problems);
+    } catch (error) {
+      // A log that cannot be read (a directory at its path, no permission) is one problem among
+      // the others: verify stopped at it, naming no file.
+      const e = error as NodeJS.ErrnoException;
+      if (typeof e?.code !== "string" || e instanceof FreecodeError) throw error;
+      problems.push({
+        kind: "unreadable",
+        sessionId: id,
+        ...(e.path ? { file: e.path } : {}),
+        detail: `cannot read the rollout log: ${e.message}`,
+        repairable: false,
+      });
     }
   }
   return logs.length;
+}
+
+async function checkLog(
+  a: StorageAdapter,
+  id: string,
+  repair: Cutter | undefined,
+  problems: Problem[],
+): Promise<void> {
+  let expected = 1;
+  for await (const r of a.readEvents(id)) {
+    if (r.issue) {
+      problems.push(lineProblem(r.issue, id, repair, "e"));
+      continue;
+    }
+    if (r.event.seq !== expected) {
+      problems.push({
+        kind: "seq_gap",
+        sessionId: id,
+        detail: `seq ${r.event.seq} where ${expected} was expected`,
+        repairable: false,
+      });
+    }
+    expected = r.event.seq + 1;
+    // Every adapter stamps the log's own session: one naming another (a log copied from another
+    // session's directory) cannot be migrated as it is, which `store migrate` found only then.
+    if (r.event.aggregateID !== id)
+      problems.push({
+        kind: "foreign_event",
+        sessionId: id,
+        detail: `event seq ${r.event.seq} names session ${JSON.stringify(r.event.aggregateID)} in aggregateID, not ${JSON.stringify(id)}`,
+        repairable: false,
+      });
+  }
 }
 
 /** A session directory (files layout) holding a meta.json the listing does not show. */

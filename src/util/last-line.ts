@@ -3,6 +3,7 @@
  * they hold the whole line (a log's last line may carry a written file's content).
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { onPath } from "./fs-path.ts";
 
 /**
  * The last complete, parseable JSON line of `path` (up to `size` bytes) that `pick` accepts, read
@@ -20,7 +21,7 @@ export function lastLineMatching<T>(
     for (;;) {
       const start = Math.max(0, size - window);
       const buf = Buffer.alloc(size - start);
-      readSync(fd, buf, 0, buf.length, start);
+      onPath(path, () => readSync(fd, buf, 0, buf.length, start));
       let end = buf.lastIndexOf(10);
       while (end > 0) {
         const from = buf.lastIndexOf(10, end - 1);

@@ -10,6 +10,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { conflict, notFound } from "../errors.ts";
+import { onPath } from "./fs-path.ts";
 
 const BLOCK = 256 * 1024;
 const NEWLINE = 10;
@@ -89,7 +90,7 @@ export class LineAt {
       if (st.dev !== this.dev || st.ino !== this.ino) throw this.changed("another file is at its path now");
       if (!block || block.length < size) block = Buffer.allocUnsafe(size);
       owner = undefined; // until the read is done: a failed read leaves no block behind
-      blockLength = readSync(fd, block, 0, size, offset);
+      blockLength = onPath(this.path, () => readSync(fd, block!, 0, size, offset));
       blockAt = offset;
       owner = this;
       return blockLength;

@@ -18,6 +18,7 @@
  * is faster again: see there.)
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { onPath } from "./fs-path.ts";
 import { badUtf8InLine } from "./utf8.ts";
 
 /** One line of a file, with its 1-based number and the byte offset just past it. */
@@ -141,7 +142,7 @@ export function* lineRuns(path: string, options: RunOptions = {}): Generator<Lin
         }
       }
       const want = Math.min(buf.length - filled, toOffset - (base + filled));
-      const got = want > 0 ? readSync(fd, buf, filled, want, base + filled) : 0;
+      const got = want > 0 ? onPath(path, () => readSync(fd, buf, filled, want, base + filled)) : 0;
       if (got === 0) break;
       const end = filled + got;
       const data = buf.subarray(0, end);

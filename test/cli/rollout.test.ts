@@ -332,3 +332,28 @@ test("regression: a log an older version wrote with a negative duration or a fra
     parseErrors: [],
   });
 });
+
+test("regression: a rollout log that cannot be read is named with its path (exit 74), and store verify lists it as a problem and goes on (it stopped, naming no file)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  runCli(["rollout", "append", "ok1"], { ...h, stdin: '{"type":"turn.started","turnId":"a"}\n' });
+  mkdirSync(logOf(home.path, "s1"), { recursive: true });
+  for (const args of [
+    ["rollout", "verify", "s1"],
+    ["rollout", "cat", "s1"],
+    ["trace", "--list"],
+  ]) {
+    const r = runCli(args, h);
+    expect([args, r.code, r.stderr.trim()]).toEqual([
+      args,
+      74,
+      expect.stringContaining(`${logOf(home.path, "s1")}: is a directory (EISDIR)`),
+    ]);
+  }
+  const v = runCli(["store", "verify", "--json"], h);
+  expect(v.code).toBe(1);
+  const problems = parseJson<{ problems: { kind: string; sessionId: string; file?: string }[] }>(v).problems;
+  expect(problems.map((p) => [p.kind, p.sessionId, p.file])).toEqual([
+    ["unreadable", "s1", logOf(home.path, "s1")],
+  ]);
+});

@@ -25,6 +25,7 @@ import {
   writeSync,
 } from "node:fs";
 import { FILE_MODE } from "../../util/atomic.ts";
+import { namingPath } from "../../util/fs-path.ts";
 import { markHolds, readBatchMark, removeBatchMark, writeBatchMark } from "../batch-mark.ts";
 
 export type FsyncMode = "never" | "batch" | "always";
@@ -142,9 +143,7 @@ export class AppendLog {
       // Nothing of the batch is left: a mark kept would hide the appends acknowledged after it.
       if (marked && cutBack) removeBatchMark(this.path);
       // `writeSync` errors name no file: say which one could not be written.
-      const e = error as NodeJS.ErrnoException;
-      if (e && typeof e === "object" && e.path === undefined) e.path = this.path;
-      throw error;
+      throw namingPath(error, this.path);
     }
     this.size += data.length;
     if (this.fsync === "always") fsyncSync(this.fd!);
