@@ -16,7 +16,7 @@ import { type Candidate, discover, type KnownFiles, type LeftOut } from "./disco
 import { mapGemini } from "./gemini.ts";
 import { sessionIdFor } from "./ids.ts";
 import { feedJsonl } from "./jsonl.ts";
-import { QUIET_MS, within } from "./live.ts";
+import { mayStillStream, QUIET_MS, within } from "./live.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
 import { redactDeep } from "./redact.ts";
@@ -458,8 +458,12 @@ async function readDocument(
     for (const b of readOpencodeDb(c.path, prev?.stamps, stamps)) {
       readIds.add(b.session.id);
       const s = mapOpencodeSession(b.session, b.messages, base);
-      // Its stamp is not kept, so the next import reads it even if it did not change.
-      if (opened(s)) delete stamps[b.session.id];
+      // Its stamp is not kept, so the next import reads it even if it did not change: a session
+      // left open, and one at work — OpenCode writes a response's last parts after the session's
+      // last `time_updated` (up to ~2 s in the corpus's rows), and a read in between kept the
+      // stamp, so the rest was never read. Read again until it has been quiet `STREAM_WAIT_MS`.
+      const atWork = !opts.finished && mayStillStream(b.session.updated ?? Number.NaN);
+      if (opened(s) || atWork) delete stamps[b.session.id];
       await write([s]);
     }
     next.stamps = stamps;

@@ -99,6 +99,44 @@ describe("opencode.db", () => {
     expect(last.parts).toEqual([{ type: "text", content: "and one more thing" }]);
   });
 
+  test("regression: a session at work is read again though its time_updated did not move — OpenCode writes a response's last parts after it, and an import in between never read them", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "opencode.db");
+    buildOpencodeDb(file);
+    // The rows as if written a few seconds ago, the session's last parts not yet in.
+    const sid = "ses_1279fce82ffeZOJhNwml1w1Fu4";
+    const stamp = Number(rowsOf("session").find((r) => r.id === sid)!.time_updated);
+    const shift = Date.now() - 3_000 - stamp;
+    const db = new Database(file);
+    for (const table of ["session", "message", "part"])
+      db.run(`UPDATE ${table} SET time_created = time_created + ?, time_updated = time_updated + ?`, [
+        shift,
+        shift,
+      ]);
+    const late = db
+      .query("SELECT * FROM part WHERE session_id = ? AND time_created > ?")
+      .all(sid, stamp + shift + 500) as Record<string, unknown>[];
+    expect(late.length).toBeGreaterThan(0);
+    db.run("DELETE FROM part WHERE session_id = ? AND time_created > ?", [sid, stamp + shift + 500]);
+    db.close();
+    await using home = await tempHome();
+    await importInto(home.path, file);
+    // The parts come; the session's time_updated stays where it was.
+    const again = new Database(file);
+    const cols = Object.keys(late[0]!);
+    const insert = again.prepare(
+      `INSERT INTO part (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
+    );
+    for (const r of late) insert.run(...cols.map((c) => r[c] as string | number | null));
+    again.close();
+    const grown = await importInto(home.path, file);
+    await using once = await tempHome();
+    const whole = await importInto(once.path, file);
+    const mine = (r: typeof whole) => r.sessions.find((x) => x.meta.source?.id === sid)!;
+    expect(mine(grown).messages).toEqual(mine(whole).messages);
+    expect(mine(grown).events).toEqual(mine(whole).events);
+  });
+
   test("a session's parent_id (a task subagent) links the child to its parent", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "opencode.db");
