@@ -7,6 +7,9 @@
  */
 import { type JsonLineSink, parseRun, RUN_BYTES } from "../util/json-lines.ts";
 import { lineRuns } from "../util/lines.ts";
+
+const isBlank = (text: string) => text.trim() === "";
+
 import { bump, type EntryCounts, type ImportWarning, unreadableEntry } from "./types.ts";
 
 /** A parser fed one JSON object per line. */
@@ -28,13 +31,20 @@ export interface Checkpoint {
   run(): Promise<void>;
 }
 
-/** Feed the lines of `path` from `fromOffset` to `sink`; returns where the read stopped. */
+/**
+ * Feed the lines of `path` from `fromOffset` to `sink`; returns where the read stopped. With
+ * `lastLine: "take"` (the file is no longer written: `--finished`, or untouched for minutes), a last
+ * line without its newline is read like the others when it is a whole JSON value (a tool that saved
+ * the file without its final newline: the session's last answer was left out for good), and
+ * reported otherwise (cut short: nothing will complete it).
+ */
 export async function feedJsonl(
   path: string,
   sink: LineSink,
   io: { counts: EntryCounts; warnings: ImportWarning[] },
   from: { offset: number; lineNo: number } = { offset: 0, lineNo: 0 },
   checkpoint?: Checkpoint,
+  lastLine: "wait" | "take" = "wait",
 ): Promise<ReadPosition> {
   let offset = from.offset;
   let lineNo = from.lineNo;
@@ -64,7 +74,23 @@ export async function feedJsonl(
   for (const item of runs) {
     if (item.kind === "line") {
       // Without a length limit, the only single line is a torn last one.
-      return { offset, lineNo, torn: true };
+      const { line } = item;
+      if (lastLine === "wait" || isBlank(line.text)) return { offset, lineNo, torn: true };
+      let value: unknown;
+      try {
+        value = JSON.parse(line.text);
+      } catch {
+        io.warnings.push({
+          file: path,
+          line: line.lineNo,
+          message:
+            "last line cut short (no newline, not whole JSON) in a file no longer written: not imported",
+        });
+        bump(io.counts.skipped, "(malformed line)");
+        return { offset: line.end, lineNo: line.lineNo, torn: false };
+      }
+      lines.value(value, line.lineNo, line.start, line.end);
+      return { offset: line.end, lineNo: line.lineNo, torn: false };
     }
     const start = item.base + item.start;
     if (start >= next) {

@@ -412,7 +412,9 @@ async function readJsonl(
       if (collections.due(everyBytes)) collections.collect();
     },
   };
-  const pos = await feedJsonl(c.path, parser, io, from, checkpoint);
+  // A file no longer written: its last line, complete but for its newline, is read (see feedJsonl).
+  const done = opts.finished === true || (opts.final !== false && !mayStillStream(next.mtimeMs));
+  const pos = await feedJsonl(c.path, parser, io, from, checkpoint, done ? "take" : "wait");
   const result = parser.finish();
   await write(result.sessions);
   addCounts(sum, io.counts, io.warnings);

@@ -651,3 +651,54 @@ test("import --finished closes at once what a transcript still being written wou
   const both = cli("--finished", "--watch");
   expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("--finished and --watch")]);
 });
+
+describe("regression: a last line without its newline in a file no longer written is read (the session's last answer was left out for good, without a word)", () => {
+  const SRC = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+  const stripped = async (dir: string) => {
+    const path = join(dir, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
+    writeFileSync(path, (await Bun.file(SRC).text()).replace(/\n$/, ""));
+    return path;
+  };
+  const count = (home: string, args: string[]) => {
+    const r = runCli(["import", "claude", ...args, "--json"], { home });
+    const doc = parseJson<{ totals: { imported: number; warnings: number } }>(r);
+    const list = parseJson<{ items: { messageCount: number }[] }>(
+      runCli(["session", "list", "--json"], { home }),
+    );
+    return [doc.totals.imported, list.items[0]?.messageCount];
+  };
+
+  test("with --finished, and in a file untouched for minutes; as one import of the whole file", async () => {
+    await using dir = await tempDir();
+    const path = await stripped(dir.path);
+    await using whole = await tempHome();
+    const want = count(whole.path, [SRC]);
+    await using finished = await tempHome();
+    expect(count(finished.path, [path, "--finished"])).toEqual(want);
+    age(path);
+    await using plain = await tempHome();
+    expect(count(plain.path, [path])).toEqual(want);
+    // Read: nothing is left to read again.
+    expect(runCli(["import", "claude", path, "--json"], { home: plain.path }).stdout).toContain(
+      '"unchanged": 1',
+    );
+  });
+
+  test("one cut short in such a file is reported with its line, not imported", async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
+    const text = await Bun.file(SRC).text();
+    writeFileSync(path, text.slice(0, text.length - 40));
+    age(path);
+    await using home = await tempHome();
+    const r = runCli(["import", "claude", path, "--json"], { home: home.path });
+    const doc = parseJson<{ sources: { warnings: { file: string; line?: number; message: string }[] }[] }>(r);
+    expect(doc.sources[0]!.warnings).toEqual([
+      {
+        file: path,
+        line: text.trimEnd().split("\n").length,
+        message: "last line cut short (no newline, not whole JSON) in a file no longer written: not imported",
+      },
+    ]);
+  });
+});
