@@ -13,10 +13,11 @@ const isWindowsPath = (p: string) =>
 export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
   const expect: Record<string, unknown>[] = [];
   const tools = trace.toolSpans.map((t) => t.tool);
-  // No tools: a sequence of no steps is refused as a check that cannot fail.
-  expect.push(
-    tools.length > 0 ? { expectSequence: { mode: "in_order", steps: tools } } : { expectNoTools: true },
-  );
+  // No tools: a sequence of no steps is refused as a check that cannot fail. No tools and a refused
+  // call: `expectNoTools` fails on an attempt too (the case failed on its own session); the
+  // `expectDenied` below says what was tried.
+  if (tools.length > 0) expect.push({ expectSequence: { mode: "in_order", steps: tools } });
+  else if (trace.deniedSpans.length === 0) expect.push({ expectNoTools: true });
   const counts = new Map<string, number>();
   for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
   for (const [name, count] of counts) expect.push({ expectTool: { name, count } });

@@ -228,6 +228,25 @@ describe("freecode eval (source)", () => {
             .filter((l) => !l.includes('"function.'))
             .join("\n"),
       ],
+      // Its only call refused (expectNoTools failed: an attempt is a tool call to it).
+      [
+        "refused-1",
+        (t) =>
+          t
+            .split("\n")
+            .flatMap((l) =>
+              !l.includes('"function.')
+                ? [l]
+                : l.includes('"callId":"c1"') && l.includes('"function.call"')
+                  ? [
+                      l
+                        .replace('"function.call"', '"function.denied"')
+                        .replace('"callId"', '"source":"user","callId"'),
+                    ]
+                  : [],
+            )
+            .join("\n"),
+      ],
     ];
     for (const [id, change] of variants) {
       const text = change(readFileSync(join(SESSIONS, "fix-login-1", "events.jsonl"), "utf8")).replaceAll(
