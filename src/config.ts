@@ -42,7 +42,8 @@ const Price = v.strictObject({
 });
 
 /** What a timer can wait: past it (about 24.8 days) it fires at once, and the call "timed out". */
-const MAX_TIMEOUT_MS = 2_147_483_647;
+/** The longest wait a timer takes (`setTimeout` fires at once past it). */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** An OpenAI-compatible chat completions endpoint, as the summarizer and the titler name one. */
 const httpModel = (service: string) => ({
@@ -61,7 +62,7 @@ const httpModel = (service: string) => ({
       v.number(),
       v.integer(),
       v.minValue(1),
-      v.maxValue(MAX_TIMEOUT_MS, `at most ${MAX_TIMEOUT_MS} ms (a timer waits no longer)`),
+      v.maxValue(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (a timer waits no longer)`),
     ),
   ),
 });

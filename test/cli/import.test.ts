@@ -161,6 +161,16 @@ describe("freecode import (binary)", () => {
     // --interval means something only with --watch.
     const interval = runBinary(["import", "claude", claude, "--interval", "100"], { home: home.path });
     expect([interval.code, interval.stderr]).toEqual([2, expect.stringContaining("give --watch too")]);
+    // Past what a timer waits, it fired every millisecond: a busy loop.
+    const long = runBinary(["import", "claude", claude, "--watch", "--interval", "2147483648"], {
+      home: home.path,
+    });
+    expect([long.code, long.stderr]).toEqual([
+      2,
+      expect.stringContaining(
+        "--interval must be at most 2147483647 ms, what a timer waits (got 2147483648)",
+      ),
+    ]);
   });
 });
 

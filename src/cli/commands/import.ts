@@ -4,6 +4,7 @@
  * `--redact` masks secrets. Thin: the work is in `src/import/`.
  */
 import { existsSync } from "node:fs";
+import { MAX_TIMER_MS } from "../../config.ts";
 import { notFound, usageError } from "../../errors.ts";
 import { importSources, rootsFor } from "../../import/import.ts";
 import { AGENTS } from "../../import/types.ts";
@@ -41,6 +42,9 @@ export default command({
     const paths = (args._ as string[]).slice(1);
     for (const p of paths) if (!existsSync(p)) throw notFound(`no such file or folder: ${p}`);
     const interval = wholeNumber(args.interval, "interval", 50) ?? 1000;
+    // A timer waits at most 2^31-1 ms: past it, it fired every millisecond (a busy loop).
+    if (interval > MAX_TIMER_MS)
+      throw usageError(`--interval must be at most ${MAX_TIMER_MS} ms, what a timer waits (got ${interval})`);
     if (args.interval !== undefined && args.watch !== true)
       throw usageError("--interval is the --watch poll interval: give --watch too");
     if (args.finished === true && args.watch === true)
