@@ -81,6 +81,13 @@ export async function exportSession(
   }
   const { messages, issues } = await store.readMessages(meta.id);
   if (issues.length > 0) throw unreadableLog(meta.id, issues, "message");
+  // A session has a message from its creation on: none is a log lost outside freecode (emptied, a
+  // power cut under `fsync: never`), and the document would be one no import takes.
+  if (messages.length === 0)
+    throw new FreecodeError(
+      "check_failed",
+      `session ${meta.id} holds no message (its log was lost${meta.messageCount > 0 ? `: its meta counts ${meta.messageCount}` : ""}; \`freecode store verify\` reports it): a session export holds at least one, so no import would take this one`,
+    );
   const contextCache = await store.getContextCache(meta.id);
   const doc: ExportDocument = {
     format: EXPORT_FORMAT,

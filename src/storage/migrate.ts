@@ -252,7 +252,12 @@ async function verifyCopy(source: StorageAdapter, target: StorageAdapter): Promi
     .filter(([list]) => list.length > 0)
     .map(([list, what]) => `${list.length} session(s) ${what} (first: ${list[0]})`);
   if (failures.length || a.hash !== b.hash) {
-    throw new FreecodeError("check_failed", `verification failed: ${failures.join("; ") || "hashes differ"}`);
+    // What makes a copy differ is in the source (a meta counting messages its log lost): say where to look.
+    const hint = differing.length ? "; `freecode store verify` on the source names what is wrong there" : "";
+    throw new FreecodeError(
+      "check_failed",
+      `verification failed: ${failures.join("; ") || "hashes differ"}${hint}`,
+    );
   }
   const { perSession: _p, ...copied } = a;
   return {

@@ -213,6 +213,31 @@ describe("session export / import", () => {
     expect(runCli(["session", "export", SOURCE], { home: src.path }).code).toBe(0);
   }, 60_000);
 
+  test("regression: a session whose message log was lost is refused at export, naming why (it exported a document no import takes, exit 0), and migrate points at store verify", async () => {
+    await using home = await tempHome();
+    await using out = await tempDir();
+    const h = { home: home.path };
+    expect(
+      runCli(["session", "create", "--id", "c1", "--project", home.path, "--prompt", "start"], h).code,
+    ).toBe(0);
+    const [log] = [...new Bun.Glob("sessions/*/c1/messages.jsonl").scanSync(home.path)];
+    writeFileSync(join(home.path, log!), "");
+    const file = join(out.path, "c1.json");
+    const r = runCli(["session", "export", "c1", "--out", file], h);
+    expect([r.code, r.stderr.trim(), existsSync(file)]).toEqual([
+      1,
+      expect.stringContaining(
+        "session c1 holds no message (its log was lost: its meta counts 1; `freecode store verify` reports it)",
+      ),
+      false,
+    ]);
+    const m = runCli(["store", "migrate", "--to", "json", "--to-home", join(out.path, "copy")], h);
+    expect([m.code, m.stderr]).toEqual([
+      1,
+      expect.stringContaining("`freecode store verify` on the source names what is wrong there"),
+    ]);
+  });
+
   test("a running session arrives idle; an import that fails half way leaves nothing", async () => {
     await using home = await tempHome();
     const store = memoryFactory({ home: home.path });
