@@ -65,6 +65,12 @@ export interface CodexState {
   threadName?: string;
   /** A `task_started` was seen: turns follow those, not prompts (see `event`). */
   taskTurns?: boolean;
+  /**
+   * The message of a response the end of the last read closed without its usage (the file was not
+   * being written): a `token_count` that comes next is that response's, and its usage goes on that
+   * message (it went on none, and the session's tokens missed it).
+   */
+  cut?: string;
 }
 
 /** The session id at the end of a Codex transcript's name: `rollout-<time>-<uuid>.jsonl`. */
@@ -283,6 +289,7 @@ export class CodexParser {
 
   /** The response collected so far (or the one the usage belongs to). */
   private respond(at: number) {
+    if (!this.st.resp) this.st.cut = undefined; // a new response: the cut one is done
     return (this.st.resp ??= {
       startAt: this.st.inputAt ?? this.st.prevAt ?? at,
       text: 0,
@@ -314,6 +321,8 @@ export class CodexParser {
   ): void {
     const r = this.st.resp;
     this.st.resp = undefined;
+    const cut = usage && !r ? this.st.cut : undefined;
+    this.st.cut = undefined;
     if (!usage && !r) return;
     if (usage || (r && (r.text > 0 || r.tools.length > 0))) {
       b.modelResponse(key, {
@@ -324,7 +333,7 @@ export class CodexParser {
         toolCalls: r?.tools ?? [],
         textChars: r?.text ?? 0,
         thinkingChars: r?.thinking ?? 0,
-        messageId: r?.messageId,
+        messageId: r?.messageId ?? cut,
       });
     }
     if (r?.messageId) b.release(r.messageId);
@@ -392,8 +401,11 @@ export class CodexParser {
       // In a transcript still written (`live.ts`), an open response and unanswered calls wait.
       const live = final && stillWritten(this.opts.lastWrite, this.st.prevAt);
       if (final && this.st.resp && live) open = true;
-      else if (final && this.st.resp)
+      else if (final && this.st.resp) {
+        const messageId = this.st.resp.messageId;
         this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
+        this.st.cut = messageId;
+      }
       if (this.b.finish(final, live ? () => true : undefined)) open = true;
       sessions.push(this.b.result(this.resultMeta(this.b)));
     }
