@@ -290,6 +290,21 @@ export class SessionBuilder {
     return msg;
   }
 
+  /**
+   * Take a message of this run out of the session (a Gemini rewind dropped it): it is not stored,
+   * and is returned as derived (its usage, its tool parts). Its events stay.
+   */
+  withdraw(raw: string): StoredMessage | undefined {
+    const id = messageIdFor(raw);
+    const m = this.out.get(id);
+    this.out.delete(id);
+    this.fresh.delete(id);
+    drop(this.s.held, id);
+    if (this.s.responding) drop(this.s.responding, id);
+    if (this.s.lastAssistantId === id) delete this.s.lastAssistantId;
+    return m;
+  }
+
   /** A message of this session by id: from this run, or held over from an earlier one. */
   find(raw: string): StoredMessage | undefined {
     const id = messageIdFor(raw);

@@ -50,19 +50,25 @@ function lastActivity(meta: Obj, messages: GeminiMessage[]): number {
   return last;
 }
 
-/** Read a recording (legacy JSON or JSONL) into its metadata and surviving messages. */
+/**
+ * Read a recording (legacy JSON or JSONL) into its metadata and its messages in the order they
+ * first came, each in its last form. `rewound`: a `$rewindTo` dropped it from the conversation
+ * after it was recorded (the legacy JSON keeps no such record: what a rewind dropped is gone).
+ */
 export function readGemini(
   path: string,
   text: string,
   warnings: ImportWarning[],
-): { meta: Obj; messages: GeminiMessage[] } {
+): { meta: Obj; messages: GeminiMessage[]; rewound: Set<GeminiMessage> } {
   if (path.endsWith(".json")) {
     const doc = JSON.parse(text) as Obj;
     const messages = Array.isArray(doc.messages) ? (doc.messages as GeminiMessage[]) : [];
-    return { meta: doc, messages: messages.filter((m) => m && typeof m.id === "string") };
+    return { meta: doc, messages: messages.filter((m) => m && typeof m.id === "string"), rewound: new Set() };
   }
   let meta: Obj = {};
+  // Every message, in the order it first came; `index` maps the ids still in the conversation.
   const messages: GeminiMessage[] = [];
+  const rewound = new Set<GeminiMessage>();
   const index = new Map<string, number>();
   for (const line of splitLines(text)) {
     if (!line.text.trim()) continue;
@@ -82,8 +88,14 @@ export function readGemini(
     }
     if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
     else if (typeof rec.$rewindTo === "string") {
+      // The message and everything after it leave the conversation; what they did stays recorded.
       const at = index.get(rec.$rewindTo);
-      if (at !== undefined) for (const m of messages.splice(at)) index.delete(m.id);
+      if (at !== undefined)
+        for (const m of messages.slice(at))
+          if (!rewound.has(m)) {
+            rewound.add(m);
+            index.delete(m.id);
+          }
     } else if (typeof rec.id === "string" && typeof rec.type === "string") {
       // A message written again (its usage, its tool calls' new statuses) replaces the earlier copy.
       const at = index.get(rec.id);
@@ -91,7 +103,7 @@ export function readGemini(
       else messages[at] = rec as GeminiMessage;
     } else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
   }
-  return { meta, messages };
+  return { meta, messages, rewound };
 }
 
 function projectPathOf(path: string, meta: Obj, warnings: ImportWarning[]): string {
@@ -128,7 +140,7 @@ export function mapGemini(
   /** `finished`: the agent is done (`import --finished`): the session is taken as idle. */
   opts: { redact?: boolean; counts: EntryCounts; warnings: ImportWarning[]; finished?: boolean },
 ): ImportedSession | undefined {
-  const { meta, messages } = readGemini(path, text, opts.warnings);
+  const { meta, messages, rewound } = readGemini(path, text, opts.warnings);
   const sourceId =
     typeof meta.sessionId === "string" ? meta.sessionId : basename(path).replace(/\.jsonl?$/, "");
   const state = newBuilderState(sessionIdFor("gemini", sourceId));
@@ -142,7 +154,7 @@ export function mapGemini(
   let model = "unknown";
   let prevAt = started || 0;
   // A call left open is cut off once a later response began, or once the session has gone idle.
-  const lastResponse = messages.findLastIndex((m) => m.type === "gemini");
+  const lastResponse = messages.findLastIndex((m) => m.type === "gemini" && !rewound.has(m));
   let waiting = false;
   const idle = opts.finished === true || idleSince(lastActivity(meta, messages));
   for (const [i, m] of messages.entries()) {
@@ -159,11 +171,12 @@ export function mapGemini(
         // message whole as its tokens and tool calls come): its response waits for that, or for a
         // later message, or for the session to go idle. Written now, it stayed without usage (an
         // event is never written twice).
-        const settled = m.tokens != null || i < messages.length - 1 || idle || !mayStillStream(at);
+        const settled =
+          m.tokens != null || i < messages.length - 1 || rewound.has(m) || idle || !mayStillStream(at);
         if (!settled) waiting = true;
         const open = geminiTurn(b, m, at, prevAt, model, content, settled);
         // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
-        if (open !== undefined && (idle || i < lastResponse))
+        if (open !== undefined && (idle || i < lastResponse || rewound.has(m)))
           b.turnAbort(`${m.id}.interrupted`, open, "interrupted");
       } else if (m.type === "error") {
         b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
@@ -180,6 +193,10 @@ export function mapGemini(
     prevAt = at;
   }
   if (b.s.firstAt === undefined) return undefined;
+  // What a rewind dropped leaves the conversation: its events stay (its model calls were made, its
+  // tools ran), so the log, `usage` and eval read the same whenever the recording was imported
+  // (an import before the rewind had written them, one after left them out).
+  const withdrawn = [...rewound].flatMap((m) => b.withdraw(m.id) ?? []);
   // A call of the last response still waiting for its go-ahead in a session at work is not written
   // yet (`live.ts`): refused later, it would be a call and a denial. The recording is read again
   // until it is answered or the session idles. (A call already running is written: it ran.)
@@ -200,7 +217,12 @@ export function mapGemini(
   });
   const last = Date.parse(String(meta.lastUpdated));
   if (last > session.meta.updatedAt) session.meta.updatedAt = last;
-  return { ...session, mode: "full", ...(waiting ? { open: true } : {}) };
+  return {
+    ...session,
+    mode: "full",
+    ...(withdrawn.length > 0 ? { withdrawn } : {}),
+    ...(waiting ? { open: true } : {}),
+  };
 }
 
 /** Tool-call statuses of a call that has not run yet and may still be refused. */

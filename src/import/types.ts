@@ -59,6 +59,11 @@ export interface ImportedSession {
   interrupted?: string[];
   /** Token totals over everything derived so far (for summaries and tests). */
   tokens: TokenTotals;
+  /**
+   * Full mode: messages the source recorded that left the conversation (a Gemini `$rewindTo`): not
+   * stored, but counted in the session's turns and tokens, as their events are in the log.
+   */
+  withdrawn?: StoredMessage[];
   /** A whole document derived with something still to come (a Gemini response waiting for its
    * tokens): the next import reads it again even if it did not change. */
   open?: boolean;

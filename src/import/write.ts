@@ -204,6 +204,24 @@ function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
   return next;
 }
 
+/**
+ * A whole document that recorded messages a rewind then dropped (Gemini's `$rewindTo`): the
+ * session's turns and tokens are counted over those and `messages` (the conversation as it
+ * stands) — what its events say was done and spent, whenever the recording was imported. Counted
+ * from scratch each time, so an import before the rewind (which stored them) and one after (which
+ * never did) agree. Nothing when the document dropped nothing.
+ */
+function withdrawnCounters(
+  s: ImportedSession,
+  messages: StoredMessage[],
+): Pick<SessionMeta, "turnCount" | "lastTurnAt" | "tokens"> | undefined {
+  if (s.mode !== "full" || !s.withdrawn?.length) return undefined;
+  const zero = { turnCount: 0, updatedAt: 0, tokens: undefined, lastTurnAt: undefined } as const;
+  const all = [...s.withdrawn, ...messages].sort((a, b) => a.timestamp - b.timestamp);
+  const { turnCount, lastTurnAt, tokens } = foldMessagesIntoMeta({ ...newMeta(s), ...zero }, all);
+  return { turnCount, ...(lastTurnAt !== undefined ? { lastTurnAt } : {}), ...(tokens ? { tokens } : {}) };
+}
+
 /** `m`, marked interrupted when its id is in `marks` (a new object; `m` itself when nothing changes). */
 const interrupted = (m: StoredMessage, marks: Set<string>): StoredMessage =>
   marks.has(m.id) && m.interrupted !== true ? { ...m, interrupted: true } : m;
@@ -345,7 +363,11 @@ export async function writeSession(
         `working directory "${recorded}" is not an absolute path: the transcript's folder stands in as its project (${meta.projectPath})`,
       );
     }
-    await adapter.createSession(foldMessagesIntoMeta(meta, fresh), fresh);
+    // A rewind's messages count in the turns and tokens, as their events do (see `withdrawnCounters`).
+    await adapter.createSession(
+      { ...foldMessagesIntoMeta(meta, fresh), ...withdrawnCounters(s, fresh) },
+      fresh,
+    );
     status = "created";
   } else {
     const marks = new Set(s.interrupted ?? []);
@@ -395,8 +417,9 @@ export async function writeSession(
     // A part of a longer read leaves the meta to the read's last write (one meta rewrite, not one
     // per part: its `updatedAt` moves with every part).
     const latest = s.partial ? undefined : ((await adapter.getMeta(id)) ?? cur);
-    if (latest && JSON.stringify(mergeMeta(latest, s)) !== JSON.stringify(latest)) {
-      await adapter.updateMeta(id, (m) => mergeMeta(m, s));
+    const merged = (m: SessionMeta) => ({ ...mergeMeta(m, s), ...withdrawnCounters(s, derived) });
+    if (latest && JSON.stringify(merged(latest)) !== JSON.stringify(latest)) {
+      await adapter.updateMeta(id, merged);
       status = "updated";
     }
   }

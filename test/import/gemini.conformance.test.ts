@@ -9,6 +9,7 @@ import { mapGemini } from "../../src/import/gemini.ts";
 import { newCounts } from "../../src/import/types.ts";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { checkEval, checkTraces, importOne, sessionsFrom, tallyRollouts, zero } from "./_corpus.ts";
+import { imported } from "./_store.ts";
 
 const files = [...new Bun.Glob("*.json").scanSync(join(CORPUS, "gemini"))].sort();
 
@@ -100,4 +101,71 @@ describe("gemini corpus conformance", () => {
     expect(s.events.filter((e) => e.type === "function.output" && e.failed)).toHaveLength(1);
     expect(s.tokens.input + s.tokens.output + s.tokens.cacheRead).toBe(117);
   });
+});
+
+test("regression: what a rewind dropped stays in the log and in the session's turns and tokens, whether the recording was imported before the rewind or after (usage, trace, search and eval depended on when)", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "session-2026-05-01T10-00-rw000001.jsonl");
+  const at = (s: number) => `2026-05-01T10:00:${String(s).padStart(2, "0")}.000Z`;
+  const tok = (input: number) => ({ input, output: 10, cached: 0, thoughts: 0, tool: 0, total: input + 10 });
+  const records = [
+    { sessionId: "rw000001", projectHash: "x", startTime: at(0), directories: ["/work/p"] },
+    { id: "u1", timestamp: at(1), type: "user", content: [{ text: "first" }] },
+    { id: "g1", timestamp: at(2), type: "gemini", content: "one", model: "gemini-2.5-pro", tokens: tok(100) },
+    { id: "u2", timestamp: at(3), type: "user", content: [{ text: "second" }] },
+    {
+      id: "g2",
+      timestamp: at(4),
+      type: "gemini",
+      content: "running",
+      model: "gemini-2.5-pro",
+      tokens: tok(200),
+      toolCalls: [
+        {
+          id: "c1",
+          name: "run_shell_command",
+          args: { command: "rm -rf out" },
+          status: "success",
+          timestamp: at(5),
+        },
+      ],
+    },
+    { $rewindTo: "u2" },
+    { id: "u3", timestamp: at(7), type: "user", content: [{ text: "other" }] },
+    {
+      id: "g4",
+      timestamp: at(8),
+      type: "gemini",
+      content: "four",
+      model: "gemini-2.5-pro",
+      tokens: tok(400),
+    },
+  ];
+  const write = (n: number) =>
+    writeFileSync(
+      path,
+      `${records
+        .slice(0, n)
+        .map((r) => JSON.stringify(r))
+        .join("\n")}\n`,
+    );
+  await using grownHome = await tempHome();
+  for (const n of [3, 5, 6, records.length]) {
+    write(n);
+    await imported(grownHome.path, "gemini", path);
+  }
+  const grown = (await imported(grownHome.path, "gemini", path)).sessions[0]!;
+  await using onceHome = await tempHome();
+  const once = (await imported(onceHome.path, "gemini", path)).sessions[0]!;
+  expect(grown.events).toEqual(once.events);
+  expect(grown.messages).toEqual(once.messages);
+  expect(once.messages.map((m) => m.id)).toEqual(["u1", "g1", "u3", "g4"]);
+  const { updatedAt: _a, ...g } = grown.meta;
+  const { updatedAt: _b, ...o } = once.meta;
+  expect(g).toEqual(o);
+  // The rewound turn ran a tool and cost tokens: the log has them, and the counters agree with it.
+  const events = once.events as { type: string; callId?: string }[];
+  expect(events.filter((e) => e.type === "function.call").map((e) => e.callId)).toEqual(["c1"]);
+  expect(events.filter((e) => e.type === "turn.started")).toHaveLength(3);
+  expect([once.meta.turnCount, once.meta.messageCount, once.meta.tokens?.input]).toEqual([3, 4, 700]);
 });
