@@ -47,6 +47,15 @@ function claim(adapter: StorageAdapter, planned: GcRemoval): Promise<SessionMeta
   });
 }
 
+/** Undo a claim: the status the session had before gc marked it deleted. */
+function unclaim(adapter: StorageAdapter, id: string): Promise<SessionMeta> {
+  return adapter.updateMeta(id, (meta) => {
+    if (meta.status !== "deleted") return meta;
+    const { previousStatus, ...rest } = meta;
+    return { ...rest, status: previousStatus && previousStatus !== "deleted" ? previousStatus : "idle" };
+  });
+}
+
 const skippable = (e: unknown) =>
   e instanceof FreecodeError && (e.code === "conflict" || e.code === "not_found");
 
@@ -55,8 +64,9 @@ export async function applyRemovals(adapter: StorageAdapter, removals: GcRemoval
   const applied: GcApplied[] = [];
   let firstError: unknown;
   for (const planned of removals) {
+    let claimed: SessionMeta;
     try {
-      await claim(adapter, planned);
+      claimed = await claim(adapter, planned);
     } catch (error) {
       if (!skippable(error)) {
         firstError ??= error;
@@ -65,9 +75,24 @@ export async function applyRemovals(adapter: StorageAdapter, removals: GcRemoval
       continue;
     }
     try {
-      await purgeSession(adapter, planned.id);
+      // Checked again under the purge's own lock: an append another process made after the claim
+      // (acknowledged: it was accepted on the deleted session) was erased with the rest.
+      await purgeSession(adapter, planned.id, {
+        unless: (m) =>
+          m.status !== "deleted" ||
+          m.messageCount !== claimed.messageCount ||
+          m.updatedAt !== claimed.updatedAt
+            ? "it changed since gc looked at it"
+            : undefined,
+      });
       applied.push({ ...planned, result: "removed" });
     } catch (error) {
+      if (error instanceof FreecodeError && error.code === "conflict") {
+        // Given back the status it had before the claim (one the user deleted stays deleted).
+        if (planned.status !== "deleted") await unclaim(adapter, planned.id).catch(() => {});
+        applied.push({ ...planned, result: "skipped", error: error.message });
+        continue;
+      }
       firstError ??= error;
       const message = `${(error as Error).message} (left soft-deleted: session restore ${planned.id} undoes it)`;
       applied.push({ ...planned, result: "failed", error: message });

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { badInput, conflict, notFound } from "../errors.ts";
 import { foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
 import { checkId } from "../storage/_validate.ts";
-import type { ListPage, ListQuery, StorageAdapter } from "../storage/contract.ts";
+import type { ListPage, ListQuery, PurgeOptions, StorageAdapter } from "../storage/contract.ts";
 import {
   checkProjectPath,
   comparableProjectPath,
@@ -259,8 +259,8 @@ export const pinSession = (s: StorageAdapter, id: string, pinned = true) =>
   s.updateMeta(checkId(id), (m) => ({ ...m, pinned }));
 
 /** Erase a session's files (meta, messages, context cache, rollout). Not recoverable. */
-export async function purgeSession(store: StorageAdapter, id: string): Promise<void> {
-  if (!(await store.purgeSession(checkId(id)))) throw notFound(`no session ${id}`);
+export async function purgeSession(store: StorageAdapter, id: string, options?: PurgeOptions): Promise<void> {
+  if (!(await store.purgeSession(checkId(id), options))) throw notFound(`no session ${id}`);
 }
 
 /**

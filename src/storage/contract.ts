@@ -58,6 +58,11 @@ export interface AdapterCapabilities {
   asyncAppend?: boolean;
 }
 
+/** See `StorageAdapter.purgeSession`. */
+export interface PurgeOptions {
+  unless?: (meta: SessionMeta) => string | undefined;
+}
+
 export interface StorageAdapter {
   /** The registry key (file name of the adapter). */
   readonly name: string;
@@ -76,8 +81,12 @@ export interface StorageAdapter {
   updateMeta(id: string, update: (meta: SessionMeta) => SessionMeta): Promise<SessionMeta>;
   /** Sorted by `updatedAt` descending (ties by id); `pinnedFirst` puts pinned sessions first. */
   listSessions(query: ListQuery): Promise<ListPage>;
-  /** Erase a session's meta, messages and events; false if there was nothing. */
-  purgeSession(id: string): Promise<boolean>;
+  /**
+   * Erase a session's meta, messages and events; false if there was nothing. `unless` is asked of
+   * the meta under the same lock or transaction as the erase: a reason it gives refuses the purge
+   * (`conflict`), nothing erased (gc: an append acknowledged after its plan must not be erased).
+   */
+  purgeSession(id: string, options?: PurgeOptions): Promise<boolean>;
 
   /**
    * Append messages to an existing session (all or nothing; `not_found` if absent). The meta's

@@ -13,7 +13,7 @@ import { takeInventory } from "../../src/maintenance/inventory.ts";
 import { planGc } from "../../src/maintenance/plan.ts";
 import { EMPTY_SHELL_GRACE_MS, type GcPolicy } from "../../src/maintenance/policy.ts";
 import { ensureDir } from "../../src/util/atomic.ts";
-import { tempHome } from "../_helpers.ts";
+import { BUN, ROOT, tempHome } from "../_helpers.ts";
 import { ADAPTERS, type AdapterName, NOW, type Seed, seedStore } from "./_seed.ts";
 
 const policy = (p: Partial<GcPolicy> = {}): GcPolicy => ({
@@ -144,6 +144,42 @@ for (const name of Object.keys(ADAPTERS) as AdapterName[]) {
         await adapter.close();
       }
     });
+
+    test("regression: a message another process appends between gc's claim and its purge (acknowledged: exit 0) is never erased — skipped, its status given back (sqlite erased it, reported removed)", async () => {
+      await using home = await tempHome();
+      const adapter = await seedStore(name, home.path, [{ id: "v1", ageDays: 30 }]);
+      try {
+        const plan = planGc(await takeInventory(adapter), policy({ maxSessions: 0 }), NOW);
+        const purge = adapter.purgeSession.bind(adapter);
+        let appended: number | undefined;
+        adapter.purgeSession = async (id, options) => {
+          const p = Bun.spawn(
+            [BUN, join(ROOT, "src/cli/main.ts"), "session", "append", id, "--store", name],
+            {
+              env: { ...process.env, FREECODE_HOME: home.path },
+              stdin: Buffer.from('{"role":"user","parts":[{"type":"text","content":"acked"}]}\n'),
+              stdout: "pipe",
+              stderr: "pipe",
+            },
+          );
+          appended = await p.exited;
+          return purge(id, options);
+        };
+        const { applied, firstError } = await applyRemovals(adapter, plan.removals);
+        expect(appended).toBe(0);
+        expect(firstError).toBeUndefined();
+        expect(applied.map((a) => [a.id, a.result, a.error])).toEqual([
+          ["v1", "skipped", "it changed since gc looked at it"],
+        ]);
+        const meta = await adapter.getMeta("v1");
+        expect([meta?.status, meta?.messageCount]).toEqual(["idle", 2]);
+        expect((await adapter.readMessages("v1")).messages.at(-1)?.parts).toEqual([
+          { type: "text", content: "acked" },
+        ]);
+      } finally {
+        await adapter.close();
+      }
+    }, 30_000);
   });
 }
 

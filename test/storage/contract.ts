@@ -302,6 +302,28 @@ export function runContractSuite(
       expect((await a.readMessages(meta.id)).messages.map((m) => m.id)).toEqual(["again"]);
     });
 
+    it("purge `unless`: a reason given on the meta under the purge's lock refuses it (conflict), nothing erased", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.appendEvents(meta.id, [{ type: "turn.started", turnId: "t1" }]);
+      const seen: number[] = [];
+      await rejects(
+        a.purgeSession(meta.id, {
+          unless: (m) => {
+            seen.push(m.messageCount);
+            return "it changed";
+          },
+        }),
+        "conflict",
+      );
+      expect(seen).toEqual([1]);
+      expect((await a.readMessages(meta.id)).messages).toHaveLength(1);
+      expect(await a.listEventLogs()).toEqual([meta.id]);
+      expect(await a.purgeSession(meta.id, { unless: () => undefined })).toBe(true);
+      expect(await a.getMeta(meta.id)).toBeUndefined();
+      expect(await a.listEventLogs()).toEqual([]);
+    });
+
     it("events: seq strictly increasing from 1, envelope filled, fromSeq filter", async (a) => {
       const first = await a.appendEvents("ev-1", [
         { type: "turn.started", turnId: "t1" },

@@ -151,9 +151,12 @@ export function sqlAdapter(
       });
     },
 
-    async purgeSession(id) {
+    async purgeSession(id, options) {
       checkId(id);
       return host.write((d) => {
+        const meta = options?.unless ? getMetaRow(d, id) : undefined;
+        const why = meta && options?.unless?.(meta);
+        if (why) throw conflict(why);
         let found = false;
         for (const table of ["sessions", "messages", "events", "event_logs", "context_cache"]) {
           d.run(`DELETE FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`, [id]);

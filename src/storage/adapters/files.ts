@@ -178,7 +178,7 @@ const factory: AdapterFactory = (options) => {
       return (await openIndex()).list(query);
     },
 
-    async purgeSession(id) {
+    async purgeSession(id, options) {
       checkId(id);
       const dir = locator.find(id);
       const rolloutDir = dirname(eventsPath(layout.rollout, id));
@@ -186,12 +186,26 @@ const factory: AdapterFactory = (options) => {
       // The rollout log first: a purge killed half way then leaves the session without its log,
       // still listed (and a gc that marked it deleted finds it again), not a log whose session is
       // gone, which every listing, gc and verify took for a rollout-only session and kept.
-      events.get(id)?.reset();
-      events.delete(id);
-      rmSync(rolloutDir, { recursive: true, force: true });
-      if (dir) {
+      const dropLog = () => {
+        events.get(id)?.reset();
+        events.delete(id);
+        rmSync(rolloutDir, { recursive: true, force: true });
+      };
+      if (!dir) dropLog();
+      else {
         const handle = session(id);
         handle.exclusive(() => {
+          // The meta as it is under the session's lock (its appends acknowledged), which nothing
+          // can move before the erase below: an append is either counted here or refused after.
+          const read = options?.unless ? readMetaFile(handle.files.meta) : undefined;
+          if (read) {
+            const size = acknowledgedSize(handle.files.messages) ?? 0;
+            const why = options?.unless?.(
+              healCounters(read.meta, handle.files.messages, read.messagesBytes, size),
+            );
+            if (why) throw conflict(why);
+          }
+          dropLog();
           handle.log.close();
           rmSync(dir, { recursive: true, force: true });
         });

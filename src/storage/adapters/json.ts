@@ -196,11 +196,14 @@ const factory: AdapterFactory = (options) => {
         return { ...page, items: page.items.map((m) => structuredClone(m)) };
       }),
 
-    async purgeSession(id) {
+    async purgeSession(id, options) {
       checkId(id);
-      return write((s) =>
-        s.sessions[id] ? { ops: [["purge", id]], result: true } : { ops: [], result: false },
-      );
+      return write((s) => {
+        const meta = s.sessions[id]?.meta;
+        const why = meta && options?.unless?.(structuredClone(meta));
+        if (why) throw conflict(why);
+        return s.sessions[id] ? { ops: [["purge", id]], result: true } : { ops: [], result: false };
+      });
     },
 
     async appendMessages(id, messagesIn, options) {

@@ -70,8 +70,11 @@ const factory: AdapterFactory = () => {
         ),
       );
     },
-    async purgeSession(id) {
+    async purgeSession(id, options) {
       const key = checkId(id);
+      const meta = sessions.get(key)?.meta;
+      const why = meta && options?.unless?.(clone(meta));
+      if (why) throw conflict(why);
       const had = sessions.delete(key);
       return events.delete(key) || had;
     },
