@@ -109,7 +109,7 @@ export async function importRoot(
       file: root,
       message: `no ${agent} transcripts here, but ${others.map(([a, n]) => `${n} ${a}`).join(", ")} (\`freecode import auto\` takes each for its agent)`,
     });
-  forgetGone(opts.imports, root, candidates, sum.warnings);
+  const goneOpen = forgetGone(opts.imports, root, candidates);
   for (const c of candidates) {
     try {
       await importCandidate(c, sum, opts);
@@ -118,6 +118,16 @@ export async function importRoot(
       sum.warnings.push({ file: c.path, message: `not imported: ${(error as Error).message}` });
     }
   }
+  // Left open as still written (`live.ts`): what waited is lost with it — unless the file moved and
+  // this pass read it at its new path (Codex archives a rollout): its sessions were written here.
+  const written = outcomesIn(sum);
+  for (const g of goneOpen)
+    if (!g.sessions.some((id) => written.has(id)))
+      sum.warnings.push({
+        file: g.path,
+        message:
+          "gone while it was still being written: what it left open (a response's model call, unanswered calls) was never written",
+      });
   countOutcomes(sum);
   return sum;
 }
@@ -126,23 +136,25 @@ export async function importRoot(
  * Forget the files under `root` that are gone (Claude Code deletes transcripts after 30 days by
  * default): their state (a long transcript's replay memory, an open file's held message) was kept,
  * and rewritten with the rest on every import, for ever. Their sessions stay in the store; a file
- * that comes back is read as new, and its stable ids leave what was stored as it is.
+ * that comes back is read as new, and its stable ids leave what was stored as it is. Returns those
+ * a read left open (the caller says what was lost with them, if nothing else wrote their sessions).
  */
-function forgetGone(imports: Imports, root: string, found: Candidate[], warnings: ImportWarning[]): void {
+function forgetGone(
+  imports: Imports,
+  root: string,
+  found: Candidate[],
+): { path: string; sessions: string[] }[] {
   const listed = new Set(found.map((c) => c.path));
   const inside = root.endsWith(sep) ? root : root + sep;
+  const open: { path: string; sessions: string[] }[] = [];
   for (const path of Object.keys(imports.files)) {
     if (listed.has(path) || (path !== root && !path.startsWith(inside))) continue;
     if (existsSync(path)) continue;
-    // Left open as still written (`live.ts`): what waited is lost with it; say so.
-    if (imports.files[path]?.open === true)
-      warnings.push({
-        file: path,
-        message:
-          "gone while it was still being written: what it left open (a response's model call, unanswered calls) was never written",
-      });
+    const f = imports.files[path];
+    if (f?.open === true) open.push({ path, sessions: f.sessions });
     delete imports.files[path];
   }
+  return open;
 }
 
 /** A signature of what is on disk: size and mtime (of every file a source is made of). */

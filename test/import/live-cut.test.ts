@@ -193,6 +193,20 @@ test("a transcript gone while it was still being written is forgotten with a war
   expect(view(await imported(home.path, "claude", dir.path)).warnings).toEqual([]);
 });
 
+test("regression: a transcript moved while it was still being written, and read at its new path in the same pass, gets no warning that something was lost", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  mkdirSync(join(dir.path, "live"));
+  const path = join(dir.path, "live", `${SID}.jsonl`);
+  writeFileSync(path, claudeLines().slice(0, 2).join(""));
+  expect(view(await imported(home.path, "claude", dir.path)).open).toBe(1);
+  mkdirSync(join(dir.path, "archived"));
+  rmSync(path);
+  writeFileSync(join(dir.path, "archived", `${SID}.jsonl`), claudeLines().join(""));
+  const after = view(await imported(home.path, "claude", dir.path));
+  expect(after.warnings).toEqual([]);
+});
+
 test("a fresh copy of an old transcript cut inside a response is closed at once (nobody writes it)", async () => {
   await using dir = await tempDir();
   await using home = await tempHome();
