@@ -109,6 +109,13 @@ function readHead(path: string, limit: number, toNewline: boolean): string {
   }
 }
 
+/** Whether the file holds a newline in its first 256 KiB (a line written whole), or is empty. */
+function hasCompleteLine(path: string): boolean {
+  const head = readHead(path, 256 * 1024, true);
+  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  return size === 0 || Buffer.byteLength(head) < size;
+}
+
 /** A JSONL file's first line (up to 256 KiB of it). */
 const firstLine = (path: string) => readHead(path, 256 * 1024, true);
 
@@ -262,6 +269,19 @@ export function discover(
     } catch (error) {
       warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
       return;
+    }
+    if (!found && explicit && path.endsWith(".jsonl") && !hasCompleteLine(path)) {
+      // Its first line is still being written (a subagent's `agent-<id>.jsonl` named as it starts):
+      // nothing tells its agent yet. Named for one agent, it is that agent's (the read waits for the
+      // line, as for any torn last line); for `auto`, it is read once it tells.
+      if (agent !== "auto") found = { agent, kind: "jsonl", path };
+      else {
+        warnings.push({
+          file: path,
+          message: "its first line is not written whole yet: not read (import again)",
+        });
+        return;
+      }
     }
     if (!found) {
       if (explicit) {

@@ -252,3 +252,26 @@ describe("a file the import state knows, unchanged, is not sniffed again", () =>
     expect(sniffed).toEqual([path]);
   });
 });
+
+test("regression: a named transcript whose first line is still being written is waited for, not called another agent's (exit 2, advising `import auto`)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const src = join(
+    CORPUS,
+    "claude/laf-us_idaho-vault/c--Users-loganf-Documents-IDAHO-VAULT/ad723d79-d1aa-4c89-9a82-926c1918e7ee/subagents/agent-a7ca5b34b59e4a24b.jsonl",
+  );
+  const path = join(dir.path, "agent-a7ca5b34b59e4a24b.jsonl");
+  const whole = readFileSync(src);
+  writeFileSync(path, whole.subarray(0, 1000));
+  const h = { home: home.path };
+  const torn = runCli(["import", "claude", path, "--json"], h);
+  expect([torn.code, torn.stderr]).toEqual([0, ""]);
+  const auto = runCli(["import", "auto", path], h);
+  expect([auto.code, auto.stderr]).toEqual([
+    0,
+    expect.stringContaining("its first line is not written whole yet"),
+  ]);
+  writeFileSync(path, whole);
+  const done = JSON.parse(runCli(["import", "claude", path, "--json"], h).stdout);
+  expect(done.totals.created).toBe(1);
+});
