@@ -36,6 +36,27 @@ function gitDirAt(dir: string): string | undefined {
   return common ? resolve(gitDir, common) : gitDir;
 }
 
+/**
+ * A pathname rule's body (one with a slash) as bodies the segment matching below reads as git reads
+ * it. Git compares a rule's literal start (up to its first wildcard) as text and hands only the rest
+ * to wildmatch, so a double star that is the first wildcard, glued to the text before it and
+ * followed by a slash or the end (the rule `/packages/app` + double star + `/` + `*.env`), starts
+ * what wildmatch sees and spans directories: it is spelled out as the rules it stands for (`app*`,
+ * then any directories, then `*.env`; and `app*.env`; for a trailing one, `pack*` and everything
+ * below it). An escaped slash is a slash. Segment by segment, such a rule was dropped or narrowed,
+ * and undo deleted the files it ignores.
+ */
+export function spelledOut(body: string): string[] {
+  const b = body.replace(/\\\//g, "/");
+  const first = b.search(/[*?[\\]/);
+  if (first <= 0 || b[first - 1] === "/" || !b.startsWith("**", first)) return [b];
+  const after = b.slice(first + 2);
+  if (after !== "" && !after.startsWith("/")) return [b];
+  const head = b.slice(0, first);
+  if (after === "") return [`${head}*`, `${head}*/**`];
+  return [`${head}*/**${after}`, `${head}*${after.slice(1).replace(/^\*+/, "")}`];
+}
+
 /** The rests of pattern segments `segs` once they have matched the directories `dirs`. */
 function rests(segs: string[], dirs: string[], fold: boolean): string[][] {
   if (dirs.length === 0) return segs.length > 0 ? [segs] : [];
@@ -57,8 +78,11 @@ export function rebaseRule(line: string, below: string[], fold = false): string[
   if (dirOnly) body = body.slice(0, -1);
   // No slash but a trailing one: the rule matches a name at any depth, inside the project too.
   if (!body.includes("/")) return [trimmed];
-  const segs = body.replace(/^\//, "").split("/");
-  const unique = new Set(rests(segs, below, fold).map((r) => `${bang}/${r.join("/")}${dirOnly}`));
+  const unique = new Set(
+    spelledOut(body.replace(/^\//, "")).flatMap((b) =>
+      rests(b.split("/"), below, fold).map((r) => `${bang}/${r.join("/")}${dirOnly}`),
+    ),
+  );
   return [...unique];
 }
 
@@ -89,7 +113,7 @@ function ruleOnDir(line: string, dir: string[], fold: boolean): boolean | undefi
   let body = trimmed.slice(negated ? 1 : 0);
   if (body.endsWith("/")) body = body.slice(0, -1);
   const hit = body.includes("/")
-    ? matchesWhole(body.replace(/^\//, "").split("/"), dir, fold)
+    ? spelledOut(body.replace(/^\//, "")).some((b) => matchesWhole(b.split("/"), dir, fold))
     : wildmatchSegment(body, dir[dir.length - 1]!, fold);
   return hit ? !negated : undefined;
 }

@@ -226,6 +226,42 @@ test("regression: rules from above are matched as git matches them — POSIX cla
   ).toEqual(["packages/app/prod.env", "packages/app/run.out"]);
 });
 
+test("regression: rules from above whose first wildcard is a `**` glued to the text before it span directories, as in git (`/packages/app**/*.env` was made `/*.env`: undo deleted config/prod.env); an escaped slash is a slash — each checked against git check-ignore", async () => {
+  const files = ["main.py", "prod.env", "config/prod.env", "a.env", "x/a.env", "x/y/a.env", "appx/b.env"];
+  for (const rule of [
+    "/packages/app**/*.env",
+    "/pack**/a.env",
+    "/packages\\/app/a.env",
+    "/packages/app/x**",
+    "/packages/app/**/a.env",
+    "/pa*ges/app**/a.env",
+  ]) {
+    await using p = await projectInRepo(
+      { ".gitignore": `${rule}\n` },
+      "packages/app",
+      Object.fromEntries(files.map((f) => [f, "v1\n"])),
+    );
+    const { app, repo, snaps } = p;
+    const ignored = new Set(
+      Bun.spawnSync(["git", "check-ignore", "--stdin"], {
+        cwd: repo,
+        stdin: Buffer.from(files.map((f) => `packages/app/${f}\n`).join("")),
+      })
+        .stdout.toString()
+        .split("\n")
+        .filter(Boolean)
+        .map((f) => f.slice("packages/app/".length)),
+    );
+    await snaps.capture();
+    const { location, snapshots } = snaps.list();
+    expect([rule, treePaths(location, snapshots[0]!.snapshot)]).toEqual([
+      rule,
+      files.filter((f) => !ignored.has(f)).sort(),
+    ]);
+    expect(app).toBeTruthy();
+  }
+});
+
 test("rebaseRule: a byte is one `?`, POSIX classes, and case under core.ignorecase", () => {
   expect(rebaseRule("/[[:alpha:]]*/x", ["packages"])).toEqual(["/x"]);
   expect(rebaseRule("/caf?/x", ["café"])).toEqual([]);
