@@ -68,7 +68,7 @@ export interface FreecodeCommandDef<A extends ArgsDef> {
 /** Define a leaf command with the global flags and unknown-flag rejection. */
 export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): CommandDef<A & GlobalArgs> {
   const args = { ...(def.args ?? {}), ...GLOBAL_ARGS } as A & GlobalArgs;
-  return defineCommand({
+  const cmd = defineCommand({
     meta: def.meta,
     args,
     async run({ args: parsed, rawArgs }) {
@@ -86,7 +86,13 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
       return commandExit.code;
     },
   });
+  // Kept on the command for the flags check of an argument error citty raises before `run`.
+  return Object.assign(cmd, { repeatable: def.repeatable ?? [] });
 }
+
+/** The value flags `cmd` takes more than once (see `FreecodeCommandDef.repeatable`). */
+export const repeatableOf = (cmd: object): readonly string[] =>
+  (cmd as { repeatable?: readonly string[] }).repeatable ?? [];
 
 export function makeContext(
   json: boolean,
@@ -208,19 +214,20 @@ export function rejectUnknownFlags(
     const name = token.split("=")[0]!;
     // One dash is a one-letter alias (`-f`): `-home X` was read as letters and dropped, and a
     // `--purge` then went to the default home.
+    // A word the command takes as an argument may start with a dash (`search -foo`): say how.
+    const positional = Object.values(defs).some((d) => d.type === "positional");
+    const dashHint =
+      positional && !name.startsWith("--")
+        ? ` (an argument that starts with - goes after --: -- ${shellWord(token)})`
+        : "";
     if (!name.startsWith("--") && name.length > 2) {
       const long = camel(name.slice(1));
-      const positional = Object.values(defs).some((d) => d.type === "positional");
-      const hint = known.has(long)
-        ? ` (a long option takes two dashes: -${name})`
-        : positional
-          ? ` (an argument that starts with - goes after --: -- ${token})`
-          : "";
+      const hint = known.has(long) ? ` (a long option takes two dashes: -${name})` : dashHint;
       throw usageError(`unknown option ${name}${hint}`);
     }
     const [flag, inlineValue] = splitFlag(token);
     const kind = known.get(flag);
-    if (!kind) throw usageError(`unknown option ${name}`);
+    if (!kind) throw usageError(`unknown option ${name}${dashHint}`);
     if (kind === "boolean") {
       // `--purge=no` was on: a switch is given or not (or `=true`/`=false` in its long form), and
       // not both ways (`-f --no-follow`).
@@ -242,6 +249,10 @@ export function rejectUnknownFlags(
     }
   }
 }
+
+/** `word` as one shell word: quoted when it holds anything a shell would split or expand. */
+const shellWord = (word: string) =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 
 /**
  * A positional argument past those the command declares is an error, not dropped: `session delete

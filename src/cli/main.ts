@@ -6,7 +6,15 @@
 import { type ArgsDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { commandExit, flagKinds, GLOBAL_ARGS, isFlag, rejectUnknownFlags, splitFlag } from "./_command.ts";
+import {
+  commandExit,
+  flagKinds,
+  GLOBAL_ARGS,
+  isFlag,
+  rejectUnknownFlags,
+  repeatableOf,
+  splitFlag,
+} from "./_command.ts";
 import { fsErrorLine } from "./_fs-error.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
 import { route, subcommandNames } from "./_route.ts";
@@ -153,7 +161,7 @@ async function report(error: unknown, argv: string[]): Promise<number> {
     if (cmd.run) {
       const own = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) as ArgsDef | undefined;
       try {
-        rejectUnknownFlags(rest, { ...own, ...GLOBAL_ARGS });
+        rejectUnknownFlags(rest, { ...own, ...GLOBAL_ARGS }, repeatableOf(cmd));
       } catch (usage) {
         if (!(usage instanceof FreecodeError)) throw usage;
         log.error(usage.oneLine);

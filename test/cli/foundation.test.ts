@@ -77,7 +77,11 @@ describe("CLI conventions", () => {
     for (const [args, message] of [
       [["search", "-foo"], "unknown option -foo (an argument that starts with - goes after --: -- -foo)"],
       [["search", "--fo"], "unknown option --fo\n"],
-      [["session", "show", "-x"], "unknown option -x\n"],
+      [["search", "-x"], "unknown option -x (an argument that starts with - goes after --: -- -x)"],
+      [["search", "-foo bar"], "(an argument that starts with - goes after --: -- '-foo bar')"],
+      [["session", "list", "-x"], "unknown option -x\n"],
+      // A flag the command takes more than once is not "given twice" here (the id was missing).
+      [["session", "tag", "--add", "a", "--add", "b"], "Missing required positional argument: ID"],
       [["search"], "Missing required positional argument: QUERY (see freecode search --help)"],
     ] as const) {
       const r = runCli([...args], h);
