@@ -40,10 +40,15 @@ function locateFlow(
   const quoted = (): string => {
     const q = text[i]!;
     const from = ++i;
-    for (; i < text.length && text[i] !== q; i++) {
-      if (text[i] === "\n") line++;
-      if (q === '"' && text[i] === "\\") i++;
-      else if (q === "'" && text[i + 1] === "'") i++;
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (c === "\n") line++;
+      if (q === '"' && c === "\\") i++;
+      else if (c === q) {
+        if (q === "'" && text[i + 1] === "'")
+          i++; // `''`: a quote inside
+        else break;
+      }
     }
     const raw = text.slice(from, i++);
     if (q === "'") return raw.replaceAll("''", "'");
@@ -70,6 +75,11 @@ function locateFlow(
   // Skip one value, or descend into it when it lies on the path.
   const value = (depth: number): void => {
     ws();
+    // An anchor or a tag before the value (`&a {…}`, `!!seq […]`): not part of it.
+    while ((text[i] === "&" || text[i] === "!") && i < text.length) {
+      while (i < text.length && !/\s/.test(text[i]!)) i++;
+      ws();
+    }
     const onPath = depth < path.length;
     const open = text[i];
     if (open === "{" || open === "[") {
@@ -186,6 +196,12 @@ const blank = (s: string) => s.trim() === "" || s.trimStart().startsWith("#");
 
 /** Line (1-based) of the value at `path` in block-style YAML; `firstLine` offsets a document. */
 export function locateYaml(text: string, path: PathSegment[], firstLine = 1): number {
+  // A document that is itself one flow collection (JSON text in a .yaml file).
+  const start = /^(?:\s|#[^\n]*)*/.exec(text)![0].length;
+  if (text[start] === "{" || text[start] === "[") {
+    const at = locateFlow(text, 0, 0, path);
+    return at.line + firstLine;
+  }
   const lines = text.split("\n");
   // The region being searched: [from, to) and the column its entries start at.
   let from = 0;
@@ -266,7 +282,9 @@ function flowAfter(
     if (!colon) return undefined;
     column = colon[0].length;
   }
-  while (column < raw.length && /\s/.test(raw[column]!)) column++;
+  // Past an anchor or a tag (`&a`, `!!seq`) and the spaces around them.
+  const props = /^\s*(?:[&!]\S*\s+)*/.exec(raw.slice(column))![0];
+  column += props.length;
   if (raw[column] === "{" || raw[column] === "[") return { line: at, column };
   if (column < raw.length && raw[column] !== "#") return undefined;
   for (let n = at + 1; n < lines.length; n++) {

@@ -97,10 +97,35 @@ describe("case files", () => {
         "expect.1.expectTool.count.min",
       ],
     ];
+    // Single quotes (`''` a quote inside), anchors and tags before a collection.
+    cases.push(
+      [
+        "expect:\n  - expectTool: {name: 'edit',\n     count: {min: -1}}\n",
+        4,
+        "expect.0.expectTool.count.min",
+      ],
+      [
+        "expect: [\n  {forbidBashMatches: ['it''s', 'rm']},\n  {expectTool: {name: edit,\n     count: {min: -1}}}\n]\n",
+        5,
+        "expect.1.expectTool.count.min",
+      ],
+      [
+        "expect: !!seq [\n  &t {expectTool: {name: edit,\n     count: {min: -1}}}\n]\n",
+        4,
+        "expect.0.expectTool.count.min",
+      ],
+    );
     for (const [body, line, field] of cases) {
       const e = await errorOf("flow.yaml", `id: x\n${body}`);
-      expect(e.source).toMatchObject({ line, field });
+      expect([body, e.source]).toMatchObject([body, { line, field }]);
     }
+    // A document that is itself one flow mapping (JSON text in a .yaml file).
+    const json =
+      '{"id": "a",\n "expect": [\n  {"expectTool": {"name": "edit",\n     "count": {"min": -1}}}]}\n';
+    expect((await errorOf("doc.yaml", json)).source).toMatchObject({
+      line: 4,
+      field: "expect.0.expectTool.count.min",
+    });
   });
   test("a wrong field names file, line and field (JSON and JSONL)", async () => {
     const j = await errorOf(
