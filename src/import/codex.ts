@@ -289,7 +289,7 @@ export class CodexParser {
 
   /** The response collected so far (or the one the usage belongs to). */
   private respond(at: number) {
-    if (!this.st.resp) this.st.cut = undefined; // a new response: the cut one is done
+    if (!this.st.resp) this.letGoOfCut(); // a new response: the cut one is done
     return (this.st.resp ??= {
       startAt: this.st.inputAt ?? this.st.prevAt ?? at,
       text: 0,
@@ -312,6 +312,13 @@ export class CodexParser {
     return m;
   }
 
+  /** The cut response (`CodexState.cut`) is done with: its message is let go of. */
+  private letGoOfCut(): void {
+    const cut = this.st.cut;
+    this.st.cut = undefined;
+    if (cut !== undefined) this.b?.release(cut);
+  }
+
   /** Close the current response; with usage it becomes a `model.response`. */
   private flush(
     b: SessionBuilder,
@@ -322,8 +329,10 @@ export class CodexParser {
     const r = this.st.resp;
     this.st.resp = undefined;
     const cut = usage && !r ? this.st.cut : undefined;
-    this.st.cut = undefined;
-    if (!usage && !r) return;
+    if (!usage && !r) {
+      this.letGoOfCut();
+      return;
+    }
     if (usage || (r && (r.text > 0 || r.tools.length > 0))) {
       b.modelResponse(key, {
         ...this.model(),
@@ -336,6 +345,7 @@ export class CodexParser {
         messageId: r?.messageId ?? cut,
       });
     }
+    this.letGoOfCut();
     if (r?.messageId) b.release(r.messageId);
   }
 
@@ -404,7 +414,13 @@ export class CodexParser {
       else if (final && this.st.resp) {
         const messageId = this.st.resp.messageId;
         this.flush(this.b, this.st.prevAt ?? 0, undefined, `end-${this.st.prevAt}`);
-        this.st.cut = messageId;
+        // Kept (held across reads) for the token count that may come next: let go of, a plain
+        // answer was no longer found to put its usage on.
+        const m = messageId === undefined ? undefined : this.b.find(messageId);
+        if (m) {
+          this.b.hold(m);
+          this.st.cut = m.id;
+        }
       }
       if (this.b.finish(final, live ? () => true : undefined)) open = true;
       sessions.push(this.b.result(this.resultMeta(this.b)));

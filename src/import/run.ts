@@ -425,7 +425,7 @@ async function readJsonl(
     },
   };
   // A file no longer written: its last line, complete but for its newline, is read (see feedJsonl).
-  const done = opts.finished === true || (opts.final !== false && !mayStillStream(next.mtimeMs));
+  const done = opts.finished === true || !mayStillStream(next.mtimeMs);
   const pos = await feedJsonl(c.path, parser, io, from, checkpoint, done ? "take" : "wait");
   const result = parser.finish();
   await write(result.sessions);

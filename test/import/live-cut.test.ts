@@ -698,6 +698,19 @@ describe("regression: a last line without its newline in a file no longer writte
     );
   });
 
+  test("a watch pass reads it too (a watcher left running never did)", async () => {
+    await using dir = await tempDir();
+    const path = await stripped(dir.path);
+    age(path);
+    await using watched = await tempHome();
+    const pass = await imported(watched.path, "claude", path, undefined, false);
+    await using whole = await tempHome();
+    const once = await imported(whole.path, "claude", SRC);
+    // Its response waits to be closed, as a watch pass leaves one (its usage comes then).
+    const texts = (r: typeof once) => r.sessions[0]!.messages.map((m) => [m.id, m.parts]);
+    expect(texts(pass)).toEqual(texts(once));
+  });
+
   test("one cut short in such a file is reported with its line, not imported", async () => {
     await using dir = await tempDir();
     const path = join(dir.path, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
@@ -717,28 +730,37 @@ describe("regression: a last line without its newline in a file no longer writte
   });
 });
 
-test("regression: a Codex response an import closed right before its token_count gets that usage on its message when it comes (it went on no message: the session's tokens missed it)", async () => {
-  await using dir = await tempDir();
-  const name = "rollout-2026-04-19T22-10-31-019da915-31a8-74d0-ad7f-640110fae046.jsonl";
-  const whole = await Bun.file(join(CORPUS, "codex", name)).text();
-  const path = join(dir.path, name);
-  const cut = whole.split("\n").slice(0, 27).join("\n");
-  expect(JSON.parse(whole.split("\n")[27]!).payload.type).toBe("token_count");
-  writeFileSync(path, `${cut}\n`);
-  age(path); // a copy arriving in pieces, not a live file: the response is closed at the cut
-  await using grownHome = await tempHome();
-  await imported(grownHome.path, "codex", path);
-  writeFileSync(path, whole);
-  age(path);
-  const grown = (await imported(grownHome.path, "codex", path)).sessions[0]!;
-  await using onceHome = await tempHome();
-  const once = (await imported(onceHome.path, "codex", path)).sessions[0]!;
-  const tokensOf = (events: unknown[]) =>
-    (events as { type: string; inputTokens?: number }[])
-      .filter((e) => e.type === "model.response")
-      .reduce((n, e) => n + (e.inputTokens ?? 0), 0);
-  expect(grown.meta.tokens).toEqual(once.meta.tokens);
-  expect(grown.meta.tokens?.input).toBe(tokensOf(grown.events));
-  const inputOf = (ms: typeof once.messages) => ms.reduce((n, m) => n + (m.usage?.inputTokens ?? 0), 0);
-  expect(inputOf(grown.messages)).toBe(once.meta.tokens?.input ?? -1);
+describe("regression: a Codex response an import closed right before its token_count gets that usage on its message when it comes (it went on no message: the session's tokens missed it)", () => {
+  for (const [name, cut, what] of [
+    [
+      "rollout-2026-04-19T22-10-31-019da915-31a8-74d0-ad7f-640110fae046.jsonl",
+      27,
+      "one with an unanswered call",
+    ],
+    ["rollout-2026-04-19T22-04-58-019da910-1d2d-7883-b552-6e3adf8a4ed9.jsonl", 31, "a plain answer"],
+  ] as const) {
+    test(what, async () => {
+      await using dir = await tempDir();
+      const whole = await Bun.file(join(CORPUS, "codex", name)).text();
+      const path = join(dir.path, name);
+      expect(JSON.parse(whole.split("\n")[cut]!).payload.type).toBe("token_count");
+      writeFileSync(path, `${whole.split("\n").slice(0, cut).join("\n")}\n`);
+      age(path); // a copy arriving in pieces, not a live file: the response is closed at the cut
+      await using grownHome = await tempHome();
+      await imported(grownHome.path, "codex", path);
+      writeFileSync(path, whole);
+      age(path);
+      const grown = (await imported(grownHome.path, "codex", path)).sessions[0]!;
+      await using onceHome = await tempHome();
+      const once = (await imported(onceHome.path, "codex", path)).sessions[0]!;
+      const tokensOf = (events: unknown[]) =>
+        (events as { type: string; inputTokens?: number }[])
+          .filter((e) => e.type === "model.response")
+          .reduce((n, e) => n + (e.inputTokens ?? 0), 0);
+      expect(grown.meta.tokens).toEqual(once.meta.tokens);
+      expect(grown.meta.tokens?.input).toBe(tokensOf(grown.events));
+      const inputOf = (ms: typeof once.messages) => ms.reduce((n, m) => n + (m.usage?.inputTokens ?? 0), 0);
+      expect(inputOf(grown.messages)).toBe(once.meta.tokens?.input ?? -1);
+    });
+  }
 });
