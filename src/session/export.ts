@@ -86,7 +86,9 @@ export async function exportSession(
   if (messages.length === 0)
     throw new FreecodeError(
       "check_failed",
-      `session ${meta.id} holds no message (its log was lost${meta.messageCount > 0 ? `: its meta counts ${meta.messageCount}` : ""}; \`freecode store verify\` reports it): a session export holds at least one, so no import would take this one`,
+      meta.messageCount > 0
+        ? `session ${meta.id} holds no message (its log was lost: its meta counts ${meta.messageCount}; \`freecode store verify\` reports it): a session export holds at least one, so no import would take this one`
+        : `session ${meta.id} holds no message (its log was lost): a session export holds at least one, so no import would take this one; \`freecode session delete ${meta.id} --purge\` removes it`,
     );
   const contextCache = await store.getContextCache(meta.id);
   const doc: ExportDocument = {

@@ -236,6 +236,13 @@ describe("session export / import", () => {
       1,
       expect.stringContaining("`freecode store verify` on the source names what is wrong there"),
     ]);
+    // Once `store verify --repair` has recounted it, the error says what can be done.
+    expect(runCli(["store", "verify", "--repair"], h).code).toBe(0);
+    const after = runCli(["session", "export", "c1", "--out", file], h);
+    expect([after.code, after.stderr]).toEqual([
+      1,
+      expect.stringContaining("`freecode session delete c1 --purge` removes it"),
+    ]);
   });
 
   test("a running session arrives idle; an import that fails half way leaves nothing", async () => {

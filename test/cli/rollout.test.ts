@@ -147,6 +147,11 @@ describe("rollout cat and verify", () => {
     expect(runCli(["rollout", "cat", "u1", "--type", "future."], h).stdout).toBe(
       `${JSON.stringify(future)}\n`,
     );
+    // Counted among those printed: one `--type` leaves out is not said to be printed.
+    const turns = runCli(["rollout", "cat", "u1", "--type", "turn."], h);
+    expect(turns.stderr).not.toContain("does not know");
+    const json = runCli(["rollout", "cat", "u1", "--type", "turn.", "--json"], h);
+    expect(parseJson<{ unknownTypes: number }>(json).unknownTypes).toBe(0);
   });
 
   test("stdout and stderr sent to one place stay in the order they were written (2>&1)", async () => {

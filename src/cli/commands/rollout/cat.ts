@@ -3,6 +3,7 @@
  * reported on stderr with their numbers; events of types this version does not know are printed as
  * they are, and counted). `--json` prints one document `{sessionId, events, issues, unknownTypes}`.
  */
+import { isKnownEventType } from "../../../rollout/events.ts";
 import { readRollout } from "../../../rollout/load.ts";
 import type { ReadIssue } from "../../../storage/contract.ts";
 import { writeJson } from "../../../util/json-write.ts";
@@ -32,7 +33,6 @@ export default command({
       const source = await r.source(id);
       const stream = readRollout(source, {
         onIssue: (i) => issues.push(i),
-        onSkip: () => unknown++,
         keepUnknown: true,
       });
       // `--json`: the document `{sessionId, events, issues, unknownTypes}` as JSON.stringify
@@ -41,6 +41,7 @@ export default command({
       let count = 0;
       for await (const e of stream) {
         if (!keep(e.type)) continue;
+        if (!isKnownEventType(e.type)) unknown++; // printed as it is: counted among those printed
         if (!ctx.json) writeStdout(`${JSON.stringify(e)}\n`);
         else {
           writeStdout(count === 0 ? "[\n    " : ",\n    ");
