@@ -317,6 +317,10 @@ function finishThread(
       });
     }
   }
+  // Compaction keeps the session's turn count as history and its last turns in the log: those are
+  // numbered as the session counts them (they were renumbered from 1, and a search hit's turn moved).
+  const before = meta?.summary ? Math.max(0, meta.turnCount - turns.length) : 0;
+  for (const t of turns) t.number += before;
   for (const t of turns) {
     for (const c of t.toolCalls) {
       const f = c.callId ? facts.byCall.get(c.callId) : undefined;
@@ -379,7 +383,7 @@ function finishThread(
     status: meta?.status ?? "idle",
     createdAt: meta?.createdAt ?? first,
     updatedAt: meta?.updatedAt ?? last,
-    turnCount: turns.length,
+    turnCount: before + turns.length,
     messageCount: messages.length,
     toolCallCount: turns.reduce((n, t) => n + t.toolCalls.length, 0),
     ...(meta?.provider !== undefined ? { provider: meta.provider } : {}),

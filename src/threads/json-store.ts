@@ -13,9 +13,10 @@ import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from 
 /**
  * Bump to rebuild existing files (2: leading messages open no turn; log change stamps; 3: a
  * rollout-only call and its refusal are one call; 4: a turn that ended on a provider error says so,
- * and a rollout-only call keeps what it printed).
+ * and a rollout-only call keeps what it printed; 5: a compacted session's turns are numbered as the
+ * session counts them).
  */
-const VERSION = 4;
+const VERSION = 5;
 
 const FileSchema = v.object({
   version: v.literal(VERSION),

@@ -22,9 +22,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * outputs are rows of their own (`output`). 5: a turn that ended on a provider error says so
  * (`Turn.error`, and a search row). 6: a call the rollout alone holds keeps what it printed (its
  * output is a row, and the call is not pending). 7: arguments are searched by their values with
- * their keys, escapes read (`argumentsText`), not as JSON text.
+ * their keys, escapes read (`argumentsText`), not as JSON text. 8: a compacted session's turns are
+ * numbered as the session counts them (from 1 again, they moved search hits' turns).
  */
-const THREAD_SCHEMA = 7;
+const THREAD_SCHEMA = 8;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

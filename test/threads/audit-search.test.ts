@@ -305,3 +305,25 @@ test("match markers in recorded text are not highlights; the rollout-only title 
   expect((await listThreads(a, home.path)).map((t) => t.id).sort()).toEqual(["r1", "s1"]);
   await a.close();
 });
+
+test("regression: a compacted session's turns are numbered as the session counts them (they started again from 1, and a search hit's turn moved)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const made = runCli(
+    ["session", "create", "--prompt", "fix the parser", "--project", home.path, "--json"],
+    h,
+  );
+  const id = JSON.parse(made.stdout).id as string;
+  const lines = [1, 2, 3, 4, 5].flatMap((i) => [
+    JSON.stringify({ role: "assistant", parts: [{ type: "text", content: `done ${i}` }] }),
+    JSON.stringify({ role: "user", parts: [{ type: "text", content: `nextstep${i}` }] }),
+  ]);
+  expect(runCli(["session", "append", id], { ...h, stdin: `${lines.join("\n")}\n` }).code).toBe(0);
+  const turnOf = () => JSON.parse(runCli(["search", "nextstep5", "--json"], h).stdout).hits[0].turn;
+  expect(turnOf()).toBe(6);
+  expect(runCli(["session", "compact", id, "--keep", "2"], h).code).toBe(0);
+  expect(turnOf()).toBe(6);
+  const shown = runCli(["session", "show", id, "--turns"], h).stdout;
+  expect(shown.split("\n")[0]).toContain("6 turns, the last 2 shown");
+  expect([...shown.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]))).toEqual([5, 6]);
+});

@@ -109,7 +109,8 @@ export default command({
           ...(last !== undefined ? { omitted: items.length - shown.length } : {}),
           issues,
         });
-      else ctx.out(`${turnLines(meta, shown, items.length).join("\n")}\n`);
+      // A compacted session's turns are numbered as it counts them: the last one's number is the count.
+      else ctx.out(`${turnLines(meta, shown, items.at(-1)?.number ?? 0).join("\n")}\n`);
       return 0;
     }
     const shown = tail(messages);
