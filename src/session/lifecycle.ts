@@ -20,6 +20,7 @@ import { unreadableLog } from "../storage/unreadable-log.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema, UsageInputSchema } from "./schema.ts";
+import { ownerIsGone } from "./status.ts";
 import { normalizeTags } from "./tag-rules.ts";
 
 /** Titles from the first prompt are cut here (seed 002). */
@@ -230,12 +231,19 @@ export function renameSession(store: StorageAdapter, id: string, title: string):
   return store.updateMeta(checkId(id), (m) => ({ ...m, title: t, titleSource: "user" }));
 }
 
-/** Move to `status`, remembering the previous one (for archive/delete). */
+/**
+ * Move to `status`, remembering the previous one (for archive/delete). A running session keeps its
+ * owner and is remembered as running: brought back while that process still works on it, it is
+ * running again (it came back `interrupted`, and a second process could take it over). A session
+ * in the trash is not archived (it left the trash, and `restore` then refused it): restore it first.
+ */
 function moveTo(status: SessionStatus) {
-  return (m: SessionMeta): SessionMeta =>
-    m.status === status
-      ? m
-      : { ...m, status, previousStatus: m.status === "running" ? "interrupted" : m.status };
+  return (m: SessionMeta): SessionMeta => {
+    if (m.status === status) return m;
+    if (status === "archived" && m.status === "deleted")
+      throw conflict(`session ${m.id} is deleted: restore it first (\`freecode session restore ${m.id}\`)`);
+    return { ...m, status, previousStatus: m.status };
+  };
 }
 
 /** Back from `from` to the remembered status; `conflict` if the session is not in `from`. */
@@ -243,7 +251,13 @@ function backFrom(from: SessionStatus, verb: string) {
   return (m: SessionMeta): SessionMeta => {
     if (m.status !== from) throw conflict(`session ${m.id} is ${m.status}, not ${from}: nothing to ${verb}`);
     const { previousStatus, ...rest } = m;
-    return { ...rest, status: previousStatus && previousStatus !== from ? previousStatus : "idle" };
+    const back = previousStatus && previousStatus !== from ? previousStatus : "idle";
+    // Running when it was put away: still, if its process is; else its run was cut off.
+    if (back === "running" && ownerIsGone(m)) {
+      const { owner: _, ...free } = rest;
+      return { ...free, status: "interrupted" };
+    }
+    return { ...rest, status: back };
   };
 }
 

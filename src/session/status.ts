@@ -52,7 +52,9 @@ export function markIdle(store: StorageAdapter, id: string): Promise<SessionMeta
   return store.updateMeta(id, (m) => {
     refuseOtherOwner(m, "mark idle");
     const { owner: _, ...rest } = m;
-    return m.status === "running" ? { ...rest, status: "idle" } : rest;
+    if (m.status === "running") return { ...rest, status: "idle" };
+    // Archived or deleted while it ran: its run finished, so it comes back idle, not interrupted.
+    return m.previousStatus === "running" ? { ...rest, previousStatus: "idle" } : rest;
   });
 }
 

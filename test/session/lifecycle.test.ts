@@ -216,3 +216,44 @@ test("regression: a text part given its words as `text`, not `content`, is refus
   expect(refusal([{ type: "text", content: "" }])).toBe("accepted");
   expect(refusal([{ type: "tool", tool: { name: "bash", args: {} } }])).toBe("accepted");
 });
+
+test("regression: a session put away while a live process runs it comes back running, still that process's (it came back interrupted and a second process took it over); one whose run ended meanwhile comes back idle; a deleted one is not archived", async () => {
+  const { markIdle, markRunning } = await import("../../src/session/status.ts");
+  const { processStartTime } = await import("../../src/util/lock.ts");
+  const { hostname } = await import("node:os");
+  const store = memoryFactory({ home: "/nonexistent" });
+  const other = Bun.spawn(["sleep", "30"]);
+  try {
+    const meta = await createSession(store, { projectPath: "/w" }, conv());
+    const owner = { pid: other.pid, start: processStartTime(other.pid), host: hostname() };
+    await store.updateMeta(meta.id, (m) => ({ ...m, status: "running", owner }));
+    for (const [away, back] of [
+      [archiveSession, unarchiveSession],
+      [deleteSession, restoreSession],
+    ] as const) {
+      await away(store, meta.id);
+      const again = await back(store, meta.id);
+      expect([again.status, again.owner]).toEqual(["running", owner]);
+      await expect(markRunning(store, meta.id)).rejects.toMatchObject({ code: "conflict" });
+    }
+    // Its process gone while it was put away: its run was cut off.
+    await archiveSession(store, meta.id);
+    other.kill();
+    await other.exited;
+    expect((await unarchiveSession(store, meta.id)).status).toBe("interrupted");
+    // A run that ended normally while archived: idle.
+    await markRunning(store, meta.id);
+    await archiveSession(store, meta.id);
+    await markIdle(store, meta.id);
+    expect((await unarchiveSession(store, meta.id)).status).toBe("idle");
+    // The trash is not archived (it left the trash, and restore was refused).
+    await deleteSession(store, meta.id);
+    await expect(archiveSession(store, meta.id)).rejects.toMatchObject({
+      code: "conflict",
+      message: expect.stringContaining("is deleted: restore it first"),
+    });
+    expect((await restoreSession(store, meta.id)).status).toBe("idle");
+  } finally {
+    other.kill();
+  }
+});
