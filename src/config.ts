@@ -84,7 +84,8 @@ const Gc = v.strictObject({
   /** The store's disk budget: bytes, or a size such as "2GB" or "500 MiB". */
   maxBytes: v.optional(
     v.union([
-      v.pipe(v.number(), v.integer(), v.minValue(0)),
+      // A whole number a double holds exactly (1e300 passed here, then failed in gc naming no path).
+      v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
       v.pipe(
         v.string(),
         v.check((t) => parseByteSize(t) !== undefined, "a size such as 2GB or 500MiB"),

@@ -7,6 +7,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths } from "../home.ts";
+import { recoverCrashed } from "../session/status.ts";
 import { forgetSet, type SnapshotSet, snapshotSets } from "../snapshot/forget.ts";
 import { hexId } from "../snapshot/repo.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
@@ -126,6 +127,9 @@ export async function runGc(adapter: StorageAdapter, options: GcOptions): Promis
   return withLock(
     gcLockPath(options.home),
     async () => {
+      // As `session list` does first: a session left running by a process that is gone is
+      // interrupted (gc kept such a session for running, never evicted, until a listing ran).
+      await recoverCrashed(adapter);
       const { plan: p, sizeMethod } = await plan();
       const { applied, firstError } = await applyRemovals(adapter, p.removals);
       const removed = applied.filter((a) => a.result === "removed");

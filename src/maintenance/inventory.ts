@@ -2,6 +2,8 @@
  * What gc plans from: every stored session (soft-deleted ones included) with its size and whether
  * it really is empty, and the bytes of rollout logs that belong to no session.
  */
+
+import { ownerIsGone } from "../session/status.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import { measureUsage, type SizeMethod } from "./disk-usage.ts";
@@ -28,7 +30,13 @@ export async function takeInventory(adapter: StorageAdapter): Promise<Inventory>
     items.map((m) => m.id),
   );
   const sessions: StoredSession[] = [];
-  for (const meta of items) {
+  for (const stored of items) {
+    // Left running by a process that is gone: interrupted, as crash recovery makes it (an enforced
+    // gc makes it so first; a warning one only plans so, writing nothing).
+    const meta: SessionMeta =
+      stored.status === "running" && ownerIsGone(stored)
+        ? { ...stored, status: "interrupted", owner: undefined }
+        : stored;
     // The count is checked against the log: a meta whose counter lags its messages is not empty.
     let empty = false;
     if (meta.messageCount === 0) {

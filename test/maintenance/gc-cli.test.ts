@@ -125,4 +125,10 @@ test("nothing to do says so; bad flag values are one-line usage errors (exit 2)"
   const bad = runCli(["gc"], { home: home.path });
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("gc.mode");
+  // A size no double holds exactly names the file by its path, as every config error does.
+  const config = join(home.path, "config.json");
+  writeFileSync(config, '{"gc": {"maxBytes": 1e300}}');
+  const huge = runCli(["gc", "--dry-run"], { home: home.path });
+  expect([huge.code, huge.stderr]).toEqual([2, expect.stringContaining(`${config}: invalid config:`)]);
+  expect(huge.stderr).toContain("(field gc.maxBytes)");
 }, 30_000);

@@ -215,3 +215,30 @@ test("an enforced gc waits for another gc's lock and fails with `locked`", async
     await adapter.close();
   }
 });
+
+test("regression: a session left running by a process that is gone is taken for interrupted, as session list takes it: gc lists it and removes it (it was kept for running until some listing ran)", async () => {
+  await using home = await tempHome();
+  const adapter = await seedStore("files", home.path, [{ id: "crashed", ageDays: 90 }]);
+  try {
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    const { processStartTime } = await import("../../src/util/lock.ts");
+    const { hostname } = await import("node:os");
+    await adapter.updateMeta("crashed", (m) => ({
+      ...m,
+      status: "running",
+      owner: { pid: dead.pid, start: processStartTime(dead.pid) ?? 1, host: hostname() },
+    }));
+    const warned = await runGc(adapter, {
+      home: home.path,
+      policy: policy({ mode: "warn", maxSessions: 0 }),
+      now: NOW,
+    });
+    expect(warned.report.sessions.map((s) => [s.id, s.result])).toEqual([["crashed", "would-remove"]]);
+    expect((await adapter.getMeta("crashed"))?.status).toBe("running"); // a warning writes nothing
+    const done = await runGc(adapter, { home: home.path, policy: policy({ maxSessions: 0 }), now: NOW });
+    expect(done.report.sessions.map((s) => [s.id, s.result])).toEqual([["crashed", "removed"]]);
+  } finally {
+    await adapter.close();
+  }
+});
