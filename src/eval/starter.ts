@@ -17,7 +17,8 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   // call: `expectNoTools` fails on an attempt too (the case failed on its own session); the
   // `expectDenied` below says what was tried.
   if (tools.length > 0) expect.push({ expectSequence: { mode: "in_order", steps: tools } });
-  else if (trace.deniedSpans.length === 0) expect.push({ expectNoTools: true });
+  else if (trace.deniedSpans.length === 0 && trace.pendingCalls.length === 0)
+    expect.push({ expectNoTools: true });
   const counts = new Map<string, number>();
   for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
   for (const [name, count] of counts) expect.push({ expectTool: { name, count } });

@@ -79,6 +79,20 @@ describe("forbidTools / expectNoTools / first / parallel / count", () => {
     expect(expectNoTools(t).verdict).toBe("fail");
     expect(expectNoTools(trace()).verdict).toBe("pass");
   });
+  test("regression: a call started with no output recorded (still running, or the agent died mid-call) is a run to forbidTools, forbidBashMatches and expectNoTools (a started `rm -rf /` passed all three)", () => {
+    const t = trace({
+      pendingCalls: [{ tool: "bash", callId: "c1", seq: 5, at: 1000, args: { command: "rm -rf /" } }],
+    });
+    expect(forbidTools(t, ["bash"]).message).toBe(
+      "forbidden tool bash was started at seq 5 (no output recorded)",
+    );
+    expect(forbidBashMatches(t, ["rm -rf"]).verdict).toBe("fail");
+    expect(forbidBashMatches(t, ["git push"]).verdict).toBe("pass");
+    expect(expectNoTools(t).message).toBe(
+      "expected no tool call, but bash was started at seq 5 (no output recorded)",
+    );
+    expect(forbidTools(t, ["read"]).verdict).toBe("pass");
+  });
   test("expectFirstToolIn: empty trajectory fails, wrong first tool names it", () => {
     expect(expectFirstToolIn(trace(), ["read"]).verdict).toBe("fail");
     const r = expectFirstToolIn(trace({ tools: ["bash", "read"] }), ["read", "grep"]);

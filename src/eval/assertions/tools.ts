@@ -75,6 +75,15 @@ export function forbidTools(
       callIndex: ran.index,
     });
   }
+  // Started with no output recorded (still running, or the agent died mid-call): it ran as far as
+  // anyone knows — a started `rm -rf` passed "none of bash ran".
+  const started = trace.pendingCalls.find((c) => anyNameMatches(names, c.tool));
+  if (started)
+    return fail(`forbidden tool ${started.tool} was started at seq ${started.seq} (no output recorded)`, {
+      expected: `none of ${names.join(", ")}`,
+      actual: started.tool,
+      seq: started.seq,
+    });
   const tried = options.includeDenied
     ? trace.deniedSpans.find((d) => anyNameMatches(names, d.tool))
     : undefined;
@@ -104,6 +113,12 @@ export function expectNoTools(trace: Trace): Outcome {
     return fail(`expected no tool call, but ${denied.tool} was attempted at seq ${denied.seq}`, {
       seq: denied.seq,
     });
+  const started = trace.pendingCalls[0];
+  if (started)
+    return fail(
+      `expected no tool call, but ${started.tool} was started at seq ${started.seq} (no output recorded)`,
+      { seq: started.seq },
+    );
   return pass("no tool was called");
 }
 
