@@ -32,6 +32,18 @@ export function passHatK(
 
 const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
+/**
+ * `a` and `b` as percentages with as many decimals as it takes to tell them apart (up to 6): a
+ * failing pass rate read "66.7%, need ≥ 66.7%".
+ */
+function distinctPcts(a: number, b: number): [string, string] {
+  for (let d = 1; d < 6; d++) {
+    const f = (x: number) => `${(x * 100).toFixed(d).replace(/\.?0+$/, "")}%`;
+    if (f(a) !== f(b) || a === b) return [f(a), f(b)];
+  }
+  return [`${a * 100}%`, `${b * 100}%`];
+}
+
 export interface CaseInputs {
   loaded: LoadedCase;
   compiled: CompiledCase;
@@ -102,37 +114,20 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   };
 
   const aggregates: CheckResult[] = [];
-  const add = (name: string, label: string, o: Outcome) =>
-    aggregates.push({ name, label, line: loaded.line, ...o });
+  const add = (name: string, label: string, o: Outcome, line = loaded.line) =>
+    aggregates.push({ name, label, line, ...o });
   if (sessions.length === 0)
     add("selection", "sessions selected", cannot("the selector matched no recorded session"));
-  // A bound that measured nothing in any session checked nothing: a misspelt tool
-  // (`duration: {of: tool, tool: bsh}`), or logs that record no first token (imports), passed
-  // "over 0 values" everywhere. Like a selector that matches nothing, it is not a pass.
-  // A case some session failed has its verdict: the bound adds nothing to it.
-  if (counts.failed === 0)
-    compiled.sessionChecks.forEach((check, i) => {
-      // A failed bound measured something; a pass says how much it measured (`values`).
-      const outcomes = sessions.flatMap((s) => (s.checks[i] ? [s.checks[i]!] : []));
-      const bound = outcomes.some((o) => o.values !== undefined);
-      if (bound && outcomes.every((o) => o.verdict === "pass" && o.values === 0))
-        add(
-          check.exp.name,
-          check.exp.label,
-          cannot(
-            `${check.exp.label}: no measured value in any of the ${plural(outcomes.length, "session")} (a misspelt tool, or logs that record no first token?)`,
-          ),
-        );
-    });
 
   const min = loaded.input.passRate ?? 1;
   const evaluated = counts.passed + counts.failed;
   if (evaluated > 0) {
     const rate = counts.passed / evaluated;
-    const text = `${counts.passed}/${evaluated} sessions passed (${pct(rate)}), need ≥ ${pct(min)}`;
+    const [shown, need] = distinctPcts(rate, min);
+    const text = `${counts.passed}/${evaluated} sessions passed (${shown}), need ≥ ${need}`;
     const o = rate >= min ? pass(text) : fail(text, { expected: min, actual: rate });
     if (loaded.input.passRate !== undefined || (o.verdict === "fail" && evaluated > 1))
-      add("passRate", `pass rate ≥ ${pct(min)}`, o);
+      add("passRate", `pass rate ≥ ${pct(min)}`, o, loaded.lines?.passRate);
   }
 
   const pk = loaded.input.passK;
@@ -148,20 +143,48 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
     const detail = [...byTask].map(([id, t]) => `${id} ${t.c}/${t.n}`).join(", ");
     const label = `pass^${pk.k} ≥ ${pk.min}`;
     if (r.value === undefined)
-      add("passK", label, cannot(`no task has ${pk.k} evaluated trials (${detail || "no sessions"})`));
+      add(
+        "passK",
+        label,
+        cannot(`no task has ${pk.k} evaluated trials (${detail || "no sessions"})`),
+        loaded.lines?.passK,
+      );
     else {
       const text = `pass^${pk.k} = ${r.value.toFixed(3)} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
-      add("passK", label, r.value >= pk.min ? pass(text) : fail(text, { expected: pk.min, actual: r.value }));
+      const o = r.value >= pk.min ? pass(text) : fail(text, { expected: pk.min, actual: r.value });
+      add("passK", label, o, loaded.lines?.passK);
     }
   }
 
-  compiled.selectionChecks.forEach((check, i) => {
-    aggregates.push({
-      name: check.exp.name,
-      label: `${check.exp.label} (selection)`,
-      line: check.exp.line,
-      ...check.decide(points[i]!),
+  // A case that fails on a check keeps its failure; otherwise a bound that measured nothing checked
+  // nothing, and like a selector that matches nothing it is not a pass: a misspelt tool
+  // (`duration: {of: tool, tool: bsh}`), or logs that record no first token (imports), passed
+  // "over 0 values" — per session, over the selection (`over: selection`), and in a case whose one
+  // failed session `passRate` let pass.
+  const failsOtherwise =
+    aggregates.some((a) => a.verdict === "fail") || (evaluated > 0 && counts.passed / evaluated < min);
+  const measuredNothing = (label: string, n: number) =>
+    cannot(
+      `${label}: no measured value in any of the ${plural(n, "session")} (a misspelt tool, or logs that record no first token?)`,
+    );
+  if (!failsOtherwise)
+    compiled.sessionChecks.forEach((check, i) => {
+      // A failed bound measured something; a pass says how much it measured (`values`).
+      const outcomes = sessions.flatMap((s) => (s.checks[i] ? [s.checks[i]!] : []));
+      const bound = outcomes.some((o) => o.values !== undefined);
+      if (bound && outcomes.every((o) => o.verdict === "pass" && o.values === 0))
+        add(
+          check.exp.name,
+          check.exp.label,
+          measuredNothing(check.exp.label, outcomes.length),
+          check.exp.line,
+        );
     });
+  compiled.selectionChecks.forEach((check, i) => {
+    const label = `${check.exp.label} (selection)`;
+    const measured = points[i]!.length > 0 || failsOtherwise || sessions.length === 0;
+    const o = measured ? check.decide(points[i]!) : measuredNothing(label, sessions.length);
+    aggregates.push({ name: check.exp.name, label, line: check.exp.line, ...o });
   });
 
   const any = (v: string) => sessions.some((s) => s.verdict === v) || aggregates.some((a) => a.verdict === v);

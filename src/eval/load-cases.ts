@@ -28,6 +28,8 @@ export interface LoadedCase {
   /** The case file as given (relative to the working directory when inside it). */
   file: string;
   line: number;
+  /** The lines of its case-wide checks, where given (`passRate`, `passK`): their results point there. */
+  lines?: { passRate?: number; passK?: number };
   input: CaseInput;
   expectations: Expectation[];
 }
@@ -309,7 +311,18 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
       line: line(input.expect ? ["expect"] : ["id"]),
       field: [...at, "expect"].join("."),
     });
-  return { id: input.id, file, line: doc.lineOf(at.length ? [...at, "id"] : ["id"]), input, expectations };
+  const lines = {
+    ...(input.passRate !== undefined ? { passRate: line(["passRate"]) } : {}),
+    ...(input.passK !== undefined ? { passK: line(["passK"]) } : {}),
+  };
+  return {
+    id: input.id,
+    file,
+    line: doc.lineOf(at.length ? [...at, "id"] : ["id"]),
+    ...(Object.keys(lines).length ? { lines } : {}),
+    input,
+    expectations,
+  };
 }
 
 /** A short label: the assertion and the gist of its value. */

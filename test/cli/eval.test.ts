@@ -165,6 +165,35 @@ describe("freecode eval (source)", () => {
     writeFileSync(file, "id: quick-start\nexpect:\n  - ttft: {max: 1}\n");
     const ttft = runCli(["eval", file], { home: home.path });
     expect([ttft.code, ttft.stdout]).toEqual([2, expect.stringContaining("no measured value in any of the")]);
+    // Regression: over the selection too (it passed "within bounds over 0 values"), and in a case
+    // whose one failed session passRate lets pass (the rule was skipped when any session failed).
+    // The result points at the bound's own line.
+    for (const body of [
+      "id: sel\nsessions: [fix-login-1, fix-login-2]\nexpect:\n  - duration: {of: tool, tool: bsh, max: 1, over: selection}\n",
+      "id: tol\nsessions: [fix-login-1, fix-login-2, fix-login-3]\npassRate: 0.6\nexpect:\n  - expectBashMatches: [npm test]\n  - duration: {of: tool, tool: bsh, max: 1}\n",
+    ]) {
+      writeFileSync(file, body);
+      const r = runCli(["eval", file, "--sessions", SESSIONS, "--json"]);
+      const doc = parseJson<{
+        cases: { verdict: string; aggregates: { message: string; line: number }[] }[];
+      }>(r);
+      const set = doc.cases[0]!.aggregates.find((a) => a.message.includes("no measured value"));
+      expect([r.code, doc.cases[0]!.verdict, set?.line]).toEqual([2, "error", body.split("\n").length - 1]);
+    }
+  });
+
+  test("regression: passRate and passK results point at their own lines, and a failing rate is told apart from its bound (it read 66.7%, need ≥ 66.7%)", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "rates.yaml");
+    writeFileSync(
+      file,
+      "id: lines\nsessions: [fix-login-1, fix-login-2, fix-login-3]\npassK: {k: 2, min: 0.9}\npassRate: 0.6667\nexpect:\n  - expectBashMatches: [npm test]\n",
+    );
+    const r = runCli(["eval", file, "--sessions", SESSIONS, "--json"]);
+    const doc = parseJson<{ cases: { aggregates: { name: string; line: number; message: string }[] }[] }>(r);
+    const byName = Object.fromEntries(doc.cases[0]!.aggregates.map((a) => [a.name, a]));
+    expect([byName.passK?.line, byName.passRate?.line]).toEqual([3, 4]);
+    expect(byName.passRate?.message).toBe("2/3 sessions passed (66.667%), need ≥ 66.67%");
   });
 
   test("eval add writes a starter case that passes against its own session", async () => {
