@@ -159,6 +159,12 @@ export function createToolPairing(
     },
   });
   const changed = new Set<string>();
+  /**
+   * Refused calls by id, with their arguments: an output that comes later with that id ran anyway,
+   * and is that call (with no arguments, a refused `Write /etc/passwd` that ran passed
+   * `changedFiles` and a `git push --force` passed `forbidBashMatches`). Few: refusals are rare.
+   */
+  const refused = new Map<string, { args?: number; paths?: string[] }>();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
@@ -206,7 +212,9 @@ export function createToolPairing(
         columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true && p.paths) for (const path of p.paths) changed.add(path);
       } else {
-        const call = { tool: e.tool, callId: e.callId, args: undefined, seq: e.seq };
+        const was = e.callId === undefined ? undefined : refused.get(e.callId);
+        if (was) refused.delete(e.callId!);
+        const call = { tool: e.tool, callId: e.callId, args: was?.args, seq: e.seq };
         columns.add(
           call,
           e.seq,
@@ -215,12 +223,13 @@ export function createToolPairing(
           turn,
           flags | UNPAIRED,
         );
+        if (e.failed !== true && was?.paths) for (const path of was.paths) changed.add(path);
       }
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;
     },
     denied(e: EventOf<"function.denied">, turn: number, line?: number) {
-      if (e.callId !== undefined) pending.deny(e.callId);
+      const withdrawn = e.callId === undefined ? undefined : pending.deny(e.callId);
       const span: Omit<DeniedSpan, "turnKey" | "args"> = {
         tool: e.tool,
         seq: e.seq,
@@ -232,6 +241,23 @@ export function createToolPairing(
       denied.push(
         e.args === undefined ? { span, turn } : { span, turn, args: columns.kept.add(line, e.args) },
       );
+      if (e.callId !== undefined) {
+        // The call's own arguments, else the refusal's — kept whole, not as their line's place: the
+        // span they go to is the output's (its seq is not the line's).
+        const value =
+          withdrawn?.args !== undefined
+            ? columns.kept.get(withdrawn.args, "function.call", withdrawn.seq, "args")
+            : e.args;
+        const paths = withdrawn
+          ? withdrawn.paths
+          : e.args === undefined
+            ? undefined
+            : changedPaths(e.tool, e.args, fileTools);
+        refused.set(e.callId, {
+          ...(value !== undefined ? { args: columns.kept.add(undefined, value) } : {}),
+          ...(paths && paths.length > 0 ? { paths } : {}),
+        });
+      }
     },
     /** Tool spans in call order, numbered, as views over the columns. */
     spans(turns: ToolContext["turns"]): ToolSpan[] {

@@ -98,6 +98,8 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     const row = turns.rowFor(turnId, e.timestamp, e.seq);
     return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
+  /** Refused calls' arguments by id (rare), for an output that comes after all (see `_tools.ts`). */
+  const refusedArgs = new Map<string, unknown>();
   // Open calls (rows), paired by the rule the trace fold uses (`_pending.ts`).
   const pending = new PendingCalls<number>({
     tool: (row) => calls.tool(row),
@@ -137,6 +139,12 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         let row = pending.answer(e.tool, turn, e.callId);
         if (row === undefined) {
           row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
+          // A refused call that ran anyway: its arguments (it showed as `Write({})`).
+          const was = e.callId === undefined ? undefined : refusedArgs.get(e.callId);
+          if (was !== undefined) {
+            refusedArgs.delete(e.callId!);
+            calls.setArgs(row, undefined, was);
+          }
           totalCalls++;
         }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
@@ -158,6 +166,10 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           calls.withdraw(withdrawn);
           totalCalls--;
         }
+        // Kept whole for an output that may come with this id (it ran anyway): the call's arguments,
+        // else the refusal's.
+        const args = withdrawn !== undefined ? calls.args(withdrawn) : e.args;
+        if (e.callId !== undefined && args !== undefined) refusedArgs.set(e.callId, args);
         return;
       }
       case "compact.occurred":
