@@ -45,6 +45,17 @@ describe("health", () => {
     expect(duration(t, { of: "tool", tool: "bash", max: 1000 }).verdict).toBe("fail");
     expect(duration(t, { of: "session", max: 30_000 }).message).toContain("60000 ms > max 30000 ms");
   });
+  test("regression: a tool call with no output counts with its age so far (a `npm test` left running an hour passed a 30 s bound)", () => {
+    const t = trace({
+      tools: [{ tool: "bash", duration_ms: 10 }],
+      pendingCalls: [{ tool: "bash", seq: 9, at: 1_000, args: { command: "npm test" } }],
+      asOf: 3_601_000,
+    });
+    const r = duration(t, { of: "tool", tool: "bash", max: 30_000 });
+    expect([r.verdict, r.seq]).toEqual(["fail", 9]);
+    expect(r.message).toContain("3600000");
+    expect(duration(t, { of: "tool", tool: "read", max: 30_000 }).verdict).toBe("pass");
+  });
   test("model errors by kind", () => {
     const t = trace({
       models: [

@@ -134,9 +134,21 @@ export const ttftPoints = (trace: Trace): Timed =>
 export function durationPoints(trace: Trace, of: "model" | "tool" | "session", tool?: string): Timed {
   if (of === "session") return [{ ms: trace.wall_ms, seq: trace.lastSeq, what: "the session" }];
   if (of === "tool") {
-    return trace.toolSpans
+    const done: Timed = trace.toolSpans
       .filter((t) => !tool || nameMatches(tool, t.tool))
       .map((t) => ({ ms: t.duration_ms, seq: t.callSeq, what: `${t.tool} call #${t.index}` }));
+    // A call with no output counts with its age so far, as an open model call does: a `npm test`
+    // left running an hour passed a 30 s bound (the worst calls are the ones a bound is for).
+    const asOf = trace.asOf ?? trace.endedAt;
+    const open: Timed = trace.pendingCalls
+      .filter((c) => !tool || nameMatches(tool, c.tool))
+      .map((c) => ({
+        ms: Math.max(0, asOf - c.at),
+        seq: c.seq,
+        what: `${c.tool} (no output)`,
+        atLeast: true,
+      }));
+    return [...done, ...open];
   }
   return trace.modelSpans.map((m) =>
     m.status === "ok" || m.status === "error"
