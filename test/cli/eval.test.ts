@@ -397,3 +397,76 @@ test("regression: a refused call that ran anyway keeps its arguments — changed
   expect(replay).toContain('Write({"file_path":"/etc/passwd","content":"x"})');
   expect(replay).toContain('Bash({"command":"git push --force"})');
 });
+
+test("regression: two model requests in flight in one turn are each closed by the response naming their model (each closed the other's: eval's cost said $1.88 where usage said $4.61, and duration blamed the wrong model)", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const h = { home: home.path };
+  const events = [
+    { type: "session.started", projectPath: "/app", timestamp: 1700000000000 },
+    { type: "turn.started", turnId: "t0", timestamp: 1700000000001 },
+    {
+      type: "model.request",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-opus-4",
+      timestamp: 1700000000002,
+    },
+    {
+      type: "model.request",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-haiku-4",
+      timestamp: 1700000000003,
+    },
+    {
+      type: "model.response",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-haiku-4",
+      duration_ms: 500,
+      inputTokens: 100000,
+      outputTokens: 1000,
+      timestamp: 1700000000503,
+    },
+    {
+      type: "model.response",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-opus-4",
+      duration_ms: 9000,
+      inputTokens: 200000,
+      outputTokens: 20000,
+      timestamp: 1700000009002,
+    },
+    { type: "session.ended", reason: "exit", timestamp: 1700000009100 },
+  ];
+  expect(
+    runCli(["rollout", "append", "par"], {
+      ...h,
+      stdin: `${events.map((e) => JSON.stringify(e)).join("\n")}\n`,
+    }).code,
+  ).toBe(0);
+  writeFileSync(
+    join(home.path, "config.json"),
+    JSON.stringify({
+      prices: { "claude-opus-*": { input: 15, output: 75 }, "claude-haiku-*": { input: 1, output: 5 } },
+    }),
+  );
+  const trace = parseJson<{ modelSpans: { model: string; duration_ms: number; inputTokens?: number }[] }>(
+    runCli(["trace", "par", "--json"], h),
+  );
+  expect(trace.modelSpans.map((m) => [m.model, m.duration_ms, m.inputTokens])).toEqual([
+    ["claude-opus-4", 9000, 200000],
+    ["claude-haiku-4", 500, 100000],
+  ]);
+  const file = join(dir.path, "par.yaml");
+  writeFileSync(
+    file,
+    "id: par\nsessions: [par]\nexpect:\n  - cost: {maxUsd: 4}\n  - duration: {of: model, max: 5000}\n",
+  );
+  const r = runCli(["eval", file], h);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain("$4.6050");
+  expect(r.stdout).toContain("for claude-opus-4");
+});

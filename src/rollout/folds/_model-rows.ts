@@ -127,22 +127,40 @@ export class ModelRows {
 
   /** Close the open request this event answers (or an orphan row); sets status and duration. */
   private close(e: Close, turnRow: number, status: number): number {
-    let r = this.takeOpen(turnRow, true);
+    let r = this.takeOpen(turnRow, true, e.provider, e.model);
     if (r < 0) r = this.orphan(e);
     this.ints.set(r, STATUS, status);
     this.nums.set(r, DURATION, e.duration_ms ?? e.timestamp - this.nums.get(r, START));
     return r;
   }
 
-  /** The open request of this turn, else the oldest open one; `-1` if none is open. */
-  private takeOpen(turnRow: number, close: boolean): number {
+  /**
+   * The open request of this turn, else the oldest open one; `-1` if none is open. Given the
+   * answer's provider and model, one of this turn that names them comes first: a main model and a
+   * side one (a title, a summary, a subagent) in flight at once each close their own request (the
+   * other's was taken, and its tokens priced at the wrong model's rate).
+   */
+  private takeOpen(turnRow: number, close: boolean, provider?: string, model?: string): number {
     const open = this.open;
     if (open.length === 0) return -1;
-    let i = 0;
-    for (let k = 0; k < open.length; k++) {
-      if (this.ints.get(open[k]!, TURN) === turnRow + 1) {
-        i = k;
-        break;
+    let i = -1;
+    if (open.length > 1 && provider !== undefined && model !== undefined) {
+      const p = this.providerId(provider);
+      const m = this.modelId(model);
+      i = open.findIndex(
+        (r) =>
+          this.ints.get(r, TURN) === turnRow + 1 &&
+          this.ints.get(r, PROVIDER) === p &&
+          this.ints.get(r, MODEL) === m,
+      );
+    }
+    if (i < 0) {
+      i = 0;
+      for (let k = 0; k < open.length; k++) {
+        if (this.ints.get(open[k]!, TURN) === turnRow + 1) {
+          i = k;
+          break;
+        }
       }
     }
     const r = open[i]!;
