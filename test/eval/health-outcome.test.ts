@@ -96,6 +96,24 @@ describe("outcome", () => {
     expect(changedFiles(t, { only: ["src/**"] }).verdict).toBe("fail");
     expect(changedFiles(trace(), { include: [] }).verdict).toBe("pass");
   });
+  test("regression: the redirect advisor's tokens count in token budgets, and leave the cost unpriced, as usage books them (a 55k-token advisor passed a 4k budget and a cost budget)", () => {
+    const advised = trace({
+      models: [{ model: "claude-x", inputTokens: 3000, outputTokens: 300 }],
+      inputTokens: 3000,
+      outputTokens: 300,
+      redirectTokens: { input: 50_000, output: 5_000 },
+    });
+    expect(tokens(advised, { maxTotal: 4000 }).message).toBe(
+      "total tokens 58300 (3000 uncached, 0 cache read, 0 cache write, 50000 redirect advisor, 5300 output) > budget 4000",
+    );
+    expect(tokens(advised, { maxTotal: 4000 }).verdict).toBe("fail");
+    expect(tokens(advised, { maxTotal: 60_000 }).verdict).toBe("pass");
+    const c = cost(advised, { maxUsd: 1 }, { "claude-*": { input: 3, output: 15 } });
+    expect([c.verdict, c.message]).toEqual([
+      "error",
+      'no price for model (redirect advisor) (add it to config.json "prices" or the case\'s "prices")',
+    ]);
+  });
   test("token and cost budgets; an unpriced model cannot be evaluated", () => {
     expect(tokens(t, { maxTotal: 1200 }).verdict).toBe("pass");
     expect(tokens(t, { maxOutput: 100 }).message).toBe("output tokens 200 > budget 100");

@@ -91,10 +91,13 @@ export function tokens(trace: Trace, budget: TokenBudget): Outcome {
     inputTokens: uncached,
     cacheReadTokens: read,
     cacheWriteTokens: write,
-    outputTokens: output,
+    outputTokens: modelOutput,
   } = trace;
-  const input = uncached + read + write;
-  const parts = `${uncached} uncached, ${read} cache read, ${write} cache write`;
+  // The redirect advisor's tokens were processed too (`usage` counts them): in the budget.
+  const advisor = trace.redirectTokens ?? { input: 0, output: 0 };
+  const output = modelOutput + advisor.output;
+  const input = uncached + read + write + advisor.input;
+  const parts = `${uncached} uncached, ${read} cache read, ${write} cache write${advisor.input ? `, ${advisor.input} redirect advisor` : ""}`;
   const checks: [string, number, number | undefined][] = [
     [`input tokens ${input} (${parts})`, input, budget.maxInput],
     [`output tokens ${output}`, output, budget.maxOutput],
@@ -156,6 +159,9 @@ export function costOf(
         (m.cacheWriteTokens ?? 0) * (price.cacheWrite ?? price.input)) /
       1e6;
   }
+  // As `usage`: the redirect advisor's tokens have no price (no model names them).
+  const advisor = trace.redirectTokens;
+  if (advisor && advisor.input + advisor.output > 0) return { unpriced: "(redirect advisor)" };
   return { usd };
 }
 

@@ -126,6 +126,9 @@ export interface Trace {
   changedFiles: string[];
   redirects: number;
   redirectsSkipped: number;
+  /** Tokens the redirect advisor's triggers recorded (not in the model spans' totals; `usage` books
+   * them under `(redirect advisor)`). */
+  redirectTokens?: { input: number; output: number };
   model_ms: number;
   tool_ms: number;
   inputTokens: number;

@@ -77,6 +77,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
   let compactedTokens = 0;
   let redirects = 0;
   let redirectsSkipped = 0;
+  const redirectTokens = { input: 0, output: 0 };
   let ended = false;
   let imported = false;
   let skippedEvents = 0;
@@ -143,6 +144,8 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       case "redirect.triggered":
         turnOf(e.turnId, e);
         redirects++;
+        redirectTokens.input += e.inputTokens ?? 0;
+        redirectTokens.output += e.outputTokens ?? 0;
         return;
       case "redirect.skipped":
         turnOf(e.turnId, e);
@@ -223,6 +226,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
       changedFiles: tools.changedFiles(),
       redirects,
       redirectsSkipped,
+      redirectTokens: { ...redirectTokens },
       model_ms: totals.model_ms,
       tool_ms,
       inputTokens: totals.input,
