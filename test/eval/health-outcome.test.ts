@@ -122,6 +122,10 @@ describe("outcome", () => {
       "cost $4.5000 within $5",
     );
     expect(cost(priced, { maxUsd: 4 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("fail");
+    // A tiny budget as written, not `$1e-7`.
+    expect(cost(priced, { maxUsd: 1e-7 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
+      "cost $4.5000 > budget $0.0000001",
+    );
     expect(cost(priced, { maxUsd: 4 }, {}).verdict).toBe("error");
   });
   test("cost: a response the agent recorded a cost for is costed at it when its model has no price", () => {

@@ -174,13 +174,15 @@ export function cost(
   const c = costOf(trace, prices);
   if (c.usd === undefined)
     return cannot(`no price for model ${c.unpriced} (add it to config.json "prices" or the case's "prices")`);
+  // As written, never in exponent form (`$1e-7`).
+  const budget = spec.maxUsd.toLocaleString("en-US", { maximumFractionDigits: 12, useGrouping: false });
   if (c.usd > spec.maxUsd) {
-    return fail(`cost $${c.usd.toFixed(4)} > budget $${spec.maxUsd}`, {
-      expected: `≤ $${spec.maxUsd}`,
+    return fail(`cost $${c.usd.toFixed(4)} > budget $${budget}`, {
+      expected: `≤ $${budget}`,
       actual: c.usd,
     });
   }
-  return pass(`cost $${c.usd.toFixed(4)} within $${spec.maxUsd}`);
+  return pass(`cost $${c.usd.toFixed(4)} within $${budget}`);
 }
 
 /** The number of turns is within bounds. */
