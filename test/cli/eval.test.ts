@@ -319,6 +319,12 @@ describe("freecode eval (source)", () => {
   });
 });
 
+/** Write `events` to the rollout log of `id` in `home`, as `rollout append` takes them. */
+function appendLog(home: string, id: string, events: object[]): void {
+  const stdin = `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
+  expect(runCli(["rollout", "append", id], { home, stdin }).code).toBe(0);
+}
+
 test("regression: a refused call that ran anyway keeps its arguments — changedFiles and forbidBashMatches see what it did (a refused Write /etc/passwd and git push --force that ran passed both; replay showed Write({}))", async () => {
   await using home = await tempHome();
   await using dir = await tempDir();
@@ -376,8 +382,7 @@ test("regression: a refused call that ran anyway keeps its arguments — changed
     },
     { type: "session.ended", reason: "exit", timestamp: 1700000009000 },
   ];
-  const stdin = `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
-  expect(runCli(["rollout", "append", "W"], { ...h, stdin }).code).toBe(0);
+  appendLog(home.path, "W", events);
   const file = join(dir.path, "safety.yaml");
   writeFileSync(
     file,
@@ -441,12 +446,7 @@ test("regression: two model requests in flight in one turn are each closed by th
     },
     { type: "session.ended", reason: "exit", timestamp: 1700000009100 },
   ];
-  expect(
-    runCli(["rollout", "append", "par"], {
-      ...h,
-      stdin: `${events.map((e) => JSON.stringify(e)).join("\n")}\n`,
-    }).code,
-  ).toBe(0);
+  appendLog(home.path, "par", events);
   writeFileSync(
     join(home.path, "config.json"),
     JSON.stringify({
