@@ -7,7 +7,7 @@
  * A session whose purge failed after its claim is left soft-deleted: `session restore` brings it back.
  */
 import { conflict, FreecodeError } from "../errors.ts";
-import { purgeSession } from "../session/lifecycle.ts";
+import { purgeSession, restoreSession } from "../session/lifecycle.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import type { GcRemoval } from "./plan.ts";
@@ -47,15 +47,6 @@ function claim(adapter: StorageAdapter, planned: GcRemoval): Promise<SessionMeta
   });
 }
 
-/** Undo a claim: the status the session had before gc marked it deleted. */
-function unclaim(adapter: StorageAdapter, id: string): Promise<SessionMeta> {
-  return adapter.updateMeta(id, (meta) => {
-    if (meta.status !== "deleted") return meta;
-    const { previousStatus, ...rest } = meta;
-    return { ...rest, status: previousStatus && previousStatus !== "deleted" ? previousStatus : "idle" };
-  });
-}
-
 const skippable = (e: unknown) =>
   e instanceof FreecodeError && (e.code === "conflict" || e.code === "not_found");
 
@@ -89,7 +80,8 @@ export async function applyRemovals(adapter: StorageAdapter, removals: GcRemoval
     } catch (error) {
       if (error instanceof FreecodeError && error.code === "conflict") {
         // Given back the status it had before the claim (one the user deleted stays deleted).
-        if (planned.status !== "deleted") await unclaim(adapter, planned.id).catch(() => {});
+        // (`restore`: one no longer deleted is left as it is.)
+        if (planned.status !== "deleted") await restoreSession(adapter, planned.id).catch(() => {});
         applied.push({ ...planned, result: "skipped", error: error.message });
         continue;
       }
