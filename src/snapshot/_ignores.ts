@@ -42,19 +42,34 @@ function gitDirAt(dir: string): string | undefined {
  * to wildmatch, so a double star that is the first wildcard, glued to the text before it and
  * followed by a slash or the end (the rule `/packages/app` + double star + `/` + `*.env`), starts
  * what wildmatch sees and spans directories: it is spelled out as the rules it stands for (`app*`,
- * then any directories, then `*.env`; and `app*.env`; for a trailing one, `pack*` and everything
+ * then any directories, then `*.env`; and, the double star and its slash matching nothing,
+ * `app*.env` read as `app` and `*.env` on one segment; for a trailing one, `pack*` and everything
  * below it). An escaped slash is a slash. Segment by segment, such a rule was dropped or narrowed,
  * and undo deleted the files it ignores.
  */
 export function spelledOut(body: string): string[] {
-  const b = body.replace(/\\\//g, "/");
+  const b = unescapeSlashes(body);
   const first = b.search(/[*?[\\]/);
   if (first <= 0 || b[first - 1] === "/" || !b.startsWith("**", first)) return [b];
   const after = b.slice(first + 2);
   if (after !== "" && !after.startsWith("/")) return [b];
   const head = b.slice(0, first);
   if (after === "") return [`${head}*`, `${head}*/**`];
-  return [`${head}*/**${after}`, `${head}*${after.slice(1).replace(/^\*+/, "")}`];
+  // `**/` spanning one or more directories, or none at all (the rest then goes on the same segment).
+  return [`${head}*/**${after}`, `${head}${after.slice(1)}`];
+}
+
+/** `\/` made `/`; any other escape kept as it is (`\\/` is an escaped backslash, then a slash). */
+function unescapeSlashes(body: string): string {
+  let out = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === "\\" && i + 1 < body.length) {
+      const next = body[++i]!;
+      out += next === "/" ? "/" : c + next;
+    } else out += c;
+  }
+  return out;
 }
 
 /** The rests of pattern segments `segs` once they have matched the directories `dirs`. */

@@ -227,30 +227,49 @@ test("regression: rules from above are matched as git matches them — POSIX cla
 });
 
 test("regression: rules from above whose first wildcard is a `**` glued to the text before it span directories, as in git (`/packages/app**/*.env` was made `/*.env`: undo deleted config/prod.env); an escaped slash is a slash — each checked against git check-ignore", async () => {
-  const files = ["main.py", "prod.env", "config/prod.env", "a.env", "x/a.env", "x/y/a.env", "appx/b.env"];
-  for (const rule of [
-    "/packages/app**/*.env",
-    "/pack**/a.env",
-    "/packages\\/app/a.env",
-    "/packages/app/x**",
-    "/packages/app/**/a.env",
-    "/pa*ges/app**/a.env",
-  ]) {
+  const files = [
+    "main.py",
+    "prod.env",
+    "config/prod.env",
+    "a.env",
+    "x/a.env",
+    "x/y/a.env",
+    "appx/b.env",
+    "dist/bundle.js",
+    "b\\/x",
+    "b/x",
+  ];
+  const cases: [string, string][] = [
+    ["/packages/app**/*.env", "packages/app"],
+    ["/pack**/a.env", "packages/app"],
+    ["/packages\\/app/a.env", "packages/app"],
+    ["/packages/app/x**", "packages/app"],
+    ["/packages/app/**/a.env", "packages/app"],
+    ["/pa*ges/app**/a.env", "packages/app"],
+    // The double star and its slash matching nothing put the rest on the same segment, no star
+    // between (`web*dist` took the project `web-dist` itself for ignored, and every rule was dropped).
+    ["/packages/web**/dist/", "packages/web-dist"],
+    ["/packages/app**/foo/*.env", "packages/appxfoo"],
+    // An escaped backslash before a slash is a backslash, then a slash.
+    ["/packages/app/b\\\\/x", "packages/app"],
+  ];
+  for (const [rule, under] of cases) {
     await using p = await projectInRepo(
       { ".gitignore": `${rule}\n` },
-      "packages/app",
+      under,
       Object.fromEntries(files.map((f) => [f, "v1\n"])),
     );
     const { app, repo, snaps } = p;
     const ignored = new Set(
-      Bun.spawnSync(["git", "check-ignore", "--stdin"], {
+      // NUL-separated: a name with a backslash comes back quoted otherwise.
+      Bun.spawnSync(["git", "check-ignore", "--stdin", "-z"], {
         cwd: repo,
-        stdin: Buffer.from(files.map((f) => `packages/app/${f}\n`).join("")),
+        stdin: Buffer.from(files.map((f) => `${under}/${f}\0`).join("")),
       })
         .stdout.toString()
-        .split("\n")
+        .split("\0")
         .filter(Boolean)
-        .map((f) => f.slice("packages/app/".length)),
+        .map((f) => f.slice(`${under}/`.length)),
     );
     await snaps.capture();
     const { location, snapshots } = snaps.list();
