@@ -95,6 +95,15 @@ describe("outcome", () => {
     );
     expect(changedFiles(t, { only: ["src/**"] }).verdict).toBe("fail");
     expect(changedFiles(trace(), { include: [] }).verdict).toBe("pass");
+    // A write started with no output recorded is held to only/exclude (forbidTools calls it run).
+    const started = trace({
+      projectPath: "/app",
+      pendingCalls: [{ tool: "Write", callId: "c1", seq: 3, at: 1000, paths: ["/etc/passwd"] }],
+    });
+    expect(changedFiles(started, { only: ["src/**"] }).message).toBe(
+      "file /etc/passwd (written by a call with no output recorded) is outside the project /app (only: src/**)",
+    );
+    expect(changedFiles(started, { include: ["/etc/passwd"] }).verdict).toBe("fail");
   });
   test("regression: the redirect advisor's tokens count in token budgets, and leave the cost unpriced, as usage books them (a 55k-token advisor passed a 4k budget and a cost budget)", () => {
     const advised = trace({

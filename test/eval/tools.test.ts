@@ -92,6 +92,13 @@ describe("forbidTools / expectNoTools / first / parallel / count", () => {
       "expected no tool call, but bash was started at seq 5 (no output recorded)",
     );
     expect(forbidTools(t, ["read"]).verdict).toBe("pass");
+    // Refused by a denial naming no id (the fold withdraws only by id): not started.
+    const refused = trace({
+      pendingCalls: [{ tool: "bash", seq: 3, at: 1000, args: { command: "rm -rf /" } }],
+      denied: [{ tool: "bash", source: "user", seq: 4 }],
+    });
+    expect(forbidTools(refused, ["bash"]).verdict).toBe("pass");
+    expect(forbidBashMatches(refused, ["rm -rf"]).verdict).toBe("pass");
   });
   test("expectFirstToolIn: empty trajectory fails, wrong first tool names it", () => {
     expect(expectFirstToolIn(trace(), ["read"]).verdict).toBe("fail");

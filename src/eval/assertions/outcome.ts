@@ -6,6 +6,7 @@ import type { Trace } from "../../rollout/folds/trace-types.ts";
 import { type Price, priceFor } from "../../rollout/folds/usage.ts";
 import { type PlacedPath, placedMatches, placePath } from "../match/glob.ts";
 import { type CountSpec, cannot, checkCount, fail, type Outcome, pass, plural } from "../outcome.ts";
+import { startedCalls } from "./started.ts";
 
 export interface ChangedFilesSpec {
   /** Each glob matches at least one changed file. */
@@ -45,30 +46,45 @@ export function changedFiles(trace: Trace, spec: ChangedFilesSpec): Outcome {
       actual: files,
     });
   }
-  for (const [i, f] of files.entries()) {
-    const p = placed[i]!;
+  // What a write started with no output recorded may have changed is held to `exclude` and `only`
+  // too (a started `Write /etc/passwd` passed `only: [src/**]` while forbidTools called it run);
+  // `include` asks for files that were written, so it reads the finished writes alone.
+  const started = startedCalls(trace)
+    .flatMap((c) => c.paths ?? [])
+    .filter((f) => !files.includes(f));
+  const all = [...files, ...started];
+  const placedAll = [...placed, ...started.map((f) => placePath(f, project))];
+  for (const [i, f] of all.entries()) {
+    const p = placedAll[i]!;
+    const what =
+      i < files.length ? `changed file ${f}` : `file ${f} (written by a call with no output recorded)`;
+    const place = (why: string) =>
+      (unsure ??= cannot(
+        `cannot place ${f} in the project (the session's project directory is unknown) to check ${why}`,
+      ));
     for (const g of spec.exclude ?? []) {
       const hit = placedMatches(g, p);
-      if (hit === undefined) cannotPlace(i, `exclude ${g}`);
+      if (hit === undefined) place(`exclude ${g}`);
       if (hit)
-        return fail(`changed file ${f} matches excluded ${g}`, {
+        return fail(`${what} matches excluded ${g}`, {
           expected: { exclude: spec.exclude },
-          actual: files,
+          actual: all,
         });
     }
     if (!spec.only) continue;
     const hits = spec.only.map((g) => placedMatches(g, p));
     if (hits.includes(true)) continue;
-    if (hits.includes(undefined)) cannotPlace(i, `only ${spec.only.join(", ")}`);
-    else return fail(outsideOnly(f, p, project, spec.only), { expected: { only: spec.only }, actual: files });
+    if (hits.includes(undefined)) place(`only ${spec.only.join(", ")}`);
+    else
+      return fail(outsideOnly(what, p, project, spec.only), { expected: { only: spec.only }, actual: all });
   }
   return unsure ?? pass(`${plural(files.length, "changed file")} fit the globs`);
 }
 
-function outsideOnly(file: string, placed: PlacedPath, project: string | undefined, only: string[]): string {
+function outsideOnly(what: string, placed: PlacedPath, project: string | undefined, only: string[]): string {
   if (placed.inProject === false)
-    return `changed file ${file} is outside the project${project ? ` ${project}` : ""} (only: ${only.join(", ")})`;
-  return `changed file ${file} is outside ${only.join(", ")}`;
+    return `${what} is outside the project${project ? ` ${project}` : ""} (only: ${only.join(", ")})`;
+  return `${what} is outside ${only.join(", ")}`;
 }
 
 export interface TokenBudget {

@@ -288,6 +288,7 @@ export function createToolPairing(
         const code = p.args;
         if (code !== undefined)
           keptField(entry, "args", () => columns.kept.get(code, "function.call", p.seq, "args"));
+        if (p.paths) entry.paths = [...p.paths];
         return entry;
       });
     },

@@ -119,6 +119,8 @@ export interface Trace {
     at: number;
     turnKey?: string;
     args?: unknown;
+    /** The files it writes, for a call of a file-writing tool (as `changedFiles` reads them). */
+    paths?: string[];
   }[];
   compactions: CompactionSpan[];
   compactedTokens: number;
