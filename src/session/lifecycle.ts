@@ -251,7 +251,9 @@ function backFrom(from: SessionStatus, verb: string) {
   return (m: SessionMeta): SessionMeta => {
     if (m.status !== from) throw conflict(`session ${m.id} is ${m.status}, not ${from}: nothing to ${verb}`);
     const { previousStatus, ...rest } = m;
-    const back = previousStatus && previousStatus !== from ? previousStatus : "idle";
+    // No status remembered (put away twice: archived, then deleted and restored): an owner still
+    // recorded says it was running (a run that ends drops it, as crash recovery does).
+    const back = previousStatus && previousStatus !== from ? previousStatus : m.owner ? "running" : "idle";
     // Running when it was put away: still, if its process is; else its run was cut off.
     if (back === "running" && ownerIsGone(m)) {
       const { owner: _, ...free } = rest;

@@ -236,6 +236,12 @@ test("regression: a session put away while a live process runs it comes back run
       expect([again.status, again.owner]).toEqual(["running", owner]);
       await expect(markRunning(store, meta.id)).rejects.toMatchObject({ code: "conflict" });
     }
+    // Put away twice (archived, then deleted and restored): still its owner's.
+    await archiveSession(store, meta.id);
+    await deleteSession(store, meta.id);
+    await restoreSession(store, meta.id);
+    const twice = await unarchiveSession(store, meta.id);
+    expect([twice.status, twice.owner]).toEqual(["running", owner]);
     // Its process gone while it was put away: its run was cut off.
     await archiveSession(store, meta.id);
     other.kill();
