@@ -131,6 +131,14 @@ describe("outcome", () => {
       "cost $4.5000 within $5",
     );
     expect(cost(priced, { maxUsd: 4 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("fail");
+    // A cost exactly at its budget passes, though its sum is off in the last bits (0.17550000000000002).
+    const exact = trace({
+      models: [
+        { model: "claude-x", inputTokens: 2000 },
+        { model: "claude-x", inputTokens: 56500 },
+      ],
+    });
+    expect(cost(exact, { maxUsd: 0.1755 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("pass");
     // A tiny budget as written, not `$1e-7`.
     expect(cost(priced, { maxUsd: 1e-7 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
       "cost $4.5000 > budget $0.0000001",

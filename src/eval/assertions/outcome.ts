@@ -192,7 +192,10 @@ export function cost(
     return cannot(`no price for model ${c.unpriced} (add it to config.json "prices" or the case's "prices")`);
   // As written, never in exponent form (`$1e-7`).
   const budget = spec.maxUsd.toLocaleString("en-US", { maximumFractionDigits: 12, useGrouping: false });
-  if (c.usd > spec.maxUsd) {
+  // To a billionth of a dollar: a sum of prices is off in its last bits, and a cost exactly at its
+  // budget failed ("cost $0.1755 > budget $0.1755").
+  const usd = Math.round(c.usd * 1e9) / 1e9;
+  if (usd > spec.maxUsd) {
     return fail(`cost $${c.usd.toFixed(4)} > budget $${budget}`, {
       expected: `≤ $${budget}`,
       actual: c.usd,
