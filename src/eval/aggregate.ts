@@ -150,7 +150,10 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
         loaded.lines?.passK,
       );
     else {
-      const text = `pass^${pk.k} = ${r.value.toFixed(3)} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
+      // More decimals while the rounded value would read as reaching a bound it misses (0.667 of 0.6667).
+      let d = 3;
+      while (d < 8 && r.value < pk.min && Number(r.value.toFixed(d)) >= pk.min) d++;
+      const text = `pass^${pk.k} = ${r.value.toFixed(d)} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
       const o = r.value >= pk.min ? pass(text) : fail(text, { expected: pk.min, actual: r.value });
       add("passK", label, o, loaded.lines?.passK);
     }

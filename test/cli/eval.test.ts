@@ -194,6 +194,15 @@ describe("freecode eval (source)", () => {
     const byName = Object.fromEntries(doc.cases[0]!.aggregates.map((a) => [a.name, a]));
     expect([byName.passK?.line, byName.passRate?.line]).toEqual([3, 4]);
     expect(byName.passRate?.message).toBe("2/3 sessions passed (66.667%), need ≥ 66.67%");
+    // pass^k likewise (it read 0.667, need ≥ 0.6667).
+    writeFileSync(
+      file,
+      "id: k\nsessions: [fix-login-1, fix-login-2, fix-login-3]\npassK: {k: 1, min: 0.6667}\nexpect:\n  - expectBashMatches: [npm test]\n",
+    );
+    const k = parseJson<{ cases: { aggregates: { name: string; message: string }[] }[] }>(
+      runCli(["eval", file, "--sessions", SESSIONS, "--json"]),
+    ).cases[0]!.aggregates.find((a) => a.name === "passK");
+    expect(k?.message).toBe("pass^1 = 0.66667 over 1 task (fix-login 2/3), need ≥ 0.6667");
   });
 
   test("eval add writes a starter case that passes against its own session", async () => {
