@@ -72,7 +72,7 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
     meta: def.meta,
     args,
     async run({ args: parsed, rawArgs }) {
-      rejectUnknownFlags(rawArgs, args, def.repeatable);
+      rejectUnknownFlags(rawArgs, args, def.repeatable, def.manyPositionals);
       if (!def.manyPositionals) rejectExtraPositionals(parsed._ as string[], args);
       if (parsed.store !== undefined) checkStoreName(parsed.store as string, "--store");
       const ctx = makeContext(
@@ -87,12 +87,19 @@ export function command<const A extends ArgsDef>(def: FreecodeCommandDef<A>): Co
     },
   });
   // Kept on the command for the flags check of an argument error citty raises before `run`.
-  return Object.assign(cmd, { repeatable: def.repeatable ?? [] });
+  return Object.assign(cmd, {
+    repeatable: def.repeatable ?? [],
+    manyPositionals: def.manyPositionals === true,
+  });
 }
 
 /** The value flags `cmd` takes more than once (see `FreecodeCommandDef.repeatable`). */
 export const repeatableOf = (cmd: object): readonly string[] =>
   (cmd as { repeatable?: readonly string[] }).repeatable ?? [];
+
+/** Whether `cmd` takes any number of arguments (see `FreecodeCommandDef.manyPositionals`). */
+export const takesManyOf = (cmd: object): boolean =>
+  (cmd as { manyPositionals?: boolean }).manyPositionals === true;
 
 export function makeContext(
   json: boolean,
@@ -196,6 +203,7 @@ export function rejectUnknownFlags(
   rawArgs: string[],
   defs: ArgsDef,
   repeatable: readonly string[] = [],
+  manyPositionals = false,
 ): void {
   const known = flagKinds(defs);
   const seen = new Set<string>();
@@ -214,10 +222,11 @@ export function rejectUnknownFlags(
     const name = token.split("=")[0]!;
     // One dash is a one-letter alias (`-f`): `-home X` was read as letters and dropped, and a
     // `--purge` then went to the default home.
-    // A word the command takes as an argument may start with a dash (`search -foo`): say how.
-    const positional = Object.values(defs).some((d) => d.type === "positional");
+    // A word the command takes as an argument may start with a dash (`search -foo`): say how —
+    // unless its arguments are all given (`session show s1 -x`: the hint led to "unexpected argument").
+    const room = manyPositionals || wordsGiven(rawArgs, known) < positionalCount(defs);
     const dashHint =
-      positional && !name.startsWith("--")
+      room && !name.startsWith("--")
         ? ` (an argument that starts with - goes after --: -- ${shellWord(token)})`
         : "";
     if (!name.startsWith("--") && name.length > 2) {
@@ -248,6 +257,25 @@ export function rejectUnknownFlags(
       seen.add(flag);
     }
   }
+}
+
+/** How many positional arguments `defs` declares. */
+const positionalCount = (defs: ArgsDef) => Object.values(defs).filter((d) => d.type === "positional").length;
+
+/** The words of `rawArgs` that are arguments: not options, nor the values of value options. */
+function wordsGiven(rawArgs: readonly string[], known: Map<string, "boolean" | "value">): number {
+  let n = 0;
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") return n + rawArgs.length - i - 1;
+    if (!isFlag(token)) {
+      n++;
+      continue;
+    }
+    const [flag, inline] = splitFlag(token);
+    if (known.get(flag) === "value" && inline === undefined) i++;
+  }
+  return n;
 }
 
 /** `word` as one shell word: quoted when it holds anything a shell would split or expand. */

@@ -14,6 +14,7 @@ import {
   rejectUnknownFlags,
   repeatableOf,
   splitFlag,
+  takesManyOf,
 } from "./_command.ts";
 import { fsErrorLine } from "./_fs-error.ts";
 import { colorAllowed, colorEnabled, log } from "./_log.ts";
@@ -161,7 +162,7 @@ async function report(error: unknown, argv: string[]): Promise<number> {
     if (cmd.run) {
       const own = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) as ArgsDef | undefined;
       try {
-        rejectUnknownFlags(rest, { ...own, ...GLOBAL_ARGS }, repeatableOf(cmd));
+        rejectUnknownFlags(rest, { ...own, ...GLOBAL_ARGS }, repeatableOf(cmd), takesManyOf(cmd));
       } catch (usage) {
         if (!(usage instanceof FreecodeError)) throw usage;
         log.error(usage.oneLine);

@@ -79,6 +79,8 @@ describe("CLI conventions", () => {
       [["search", "--fo"], "unknown option --fo\n"],
       [["search", "-x"], "unknown option -x (an argument that starts with - goes after --: -- -x)"],
       [["search", "-foo bar"], "(an argument that starts with - goes after --: -- '-foo bar')"],
+      // Its arguments all given, no hint (following it gave "unexpected argument").
+      [["session", "show", "s1", "-x"], "unknown option -x\n"],
       [["session", "list", "-x"], "unknown option -x\n"],
       // A flag the command takes more than once is not "given twice" here (the id was missing).
       [["session", "tag", "--add", "a", "--add", "b"], "Missing required positional argument: ID"],
