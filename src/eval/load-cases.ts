@@ -117,10 +117,17 @@ function parseDocs(file: string, text: string): Doc[] {
   const lines = text.split("\n");
   let start = 0;
   for (let n = 0; n <= lines.length; n++) {
-    if (n < lines.length && !/^---\s*(#.*)?$/.test(lines[n]!)) continue;
+    // `---` alone, or followed by the next document's first line (`--- {"id": …}`).
+    const marker = n < lines.length ? /^---(?:\s*(#.*)?$|\s+(\S.*)$)/.exec(lines[n]!) : undefined;
+    if (n < lines.length && !marker) continue;
     const body = lines.slice(start, n).join("\n");
     const firstLine = start + 1;
     start = n + 1;
+    if (marker?.[2] !== undefined) {
+      // The rest of the marker's line opens the next document, in its place (its line and columns).
+      lines[n] = `   ${lines[n]!.slice(3)}`;
+      start = n;
+    }
     // Directives (`%YAML 1.2`) before a `---` belong to the document after it: nothing on their own.
     if (/^\s*%/m.test(body) && body.split("\n").every((l) => /^\s*(%.*|#.*)?$/.test(l))) continue;
     let value: unknown;

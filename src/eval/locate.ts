@@ -196,8 +196,9 @@ const blank = (s: string) => s.trim() === "" || s.trimStart().startsWith("#");
 
 /** Line (1-based) of the value at `path` in block-style YAML; `firstLine` offsets a document. */
 export function locateYaml(text: string, path: PathSegment[], firstLine = 1): number {
-  // A document that is itself one flow collection (JSON text in a .yaml file).
-  const start = /^(?:\s|#[^\n]*)*/.exec(text)![0].length;
+  // A document that is itself one flow collection (JSON text in a .yaml file), maybe behind an
+  // anchor or a tag (`&doc {…}`, `!!map {…}`).
+  const start = /^(?:\s|#[^\n]*)*(?:[&!]\S*\s+)*/.exec(text)![0].length;
   if (text[start] === "{" || text[start] === "[") {
     const at = locateFlow(text, 0, 0, path);
     return at.line + firstLine;

@@ -119,6 +119,17 @@ describe("case files", () => {
       const e = await errorOf("flow.yaml", `id: x\n${body}`);
       expect([body, e.source]).toMatchObject([body, { line, field }]);
     }
+    // A document on its `---` line, a stream of them, and one behind a tag or an anchor.
+    const onMarker =
+      '--- {"id": "a",\n "expect": [\n  {"expectTool": {"name": "edit",\n     "count": {"min": -1}}}]}\n--- {"id": "b", "expect": [{"noHung": true}]}\n';
+    expect((await errorOf("m.yaml", onMarker)).source).toMatchObject({
+      line: 4,
+      field: "expect.0.expectTool.count.min",
+    });
+    for (const prop of ["!!map", "&doc"]) {
+      const text = `${prop} {"id": "a",\n "expect": [\n  {"expectTool": {"name": "edit",\n     "count": {"min": -1}}}]}\n`;
+      expect((await errorOf("p.yaml", text)).source).toMatchObject({ line: 4 });
+    }
     // A document that is itself one flow mapping (JSON text in a .yaml file).
     const json =
       '{"id": "a",\n "expect": [\n  {"expectTool": {"name": "edit",\n     "count": {"min": -1}}}]}\n';
