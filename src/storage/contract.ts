@@ -122,8 +122,10 @@ export interface StorageAdapter {
   listEventLogs(): Promise<string[]>;
   /**
    * A cheap value that changes whenever the session's rollout log changes (undefined: no log), so
-   * a reader that folded the log can tell it is unchanged without reading it. Optional: adapters
-   * whose `readEvents` from a `seq` is an index lookup leave it out.
+   * a reader that folded the log can tell it is unchanged without reading it — a log purged and
+   * recorded again under its id included, whose new events may be no more than the old ones were
+   * (the thread store kept the purged log's calls in search). Optional: a reader without it asks
+   * for events past the last `seq` it saw.
    */
   eventLogStamp?(sessionId: string): Promise<string | undefined>;
 

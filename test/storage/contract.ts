@@ -324,6 +324,23 @@ export function runContractSuite(
       expect(await a.listEventLogs()).toEqual([]);
     });
 
+    it("eventLogStamp moves with every change of a log, a log purged and recorded again with as few events included", async (a) => {
+      expect(await a.eventLogStamp?.("st-1")).toBeUndefined();
+      await a.appendEvents("st-1", [{ type: "turn.started", turnId: "t1" }]);
+      const one = await a.eventLogStamp?.("st-1");
+      expect(one).toBeString();
+      await a.appendEvents("st-1", [{ type: "turn.started", turnId: "t2" }]);
+      const two = await a.eventLogStamp?.("st-1");
+      expect(two).not.toBe(one);
+      expect(await a.eventLogStamp?.("st-1")).toBe(two);
+      await a.purgeSession("st-1");
+      await a.appendEvents("st-1", [
+        { type: "turn.started", turnId: "x1" },
+        { type: "turn.started", turnId: "x2" },
+      ]);
+      expect(await a.eventLogStamp?.("st-1")).not.toBe(two);
+    });
+
     it("events: seq strictly increasing from 1, envelope filled, fromSeq filter", async (a) => {
       const first = await a.appendEvents("ev-1", [
         { type: "turn.started", turnId: "t1" },

@@ -327,3 +327,21 @@ test("regression: a compacted session's turns are numbered as the session counts
   expect(shown.split("\n")[0]).toContain("6 turns, the last 2 shown");
   expect([...shown.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]))).toEqual([5, 6]);
 });
+
+test("regression: a rollout-only session purged and recorded again under its id with as few events is searched anew in every store (sqlite, sqljs and json kept the purged log's calls)", async () => {
+  for (const store of ["files", "sqlite", "sqljs", "json"]) {
+    await using home = await tempHome();
+    const h = { home: home.path, env: { FREECODE_STORE: store } };
+    const call = (cmd: string) =>
+      `${JSON.stringify({ type: "function.call", tool: "bash", callId: "k1", args: { command: cmd } })}\n`;
+    expect(runCli(["rollout", "append", "rr"], { ...h, stdin: call("echo oldsecretword") }).code).toBe(0);
+    expect(runCli(["search", "oldsecretword"], h).stdout).toContain("oldsecretword");
+    expect(runCli(["session", "delete", "rr", "--purge"], h).code).toBe(0);
+    expect(runCli(["rollout", "append", "rr"], { ...h, stdin: call("echo newword") }).code).toBe(0);
+    expect([store, runCli(["search", "oldsecretword"], h).stdout.trim()]).toEqual([store, "no matches"]);
+    expect([store, runCli(["search", "newword"], h).stdout]).toEqual([
+      store,
+      expect.stringContaining("newword"),
+    ]);
+  }
+}, 60_000);

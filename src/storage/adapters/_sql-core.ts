@@ -53,6 +53,16 @@ const putMeta = (d: SqlDriver, meta: SessionMeta, insert: boolean) => {
   }
 };
 
+/** The `id` of a stored event line (its body), or "" when it cannot be read. */
+function firstEventId(body: string | undefined): string {
+  try {
+    const id = body === undefined ? undefined : (JSON.parse(body) as { id?: unknown }).id;
+    return typeof id === "string" ? id : "";
+  } catch {
+    return "";
+  }
+}
+
 const getMetaRow = (d: SqlDriver, id: string): SessionMeta | undefined => {
   const row = d.get<{ meta: string }>("SELECT meta FROM sessions WHERE id = ?", [id]);
   return row ? (JSON.parse(row.meta) as SessionMeta) : undefined;
@@ -278,6 +288,22 @@ export function sqlAdapter(
         after = rows[rows.length - 1]!.seq;
       }
     },
+
+    eventLogStamp: (sessionId) =>
+      host.read((d) => {
+        checkId(sessionId);
+        const head = d.get<{ last_seq: number; count: number }>(
+          "SELECT last_seq, count FROM event_logs WHERE session_id = ? AND count > 0",
+          [sessionId],
+        );
+        if (!head) return undefined;
+        // The first event's id: a log recorded again under the id starts with another one.
+        const first = d.get<{ body: string }>(
+          "SELECT body FROM events WHERE session_id = ? ORDER BY seq LIMIT 1",
+          [sessionId],
+        );
+        return `${head.last_seq}:${head.count}:${firstEventId(first?.body)}`;
+      }),
 
     listEventLogs: () =>
       host.read((d) =>

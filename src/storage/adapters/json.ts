@@ -277,6 +277,13 @@ const factory: AdapterFactory = (options) => {
       for (const event of events) if (event.seq >= from) yield { event };
     },
 
+    eventLogStamp: (sessionId) =>
+      read((s) => {
+        const events = s.sessions[checkId(sessionId)]?.events ?? [];
+        if (events.length === 0) return undefined;
+        return `${events.at(-1)!.seq}:${events.length}:${events[0]!.id}`;
+      }),
+
     listEventLogs: () =>
       read((s) =>
         Object.entries(s.sessions)

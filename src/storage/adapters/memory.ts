@@ -116,6 +116,11 @@ const factory: AdapterFactory = () => {
         if (event.seq >= from) yield { event: clone(event) };
       }
     },
+    async eventLogStamp(sessionId) {
+      const list = events.get(checkId(sessionId)) ?? [];
+      if (list.length === 0) return undefined;
+      return `${list.at(-1)!.seq}:${list.length}:${list[0]!.id}`;
+    },
     async listEventLogs() {
       return [...events.keys()].filter((k) => (events.get(k)?.length ?? 0) > 0);
     },
