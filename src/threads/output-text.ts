@@ -46,7 +46,10 @@ function withoutBinary(x: string): string {
 /** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
   const parts: string[] = [];
-  collect(unwrapped(result), parts, 0, true);
+  const value = unwrapped(result);
+  // JSON a command printed (`cat package.json`) holds no content blocks: its `"type": "module"` is a
+  // value with its key, not a block's tag (the whole file lost its keys, and `module` with them).
+  collect(value, parts, 0, typeof result !== "string" || typeof value === "string");
   return headAndTail(parts.join("\n"));
 }
 
@@ -103,9 +106,9 @@ function collect(x: unknown, out: string[], depth: number, blocks: boolean): voi
   if (blocks && isBinaryBlock(o)) return;
   // A content block (`{type: "text", text: …}`) is what it says; any other object is searched with
   // its keys, one `key: value` per line (an MCP tool's structured result).
-  const block = blocks && typeof o.type === "string";
+  const block = blocks && typeof o.type === "string" && BLOCK_TYPES.has(o.type);
   for (const [k, v] of Object.entries(o)) {
-    if (blocks && TAGS.has(k)) continue;
+    if (block && TAGS.has(k)) continue;
     if (block || (v !== null && typeof v === "object")) {
       if (!block) out.push(k);
       collect(v, out, depth + 1, blocks);
@@ -116,6 +119,30 @@ function collect(x: unknown, out: string[], depth: number, blocks: boolean): voi
     }
   }
 }
+
+/**
+ * The content block types agents record (Anthropic, OpenAI, MCP): an object of another `type` is a
+ * value like any other (a tool's structured result `{type: "module", …}`), its keys kept.
+ */
+const BLOCK_TYPES = new Set([
+  "text",
+  "image",
+  "image_url",
+  "input_image",
+  "input_text",
+  "output_text",
+  "refusal",
+  "document",
+  "audio",
+  "resource",
+  "resource_link",
+  "tool_result",
+  "tool_use",
+  "thinking",
+  "redacted_thinking",
+  "search_result",
+  "web_search_result",
+]);
 
 /** Fields that say what a block is, not what it says (`{type: "text", text: …}`). */
 const TAGS = new Set(["type", "media_type", "mediaType", "mime_type", "mimeType"]);

@@ -454,3 +454,17 @@ test("regression: a purged session's words leave the thread store's file, and a 
   expect(bytes()).not.toContain(secret.toLowerCase());
   await a.close();
 });
+
+test('regression: JSON a command printed keeps every key — a `type` key is a value, not a content block\'s tag (`cat package.json` with "type": "module" lost its keys)', () => {
+  const pkg = JSON.stringify(
+    { name: "quasarapp", type: "module", scripts: { build: "tsc" }, dependencies: { "left-pad": "^1.3.0" } },
+    null,
+    2,
+  );
+  const text = outputText(pkg);
+  for (const word of ["name: quasarapp", "type: module", "scripts", "dependencies", "left-pad: ^1.3.0"])
+    expect([word, text.includes(word)]).toEqual([word, true]);
+  // A structured result with a `type` that names no content block keeps it too; real blocks say their text.
+  expect(outputText({ type: "module", path: "a.ts" })).toBe("type: module\npath: a.ts");
+  expect(outputText([{ type: "text", text: "hello" }])).toBe("hello");
+});
