@@ -20,7 +20,7 @@ export function messageText(m: StoredMessage): string {
 
 interface EventFacts {
   /** What the rollout says of the calls the messages hold (their durations, failures, refusals). */
-  byCall: Map<string, { durationMs?: number; failed?: boolean; deniedBy?: string }>;
+  byCall: Map<string, { durationMs?: number; failed?: boolean; deniedBy?: string; output?: string }>;
   /** Calls and denials the messages do not hold (kept by the rollout only), with their outcomes. */
   orphans: (ToolCall & { callId?: string })[];
   aborted: number[];
@@ -54,7 +54,7 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
  * so an output with an id no open call waits for is a call of its own (the trace's own span), and
  * a refusal written before its call is that call's.
  */
-function factsCollector(knownCalls: Set<string>) {
+function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const facts: EventFacts = {
     byCall: new Map(),
     orphans: [],
@@ -124,13 +124,16 @@ function factsCollector(knownCalls: Set<string>) {
         if (!d) break;
         d.durationMs = num(e.duration_ms) ?? d.durationMs;
         if (e.failed === true) d.failed = true;
-        // A call the rollout alone holds: what it printed is searched as a message-backed call's
-        // is, kept as the text search reads (its head and tail when long), not whole; past the
-        // thread's budget, kept empty (the call finished, and is not searched by its output).
-        if (!known && e.output !== undefined) {
+        // A call the rollout alone holds, or one the messages hold without its result: what it
+        // printed is searched as a message-backed call's is, kept as the text search reads (its
+        // head and tail when long), not whole; past the thread's budget, kept empty (the call
+        // finished, and is not searched by its output).
+        if ((!known || resultless.has(callId)) && e.output !== undefined) {
           const text = outputChars < ROLLOUT_OUTPUT_CHARS ? outputText(e.output) : "";
           outputChars += text.length;
-          (d as ToolCall).result = outputChars <= ROLLOUT_OUTPUT_CHARS ? text : "";
+          const kept = outputChars <= ROLLOUT_OUTPUT_CHARS ? text : "";
+          if (known) entry(callId).output = kept;
+          else (d as ToolCall).result = kept;
         }
         break;
       }
@@ -272,7 +275,11 @@ export function deriveThread(
 export function threadDeriver(id: string, meta: SessionMeta | undefined, messages: StoredMessage[]) {
   const turns = turnsFromMessages(messages);
   const known = new Set(turns.flatMap((t) => t.toolCalls.flatMap((c) => (c.callId ? [c.callId] : []))));
-  const { facts, add } = factsCollector(known);
+  // Calls the messages hold without their result: what the rollout says they printed is searched.
+  const resultless = new Set(
+    turns.flatMap((t) => t.toolCalls.flatMap((c) => (c.callId && c.result === undefined ? [c.callId] : []))),
+  );
+  const { facts, add } = factsCollector(known, resultless);
   let count = 0;
   let firstAt: number | undefined;
   let lastAt = 0;
@@ -327,6 +334,7 @@ function finishThread(
       if (f?.durationMs !== undefined) c.durationMs = f.durationMs;
       if (f?.failed) c.failed = true;
       if (f?.deniedBy) c.deniedBy = f.deniedBy;
+      if (f?.output !== undefined && c.result === undefined) c.result = f.output;
     }
   }
   const turnAt = turnFinder(turns);

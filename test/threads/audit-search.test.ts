@@ -345,3 +345,24 @@ test("regression: a rollout-only session purged and recorded again under its id 
     ]);
   }
 }, 60_000);
+
+test("regression: a call the message log holds without its result is searched by what its rollout output printed (it was never found)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  expect(runCli(["session", "create", "--prompt", "go", "--id", "s4", "--project", home.path], h).code).toBe(
+    0,
+  );
+  const part = { type: "tool", tool: { name: "bash", args: { command: "ls" } }, callId: "cc1" };
+  const msg = `${JSON.stringify({ role: "assistant", parts: [part] })}\n`;
+  expect(runCli(["session", "append", "s4"], { ...h, stdin: msg }).code).toBe(0);
+  const out = {
+    type: "function.output",
+    tool: "bash",
+    callId: "cc1",
+    output: "koalafailure here",
+    failed: true,
+  };
+  expect(runCli(["rollout", "append", "s4"], { ...h, stdin: `${JSON.stringify(out)}\n` }).code).toBe(0);
+  const hits = JSON.parse(runCli(["search", "koalafailure", "--json"], h).stdout).hits as { kind: string }[];
+  expect(hits.map((x) => x.kind)).toEqual(["output"]);
+});
