@@ -8,11 +8,17 @@ import { renameSync, statSync } from "node:fs";
 /** Whether `error` says the database file is damaged (not busy, not full: those pass). */
 export function isDamage(error: unknown): boolean {
   const { code = "", message = "" } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code)) return true;
+  if (typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB|CONSTRAINT)/.test(code)) return true;
   if (code === "thread_store_version") return true;
-  // A damaged FTS5 shadow table surfaces as a plain SQLITE_ERROR from its constructor.
+  // A damaged FTS5 shadow table surfaces as a plain SQLITE_ERROR from its constructor; a table or
+  // column gone (the file edited by hand, or by another tool) as one naming it. A file that passes
+  // `quick_check` can still be missing a table, and rows that break a constraint (the index and
+  // its rows apart): search and reindex died with a stack trace.
   return (
-    typeof message === "string" && /vtable constructor failed|database disk image is malformed/.test(message)
+    typeof message === "string" &&
+    /vtable constructor failed|database disk image is malformed|no such (table|column)|constraint failed/.test(
+      message,
+    )
   );
 }
 

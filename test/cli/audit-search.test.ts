@@ -80,6 +80,22 @@ describe("search and the thread store from the command line (audit)", () => {
     expect(readdirSync(join(home.path, "state")).some((f) => f.startsWith("freecode.db.corrupt-"))).toBe(
       true,
     );
+    // Regression: a file that passes quick_check but lost a table (edited by hand, or another tool)
+    // is damage too: search and reindex died with a stack trace (exit 70).
+    for (const table of ["search_rows", "search", "turns"]) {
+      const { Database } = await import("bun:sqlite");
+      const d = new Database(db);
+      d.exec(`DROP TABLE ${table}`);
+      d.close();
+      const r = cli(["search", "marmot", "--json"]);
+      expect([table, r.code, r.stderr, parseJson<Result>(r).total]).toEqual([table, 0, "", 40]);
+    }
+    const d = new (await import("bun:sqlite")).Database(db);
+    d.exec("DELETE FROM search_rows");
+    d.close();
+    const re = cli(["store", "reindex", "--json"]);
+    expect([re.code, re.stderr]).toEqual([0, ""]);
+    expect(search().total).toBe(40);
   }, 60_000);
 
   test("--project: `.`, `sub`, a trailing slash and a Windows path, that project and below it (audit 6)", async () => {
