@@ -327,7 +327,28 @@ function finishThread(
   // Compaction keeps the session's turn count as history and its last turns in the log: those are
   // numbered as the session counts them (they were renumbered from 1, and a search hit's turn moved).
   const before = meta?.summary ? Math.max(0, meta.turnCount - turns.length) : 0;
+  const kept = turns.length;
   for (const t of turns) t.number += before;
+  // The turns it erased are gone from the messages, not from the rollout: their calls go in turns
+  // of their own, one per `turn.started` before the first kept turn, numbered up to it (they were
+  // all filed under the first kept turn), prompt unknown.
+  if (before > 0 && kept > 0) {
+    const first = turns[0]!.startedAt;
+    const starts = facts.turnStarts.filter((at) => at < first).slice(-before);
+    const earliest = facts.orphans.reduce((m, c) => (c.timestamp < m ? c.timestamp : m), first);
+    const opens = starts.length > 0 ? starts : earliest < first ? [earliest] : [];
+    turns.unshift(
+      ...opens.map((at, i) => ({
+        number: before - opens.length + 1 + i,
+        prompt: "",
+        startedAt: at,
+        endedAt: at,
+        outcome: "no_response" as const,
+        messageIds: [],
+        toolCalls: [],
+      })),
+    );
+  }
   for (const t of turns) {
     for (const c of t.toolCalls) {
       const f = c.callId ? facts.byCall.get(c.callId) : undefined;
@@ -391,7 +412,7 @@ function finishThread(
     status: meta?.status ?? "idle",
     createdAt: meta?.createdAt ?? first,
     updatedAt: meta?.updatedAt ?? last,
-    turnCount: before + turns.length,
+    turnCount: before + kept,
     messageCount: messages.length,
     toolCallCount: turns.reduce((n, t) => n + t.toolCalls.length, 0),
     ...(meta?.provider !== undefined ? { provider: meta.provider } : {}),

@@ -366,3 +366,60 @@ test("regression: a call the message log holds without its result is searched by
   const hits = JSON.parse(runCli(["search", "koalafailure", "--json"], h).stdout).hits as { kind: string }[];
   expect(hits.map((x) => x.kind)).toEqual(["output"]);
 });
+
+test("regression: the calls a compaction erased go in turns of their own, numbered as the session counts them (they were all filed under the first kept turn)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const now = Date.now();
+  expect(
+    runCli(["session", "create", "--prompt", "turn one", "--id", "cp", "--project", home.path], h).code,
+  ).toBe(0);
+  for (const i of [1, 2, 3, 4]) {
+    const ts = now + i * 10_000;
+    const lines = (xs: object[]) => `${xs.map((x) => JSON.stringify(x)).join("\n")}\n`;
+    if (i > 1)
+      runCli(["session", "append", "cp"], {
+        ...h,
+        stdin: lines([{ role: "user", parts: [{ type: "text", content: `prompt ${i}` }], timestamp: ts }]),
+      });
+    runCli(["rollout", "append", "cp"], {
+      ...h,
+      stdin: lines([
+        { type: "turn.started", turnId: `t${i}`, timestamp: ts + 1 },
+        {
+          type: "function.call",
+          tool: "bash",
+          callId: `call${i}`,
+          args: { command: `echo word${i}` },
+          timestamp: ts + 2,
+        },
+        {
+          type: "function.output",
+          tool: "bash",
+          callId: `call${i}`,
+          output: `out${i}`,
+          duration_ms: 5,
+          timestamp: ts + 3,
+        },
+      ]),
+    });
+    const part = {
+      type: "tool",
+      tool: { name: "bash", args: { command: `echo word${i}` } },
+      callId: `call${i}`,
+      result: `out${i}`,
+    };
+    runCli(["session", "append", "cp"], {
+      ...h,
+      stdin: lines([
+        { role: "assistant", parts: [part, { type: "text", content: `done ${i}` }], timestamp: ts + 4 },
+      ]),
+    });
+  }
+  expect(runCli(["session", "compact", "cp", "--keep", "1"], h).code).toBe(0);
+  const turnOf = (w: string) => JSON.parse(runCli(["search", w, "--json"], h).stdout).hits[0].turn;
+  expect([1, 2, 3, 4].map((i) => turnOf(`word${i}`))).toEqual([1, 2, 3, 4]);
+  const shown = runCli(["session", "show", "cp", "--turns"], h).stdout;
+  expect([...shown.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4]);
+  expect(shown.split("\n")[0]).toContain("4 turns");
+});
