@@ -216,7 +216,7 @@ function addMessage(turn: Turn, m: StoredMessage, answers: boolean): void {
   if (m.role !== "assistant") return;
   if (answers) {
     const text = messageText(m);
-    if (text) turn.response = text;
+    if (text.trim()) turn.response = text; // a reply of only blanks is no reply
     if (m.interrupted) turn.outcome = "interrupted";
   }
   for (const p of m.parts) {
@@ -335,7 +335,7 @@ function finishThread(
   if (before > 0 && kept > 0) {
     const first = turns[0]!.startedAt;
     const starts = facts.turnStarts.filter((at) => at < first).slice(-before);
-    const earliest = facts.orphans.reduce((m, c) => (c.timestamp < m ? c.timestamp : m), first);
+    const earliest = facts.orphans.reduce((m, c) => Math.min(c.timestamp, m), first);
     const opens = starts.length > 0 ? starts : earliest < first ? [earliest] : [];
     turns.unshift(
       ...opens.map((at, i) => ({

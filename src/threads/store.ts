@@ -3,8 +3,10 @@
  * index) when SQLite starts here, else `state/threads.json` (search then scans the sessions).
  * Either is derived data: a missing, old or corrupt one is thrown away and rebuilt from the logs.
  */
+
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { usageError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import type { SearchQuery, SearchResult, SearchRow } from "./search-text.ts";
 import { isDamage, setAside } from "./sql-damage.ts";
@@ -50,12 +52,19 @@ export interface OpenThreadStoreOptions {
   engine?: "sqlite" | "json";
 }
 
+/** `FREECODE_THREADS`: `sqlite`, `json` or unset; any other value is bad usage (`JSON` used SQLite unsaid). */
+function forcedEngine(value: string | undefined): "sqlite" | "json" | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value === "sqlite" || value === "json") return value;
+  throw usageError(`unknown thread store engine "${value}" in FREECODE_THREADS (expected sqlite or json)`);
+}
+
 /** Open the thread store under `home`: SQLite when it starts (and has FTS5), JSON otherwise. */
 export async function openThreadStore(
   home: string,
   options: OpenThreadStoreOptions = {},
 ): Promise<ThreadStore> {
-  const forced = options.engine ?? (process.env.FREECODE_THREADS as "sqlite" | "json" | undefined);
+  const forced = options.engine ?? forcedEngine(process.env.FREECODE_THREADS);
   if (forced !== "json") {
     try {
       const { openSqlThreadStore } = await import("./sql-store.ts");

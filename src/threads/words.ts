@@ -25,6 +25,8 @@ function foldWord(raw: string): string[] {
       .normalize("NFKD")
       .replace(/\p{M}+/gu, "")
       .toLowerCase()
+      // A capital sigma ending a word lowers to ς, which then prefixes no longer word (σ inside it).
+      .replaceAll("ς", "σ")
       .match(LETTERS) ?? []
   );
 }

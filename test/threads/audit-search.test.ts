@@ -423,3 +423,24 @@ test("regression: the calls a compaction erased go in turns of their own, number
   expect([...shown.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4]);
   expect(shown.split("\n")[0]).toContain("4 turns");
 });
+
+test("regression: a Greek word's prefix ending in Σ finds it (ς never prefixed σ); a reply of only blanks is no reply; a FREECODE_THREADS that names no engine is bad usage", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  expect(
+    runCli(
+      ["session", "create", "--prompt", "το ΣΥΣΤΗΜΑ έπεσε, ΟΔΟΣΗΜΑΝΣΗ", "--id", "gr", "--project", home.path],
+      h,
+    ).code,
+  ).toBe(0);
+  for (const q of ["ΣΥΣ", "ΟΔΟΣ", "οδος", "συστημα"])
+    expect([q, runCli(["search", q], h).stdout]).toEqual([q, expect.stringContaining("2 of 2 matches")]);
+  const blank = `${JSON.stringify({ role: "assistant", parts: [{ type: "text", content: "\n\n" }] })}\n`;
+  expect(runCli(["session", "append", "gr"], { ...h, stdin: blank }).code).toBe(0);
+  expect(runCli(["session", "show", "gr", "--turns"], h).stdout).toContain("outcome: (no reply)");
+  const bad = runCli(["search", "x"], { ...h, env: { FREECODE_THREADS: "JSON" } });
+  expect([bad.code, bad.stderr]).toEqual([
+    2,
+    expect.stringContaining('unknown thread store engine "JSON" in FREECODE_THREADS'),
+  ]);
+});
