@@ -180,7 +180,8 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
  * Turns from the message log: one per non-synthetic user message, as the meta's `turnCount` counts
  * them. Messages before the first prompt (a system prompt, synthetic context) open no turn of
  * their own: they join the first turn, their tool calls with them, but what the model says to a
- * prompt comes after it, so they give it no response. With no prompt at all they are in no turn.
+ * prompt comes after it, so they give it no response. With no prompt at all, the model's work is
+ * turn 0 (see below).
  */
 function turnsFromMessages(messages: StoredMessage[]): Turn[] {
   const turns: Turn[] = [];
@@ -205,6 +206,22 @@ function turnsFromMessages(messages: StoredMessage[]): Turn[] {
     for (const l of leading) addMessage(current, l, false);
     leading = [];
     addMessage(current, m, true);
+  }
+  // No prompt at all (system and synthetic messages, then the model's work: a session imported
+  // so): its calls and replies are in turn 0, which the session does not count as a turn — they
+  // were in none, and search never found the calls `session show` prints.
+  if (turns.length === 0 && leading.some((m) => m.role === "assistant")) {
+    const zero: Turn = {
+      number: 0,
+      prompt: "",
+      startedAt: leading[0]!.timestamp,
+      endedAt: leading[0]!.timestamp,
+      outcome: "no_response",
+      messageIds: [],
+      toolCalls: [],
+    };
+    for (const m of leading) addMessage(zero, m, true);
+    turns.push(zero);
   }
   return turns;
 }
@@ -326,9 +343,9 @@ function finishThread(
   }
   // Compaction keeps the session's turn count as history and its last turns in the log: those are
   // numbered as the session counts them (they were renumbered from 1, and a search hit's turn moved).
-  const before = meta?.summary ? Math.max(0, meta.turnCount - turns.length) : 0;
-  const kept = turns.length;
-  for (const t of turns) t.number += before;
+  const kept = turns.filter((t) => t.number > 0).length;
+  const before = meta?.summary ? Math.max(0, meta.turnCount - kept) : 0;
+  for (const t of turns) if (t.number > 0) t.number += before;
   // The turns it erased are gone from the messages, not from the rollout: their calls go in turns
   // of their own, one per `turn.started` before the first kept turn, numbered up to it (they were
   // all filed under the first kept turn), prompt unknown.

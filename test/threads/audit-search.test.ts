@@ -14,6 +14,7 @@ import { foldMessagesIntoMeta } from "../../src/storage/_meta-fold.ts";
 import files from "../../src/storage/adapters/files.ts";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
 import { listThreads, searchThreads, turnItemsView } from "../../src/threads/api.ts";
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet, type SearchResult } from "../../src/threads/search-text.ts";
@@ -443,4 +444,36 @@ test("regression: a Greek word's prefix ending in Σ finds it (ς never prefixed
     2,
     expect.stringContaining('unknown thread store engine "JSON" in FREECODE_THREADS'),
   ]);
+});
+
+test("regression: a session with no prompt (system and synthetic messages, then the model's work) has its calls searched, in turn 0, which it does not count (they were in no turn, never found)", async () => {
+  await using home = await tempHome();
+  const a = files({ home: home.path });
+  const tool: StoredMessage = {
+    id: "a1",
+    role: "assistant",
+    parts: [
+      {
+        type: "tool",
+        tool: { name: "bash", args: { command: "grep zebrafinch" } },
+        callId: "c1",
+        result: "lemurcount 3",
+      },
+      { type: "text", content: "done" },
+    ],
+    timestamp: 1002,
+  };
+  await a.createSession(meta("np"), [
+    msg("s1", "system", "you are an agent", 1000),
+    { ...msg("u1", "user", "Continue from where you left off.", 1001), synthetic: "continue" },
+    tool,
+  ]);
+  await a.close();
+  const h = { home: home.path };
+  for (const word of ["zebrafinch", "lemurcount"]) {
+    const hits = JSON.parse(runCli(["search", word, "--json"], h).stdout).hits as { turn: number }[];
+    expect([word, hits.map((x) => x.turn)]).toEqual([word, [0]]);
+  }
+  const shown = runCli(["session", "show", "np", "--turns", "--json"], h);
+  expect(JSON.parse(shown.stdout).meta.turnCount).toBe(0);
 });
