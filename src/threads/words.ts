@@ -17,17 +17,40 @@ const LETTERS = /[\p{L}\p{N}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 
+/** Chinese and Japanese runs (no spaces between words) and the rest of a word. */
+// (`ー`, the long vowel mark, is of no script but belongs to the kana around it.)
+const CJK_CHARS = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\u30fc";
+const CJK_RUNS = new RegExp(`[${CJK_CHARS}]+|[^${CJK_CHARS}]+`, "gu");
+const CJK = new RegExp(`[${CJK_CHARS}]`, "u");
+
+/**
+ * A Chinese or Japanese run as the overlapping pairs of its characters (`数据库` → `数据 据库`; one
+ * character alone is itself): written without spaces, a whole sentence was one word, and a word
+ * inside it matched no query, as words match by their start. A query goes through the same
+ * folding, so `数据库` asks for both pairs, and one character finds every pair it starts.
+ */
+function cjkPairs(run: string): string[] {
+  const chars = [...run];
+  if (chars.length < 2) return chars;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  return out;
+}
+
 /** The folded forms of one raw word (usually one; none when it was marks only). */
 function foldWord(raw: string): string[] {
   if (ASCII.test(raw)) return [raw.toLowerCase()];
-  return (
+  const words =
     raw
       .normalize("NFKD")
       .replace(/\p{M}+/gu, "")
       .toLowerCase()
       // A capital sigma ending a word lowers to ς, which then prefixes no longer word (σ inside it).
       .replaceAll("ς", "σ")
-      .match(LETTERS) ?? []
+      .match(LETTERS) ?? [];
+  if (!words.some((w) => CJK.test(w))) return words;
+  return words.flatMap((w) =>
+    CJK.test(w) ? (w.match(CJK_RUNS) ?? []).flatMap((r) => (CJK.test(r) ? cjkPairs(r) : [r])) : [w],
   );
 }
 

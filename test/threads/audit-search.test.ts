@@ -477,3 +477,15 @@ test("regression: a session with no prompt (system and synthetic messages, then 
   const shown = runCli(["session", "show", "np", "--turns", "--json"], h);
   expect(JSON.parse(shown.stdout).meta.turnCount).toBe(0);
 });
+
+test("regression: a Chinese or Japanese word inside a sentence is found (written without spaces, the sentence was one word, and only its start matched)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const prompt = "我们的数据库连接失败了，データベースが壊れた";
+  expect(
+    runCli(["session", "create", "--prompt", prompt, "--id", "cj", "--project", home.path], h).code,
+  ).toBe(0);
+  for (const q of ["数据库", "连接失败", "数", "データベース", "壊れ"])
+    expect([q, runCli(["search", q], h).stdout]).toEqual([q, expect.stringContaining("2 of 2 matches")]);
+  expect(runCli(["search", "数据表"], h).stdout.trim()).toBe("no matches");
+});
