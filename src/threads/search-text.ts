@@ -108,7 +108,13 @@ export function searchRows(derived: DerivedThread, messages: StoredMessage[]): S
   const turnOf = new Map<string, number>();
   for (const t of turns) for (const id of t.messageIds) turnOf.set(id, t.number);
   for (const m of messages) {
-    const text = messageText(m);
+    // An image's alt text is words `session show` prints: searched with the message's text.
+    const alts = m.parts.flatMap((p) =>
+      p.type === "image" && typeof (p as { altText?: unknown }).altText === "string"
+        ? [(p as { altText: string }).altText]
+        : [],
+    );
+    const text = [messageText(m), ...alts].filter(Boolean).join("\n");
     if (text)
       rows.push(
         row({ kind: "message", turn: turnOf.get(m.id) ?? 0, role: m.role, timestamp: m.timestamp, text }),

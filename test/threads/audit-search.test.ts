@@ -489,3 +489,20 @@ test("regression: a Chinese or Japanese word inside a sentence is found (written
     expect([q, runCli(["search", q], h).stdout]).toEqual([q, expect.stringContaining("2 of 2 matches")]);
   expect(runCli(["search", "数据表"], h).stdout.trim()).toBe("no matches");
 });
+
+test("regression: an image's alt text, which session show prints, is searched", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  expect(
+    runCli(["session", "create", "--prompt", "look", "--id", "im", "--project", home.path], h).code,
+  ).toBe(0);
+  const image = {
+    type: "image",
+    mediaType: "image/png",
+    data: "iVBORw0KGgo=",
+    altText: "screenshot of the walrusdialog error",
+  };
+  const line = `${JSON.stringify({ role: "user", parts: [image, { type: "text", content: "what is wrong" }] })}\n`;
+  expect(runCli(["session", "append", "im"], { ...h, stdin: line }).code).toBe(0);
+  expect(runCli(["search", "walrusdialog"], h).stdout).toContain("1 of 1 match");
+});
