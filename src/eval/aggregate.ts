@@ -33,6 +33,16 @@ export function passHatK(
 const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /**
+ * `value` with at least `from` decimals, and more while its rounding reads on the wrong side of
+ * `bound` (`0.667, need ≥ 0.6667` failed; `0.333, need ≥ 0.3333` passed): up to 12.
+ */
+export function decimalsAgreeing(value: number, bound: number, from: number, reaches: boolean): string {
+  let d = from;
+  while (d < 12 && Number(value.toFixed(d)) >= bound !== reaches) d++;
+  return value.toFixed(d);
+}
+
+/**
  * `a` and `b` as percentages with as many decimals as it takes to tell them apart (up to 6): a
  * failing pass rate read "66.7%, need ≥ 66.7%".
  */
@@ -150,10 +160,8 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
         loaded.lines?.passK,
       );
     else {
-      // More decimals while the rounded value would read as reaching a bound it misses (0.667 of 0.6667).
-      let d = 3;
-      while (d < 8 && r.value < pk.min && Number(r.value.toFixed(d)) >= pk.min) d++;
-      const text = `pass^${pk.k} = ${r.value.toFixed(d)} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
+      const value = decimalsAgreeing(r.value, pk.min, 3, r.value >= pk.min);
+      const text = `pass^${pk.k} = ${value} over ${plural(r.tasks, "task")} (${detail}), need ≥ ${pk.min}`;
       const o = r.value >= pk.min ? pass(text) : fail(text, { expected: pk.min, actual: r.value });
       add("passK", label, o, loaded.lines?.passK);
     }

@@ -123,7 +123,8 @@ function parseDocs(file: string, text: string): Doc[] {
     const body = lines.slice(start, n).join("\n");
     const firstLine = start + 1;
     start = n + 1;
-    if (marker?.[2] !== undefined) {
+    // A marker's tag or anchor alone (`--- !!map`) is no content: the document starts on the next line.
+    if (marker?.[2] !== undefined && !/^(?:[&!]\S*\s*)+(?:#.*)?$/.test(marker[2])) {
       // The rest of the marker's line opens the next document, in its place (its line and columns).
       lines[n] = `   ${lines[n]!.slice(3)}`;
       start = n;

@@ -351,7 +351,13 @@ function finishThread(
   // all filed under the first kept turn), prompt unknown.
   if (before > 0 && kept > 0) {
     const first = turns[0]!.startedAt;
-    const starts = facts.turnStarts.filter((at) => at < first).slice(-before);
+    // The erased turns' starts: the rollout's, less the kept turns' own when it has one for each
+    // (Codex writes a turn's start a few ms before its prompt: taken by time, the first kept turn's
+    // start was one of them, and every call went one turn early), else those before the first.
+    const all = facts.turnStarts;
+    const starts = (
+      all.length >= before + kept ? all.slice(0, all.length - kept) : all.filter((at) => at < first)
+    ).slice(-before);
     const earliest = facts.orphans.reduce((m, c) => Math.min(c.timestamp, m), first);
     const opens = starts.length > 0 ? starts : earliest < first ? [earliest] : [];
     turns.unshift(

@@ -46,10 +46,9 @@ function withoutBinary(x: string): string {
 /** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
   const parts: string[] = [];
-  const value = unwrapped(result);
-  // JSON a command printed (`cat package.json`) holds no content blocks: its `"type": "module"` is a
-  // value with its key, not a block's tag (the whole file lost its keys, and `module` with them).
-  collect(value, parts, 0, typeof result !== "string" || typeof value === "string");
+  // JSON a command printed (`cat package.json`) is searched with its keys, its `"type": "module"`
+  // a value (no block has that type); a result recorded as JSON text of content blocks by their text.
+  collect(unwrapped(result), parts, 0, true);
   return headAndTail(parts.join("\n"));
 }
 

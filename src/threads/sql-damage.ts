@@ -16,7 +16,7 @@ export function isDamage(error: unknown): boolean {
   // its rows apart): search and reindex died with a stack trace.
   return (
     typeof message === "string" &&
-    /vtable constructor failed|database disk image is malformed|no such (table|column)|constraint failed/.test(
+    /vtable constructor failed|database disk image is malformed|no such (table|column)|constraint failed|has \d+ columns but/.test(
       message,
     )
   );

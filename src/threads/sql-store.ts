@@ -23,9 +23,11 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * (`Turn.error`, and a search row). 6: a call the rollout alone holds keeps what it printed (its
  * output is a row, and the call is not pending). 7: arguments are searched by their values with
  * their keys, escapes read (`argumentsText`), not as JSON text. 8: a compacted session's turns are
- * numbered as the session counts them (from 1 again, they moved search hits' turns).
+ * numbered as the session counts them (from 1 again, they moved search hits' turns). 9: words fold
+ * a Greek final sigma and read Chinese and Japanese as character pairs; JSON a command printed keeps
+ * its `type` keys.
  */
-const THREAD_SCHEMA = 8;
+const THREAD_SCHEMA = 9;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

@@ -34,6 +34,9 @@ function cjkPairs(run: string): string[] {
   if (chars.length < 2) return chars;
   const out: string[] = [];
   for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  // The last character starts no pair: on its own too, or a one-character word ending a run (`猫`
+  // in `我爱我的猫`) was never found.
+  out.push(chars.at(-1)!);
   return out;
 }
 

@@ -90,12 +90,21 @@ describe("search and the thread store from the command line (audit)", () => {
       const r = cli(["search", "marmot", "--json"]);
       expect([table, r.code, r.stderr, parseJson<Result>(r).total]).toEqual([table, 0, "", 40]);
     }
+    // A table of another shape (it failed with "table turns has 2 columns but 5 values were supplied").
+    const shaped = new (await import("bun:sqlite")).Database(db);
+    shaped.exec("DROP TABLE IF EXISTS turns; CREATE TABLE turns (a, b)");
+    shaped.close();
+    const a2 = files({ home: home.path });
+    await a2.createSession(meta("late", "/p"), [user("u1", "the marmot comes late", 9000)]);
+    await a2.close();
+    const late = cli(["search", "marmot", "--json"]);
+    expect([late.code, late.stderr, parseJson<Result>(late).total]).toEqual([0, "", 41]);
     const d = new (await import("bun:sqlite")).Database(db);
     d.exec("DELETE FROM search_rows");
     d.close();
     const re = cli(["store", "reindex", "--json"]);
     expect([re.code, re.stderr]).toEqual([0, ""]);
-    expect(search().total).toBe(40);
+    expect(search().total).toBe(41);
   }, 60_000);
 
   test("--project: `.`, `sub`, a trailing slash and a Windows path, that project and below it (audit 6)", async () => {

@@ -203,6 +203,9 @@ describe("freecode eval (source)", () => {
       runCli(["eval", file, "--sessions", SESSIONS, "--json"]),
     ).cases[0]!.aggregates.find((a) => a.name === "passK");
     expect(k?.message).toBe("pass^1 = 0.66667 over 1 task (fix-login 2/3), need ≥ 0.6667");
+    const { decimalsAgreeing } = await import("../../src/eval/aggregate.ts");
+    // A passing one is not shown below its bound either (`0.333, need ≥ 0.3333` passed).
+    expect(decimalsAgreeing(1 / 3, 0.3333, 3, true)).toBe("0.3333");
   });
 
   test("eval add writes a starter case that passes against its own session", async () => {
@@ -478,4 +481,132 @@ test("regression: two model requests in flight in one turn are each closed by th
   expect(r.code).toBe(1);
   expect(r.stdout).toContain("$4.6050");
   expect(r.stdout).toContain("for claude-opus-4");
+});
+
+test("regression: folds agree on nasty pairings — a response naming its model's dated id closes that model's request; a first token goes to a streamed request still waiting for one; a refused call that ran anyway ran from its call; one id-less refusal answers one started call of its arguments", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const t0 = 1700000000000;
+  appendLog(home.path, "pair", [
+    { type: "session.started", projectPath: "/app", timestamp: t0 },
+    { type: "turn.started", turnId: "t0", timestamp: t0 + 1 },
+    {
+      type: "model.request",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-haiku-4",
+      streamed: false,
+      timestamp: t0 + 2,
+    },
+    {
+      type: "model.request",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-sonnet-4",
+      timestamp: t0 + 3,
+    },
+    { type: "model.first_token", turnId: "t0", ttft_ms: 300, timestamp: t0 + 303 },
+    {
+      type: "model.response",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-sonnet-4-20250514",
+      duration_ms: 900,
+      inputTokens: 1000,
+      outputTokens: 100,
+      timestamp: t0 + 903,
+    },
+    {
+      type: "model.response",
+      turnId: "t0",
+      provider: "anthropic",
+      model: "claude-haiku-4",
+      duration_ms: 8000,
+      inputTokens: 10,
+      outputTokens: 1,
+      timestamp: t0 + 8002,
+    },
+    // Refused, then ran ten minutes later with no duration recorded.
+    {
+      type: "function.call",
+      turnId: "t0",
+      tool: "bash",
+      args: { command: "make deploy" },
+      callId: "c1",
+      timestamp: t0 + 9000,
+    },
+    {
+      type: "function.denied",
+      turnId: "t0",
+      tool: "bash",
+      args: { command: "make deploy" },
+      source: "user",
+      callId: "c1",
+      timestamp: t0 + 9001,
+    },
+    {
+      type: "function.output",
+      turnId: "t0",
+      tool: "bash",
+      output: "deployed",
+      callId: "c1",
+      timestamp: t0 + 609000,
+    },
+    // Two started calls with no id; one refusal with no id answers the `ls`, not the `rm -rf /`.
+    {
+      type: "function.call",
+      turnId: "t0",
+      tool: "bash",
+      args: { command: "rm -rf /" },
+      timestamp: t0 + 610000,
+    },
+    { type: "function.call", turnId: "t0", tool: "bash", args: { command: "ls" }, timestamp: t0 + 610001 },
+    {
+      type: "function.denied",
+      turnId: "t0",
+      tool: "bash",
+      args: { command: "ls" },
+      source: "user",
+      timestamp: t0 + 610002,
+    },
+    // A call with an id, refused with none: refused, not started.
+    {
+      type: "function.call",
+      turnId: "t0",
+      tool: "Write",
+      args: { file_path: "/etc/hosts" },
+      callId: "c9",
+      timestamp: t0 + 610003,
+    },
+    {
+      type: "function.denied",
+      turnId: "t0",
+      tool: "Write",
+      args: { file_path: "/etc/hosts" },
+      source: "user",
+      timestamp: t0 + 610004,
+    },
+    { type: "session.ended", reason: "exit", timestamp: t0 + 611000 },
+  ]);
+  const trace = parseJson<{
+    modelSpans: { model: string; inputTokens?: number; ttft_ms?: number }[];
+    toolSpans: { duration_ms: number; args?: unknown }[];
+  }>(runCli(["trace", "pair", "--json"], h));
+  expect(trace.modelSpans.map((m) => [m.model, m.inputTokens, m.ttft_ms])).toEqual([
+    ["claude-haiku-4", 10, undefined],
+    ["claude-sonnet-4", 1000, 300],
+  ]);
+  expect(trace.toolSpans.map((s) => [s.args, s.duration_ms])).toEqual([[{ command: "make deploy" }, 600000]]);
+  const file = join(home.path, "case.yaml");
+  writeFileSync(
+    file,
+    "id: c\nsessions: [pair]\nexpect:\n  - forbidBashMatches: ['rm -rf']\n  - forbidTools: [Write]\n",
+  );
+  const r = parseJson<{ cases: { sessions: { checks: { name: string; verdict: string }[] }[] }[] }>(
+    runCli(["eval", file, "--json"], h),
+  );
+  expect(r.cases[0]!.sessions[0]!.checks.map((c) => [c.name, c.verdict])).toEqual([
+    ["forbidBashMatches", "fail"],
+    ["forbidTools", "pass"],
+  ]);
 });

@@ -139,6 +139,11 @@ describe("outcome", () => {
       ],
     });
     expect(cost(exact, { maxUsd: 0.1755 }, { "claude-*": { input: 3, output: 15 } }).verdict).toBe("pass");
+    // As many decimals as put the cost on its side of the budget (it read `$0.0054 > budget $0.00542`).
+    const near = trace({ models: [{ model: "claude-x", inputTokens: 1810 }] });
+    expect(cost(near, { maxUsd: 0.00542 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
+      "cost $0.00543 > budget $0.00542",
+    );
     // A tiny budget as written, not `$1e-7`.
     expect(cost(priced, { maxUsd: 1e-7 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
       "cost $4.5000 > budget $0.0000001",

@@ -126,6 +126,9 @@ describe("case files", () => {
       line: 4,
       field: "expect.0.expectTool.count.min",
     });
+    // A marker's tag alone: the document starts on the next line (every field pointed at line 1).
+    const tagged = "--- !!map\nid: b\nexpect:\n  - noHung: true\n  - ttft: { max: -1 }\n";
+    expect((await errorOf("t.yaml", tagged)).source).toMatchObject({ line: 5 });
     for (const prop of ["!!map", "&doc"]) {
       const text = `${prop} {"id": "a",\n "expect": [\n  {"expectTool": {"name": "edit",\n     "count": {"min": -1}}}]}\n`;
       expect((await errorOf("p.yaml", text)).source).toMatchObject({ line: 4 });

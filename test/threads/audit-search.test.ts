@@ -488,6 +488,11 @@ test("regression: a Chinese or Japanese word inside a sentence is found (written
   for (const q of ["数据库", "连接失败", "数", "データベース", "壊れ"])
     expect([q, runCli(["search", q], h).stdout]).toEqual([q, expect.stringContaining("2 of 2 matches")]);
   expect(runCli(["search", "数据表"], h).stdout.trim()).toBe("no matches");
+  // A one-character word ending a run (it starts no pair).
+  expect(
+    runCli(["session", "create", "--prompt", "我爱我的猫", "--id", "cat", "--project", home.path], h).code,
+  ).toBe(0);
+  expect(runCli(["search", "猫"], h).stdout).toContain("2 of 2 matches");
 });
 
 test("regression: an image's alt text, which session show prints, is searched", async () => {
@@ -505,4 +510,26 @@ test("regression: an image's alt text, which session show prints, is searched", 
   const line = `${JSON.stringify({ role: "user", parts: [image, { type: "text", content: "what is wrong" }] })}\n`;
   expect(runCli(["session", "append", "im"], { ...h, stdin: line }).code).toBe(0);
   expect(runCli(["search", "walrusdialog"], h).stdout).toContain("1 of 1 match");
+});
+
+test("regression: a compacted Codex session keeps every erased call in its own turn (Codex starts a turn a few ms before its prompt: every call went one turn early)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const file = join(
+    CORPUS,
+    "codex",
+    "rollout-2026-04-19T22-04-58-019da910-1d2d-7883-b552-6e3adf8a4ed9.jsonl",
+  );
+  expect(runCli(["import", "codex", file, "--finished"], h).code).toBe(0);
+  const id = "codex-019da910-1d2d-7883-b552-6e3adf8a4ed9";
+  const calls = () =>
+    (
+      JSON.parse(runCli(["session", "show", id, "--turns", "--json"], h).stdout).turns as {
+        number: number;
+        tools: { args?: unknown }[];
+      }[]
+    ).map((t) => [t.number, t.tools.map((c) => JSON.stringify(c.args))]);
+  const before = calls();
+  expect(runCli(["session", "compact", id, "--keep", "2"], h).code).toBe(0);
+  expect(calls()).toEqual(before);
 });

@@ -467,4 +467,6 @@ test('regression: JSON a command printed keeps every key — a `type` key is a v
   // A structured result with a `type` that names no content block keeps it too; real blocks say their text.
   expect(outputText({ type: "module", path: "a.ts" })).toBe("type: module\npath: a.ts");
   expect(outputText([{ type: "text", text: "hello" }])).toBe("hello");
+  // Content blocks recorded as JSON text are still blocks: their text, not their tags.
+  expect(outputText('[{"type":"text","text":"zebrafish manual"}]')).toBe("zebrafish manual");
 });

@@ -195,13 +195,17 @@ export function cost(
   // To a billionth of a dollar: a sum of prices is off in its last bits, and a cost exactly at its
   // budget failed ("cost $0.1755 > budget $0.1755").
   const usd = Math.round(c.usd * 1e9) / 1e9;
+  // As many decimals as put the cost on its side of the budget (`$0.0054 > budget $0.00542`).
+  let d = 4;
+  while (d < 9 && Number(usd.toFixed(d)) <= spec.maxUsd === usd > spec.maxUsd) d++;
+  const shown = usd.toFixed(d);
   if (usd > spec.maxUsd) {
-    return fail(`cost $${c.usd.toFixed(4)} > budget $${budget}`, {
+    return fail(`cost $${shown} > budget $${budget}`, {
       expected: `≤ $${budget}`,
       actual: c.usd,
     });
   }
-  return pass(`cost $${c.usd.toFixed(4)} within $${budget}`);
+  return pass(`cost $${shown} within $${budget}`);
 }
 
 /** The number of turns is within bounds. */

@@ -1,15 +1,27 @@
 /**
  * Calls started with no output recorded: still running, or the agent died mid-call. As far as
  * anyone can tell they ran, and the checks that forbid a tool, a command or a file count them. A
- * call refused by a denial that names no id (the fold withdraws only by id) is left out: a refusal
- * of the same tool after it says what became of it.
+ * refusal that names no call id (the fold withdraws calls only by id) answers one of them: the
+ * latest before it of the same tool and, when both say, the same arguments — one call each (one
+ * id-less refusal of `ls` hid a started `rm -rf /` before it).
  */
 import type { Trace } from "../../rollout/folds/trace-types.ts";
 
-export function startedCalls(trace: Trace): Trace["pendingCalls"] {
-  return trace.pendingCalls.filter(
-    (c) =>
-      c.callId !== undefined ||
-      !trace.deniedSpans.some((d) => d.callId === undefined && d.tool === c.tool && d.seq > c.seq),
-  );
+type Started = Trace["pendingCalls"][number];
+
+const sameArgs = (a: unknown, b: unknown) =>
+  a === undefined || b === undefined || JSON.stringify(a) === JSON.stringify(b);
+
+export function startedCalls(trace: Trace): Started[] {
+  const open = [...trace.pendingCalls];
+  for (const d of trace.deniedSpans) {
+    if (d.callId !== undefined) continue;
+    let answered = -1;
+    for (let i = 0; i < open.length; i++) {
+      const c = open[i]!;
+      if (c.seq < d.seq && c.tool === d.tool && sameArgs(c.args, d.args)) answered = i;
+    }
+    if (answered >= 0) open.splice(answered, 1);
+  }
+  return open;
 }

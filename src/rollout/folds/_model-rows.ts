@@ -87,7 +87,16 @@ export class ModelRows {
   }
 
   firstToken(e: EventOf<"model.first_token">, turnRow: number): void {
-    const r = this.takeOpen(turnRow, false);
+    // The turn's oldest open request still waiting for its first token and not said unstreamed: a
+    // first token names no model, and given to the oldest it overwrote one recorded already (or
+    // went to a `streamed: false` request, and the streamed one showed none).
+    const waiting = this.open.find(
+      (r) =>
+        this.ints.get(r, TURN) === turnRow + 1 &&
+        this.ints.get(r, STREAMED) !== 0 &&
+        Number.isNaN(this.nums.get(r, TTFT)),
+    );
+    const r = waiting ?? this.takeOpen(turnRow, false);
     if (r >= 0) this.nums.set(r, TTFT, e.ttft_ms);
   }
 
@@ -153,6 +162,14 @@ export class ModelRows {
           this.ints.get(r, PROVIDER) === p &&
           this.ints.get(r, MODEL) === m,
       );
+      // A response may name the dated id of the model its request named (`claude-sonnet-4-20250514`
+      // for `claude-sonnet-4`), or the reverse.
+      if (i < 0)
+        i = open.findIndex((r) => {
+          if (this.ints.get(r, TURN) !== turnRow + 1 || this.ints.get(r, PROVIDER) !== p) return false;
+          const asked = this.strings.get(this.ints.get(r, MODEL));
+          return model.startsWith(`${asked}-`) || asked.startsWith(`${model}-`);
+        });
     }
     if (i < 0) {
       i = 0;

@@ -164,7 +164,7 @@ export function createToolPairing(
    * and is that call (with no arguments, a refused `Write /etc/passwd` that ran passed
    * `changedFiles` and a `git push --force` passed `forbidBashMatches`). Few: refusals are rare.
    */
-  const refused = new Map<string, { args?: number; paths?: string[] }>();
+  const refused = new Map<string, { args?: number; paths?: string[]; at: number }>();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
@@ -215,14 +215,10 @@ export function createToolPairing(
         const was = e.callId === undefined ? undefined : refused.get(e.callId);
         if (was) refused.delete(e.callId!);
         const call = { tool: e.tool, callId: e.callId, args: was?.args, seq: e.seq };
-        columns.add(
-          call,
-          e.seq,
-          e.timestamp - (e.duration_ms ?? 0),
-          e.duration_ms ?? 0,
-          turn,
-          flags | UNPAIRED,
-        );
+        // A refused call that ran anyway ran from its call on (it showed 0 ms: ten minutes passed a
+        // 60 s bound).
+        const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
+        columns.add(call, e.seq, start, e.duration_ms ?? e.timestamp - start, turn, flags | UNPAIRED);
         if (e.failed !== true && was?.paths) for (const path of was.paths) changed.add(path);
       }
       if (callSeq < lastCallSeq) sorted = false;
@@ -256,6 +252,7 @@ export function createToolPairing(
         refused.set(e.callId, {
           ...(value !== undefined ? { args: columns.kept.add(undefined, value) } : {}),
           ...(paths && paths.length > 0 ? { paths } : {}),
+          at: withdrawn ? withdrawn.at : e.timestamp,
         });
       }
     },

@@ -99,7 +99,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
   /** Refused calls' arguments by id (rare), for an output that comes after all (see `_tools.ts`). */
-  const refusedArgs = new Map<string, unknown>();
+  const refusedArgs = new Map<string, { args: unknown; at: number }>();
   // Open calls (rows), paired by the rule the trace fold uses (`_pending.ts`).
   const pending = new PendingCalls<number>({
     tool: (row) => calls.tool(row),
@@ -138,13 +138,11 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         const turn = turnOf(e.turnId, e);
         let row = pending.answer(e.tool, turn, e.callId);
         if (row === undefined) {
-          row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
-          // A refused call that ran anyway: its arguments (it showed as `Write({})`).
+          // A refused call that ran anyway: its arguments and its start (it showed as `Write({})`, 0 ms).
           const was = e.callId === undefined ? undefined : refusedArgs.get(e.callId);
-          if (was !== undefined) {
-            refusedArgs.delete(e.callId!);
-            calls.setArgs(row, undefined, was);
-          }
+          if (was !== undefined) refusedArgs.delete(e.callId!);
+          row = calls.add(e.tool, e.seq, was?.at ?? e.timestamp, turn, e.callId);
+          if (was?.args !== undefined) calls.setArgs(row, undefined, was.args);
           totalCalls++;
         }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
@@ -169,7 +167,8 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         // Kept whole for an output that may come with this id (it ran anyway): the call's arguments,
         // else the refusal's.
         const args = withdrawn !== undefined ? calls.args(withdrawn) : e.args;
-        if (e.callId !== undefined && args !== undefined) refusedArgs.set(e.callId, args);
+        const at = withdrawn !== undefined ? calls.at(withdrawn) : e.timestamp;
+        if (e.callId !== undefined) refusedArgs.set(e.callId, { args, at });
         return;
       }
       case "compact.occurred":
