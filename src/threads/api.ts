@@ -71,6 +71,15 @@ export async function scanSearch(
 }
 
 /**
+ * Bring the thread store up to date now: after a purge, what it held of the session leaves the
+ * index at once, not at the next search (a log recorded again under the id meanwhile, with the same
+ * event ids, kept the purged text searchable: its stamp told no change).
+ */
+export async function refreshThreadStore(adapter: StorageAdapter, home: string): Promise<void> {
+  await withThreads(adapter, home, () => undefined);
+}
+
+/**
  * Full-text search over titles, message text, tool names and arguments: FTS5 when the thread store
  * has it, else a scan with the same hits in the same order. `engine` in the result says which ran.
  * Every word of `query.text` must match (each as a word prefix); `limit` 0 counts without hits.

@@ -533,3 +533,21 @@ test("regression: a compacted Codex session keeps every erased call in its own t
   expect(runCli(["session", "compact", id, "--keep", "2"], h).code).toBe(0);
   expect(calls()).toEqual(before);
 });
+
+test("regression: a purge clears the search index at once, so a log recorded again under the id with the same event ids does not keep the purged text (sqlite, sqljs and json stores)", async () => {
+  for (const store of ["sqlite", "json"]) {
+    await using home = await tempHome();
+    const h = { home: home.path, env: { FREECODE_STORE: store } };
+    const log = (secret: string) =>
+      `${JSON.stringify({ type: "function.call", id: "E1", tool: "bash", callId: "k1", args: { command: `export TOKEN=${secret}` }, timestamp: 1700000000000 })}\n`;
+    expect(runCli(["rollout", "append", "rr"], { ...h, stdin: log("hunter2secret") }).code).toBe(0);
+    expect(runCli(["search", "hunter2secret"], h).stdout).toContain("hunter2secret");
+    expect(runCli(["session", "delete", "rr", "--purge"], h).code).toBe(0);
+    expect(runCli(["rollout", "append", "rr"], { ...h, stdin: log("redacted") }).code).toBe(0);
+    expect([store, runCli(["search", "hunter2secret"], h).stdout.trim()]).toEqual([store, "no matches"]);
+    expect([store, runCli(["search", "redacted"], h).stdout]).toEqual([
+      store,
+      expect.stringContaining("redacted"),
+    ]);
+  }
+}, 60_000);

@@ -8,6 +8,7 @@ import { FreecodeError, usageError } from "../../errors.ts";
 import { type GcItem, type GcReport, runGc } from "../../maintenance/gc.ts";
 import { type GcOverrides, resolvePolicy } from "../../maintenance/policy.ts";
 import { formatBytes, parseByteSize } from "../../maintenance/size.ts";
+import { refreshThreadStore } from "../../threads/api.ts";
 import { escapeLine } from "../../util/one-line.ts";
 import { type CommandContext, command, wholeNumber } from "../_command.ts";
 import { withStore } from "./session/_shared.ts";
@@ -45,9 +46,17 @@ export default command({
     };
     const policy = resolvePolicy(ctx.config().gc, overrides);
     const dryRun = args["dry-run"] === true;
-    const { report, firstError: first } = await withStore(ctx, (store) =>
-      runGc(store, { home: ctx.home, policy, dryRun, pruneSnapshots: args["prune-snapshots"] === true }),
-    );
+    const { report, firstError: first } = await withStore(ctx, async (store) => {
+      const out = await runGc(store, {
+        home: ctx.home,
+        policy,
+        dryRun,
+        pruneSnapshots: args["prune-snapshots"] === true,
+      });
+      // What the purged sessions held leaves the search index now (see `refreshThreadStore`).
+      if (out.report.sessions.some((s) => s.result === "removed")) await refreshThreadStore(store, ctx.home);
+      return out;
+    });
     print(ctx, report);
     const failed = report.sessions.filter((a) => a.result === "failed");
     if (failed.length === 0 && report.snapshots.failed.length === 0) return 0;

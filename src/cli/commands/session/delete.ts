@@ -1,6 +1,7 @@
 /** `freecode session delete <id> [--purge]`: soft delete (recoverable) or erase the files. */
 import { deleteSession, purgeSession } from "../../../session/lifecycle.ts";
 import { forgetSnapshots } from "../../../snapshot/forget.ts";
+import { refreshThreadStore } from "../../../threads/api.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, printMeta, withStore } from "./_shared.ts";
 
@@ -15,7 +16,10 @@ export default command({
   },
   async run(ctx, args) {
     if (args.purge) {
-      await withStore(ctx, (s) => purgeSession(s, args.id));
+      await withStore(ctx, async (s) => {
+        await purgeSession(s, args.id);
+        await refreshThreadStore(s, ctx.home);
+      });
       // Its git snapshots go too (`session snapshots`): nothing of the session is left.
       const sets = await forgetSnapshots(ctx.home, args.id);
       if (sets > 0) ctx.log.info(`removed the git snapshots of ${args.id}`);
