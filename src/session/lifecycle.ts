@@ -242,6 +242,10 @@ function moveTo(status: SessionStatus) {
     if (m.status === status) return m;
     if (status === "archived" && m.status === "deleted")
       throw conflict(`session ${m.id} is deleted: restore it first (\`freecode session restore ${m.id}\`)`);
+    // Deleting an archived session keeps the status it had before the archive, for after `restore`
+    // and `unarchive` (an interrupted session came back idle).
+    if (m.status === "archived" && status === "deleted" && m.previousStatus !== undefined)
+      return { ...m, status, previousStatus: "archived", archivedFrom: m.previousStatus };
     return { ...m, status, previousStatus: m.status };
   };
 }
@@ -250,7 +254,9 @@ function moveTo(status: SessionStatus) {
 function backFrom(from: SessionStatus, verb: string) {
   return (m: SessionMeta): SessionMeta => {
     if (m.status !== from) throw conflict(`session ${m.id} is ${m.status}, not ${from}: nothing to ${verb}`);
-    const { previousStatus, ...rest } = m;
+    const { previousStatus, archivedFrom, ...rest } = m;
+    if (previousStatus === "archived" && from === "deleted" && archivedFrom !== undefined)
+      return { ...rest, status: "archived", previousStatus: archivedFrom };
     // No status remembered (put away twice: archived, then deleted and restored): an owner still
     // recorded says it was running (a run that ends drops it, as crash recovery does).
     const back = previousStatus && previousStatus !== from ? previousStatus : m.owner ? "running" : "idle";
@@ -325,6 +331,7 @@ export async function forkSession(
     summary: _s,
     owner: _o,
     previousStatus: _p,
+    archivedFrom: _a,
     pendingCompaction: _c,
     ...rest
   } = counted;

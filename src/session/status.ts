@@ -54,7 +54,8 @@ export function markIdle(store: StorageAdapter, id: string): Promise<SessionMeta
     const { owner: _, ...rest } = m;
     if (m.status === "running") return { ...rest, status: "idle" };
     // Archived or deleted while it ran: its run finished, so it comes back idle, not interrupted.
-    return m.previousStatus === "running" ? { ...rest, previousStatus: "idle" } : rest;
+    if (m.previousStatus === "running") return { ...rest, previousStatus: "idle" };
+    return m.archivedFrom === "running" ? { ...rest, archivedFrom: "idle" } : rest;
   });
 }
 

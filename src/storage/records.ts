@@ -55,6 +55,8 @@ export const SessionMetaSchema = v.looseObject({
   status: v.picklist(SESSION_STATUSES),
   /** The status before archive/delete, restored by unarchive/restore. */
   previousStatus: v.optional(v.picklist(SESSION_STATUSES)),
+  /** An archived session deleted: the status it had before it was archived (restore gives it back). */
+  archivedFrom: v.optional(v.picklist(SESSION_STATUSES)),
   createdAt: finiteNumber(),
   updatedAt: finiteNumber(),
   lastTurnAt: v.optional(finiteNumber()),

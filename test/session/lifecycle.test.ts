@@ -259,6 +259,13 @@ test("regression: a session put away while a live process runs it comes back run
       message: expect.stringContaining("is deleted: restore it first"),
     });
     expect((await restoreSession(store, meta.id)).status).toBe("idle");
+    // An interrupted session archived, deleted, restored and unarchived is interrupted again (it came
+    // back idle: the status before the archive was lost to the delete's).
+    await store.updateMeta(meta.id, (m) => ({ ...m, status: "interrupted" }));
+    await archiveSession(store, meta.id);
+    await deleteSession(store, meta.id);
+    expect((await restoreSession(store, meta.id)).status).toBe("archived");
+    expect((await unarchiveSession(store, meta.id)).status).toBe("interrupted");
   } finally {
     other.kill();
   }
