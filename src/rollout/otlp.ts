@@ -154,12 +154,20 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
       ...attr("gen_ai.operation.name", "invoke_agent"),
       ...attr("gen_ai.agent.name", agent),
       ...attr("gen_ai.conversation.id", trace.sessionId),
+      // The agent's whole usage: its redirect advisor's tokens too, as `usage` and eval count them.
       ...attr(
         "gen_ai.usage.input_tokens",
-        otelInputTokens(trace.inputTokens, trace.cacheReadTokens, trace.cacheWriteTokens),
+        (otelInputTokens(trace.inputTokens, trace.cacheReadTokens, trace.cacheWriteTokens) ?? 0) +
+          (trace.redirectTokens?.input ?? 0),
       ),
-      ...attr("gen_ai.usage.output_tokens", trace.outputTokens),
+      ...attr("gen_ai.usage.output_tokens", trace.outputTokens + (trace.redirectTokens?.output ?? 0)),
       ...attr("rollout.redirects", trace.redirects),
+      ...(trace.redirectTokens && trace.redirectTokens.input + trace.redirectTokens.output > 0
+        ? [
+            ...attr("rollout.redirect.input_tokens", trace.redirectTokens.input),
+            ...attr("rollout.redirect.output_tokens", trace.redirectTokens.output),
+          ]
+        : []),
       ...attr("rollout.ended", trace.ended),
     ],
     events: trace.compactions.map((c) => ({

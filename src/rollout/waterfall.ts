@@ -34,6 +34,13 @@ const TONES: Record<Tone, string> = {
  * Human duration: 950ms, 1.50s, 2m05.0s, 1h02m. Rounded to the unit's precision first, so a value
  * just under a unit's edge carries into the next unit (1m60.0s is 2m00.0s, 999.6 ms is 1.00s).
  */
+
+/** The redirect advisor's tokens, when it used any (`usage` and eval count them; model spans do not). */
+function advisorTokens(t: Trace): string {
+  const a = t.redirectTokens;
+  if (!a || a.input + a.output === 0) return "";
+  return ` · redirect advisor in ${fmtTokens(a.input)} out ${fmtTokens(a.output)}`;
+}
 export function fmtMs(ms: number): string {
   if (Math.round(ms) < 1000) return `${Math.round(ms)}ms`;
   const centis = Math.round(ms / 10); // 1.50s
@@ -209,7 +216,7 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
   const out = [
     `session ${escapeLine(t.sessionId)}  ${t.eventCount > 0 ? new Date(t.startedAt).toISOString() : "(no events)"}  ${status}`,
     `${plural(t.turns.length, "turn")} · ${plural(t.modelSpans.length, "model call")} · ${plural(t.toolSpans.length, "tool call")} · ${t.deniedSpans.length} denied · wall ${fmtMs(t.wall_ms)} · model ${fmtMs(t.model_ms)} · tools ${fmtMs(t.tool_ms)}`,
-    `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)`,
+    `tokens in ${fmtTokens(t.inputTokens)} out ${fmtTokens(t.outputTokens)} cache read ${fmtTokens(t.cacheReadTokens)} write ${fmtTokens(t.cacheWriteTokens)} · compactions ${t.compactions.length} (${fmtTokens(t.compactedTokens)} tokens) · redirects ${t.redirects} (${t.redirectsSkipped} skipped)${advisorTokens(t)}`,
   ];
   if (t.stalls)
     out.push(
