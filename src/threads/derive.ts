@@ -52,7 +52,7 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
  * them: calls that reuse an id are answered in order, the oldest first (an output with no id
  * answers the oldest open call of its tool that has none); an answered or refused call is closed,
  * so an output with an id no open call waits for is a call of its own (the trace's own span), and
- * a refusal written before its call is that call's.
+ * a refusal or an output written before its call is that call's.
  */
 function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const facts: EventFacts = {
@@ -70,6 +70,9 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const openKey = (e: EventRecord, callId: string | undefined) => callId ?? `\0${str(e.tool) ?? "?"}`;
   /** Rollout-only refusals whose call has not come yet, by call id. */
   const refusedFirst = new Map<string, ToolCall>();
+  /** Outputs with an id no call waited for, by id: a call that comes later with it is theirs (a log
+   * two processes wrote can hold an output before its call; the trace pairs them so). */
+  const outputFirst = new Map<string, ToolCall>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
   const entry = (callId: string) => {
@@ -118,9 +121,12 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         facts.ends.push(e.timestamp);
         // An output nothing waits for, with an id, is a call of its own; with none, it is left out
         // (its call may be a message's that names no id).
-        const d = known
-          ? entry(callId)
-          : (oldestOpen(openKey(e, callId)) ?? (callId ? orphan(e, callId) : undefined));
+        let d = known ? entry(callId) : oldestOpen(openKey(e, callId));
+        if (!d && callId) {
+          const call = orphan(e, callId);
+          if (!outputFirst.has(callId)) outputFirst.set(callId, call);
+          d = call;
+        }
         if (!d) break;
         d.durationMs = num(e.duration_ms) ?? d.durationMs;
         if (e.failed === true) d.failed = true;
@@ -144,6 +150,14 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           // The call of a refusal written before it: one call, denied.
           refusedFirst.delete(callId!);
           if (refused.args === undefined && e.args !== undefined) refused.args = e.args;
+          break;
+        }
+        const answered = callId ? outputFirst.get(callId) : undefined;
+        if (answered && answered.name === (str(e.tool) ?? "?")) {
+          // The call of an output written before it: one call, run.
+          outputFirst.delete(callId!);
+          if (e.args !== undefined) answered.args = e.args;
+          answered.timestamp = e.timestamp;
           break;
         }
         const call = orphan(e, callId);

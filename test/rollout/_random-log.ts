@@ -13,6 +13,8 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
   let turn = 0;
   let call = 0;
   const open: { tool: string; callId?: string; turnId?: string }[] = [];
+  /** Calls whose output was written first (two processes writing one log): they come later. */
+  const late: { tool: string; callId: string }[] = [];
   const turnId = () => (r.chance(0.1) ? undefined : r.chance(0.1) ? `stray-${r.int(3)}` : `turn-${turn}`);
   const add = (e: EventInput) => log.at((ms += 1 + r.int(500))).add(e);
   for (let i = 0; i < n; i++) {
@@ -48,6 +50,9 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
         model: "m2",
         kind: r.pick(["stall", "provider"]),
       });
+    } else if (k < 62 && late.length > 0 && r.chance(0.3)) {
+      const c = late.splice(r.int(late.length), 1)[0]!;
+      add({ type: "function.call", ...c, turnId: turnId(), args: { file_path: `src/f${r.int(5)}.ts` } });
     } else if (k < 62) {
       const c: { tool: string; callId?: string; turnId?: string } = { tool: r.pick(TOOLS), turnId: turnId() };
       if (r.chance(0.8)) c.callId = `c${call++}`;
@@ -58,8 +63,12 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
       add({ type: "function.call", ...c, args });
     } else if (k < 84) {
       // An output: mostly for an open call (not always the oldest), sometimes for none.
-      const c =
+      let c: { tool: string; callId?: string } =
         open.length > 0 && r.chance(0.9) ? open.splice(r.int(open.length), 1)[0]! : { tool: r.pick(TOOLS) };
+      if (!("callId" in c) && r.chance(0.2)) {
+        c = { tool: c.tool, callId: `c${call++}` };
+        late.push(c as { tool: string; callId: string });
+      }
       const withId = "callId" in c && r.chance(0.9) ? { callId: c.callId } : {};
       // Text with quotes, backslashes and wide characters too: a file read leaves outputs unparsed
       // for the trace and usage folds (util/json-skip.ts), and must find where each one ends.

@@ -157,3 +157,68 @@ test("--max-output clips a structured output too, as its JSON text", () => {
   const calls = fold.finish().turns[0]!.calls;
   expect(calls.map((c) => c.output)).toEqual(['{"rows":["…', { ok: 1 }]);
 });
+
+test("an output written before its call (two processes, one log) is that call's: one call, in the replay and the trace alike", () => {
+  const log = logBuilder("s");
+  log.at(0).add({ type: "turn.started", turnId: "turn-0" });
+  log
+    .at(1000)
+    .add({ type: "function.output", turnId: "turn-0", tool: "Write", callId: "w", output: "wrote" });
+  log.at(1100).add({
+    type: "function.output",
+    turnId: "turn-0",
+    tool: "Edit",
+    callId: "e",
+    failed: true,
+    duration_ms: 40,
+  });
+  log.at(1200).add({ type: "function.output", turnId: "turn-0", tool: "Bash", callId: "lost", output: "?" });
+  log.at(1300).add({
+    type: "function.call",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "w",
+    args: { file_path: "a.txt", content: "x" },
+  });
+  log.at(1400).add({
+    type: "function.call",
+    turnId: "turn-0",
+    tool: "Edit",
+    callId: "e",
+    args: { file_path: "b.txt" },
+  });
+  // Another tool under the id is not that output's call: it waits for its own.
+  log.at(1500).add({
+    type: "function.call",
+    turnId: "turn-0",
+    tool: "Read",
+    callId: "lost",
+    args: { file_path: "c.txt" },
+  });
+  const events = log.events;
+  const r = replaySession("s", events);
+  expect(r.totalCalls).toBe(4);
+  const calls = r.turns[0]!.calls.map((c) => [
+    c.tool,
+    c.seq,
+    c.done,
+    (c.args as { file_path?: string } | undefined)?.file_path ?? null,
+  ]);
+  expect(calls).toEqual([
+    ["Write", events[4]!.seq, true, "a.txt"],
+    ["Edit", events[5]!.seq, true, "b.txt"],
+    ["Bash", events[3]!.seq, true, null],
+    ["Read", events[6]!.seq, false, "c.txt"],
+  ]);
+  expect(r.turns[0]!.calls.map((c) => c.duration_ms)).toEqual([0, 40, 0, undefined]);
+  const t = buildTrace("s", events);
+  expect(t.toolSpans.map((s) => [s.tool, s.callSeq, s.outputSeq, s.unpaired ?? false, s.turnKey])).toEqual([
+    ["Bash", events[3]!.seq, events[3]!.seq, true, "turn-0#1"],
+    ["Write", events[4]!.seq, events[1]!.seq, false, "turn-0#1"],
+    ["Edit", events[5]!.seq, events[2]!.seq, false, "turn-0#1"],
+  ]);
+  expect((t.toolSpans[1]!.args as { file_path: string }).file_path).toBe("a.txt");
+  // The write that ran counts as a changed file; the failed edit does not.
+  expect(t.changedFiles).toEqual(["a.txt"]);
+  expect(t.pendingCalls.map((p) => p.tool)).toEqual(["Read"]);
+});

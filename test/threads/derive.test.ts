@@ -114,6 +114,23 @@ test("a rollout-only call and its refusal are one denied call, in either order",
   }
 });
 
+test("a rollout-only output written before its call is that call's: one call, with its arguments and output", () => {
+  const entries = [
+    { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+    { type: "function.output", at: 1010, fields: { tool: "bash", callId: "c1", output: "built" } },
+    { type: "function.call", at: 1011, fields: { tool: "bash", callId: "c1", args: { command: "make" } } },
+    { type: "function.output", at: 1020, fields: { tool: "bash", callId: "c2", output: "?" } },
+    // Another tool under the id is a call of its own.
+    { type: "function.call", at: 1021, fields: { tool: "read", callId: "c2", args: { file_path: "x" } } },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(turns[0]!.toolCalls.map((c) => [c.name, c.callId, c.args ?? null, c.result ?? null])).toEqual([
+    ["bash", "c1", { command: "make" }, "built"],
+    ["bash", "c2", null, "?"],
+    ["read", "c2", { file_path: "x" }, null],
+  ]);
+});
+
 test("regression: a turn lasts until its last response or output ended; an abort of a turn with no prompt of its own is not the next turn's", () => {
   const messages = [
     { id: "u1", role: "user", parts: [{ type: "text", content: "list the files" }], timestamp: 1000 },

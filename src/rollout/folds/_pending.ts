@@ -8,7 +8,9 @@
  * An id is closed once an output or a denial has named it, or a call filed under it was answered: a
  * later output naming it, with no open call of that id, answers no other call (a second output, or
  * the output of a denied call that ran anyway, is its own: taking another call's slot would show
- * that call as run and hide the one that did).
+ * that call as run and hide the one that did). An output naming an id never named before may come
+ * ahead of its call (two processes writing one log): it is kept (`keepEarly`), and the call of its
+ * id and tool, when it comes, is that output's (`claimEarly`) instead of waiting for another.
  *
  * Closed ids cost nothing until an output's id first finds no open call (never, in a well-formed
  * log). Until then a closed id is the own id of a call answered or withdrawn, which the fold has in
@@ -121,6 +123,17 @@ function slotOf(id: string): number {
   return (h ^ (h >>> FILTER_BITS)) & ((1 << FILTER_BITS) - 1);
 }
 
+/** An output kept for a call that may follow it (see `PendingCalls.keepEarly`). */
+export interface EarlyOutput {
+  /** The fold's row of the output. */
+  row: number;
+  tool: string;
+  /** The output's timestamp and its own measure of the run, if it gave one. */
+  at: number;
+  durationMs: number | undefined;
+  failed: boolean | undefined;
+}
+
 /** Open calls of one fold. */
 export class PendingCalls<T> {
   /** The newest calls with an id, oldest first (see above). */
@@ -144,6 +157,14 @@ export class PendingCalls<T> {
   private readonly unannounced = new Set<string>();
   /** The id the call `takeFor` took last was added with (`undefined`: none). */
   private takenId: string | undefined;
+  /** Whether the last `answer` found no call for an id never named before (see `early`). */
+  private freshId = false;
+  /**
+   * Outputs that came before their calls, by id: a log two processes wrote (a tool runner and the
+   * agent) can hold an output ahead of the call it answers. The call, when it comes, is that output's
+   * (`claimEarly`): counted once, not as an output with no call and a call never answered. Rare.
+   */
+  private early: Map<string, EarlyOutput[]> | undefined;
 
   constructor(private readonly access: PendingAccess<T>) {}
 
@@ -179,7 +200,32 @@ export class PendingCalls<T> {
     }
     const item = this.takeFor(tool, turn);
     if (item !== undefined && this.takenId !== undefined) this.closed?.add(this.takenId);
+    this.freshId = item === undefined && callId !== undefined;
     return item;
+  }
+
+  /**
+   * After an `answer` that found no call: keep the output as one its call may follow, if it named
+   * an id never named before (a second output of an answered id is its own, as ever).
+   */
+  keepEarly(callId: string | undefined, output: EarlyOutput): void {
+    if (!this.freshId || callId === undefined) return;
+    this.freshId = false;
+    this.early ??= new Map();
+    const list = this.early.get(callId);
+    if (list) list.push(output);
+    else this.early.set(callId, [output]);
+  }
+
+  /** A call with `callId` of `tool`: the output that came before it, if one did (oldest first). */
+  claimEarly(callId: string | undefined, tool: string): EarlyOutput | undefined {
+    if (this.early === undefined || callId === undefined) return undefined;
+    const list = this.early.get(callId);
+    const i = list ? list.findIndex((o) => o.tool === tool) : -1;
+    if (i < 0) return undefined;
+    const [output] = list!.splice(i, 1);
+    if (list!.length === 0) this.early.delete(callId);
+    return output;
   }
 
   /** A denial naming `callId`: the open call it withdraws, if any; the id is closed either way. */

@@ -84,6 +84,14 @@ export class CallRows {
     if (output) this.ints.set(r, OUTPUT, this.kept.add(output.line, this.clip(output.value)));
   }
 
+  /** The call of a row whose output came first: its seq, start, turn and the run's length. */
+  callArrived(r: number, seq: number, at: number, turn: number, duration: number): void {
+    this.ints.set(r, SEQ, seq);
+    this.nums.set(r, AT, at);
+    this.ints.set(r, TURN, turn + 1);
+    this.nums.set(r, DURATION, duration);
+  }
+
   withdraw(r: number): void {
     this.ints.set(r, FLAGS, this.ints.get(r, FLAGS) | WITHDRAWN);
   }

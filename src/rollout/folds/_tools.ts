@@ -4,7 +4,8 @@
  * tool, id-less ones first, the output's turn first, oldest first). A denial with the `callId` of a
  * pending call withdraws that call: it never ran. An output naming an id already answered or denied
  * takes no other call's slot: it is an unpaired span with its own id (a denied call that ran anyway
- * shows as run, which is what `deniedNeverRan` looks for). Spans come out in call order (by the call's
+ * shows as run, which is what `deniedNeverRan` looks for). An output that came before its call (a
+ * new id) is unpaired until the call comes, and is that call's span from then. Spans come out in call order (by the call's
  * `seq`), not completion order. A call is an object only while it waits for its output; a
  * finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
@@ -94,6 +95,23 @@ export class ToolColumns {
     this.ints.set(r, FLAGS, flags);
     this.ints.set(r, TOOL, this.toolId(call.tool));
     if (call.callId !== undefined) this.ints.set(r, CALL_ID, this.ids.add(call.callId));
+    if (call.args !== undefined) this.ints.set(r, ARGS, call.args);
+  }
+
+  /**
+   * The call of a span whose output came first (`PendingCalls.keepEarly`): the span is paired from
+   * now on, runs from the call, and holds its seq, turn (if it named one) and arguments.
+   */
+  callArrived(
+    r: number,
+    call: { seq: number; at: number; turn: number; args: number | undefined },
+    duration: number,
+  ): void {
+    this.ints.set(r, CALL_SEQ, call.seq);
+    this.nums.set(r, START, call.at);
+    this.nums.set(r, DURATION, duration);
+    if (call.turn >= 0) this.ints.set(r, TURN, call.turn + 1);
+    this.ints.set(r, FLAGS, this.ints.get(r, FLAGS) & ~UNPAIRED);
     if (call.args !== undefined) this.ints.set(r, ARGS, call.args);
   }
 
@@ -191,6 +209,19 @@ export function createToolPairing(
     call(e: EventOf<"function.call">, turn: number, line?: number) {
       // Every field set in one literal: one object shape for every call (cheaper to make and read).
       const paths = e.args === undefined ? undefined : changedPaths(e.tool, e.args, fileTools);
+      const early = pending.claimEarly(e.callId, e.tool);
+      if (early !== undefined) {
+        const args = e.args === undefined ? undefined : columns.kept.add(line, e.args);
+        const at = e.timestamp;
+        columns.callArrived(
+          early.row,
+          { seq: e.seq, at, turn, args },
+          early.durationMs ?? Math.max(0, early.at - at),
+        );
+        if (early.failed !== true && paths) for (const path of paths) changed.add(path);
+        sorted = false;
+        return;
+      }
       const p: Pending = {
         tool: e.tool,
         callId: e.callId,
@@ -220,6 +251,16 @@ export function createToolPairing(
         const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
         columns.add(call, e.seq, start, e.duration_ms ?? e.timestamp - start, turn, flags | UNPAIRED);
         if (e.failed !== true && was?.paths) for (const path of was.paths) changed.add(path);
+        if (!was) {
+          const row = columns.length - 1;
+          pending.keepEarly(e.callId, {
+            row,
+            tool: e.tool,
+            at: e.timestamp,
+            durationMs: e.duration_ms,
+            failed: e.failed,
+          });
+        }
       }
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;

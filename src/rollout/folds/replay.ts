@@ -128,6 +128,19 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         return;
       case "function.call": {
         const turn = turnOf(e.turnId, e);
+        const early = pending.claimEarly(e.callId, e.tool);
+        if (early !== undefined) {
+          // Its output came first (see `_tools.ts`): the call is that output's, counted once.
+          calls.callArrived(
+            early.row,
+            e.seq,
+            e.timestamp,
+            turn,
+            early.durationMs ?? Math.max(0, early.at - e.timestamp),
+          );
+          if (e.args !== undefined) calls.setArgs(early.row, offset, e.args);
+          return;
+        }
         const row = calls.add(e.tool, e.seq, e.timestamp, turn, e.callId);
         if (e.args !== undefined) calls.setArgs(row, offset, e.args);
         pending.add(row, e.callId);
@@ -143,6 +156,14 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           if (was !== undefined) refusedArgs.delete(e.callId!);
           row = calls.add(e.tool, e.seq, was?.at ?? e.timestamp, turn, e.callId);
           if (was?.args !== undefined) calls.setArgs(row, undefined, was.args);
+          if (was === undefined)
+            pending.keepEarly(e.callId, {
+              row,
+              tool: e.tool,
+              at: e.timestamp,
+              durationMs: e.duration_ms,
+              failed: e.failed,
+            });
           totalCalls++;
         }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
