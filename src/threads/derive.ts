@@ -87,10 +87,26 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     facts.orphans.push(call);
     return call;
   };
+  /**
+   * How many `session.started` found calls open (a process died with them), and the calls made
+   * after each, by that number: an output with an id answers the call of the newest process that
+   * used it, as the trace pairs it (a resumed agent may count its call ids from 1 again).
+   */
+  let resumes = 0;
+  const processOf = new WeakMap<ToolCall, number>();
   const oldestOpen = (key: string): ToolCall | undefined => {
     const waiting = open.get(key);
-    const call = waiting?.shift();
-    if (waiting?.length === 0) open.delete(key);
+    if (!waiting) return undefined;
+    let pick = 0;
+    if (resumes > 0 && !key.startsWith("\0")) {
+      let newest = -1;
+      waiting.forEach((call, i) => {
+        const process = processOf.get(call) ?? 0;
+        if (process > newest) [pick, newest] = [i, process];
+      });
+    }
+    const [call] = waiting.splice(pick, 1);
+    if (waiting.length === 0) open.delete(key);
     return call;
   };
   const add = (e: EventRecord) => {
@@ -100,6 +116,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
       case "session.started": {
         const project = str(e.projectPath);
         if (project) facts.projectPath = project;
+        if (open.size > 0) resumes++;
         break;
       }
       case "turn.started":
@@ -161,6 +178,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           break;
         }
         const call = orphan(e, callId);
+        if (resumes > 0) processOf.set(call, resumes);
         const key = openKey(e, callId);
         const waiting = open.get(key);
         if (waiting) waiting.push(call);

@@ -55,7 +55,11 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
       add({ type: "function.call", ...c, turnId: turnId(), args: { file_path: `src/f${r.int(5)}.ts` } });
     } else if (k < 62) {
       const c: { tool: string; callId?: string; turnId?: string } = { tool: r.pick(TOOLS), turnId: turnId() };
-      if (r.chance(0.8)) c.callId = `c${call++}`;
+      // Ids are mostly new; some reuse an open call's (an agent counting its calls from 1 again
+      // after a resume, or reusing ids).
+      const reused = open.filter((o) => o.callId !== undefined);
+      if (reused.length > 0 && r.chance(0.1)) c.callId = r.pick(reused).callId;
+      else if (r.chance(0.8)) c.callId = `c${call++}`;
       open.push(c);
       const args = r.chance(0.9)
         ? { file_path: `src/f${r.int(5)}.ts`, command: "é ✓ ".repeat(r.chance(0.3) ? 150 : r.int(4)) }

@@ -222,3 +222,31 @@ test("an output written before its call (two processes, one log) is that call's:
   expect(t.changedFiles).toEqual(["a.txt"]);
   expect(t.pendingCalls.map((p) => p.tool)).toEqual(["Read"]);
 });
+
+test("after a resume, an output with a reused id answers the resumed process's call, not the dead one's", () => {
+  const log = logBuilder("s");
+  log.at(0).add({ type: "session.started", reason: "new" });
+  log.add({ type: "turn.started", turnId: "t1" });
+  log.at(100).add({ type: "function.call", turnId: "t1", tool: "Bash", callId: "call_1", args: { n: 1 } });
+  // The process died with call_1 open; the next one counts its ids from 1 again.
+  log.at(5000).add({ type: "session.started", reason: "resume" });
+  log.add({ type: "turn.started", turnId: "t1" });
+  log.at(5100).add({ type: "function.call", turnId: "t1", tool: "Bash", callId: "call_1", args: { n: 2 } });
+  log.at(5300).add({ type: "function.call", turnId: "t1", tool: "Bash", callId: "call_1", args: { n: 3 } });
+  log.at(5400).add({ type: "function.output", turnId: "t1", tool: "Bash", callId: "call_1", output: "two" });
+  const events = log.events;
+  const r = replaySession("s", events);
+  const calls = r.turns.flatMap((t) =>
+    t.calls.map((c) => [(c.args as { n: number }).n, c.output ?? null, c.duration_ms ?? null]),
+  );
+  expect(calls).toEqual([
+    [1, null, null],
+    [2, "two", 300],
+    [3, null, null],
+  ]);
+  const t = buildTrace("s", events);
+  expect(t.toolSpans.map((s) => [(s.args as { n: number }).n, s.duration_ms, s.turnKey])).toEqual([
+    [2, 300, "t1#2"],
+  ]);
+  expect(t.pendingCalls.map((p) => (p.args as { n: number }).n)).toEqual([1, 3]);
+});

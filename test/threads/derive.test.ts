@@ -131,6 +131,24 @@ test("a rollout-only output written before its call is that call's: one call, wi
   ]);
 });
 
+test("after a resume, a rollout-only output with a reused id answers the resumed process's call", () => {
+  const entries = [
+    { type: "session.started", at: 900, fields: { reason: "new" } },
+    { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+    { type: "function.call", at: 1010, fields: { tool: "bash", callId: "call_1", args: { n: 1 } } },
+    { type: "session.started", at: 2000, fields: { reason: "resume" } },
+    { type: "function.call", at: 2010, fields: { tool: "bash", callId: "call_1", args: { n: 2 } } },
+    { type: "function.call", at: 2020, fields: { tool: "bash", callId: "call_1", args: { n: 3 } } },
+    { type: "function.output", at: 2030, fields: { tool: "bash", callId: "call_1", output: "two" } },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(turns[0]!.toolCalls.map((c) => [(c.args as { n: number }).n, c.result ?? null])).toEqual([
+    [1, null],
+    [2, "two"],
+    [3, null],
+  ]);
+});
+
 test("regression: a turn lasts until its last response or output ended; an abort of a turn with no prompt of its own is not the next turn's", () => {
   const messages = [
     { id: "u1", role: "user", parts: [{ type: "text", content: "list the files" }], timestamp: 1000 },

@@ -165,6 +165,13 @@ export class PendingCalls<T> {
    * (`claimEarly`): counted once, not as an output with no call and a call never answered. Rare.
    */
   private early: Map<string, EarlyOutput[]> | undefined;
+  /**
+   * Where each `session.started` that found calls still open cut the calls (the `order` of the
+   * first call after it): a process that died left them, and the one resuming the session may use
+   * their ids again (an agent counting its calls from 1). An output with such an id answers the
+   * call of the newest process that made one, not the dead one's.
+   */
+  private readonly resumes: number[] = [];
 
   constructor(private readonly access: PendingAccess<T>) {}
 
@@ -236,8 +243,17 @@ export class PendingCalls<T> {
     return item;
   }
 
-  /** Take the call with `callId` (the oldest, if several used it). */
+  /**
+   * A `session.started` (a process starts or resumes the session): calls from `order` on are the
+   * new process's (see `resumes`).
+   */
+  sessionStarted(order: number): void {
+    if (this.count > 0) this.resumes.push(order);
+  }
+
+  /** Take the call with `callId` (the oldest, if several used it; of the newest process's, after a resume). */
   takeId(callId: string): T | undefined {
+    if (this.resumes.length > 0) return this.takeNewestProcess(callId);
     if (this.moved > 0 && this.filter![slotOf(callId)]! > 0) {
       const known = this.byId[callId];
       if (known !== undefined) {
@@ -296,6 +312,30 @@ export class PendingCalls<T> {
     if (at >= 0) this.removeRecent(at);
     else this.removeMoved(id, pick);
     return pick;
+  }
+
+  /** `takeId` once a session was resumed with calls open: the oldest call of the newest process that used the id. */
+  private takeNewestProcess(callId: string): T | undefined {
+    let best: T | undefined;
+    let bestProcess = -1;
+    let bestRecent = -1;
+    // Seen oldest first: moved calls before the short list's, each oldest first.
+    const consider = (item: T, recent: number) => {
+      const order = this.access.order(item);
+      let process = 0;
+      for (const cut of this.resumes) if (order >= cut) process++;
+      if (process > bestProcess) [best, bestProcess, bestRecent] = [item, process, recent];
+    };
+    if (this.moved > 0 && this.filter![slotOf(callId)]! > 0) {
+      const known = this.byId[callId];
+      if (known !== undefined) for (const item of Array.isArray(known) ? known : [known]) consider(item, -1);
+    }
+    const ids = this.recentIds;
+    for (let i = 0; i < ids.length; i++) if (ids[i] === callId) consider(this.recentItems[i]!, i);
+    if (best === undefined) return undefined;
+    if (bestRecent >= 0) this.removeRecent(bestRecent);
+    else this.removeMoved(callId, best);
+    return best;
   }
 
   /** Every open call, oldest first. */

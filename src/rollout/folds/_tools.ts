@@ -204,6 +204,10 @@ export function createToolPairing(
     block(bytes: Uint8Array, offset: number) {
       columns.kept.block(bytes, offset);
     },
+    /** A `session.started`: calls after it are a new process's (see `PendingCalls.sessionStarted`). */
+    sessionStarted(seq: number) {
+      pending.sessionStarted(seq);
+    },
     /** Whether arguments read now are kept as their lines' places (so not needed parsed). */
     argumentsInLog: (): boolean => columns.kept.leftInLog,
     call(e: EventOf<"function.call">, turn: number, line?: number) {

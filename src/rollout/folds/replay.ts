@@ -122,6 +122,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         return;
       case "session.started":
         turns.sessionStarted();
+        pending.sessionStarted(calls.length);
         return;
       case "turn.aborted":
         turns.abort(turnOf(e.turnId, e), e.reason);

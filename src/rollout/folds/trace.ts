@@ -98,6 +98,7 @@ export function createTraceFold(sessionId: string, options: TraceOptions = {}): 
     switch (e.type) {
       case "session.started":
         turns.sessionStarted();
+        tools.sessionStarted(e.seq);
         if (e.projectPath) projectPath = e.projectPath;
         ended = false;
         imported = e.reason === "import";
