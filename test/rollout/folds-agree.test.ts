@@ -32,12 +32,13 @@ test("on 150 random logs the trace, replay and usage folds agree, from memory an
     expect([where, ran, trace.deniedSpans.length]).toEqual([where, replay.totalCalls, replay.totalDenied]);
     const replayCalls = replay.turns.flatMap((t) => t.calls);
     expect([where, replayCalls.length]).toEqual([where, replay.totalCalls]);
-    // The same pairs: each call that ran took the same output (so the same duration) in both folds.
-    const ranPairs = (xs: [number, number | undefined][]) => xs.sort((a, b) => a[0] - b[0]);
-    expect([where, ranPairs(replayCalls.filter((c) => c.done).map((c) => [c.seq, c.duration_ms]))]).toEqual([
+    // The same pairs: each call that ran took the same output (so the same duration) in both folds,
+    // and is known by the same id (an id-less call takes the id of the output that answers it).
+    const ranPairs = (xs: [number, number | undefined, string][]) => xs.sort((a, b) => a[0] - b[0]);
+    expect([
       where,
-      ranPairs(trace.toolSpans.map((t) => [t.callSeq, t.duration_ms])),
-    ]);
+      ranPairs(replayCalls.filter((c) => c.done).map((c) => [c.seq, c.duration_ms, c.callId ?? "-"])),
+    ]).toEqual([where, ranPairs(trace.toolSpans.map((t) => [t.callSeq, t.duration_ms, t.callId ?? "-"]))]);
     expect([
       where,
       replayCalls

@@ -84,6 +84,11 @@ export class CallRows {
     if (output) this.ints.set(r, OUTPUT, this.kept.add(output.line, this.clip(output.value)));
   }
 
+  /** An id-less call answered by an output that names an id: the call is known by it from now on (as in the trace). */
+  setCallId(r: number, callId: string): void {
+    this.ints.set(r, CALL_ID, this.ids.add(callId));
+  }
+
   /** The call of a row whose output came first: its seq, start, turn and the run's length. */
   callArrived(r: number, seq: number, at: number, turn: number, duration: number): void {
     this.ints.set(r, SEQ, seq);

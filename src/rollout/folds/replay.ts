@@ -151,6 +151,8 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
       case "function.output": {
         const turn = turnOf(e.turnId, e);
         let row = pending.answer(e.tool, turn, e.callId);
+        if (row !== undefined && e.callId !== undefined && calls.callId(row) === undefined)
+          calls.setCallId(row, e.callId);
         if (row === undefined) {
           // A refused call that ran anyway: its arguments and its start (it showed as `Write({})`, 0 ms).
           const was = e.callId === undefined ? undefined : refusedArgs.get(e.callId);
