@@ -330,3 +330,35 @@ describe("events without spans of their own", () => {
     expect(buildTrace("s", logBuilder().add({ type: "session.started" }).events).otherEvents).toBeUndefined();
   });
 });
+
+describe("a response closes the request of its model", () => {
+  test("only a date after the name makes a dated id: gpt-4o-mini's dated id is not gpt-4o's, claude-sonnet-4-5's not claude-sonnet-4's", () => {
+    const log = logBuilder().at(0).add({ type: "turn.started", turnId: "t" });
+    const ask = (model: string, at: number) =>
+      log.at(at).add({ type: "model.request", turnId: "t", provider: "openai", model });
+    const answer = (model: string, at: number, inputTokens: number) =>
+      log.at(at).add({
+        type: "model.response",
+        turnId: "t",
+        provider: "openai",
+        model,
+        inputTokens,
+        outputTokens: 1,
+      });
+    ask("gpt-4o", 100);
+    ask("gpt-4o-mini", 200);
+    ask("claude-sonnet-4", 300);
+    ask("claude-sonnet-4-5", 400);
+    answer("gpt-4o-mini-2024-07-18", 500, 1_000_000);
+    answer("claude-sonnet-4-5@20250929", 600, 5);
+    answer("gpt-4o-2024-08-06", 9000, 10);
+    answer("claude-sonnet-4-20250514", 9500, 7);
+    const t = buildTrace("s", log.events);
+    expect(t.modelSpans.map((m) => [m.model, m.inputTokens, m.duration_ms])).toEqual([
+      ["gpt-4o", 10, 8900],
+      ["gpt-4o-mini", 1_000_000, 300],
+      ["claude-sonnet-4", 7, 9200],
+      ["claude-sonnet-4-5", 5, 200],
+    ]);
+  });
+});

@@ -163,12 +163,12 @@ export class ModelRows {
           this.ints.get(r, MODEL) === m,
       );
       // A response may name the dated id of the model its request named (`claude-sonnet-4-20250514`
-      // for `claude-sonnet-4`), or the reverse.
+      // for `claude-sonnet-4`), or the reverse; only a date counts (`gpt-4o-mini` is not `gpt-4o`'s).
       if (i < 0)
         i = open.findIndex((r) => {
           if (this.ints.get(r, TURN) !== turnRow + 1 || this.ints.get(r, PROVIDER) !== p) return false;
           const asked = this.strings.get(this.ints.get(r, MODEL));
-          return model.startsWith(`${asked}-`) || asked.startsWith(`${model}-`);
+          return datedIdOf(model, asked) || datedIdOf(asked, model);
         });
     }
     if (i < 0) {
@@ -222,4 +222,12 @@ export class ModelRows {
     if (this.listIds.size < 10_000) this.listIds.set(key, n);
     return n;
   }
+}
+
+/** A date a provider puts after a model's name in its dated id: `-20250514`, `-2024-07-18`, `@20250514`. */
+const DATE_SUFFIX = /^[-@](?:\d{8}|\d{4}-\d{2}-\d{2})$/;
+
+/** Whether `id` is `model`'s dated id (`claude-sonnet-4-20250514` of `claude-sonnet-4`). */
+function datedIdOf(id: string, model: string): boolean {
+  return id.length > model.length && id.startsWith(model) && DATE_SUFFIX.test(id.slice(model.length));
 }
