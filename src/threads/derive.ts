@@ -43,6 +43,9 @@ interface EventFacts {
  */
 export const ROLLOUT_OUTPUT_CHARS = 8 * 1024 * 1024;
 
+/** How long after a turn's prompt the rollout's start of that turn may come (see `finishThread`). */
+const OWN_START_MS = 1000;
+
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
 const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
@@ -383,12 +386,19 @@ function finishThread(
   // all filed under the first kept turn), prompt unknown.
   if (before > 0 && kept > 0) {
     const first = turns[0]!.startedAt;
-    // The erased turns' starts: the rollout's, less the kept turns' own when it has one for each
-    // (Codex writes a turn's start a few ms before its prompt: taken by time, the first kept turn's
-    // start was one of them, and every call went one turn early), else those before the first.
-    const all = facts.turnStarts;
+    // The erased turns' starts: when the rollout has a start for each turn, those before the first
+    // kept turn's own (Codex writes a turn's start a few ms before its prompt: taken by time, that
+    // start was one of them, and every call went one turn early), the latest start up to a second
+    // after its prompt and before the next kept turn's; else those before the first kept prompt.
+    // Not counted from the end: a turn with no prompt after the kept ones (a Codex `!` command's)
+    // moved every erased turn one early.
+    const all = [...facts.turnStarts].sort((a, b) => a - b);
+    const next =
+      turns.find((t) => t.number > 0 && t.startedAt > first)?.startedAt ?? Number.POSITIVE_INFINITY;
+    let own = -1;
+    for (let i = 0; i < all.length && all[i]! <= first + OWN_START_MS && all[i]! < next; i++) own = i;
     const starts = (
-      all.length >= before + kept ? all.slice(0, all.length - kept) : all.filter((at) => at < first)
+      all.length >= before + kept && own >= 0 ? all.slice(0, own) : all.filter((at) => at < first)
     ).slice(-before);
     const earliest = facts.orphans.reduce((m, c) => Math.min(c.timestamp, m), first);
     const opens = starts.length > 0 ? starts : earliest < first ? [earliest] : [];

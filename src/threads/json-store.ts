@@ -14,9 +14,10 @@ import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from 
  * Bump to rebuild existing files (2: leading messages open no turn; log change stamps; 3: a
  * rollout-only call and its refusal are one call; 4: a turn that ended on a provider error says so,
  * and a rollout-only call keeps what it printed; 5: a compacted session's turns are numbered as the
- * session counts them; 6: words fold a Greek final sigma and read Chinese and Japanese as pairs).
+ * session counts them; 6: words fold a Greek final sigma and read Chinese and Japanese as pairs; 7:
+ * as the SQL store's schema 10).
  */
-const VERSION = 6;
+const VERSION = 7;
 
 const FileSchema = v.object({
   version: v.literal(VERSION),

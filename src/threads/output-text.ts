@@ -46,9 +46,11 @@ function withoutBinary(x: string): string {
 /** A call's output as searchable text, head and tail when long. */
 export function outputText(result: unknown): string {
   const parts: string[] = [];
-  // JSON a command printed (`cat package.json`) is searched with its keys, its `"type": "module"`
-  // a value (no block has that type); a result recorded as JSON text of content blocks by their text.
-  collect(unwrapped(result), parts, 0, true);
+  // JSON a command printed (`cat package.json`, a gallery's `{"type": "image", "caption": …}`) is
+  // searched with its keys: read from text, an object is a content block only if it holds nothing a
+  // block does not (a result recorded as JSON text of blocks is read by their text).
+  const value = unwrapped(result);
+  collect(value, parts, 0, typeof result === "string" && value !== result ? STRICT : TYPED);
   return headAndTail(parts.join("\n"));
 }
 
@@ -59,7 +61,7 @@ export function outputText(result: unknown): string {
  */
 export function argumentsText(args: unknown): string {
   const parts: string[] = [];
-  collect(unwrapped(args), parts, 0, false);
+  collect(unwrapped(args), parts, 0, NONE);
   return headAndTail(parts.join("\n"));
 }
 
@@ -84,8 +86,23 @@ function unwrapped(x: unknown): unknown {
   return t.startsWith('{"output":') && typeof wrapped === "string" ? wrapped : value;
 }
 
-/** `x`'s text into `out`; `blocks`: an object with a string `type` is a content block (outputs). */
-function collect(x: unknown, out: string[], depth: number, blocks: boolean): void {
+/** Which objects are content blocks: none (arguments), those of a block type (a structured
+ * result), or those of a block type holding only a block's fields (JSON text; see `outputText`). */
+const NONE = 0;
+const TYPED = 1;
+const STRICT = 2;
+type Blocks = typeof NONE | typeof TYPED | typeof STRICT;
+
+/** Whether `o` is a content block, read as `blocks` says. */
+function isBlock(o: Record<string, unknown>, blocks: Blocks): boolean {
+  if (blocks === NONE || typeof o.type !== "string" || !BLOCK_TYPES.has(o.type)) return false;
+  if (blocks === TYPED) return true;
+  for (const k in o) if (!BLOCK_FIELDS.has(k)) return false;
+  return true;
+}
+
+/** `x`'s text into `out`; `blocks`: which objects are content blocks (see `isBlock`). */
+function collect(x: unknown, out: string[], depth: number, blocks: Blocks): void {
   if (typeof x === "string") {
     const text = withoutBinary(x);
     if (text.trim()) out.push(text);
@@ -101,11 +118,11 @@ function collect(x: unknown, out: string[], depth: number, blocks: boolean): voi
     return;
   }
   const o = x as Record<string, unknown>;
-  // An image block carries its bytes; an argument object is what it says (`{type: "image", name}`).
-  if (blocks && isBinaryBlock(o)) return;
-  // A content block (`{type: "text", text: …}`) is what it says; any other object is searched with
-  // its keys, one `key: value` per line (an MCP tool's structured result).
-  const block = blocks && typeof o.type === "string" && BLOCK_TYPES.has(o.type);
+  // A content block (`{type: "text", text: …}`) is what it says, and an image block carries its
+  // bytes; any other object is searched with its keys, one `key: value` per line (an MCP tool's
+  // structured result; an argument object, `{type: "image", name}`).
+  const block = isBlock(o, blocks);
+  if (block && isBinaryBlock(o)) return;
   for (const [k, v] of Object.entries(o)) {
     if (block && TAGS.has(k)) continue;
     if (block || (v !== null && typeof v === "object")) {
@@ -141,6 +158,38 @@ const BLOCK_TYPES = new Set([
   "redacted_thinking",
   "search_result",
   "web_search_result",
+]);
+
+/** The fields of the content blocks agents record (`STRICT`: an object with any other is data). */
+const BLOCK_FIELDS = new Set([
+  "type",
+  "text",
+  "source",
+  "data",
+  "url",
+  "image_url",
+  "detail",
+  "file_id",
+  "media_type",
+  "mediaType",
+  "mime_type",
+  "mimeType",
+  "annotations",
+  "citations",
+  "cache_control",
+  "_meta",
+  "id",
+  "name",
+  "input",
+  "content",
+  "tool_use_id",
+  "is_error",
+  "thinking",
+  "signature",
+  "refusal",
+  "resource",
+  "uri",
+  "title",
 ]);
 
 /** Fields that say what a block is, not what it says (`{type: "text", text: …}`). */

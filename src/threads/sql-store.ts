@@ -25,9 +25,12 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * their keys, escapes read (`argumentsText`), not as JSON text. 8: a compacted session's turns are
  * numbered as the session counts them (from 1 again, they moved search hits' turns). 9: words fold
  * a Greek final sigma and read Chinese and Japanese as character pairs; JSON a command printed keeps
- * its `type` keys.
+ * its `type` keys. 10: an output written before its call is that call's, and after a resume an
+ * output answers the newest process's call of its id; JSON text holds a content block only where an
+ * object has nothing but a block's fields; a prompt-less turn after a compaction's kept turns no
+ * longer moves the erased calls.
  */
-const THREAD_SCHEMA = 9;
+const THREAD_SCHEMA = 10;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

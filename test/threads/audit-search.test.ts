@@ -534,6 +534,60 @@ test("regression: a compacted Codex session keeps every erased call in its own t
   expect(calls()).toEqual(before);
 });
 
+test("regression: a compacted session with a turn that has no prompt after its kept ones (a Codex `!` command) keeps each erased call in its own turn", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const T = 1700000000000;
+  const msg = (role: string, content: string, at: number) =>
+    JSON.stringify({ role, parts: [{ type: "text", content }], timestamp: at });
+  const messages = [
+    msg("user", "first task alpha", T + 10),
+    msg("assistant", "done alpha", T + 5000),
+    msg("user", "second task beta", T + 100010),
+    msg("assistant", "done beta", T + 105000),
+    msg("user", "third task gamma", T + 200010),
+    msg("assistant", "done gamma", T + 205000),
+  ].join("\n");
+  expect(
+    runCli(["session", "create", "--id", "cx", "--project", "/tmp/cx"], { ...h, stdin: `${messages}\n` })
+      .code,
+  ).toBe(0);
+  const turn = (id: string, at: number, callId: string, word: string) => [
+    { type: "turn.started", turnId: id, timestamp: at },
+    {
+      type: "function.call",
+      turnId: id,
+      tool: "bash",
+      callId,
+      args: { command: `echo ${word}` },
+      timestamp: at + 1000,
+    },
+    { type: "function.output", turnId: id, tool: "bash", callId, output: "ok", timestamp: at + 1100 },
+  ];
+  const events = [
+    ...turn("t1", T, "a1", "alphacmd"),
+    ...turn("t2", T + 100000, "b1", "betacmd"),
+    ...turn("t3", T + 200000, "g1", "gammacmd"),
+    ...turn("t4", T + 300000, "d1", "deltacmd"),
+  ];
+  const stdin = `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
+  expect(runCli(["rollout", "append", "cx"], { ...h, stdin }).code).toBe(0);
+  const calls = () =>
+    (
+      JSON.parse(runCli(["session", "show", "cx", "--turns", "--json"], h).stdout).turns as {
+        number: number;
+        tools: { args?: { command: string } }[];
+      }[]
+    ).map((t) => [t.number, t.tools.map((c) => c.args?.command)]);
+  const before = calls();
+  expect(before.map(([n]) => n)).toEqual([1, 2, 3]);
+  expect(runCli(["session", "compact", "cx", "--keep", "1"], h).code).toBe(0);
+  expect(calls()).toEqual(before);
+  expect(
+    JSON.parse(runCli(["search", "betacmd", "--json"], h).stdout).hits.map((x: { turn: number }) => x.turn),
+  ).toEqual([2]);
+});
+
 test("regression: a purge clears the search index at once, so a log recorded again under the id with the same event ids does not keep the purged text (sqlite, sqljs and json stores)", async () => {
   for (const store of ["sqlite", "json"]) {
     await using home = await tempHome();

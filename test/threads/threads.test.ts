@@ -470,3 +470,23 @@ test('regression: JSON a command printed keeps every key — a `type` key is a v
   // Content blocks recorded as JSON text are still blocks: their text, not their tags.
   expect(outputText('[{"type":"text","text":"zebrafish manual"}]')).toBe("zebrafish manual");
 });
+
+test('regression: JSON a command printed with a `"type": "image"` or `"type": "text"` object is data, searched with its keys (the image was dropped whole, the text lost its keys)', () => {
+  const gallery = JSON.stringify(
+    { images: [{ type: "image", caption: "walrusbeach sunset", file: "beach.png" }], name: "gallery" },
+    null,
+    2,
+  );
+  const text = outputText(gallery);
+  for (const word of ["type: image", "caption: walrusbeach sunset", "file: beach.png", "name: gallery"])
+    expect([word, text.includes(word)]).toEqual([word, true]);
+  expect(outputText('[{"type":"text","text":"hello","author":"zebrafinch"}]')).toBe(
+    "type: text\ntext: hello\nauthor: zebrafinch",
+  );
+  // Blocks recorded as JSON text are still blocks, an image's bytes left out.
+  const blocks = JSON.stringify([
+    { type: "text", text: "see the chart", cache_control: { type: "ephemeral" } },
+    { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo" } },
+  ]);
+  expect(outputText(blocks)).toBe("see the chart\ntype: ephemeral");
+});
