@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import type { Config } from "../config.ts";
 import { notFound } from "../errors.ts";
+import { eraseSession } from "../maintenance/erase.ts";
 import { eventDrafts } from "../rollout/event-drafts.ts";
 import { rolloutEnabled } from "../rollout/recorder.ts";
 import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../session/compaction.ts";
@@ -20,7 +21,6 @@ import {
   forkSession,
   getSession,
   listSessions,
-  purgeSession,
   renameSession,
   restoreSession,
   toStoredMessages,
@@ -29,7 +29,6 @@ import { MessageInputSchema } from "../session/schema.ts";
 import { recoverCrashed } from "../session/status.ts";
 import { summarizerFromConfig } from "../session/summarizer-config.ts";
 import { normalizeTags } from "../session/tags.ts";
-import { forgetSnapshots } from "../snapshot/forget.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { comparableProjectPath, isAbsoluteProjectPath } from "../storage/project-key.ts";
 import type { EventRecord } from "../storage/records.ts";
@@ -129,8 +128,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
       v.strictObject({ ...Id, purge: v.optional(v.boolean()) }),
       async ({ id, purge }) => {
         if (!purge) return deleteSession(store, id);
-        await purgeSession(store, id);
-        if (ctx.home !== undefined) await forgetSnapshots(ctx.home, id);
+        await eraseSession(store, ctx.home, id);
         return { id, purged: true };
       },
     ),

@@ -222,6 +222,31 @@ describe("JSON-RPC methods over HTTP", () => {
     });
   });
 
+  test("regression: session.delete {purge} takes the purged text out of search at once, on a sqlite store (it stayed found, and a log recorded again under the id was not)", async () => {
+    await using home = await tempHome();
+    const env = { FREECODE_STORE: "sqlite" };
+    await using server = await serve(home.path, [], { env });
+    const h = { home: home.path, env };
+    const log = (secret: string) => [
+      {
+        type: "function.call",
+        id: "E1",
+        tool: "bash",
+        callId: "k1",
+        args: { command: `export TOKEN=${secret}` },
+      },
+    ];
+    await rpcOk(server, "rollout.append", { id: "rr", events: log("hunter2secret") });
+    expect(runCli(["search", "hunter2secret"], h).stdout).toContain("hunter2secret");
+    expect(await rpcOk(server, "session.delete", { id: "rr", purge: true })).toEqual({
+      id: "rr",
+      purged: true,
+    });
+    await rpcOk(server, "rollout.append", { id: "rr", events: log("redacted") });
+    expect(runCli(["search", "hunter2secret"], h).stdout.trim()).toBe("no matches");
+    expect(runCli(["search", "redacted"], h).stdout).toContain("redacted");
+  });
+
   test("bad params name the field: ids, messages, events", async () => {
     const cases: [string, unknown, RegExp, string][] = [
       ["session.get", { id: "a..b" }, /id must not contain '\.\.'/, "id"],

@@ -1,7 +1,6 @@
 /** `freecode session delete <id> [--purge]`: soft delete (recoverable) or erase the files. */
-import { deleteSession, purgeSession } from "../../../session/lifecycle.ts";
-import { forgetSnapshots } from "../../../snapshot/forget.ts";
-import { refreshThreadStore } from "../../../threads/api.ts";
+import { eraseSession } from "../../../maintenance/erase.ts";
+import { deleteSession } from "../../../session/lifecycle.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, printMeta, withStore } from "./_shared.ts";
 
@@ -16,12 +15,8 @@ export default command({
   },
   async run(ctx, args) {
     if (args.purge) {
-      await withStore(ctx, async (s) => {
-        await purgeSession(s, args.id);
-        await refreshThreadStore(s, ctx.home);
-      });
-      // Its git snapshots go too (`session snapshots`): nothing of the session is left.
-      const sets = await forgetSnapshots(ctx.home, args.id);
+      // Its search rows and git snapshots go too (`session snapshots`): nothing of the session is left.
+      const sets = await withStore(ctx, (s) => eraseSession(s, ctx.home, args.id));
       if (sets > 0) ctx.log.info(`removed the git snapshots of ${args.id}`);
       if (ctx.json) ctx.out({ id: args.id, purged: true });
       else ctx.out(`purged ${args.id}\n`);
