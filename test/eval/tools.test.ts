@@ -99,6 +99,23 @@ describe("forbidTools / expectNoTools / first / parallel / count", () => {
     });
     expect(forbidTools(refused, ["bash"]).verdict).toBe("pass");
     expect(forbidBashMatches(refused, ["rm -rf"]).verdict).toBe("pass");
+    // The same arguments with their keys in another order are the same arguments; other values are not.
+    const reordered = (command: string) =>
+      trace({
+        pendingCalls: [
+          { tool: "bash", seq: 3, at: 1000, args: { command: "ls", timeout: 5, env: { A: "1", B: "2" } } },
+        ],
+        denied: [
+          {
+            tool: "bash",
+            source: "permission",
+            seq: 4,
+            args: { env: { B: "2", A: "1" }, timeout: 5, command },
+          },
+        ],
+      });
+    expect(forbidTools(reordered("ls"), ["bash"]).verdict).toBe("pass");
+    expect(forbidTools(reordered("ls -a"), ["bash"]).verdict).toBe("fail");
   });
   test("expectFirstToolIn: empty trajectory fails, wrong first tool names it", () => {
     expect(expectFirstToolIn(trace(), ["read"]).verdict).toBe("fail");

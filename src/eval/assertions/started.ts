@@ -6,11 +6,12 @@
  * id-less refusal of `ls` hid a started `rm -rf /` before it).
  */
 import type { Trace } from "../../rollout/folds/trace-types.ts";
+import { deepEqual } from "../match/args.ts";
 
 type Started = Trace["pendingCalls"][number];
 
-const sameArgs = (a: unknown, b: unknown) =>
-  a === undefined || b === undefined || JSON.stringify(a) === JSON.stringify(b);
+/** Whether a call and a refusal record the same arguments, keys in any order (or one records none). */
+const sameArgs = (a: unknown, b: unknown) => a === undefined || b === undefined || deepEqual(a, b);
 
 export function startedCalls(trace: Trace): Started[] {
   const open = [...trace.pendingCalls];
