@@ -7,7 +7,7 @@
  * A session whose purge failed after its claim is left soft-deleted: `session restore` brings it back.
  */
 import { conflict, FreecodeError } from "../errors.ts";
-import { purgeSession, restoreSession } from "../session/lifecycle.ts";
+import { deletedMeta, purgeSession, restoreSession } from "../session/lifecycle.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import type { GcRemoval } from "./plan.ts";
@@ -43,7 +43,9 @@ function claim(adapter: StorageAdapter, planned: GcRemoval): Promise<SessionMeta
   return adapter.updateMeta(planned.id, (meta) => {
     const why = changedSince(planned, meta);
     if (why) throw conflict(why);
-    return meta.status === "deleted" ? meta : { ...meta, status: "deleted", previousStatus: meta.status };
+    // Remembered as `session delete` remembers it: an expired archive given back (a conflict, a
+    // purge that failed) unarchives to the status it had before the archive, not idle.
+    return deletedMeta(meta);
   });
 }
 

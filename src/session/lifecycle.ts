@@ -270,7 +270,10 @@ function backFrom(from: SessionStatus, verb: string) {
 }
 
 /** Soft delete: the session is hidden from listings, its files stay; `restoreSession` undoes it. */
-export const deleteSession = (s: StorageAdapter, id: string) => s.updateMeta(checkId(id), moveTo("deleted"));
+/** `meta` moved to the trash, remembering what `restore` (and then `unarchive`) gives back; gc's claim uses it too. */
+export const deletedMeta: (meta: SessionMeta) => SessionMeta = moveTo("deleted");
+
+export const deleteSession = (s: StorageAdapter, id: string) => s.updateMeta(checkId(id), deletedMeta);
 export const restoreSession = (s: StorageAdapter, id: string) =>
   s.updateMeta(checkId(id), backFrom("deleted", "restore"));
 export const archiveSession = (s: StorageAdapter, id: string) =>

@@ -12,6 +12,7 @@ import { gcLockPath, runGc } from "../../src/maintenance/gc.ts";
 import { takeInventory } from "../../src/maintenance/inventory.ts";
 import { planGc } from "../../src/maintenance/plan.ts";
 import { EMPTY_SHELL_GRACE_MS, type GcPolicy } from "../../src/maintenance/policy.ts";
+import { unarchiveSession } from "../../src/session/lifecycle.ts";
 import { ensureDir } from "../../src/util/atomic.ts";
 import { BUN, ROOT, tempHome } from "../_helpers.ts";
 import { ADAPTERS, type AdapterName, NOW, type Seed, seedStore } from "./_seed.ts";
@@ -180,6 +181,29 @@ for (const name of Object.keys(ADAPTERS) as AdapterName[]) {
         await adapter.close();
       }
     }, 30_000);
+
+    test("regression: an expired archive gc claims and gives back (its purge met a change) unarchives to the status it had before the archive, not idle", async () => {
+      await using home = await tempHome();
+      const adapter = await seedStore(name, home.path, [{ id: "old", ageDays: 30, status: "archived" }]);
+      try {
+        await adapter.updateMeta("old", (m) => ({ ...m, previousStatus: "interrupted" }));
+        const plan = planGc(await takeInventory(adapter), policy({ maxSessions: 0 }), NOW);
+        const purge = adapter.purgeSession.bind(adapter);
+        adapter.purgeSession = async (id, options) => {
+          // Another process's append between the claim and the purge.
+          await adapter.appendMessages(id, [
+            { id: "late", role: "user", parts: [{ type: "text", content: "acked" }], timestamp: NOW },
+          ]);
+          return purge(id, options);
+        };
+        const { applied } = await applyRemovals(adapter, plan.removals);
+        expect(applied.map((a) => [a.id, a.result])).toEqual([["old", "skipped"]]);
+        expect((await adapter.getMeta("old"))?.status).toBe("archived");
+        expect((await unarchiveSession(adapter, "old")).status).toBe("interrupted");
+      } finally {
+        await adapter.close();
+      }
+    });
   });
 }
 
