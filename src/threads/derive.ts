@@ -102,11 +102,10 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     if (!waiting) return undefined;
     let pick = 0;
     if (resumes > 0 && !key.startsWith("\0")) {
-      let newest = -1;
-      waiting.forEach((call, i) => {
-        const process = processOf.get(call) ?? 0;
-        if (process > newest) [pick, newest] = [i, process];
-      });
+      // Oldest first: the newest process's calls are the last ones (looked at from the end only).
+      pick = waiting.length - 1;
+      const newest = processOf.get(waiting[pick]!) ?? 0;
+      while (pick > 0 && (processOf.get(waiting[pick - 1]!) ?? 0) === newest) pick--;
     }
     const [call] = waiting.splice(pick, 1);
     if (waiting.length === 0) open.delete(key);

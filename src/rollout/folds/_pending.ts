@@ -314,28 +314,55 @@ export class PendingCalls<T> {
     return pick;
   }
 
-  /** `takeId` once a session was resumed with calls open: the oldest call of the newest process that used the id. */
+  /** How many cuts (`resumes`, in increasing order) are at or before `order`: the call's process. */
+  private processOf(order: number): number {
+    const cuts = this.resumes;
+    let lo = 0;
+    let hi = cuts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cuts[mid]! <= order) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * `takeId` once a session was resumed with calls open: the oldest call of the newest process that
+   * used the id. The newest call with the id is found first (the short list from its end, else the
+   * end of the id's moved calls: both are oldest first, and moved calls are the older), then older
+   * ones while they are of its process: a few looks, not one per open call (a log of thousands of
+   * resumes, each leaving a call open under a reused id, folded in cubic time).
+   */
   private takeNewestProcess(callId: string): T | undefined {
     let best: T | undefined;
-    let bestProcess = -1;
     let bestRecent = -1;
-    // Seen oldest first: moved calls before the short list's, each oldest first.
-    const consider = (item: T, recent: number) => {
-      const order = this.access.order(item);
-      let process = 0;
-      for (const cut of this.resumes) if (order >= cut) process++;
-      if (process > bestProcess) [best, bestProcess, bestRecent] = [item, process, recent];
-    };
+    let process = -1;
+    const ids = this.recentIds;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      if (ids[i] !== callId) continue;
+      const item = this.recentItems[i]!;
+      const p = this.processOf(this.access.order(item));
+      if (process >= 0 && p !== process) return this.takeFound(callId, best!, bestRecent);
+      [best, bestRecent, process] = [item, i, p];
+    }
     if (this.moved > 0 && this.filter![slotOf(callId)]! > 0) {
       const known = this.byId[callId];
-      if (known !== undefined) for (const item of Array.isArray(known) ? known : [known]) consider(item, -1);
+      const list = known === undefined ? [] : Array.isArray(known) ? known : [known];
+      for (let i = list.length - 1; i >= 0; i--) {
+        const p = this.processOf(this.access.order(list[i]!));
+        if (process >= 0 && p !== process) break;
+        [best, bestRecent, process] = [list[i]!, -1, p];
+      }
     }
-    const ids = this.recentIds;
-    for (let i = 0; i < ids.length; i++) if (ids[i] === callId) consider(this.recentItems[i]!, i);
-    if (best === undefined) return undefined;
-    if (bestRecent >= 0) this.removeRecent(bestRecent);
-    else this.removeMoved(callId, best);
-    return best;
+    return best === undefined ? undefined : this.takeFound(callId, best, bestRecent);
+  }
+
+  /** Take `item`, found at `recent` in the short list (`-1`: among the moved calls of `callId`). */
+  private takeFound(callId: string, item: T, recent: number): T {
+    if (recent >= 0) this.removeRecent(recent);
+    else this.removeMoved(callId, item, true);
+    return item;
   }
 
   /** Every open call, oldest first. */
@@ -389,10 +416,10 @@ export class PendingCalls<T> {
     this.count--;
   }
 
-  private removeMoved(callId: string, item: T): void {
+  private removeMoved(callId: string, item: T, fromEnd = false): void {
     const known = this.byId[callId];
     if (Array.isArray(known)) {
-      known.splice(known.indexOf(item), 1);
+      known.splice(fromEnd ? known.lastIndexOf(item) : known.indexOf(item), 1);
       if (known.length === 1) this.byId[callId] = known[0]!;
     } else delete this.byId[callId];
     this.filter![slotOf(callId)]!--;
