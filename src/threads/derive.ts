@@ -52,8 +52,9 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 /**
  * Gather what the rollout says, an event at a time: a log is never held whole to derive a thread.
  * A call the messages do not hold is paired with its output or refusal the way the trace pairs
- * them: calls that reuse an id are answered in order, the oldest first (an output with no id
- * answers the oldest open call of its tool that has none); an answered or refused call is closed,
+ * them: calls that reuse an id are answered in order, the oldest first (an output with no id, or
+ * with an id never named before, answers the oldest open call of its tool that has none); an
+ * answered or refused call is closed,
  * so an output with an id no open call waits for is a call of its own (the trace's own span), and
  * a refusal or an output written before its call is that call's.
  */
@@ -83,10 +84,27 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     if (!e) facts.byCall.set(callId, (e = {}));
     return e;
   };
+  /**
+   * The ids the rollout-only calls, outputs and refusals named so far: gathered at the first output
+   * whose id finds no open call (never, in a well-formed log), then kept up. Only an output naming
+   * an id never named before may be ahead of its call, or answer a call that has no id (as in the
+   * trace: `_pending.ts`).
+   */
+  let named: Set<string> | undefined;
+  const namedBefore = (callId: string) => {
+    if (!named) {
+      named = new Set();
+      for (const c of facts.orphans) if (c.callId) named.add(c.callId);
+    }
+    return named.has(callId);
+  };
   const orphan = (e: EventRecord, callId: string | undefined): ToolCall => {
     const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
     if (e.args !== undefined) call.args = e.args;
-    if (callId) call.callId = callId;
+    if (callId) {
+      call.callId = callId;
+      named?.add(callId);
+    }
     facts.orphans.push(call);
     return call;
   };
@@ -142,9 +160,18 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         // (its call may be a message's that names no id).
         let d = known ? entry(callId) : oldestOpen(openKey(e, callId));
         if (!d && callId) {
-          const call = orphan(e, callId);
-          if (!outputFirst.has(callId)) outputFirst.set(callId, call);
-          d = call;
+          // An id never named: the output of a call that had none, else one ahead of its call.
+          const fresh = !namedBefore(callId);
+          const idless = fresh ? oldestOpen(openKey(e, undefined)) : undefined;
+          if (idless) {
+            idless.callId = callId;
+            named!.add(callId);
+            d = idless;
+          } else {
+            const call = orphan(e, callId);
+            if (fresh) outputFirst.set(callId, call);
+            d = call;
+          }
         }
         if (!d) break;
         d.durationMs = num(e.duration_ms) ?? d.durationMs;
@@ -173,10 +200,12 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         }
         const answered = callId ? outputFirst.get(callId) : undefined;
         if (answered && answered.name === (str(e.tool) ?? "?")) {
-          // The call of an output written before it: one call, run.
+          // The call of an output written before it: one call, run, in call order.
           outputFirst.delete(callId!);
           if (e.args !== undefined) answered.args = e.args;
           answered.timestamp = e.timestamp;
+          facts.orphans.splice(facts.orphans.lastIndexOf(answered), 1);
+          facts.orphans.push(answered);
           break;
         }
         const call = orphan(e, callId);

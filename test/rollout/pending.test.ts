@@ -115,7 +115,7 @@ test("closed ids gathered late give what a set kept from the start gives (PENDIN
         // The rule with a set kept from the start: ids named by outputs and denials, and the ids of
         // the calls taken, are closed.
         let want = id === undefined ? undefined : m.takeId(id);
-        if (!want && (id === undefined || !closed.has(id))) want = m.takeFor(tool, turn);
+        if (!want && (id === undefined || !closed.has(id))) want = m.takeFor(tool, turn, id !== undefined);
         for (const named of [id, want?.id]) if (named !== undefined) closed.add(named);
         expect([seed, n, f.answer(tool, turn, id)]).toEqual([seed, n, want?.n]);
       }
@@ -149,14 +149,19 @@ function model() {
   return {
     add: (c: Call, id: string | undefined) => open.push(id === undefined ? { ...c } : { ...c, id }),
     takeId: (id: string) => take(open.findIndex((c) => c.id === id)),
-    takeFor(tool: string, turn: number) {
+    /** `idless`: the output names an id of its own, and takes only a call that has none. */
+    takeFor(tool: string, turn: number, idless = false) {
       const mine = (c: Call & { id?: string }, withId: boolean, sameTurn: boolean) =>
         c.tool === tool && (c.id !== undefined) === withId && (!sameTurn || c.turn === turn);
       for (const [withId, sameTurn] of [
         [false, true],
         [false, false],
-        [true, true],
-        [true, false],
+        ...(idless
+          ? []
+          : ([
+              [true, true],
+              [true, false],
+            ] as const)),
       ] as const) {
         const i = open.findIndex((c) => mine(c, withId, sameTurn));
         if (i >= 0) return take(i);

@@ -204,13 +204,14 @@ test("an output written before its call (two processes, one log) is that call's:
     c.done,
     (c.args as { file_path?: string } | undefined)?.file_path ?? null,
   ]);
+  // In call order, as the trace lists them (an output with no call at its own place).
   expect(calls).toEqual([
+    ["Bash", events[3]!.seq, true, null],
     ["Write", events[4]!.seq, true, "a.txt"],
     ["Edit", events[5]!.seq, true, "b.txt"],
-    ["Bash", events[3]!.seq, true, null],
     ["Read", events[6]!.seq, false, "c.txt"],
   ]);
-  expect(r.turns[0]!.calls.map((c) => c.duration_ms)).toEqual([0, 40, 0, undefined]);
+  expect(r.turns[0]!.calls.map((c) => c.duration_ms)).toEqual([0, 0, 40, undefined]);
   const t = buildTrace("s", events);
   expect(t.toolSpans.map((s) => [s.tool, s.callSeq, s.outputSeq, s.unpaired ?? false, s.turnKey])).toEqual([
     ["Bash", events[3]!.seq, events[3]!.seq, true, "turn-0#1"],
@@ -285,3 +286,63 @@ test("regression: a log of 1,000 resumes, each leaving a call open under a reuse
   expect([b.spans, b.open, b.calls]).toEqual([20_000, 1000, 21_000]);
   expect(b.ms).toBeLessThan(Math.max(10 * a.ms, 2000));
 }, 60_000);
+
+test("regression: an output ahead of its call takes no open call of another id, even of its tool (parallel writes: one was shown as the other's, and the other never answered)", () => {
+  const log = logBuilder("s");
+  log.add({ type: "turn.started", turnId: "turn-0" });
+  log.add({
+    type: "function.call",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "c1",
+    args: { file_path: "src/login.ts" },
+  });
+  log.add({
+    type: "function.output",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "c2",
+    output: "wrote src/other.ts",
+    duration_ms: 5,
+  });
+  log.add({
+    type: "function.call",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "c2",
+    args: { file_path: "src/other.ts" },
+  });
+  log.add({
+    type: "function.output",
+    turnId: "turn-0",
+    tool: "Write",
+    callId: "c1",
+    output: "wrote src/login.ts",
+    duration_ms: 9,
+  });
+  // An id-less call is still answered by an output naming an id no call has.
+  log.add({ type: "function.call", turnId: "turn-0", tool: "Bash", args: { command: "ls" } });
+  log.add({ type: "function.output", turnId: "turn-0", tool: "Bash", callId: "x9", output: "a.txt" });
+  const events = log.events;
+  const t = buildTrace("s", events);
+  expect(
+    t.toolSpans.map((s) => [
+      s.callId,
+      (s.args as Record<string, string>)?.file_path ?? (s.args as Record<string, string>)?.command,
+      s.duration_ms,
+      s.unpaired ?? false,
+    ]),
+  ).toEqual([
+    ["c1", "src/login.ts", 9, false],
+    ["c2", "src/other.ts", 5, false],
+    ["x9", "ls", 0, false],
+  ]);
+  expect(t.pendingCalls).toEqual([]);
+  expect(t.changedFiles).toEqual(["src/login.ts", "src/other.ts"]);
+  const r = replaySession("s", events);
+  expect(r.turns[0]!.calls.map((c) => [c.callId, c.output, c.done])).toEqual([
+    ["c1", "wrote src/login.ts", true],
+    ["c2", "wrote src/other.ts", true],
+    ["x9", "a.txt", true],
+  ]);
+});

@@ -332,7 +332,7 @@ describe("events without spans of their own", () => {
 });
 
 describe("a response closes the request of its model", () => {
-  test("only a date after the name makes a dated id: gpt-4o-mini's dated id is not gpt-4o's, claude-sonnet-4-5's not claude-sonnet-4's", () => {
+  test("only a date or a version number after the name makes a dated id: gpt-4o-mini's is not gpt-4o's, claude-sonnet-4-5's not claude-sonnet-4's; gemini-2.0-flash-001 is gemini-2.0-flash's", () => {
     const log = logBuilder().at(0).add({ type: "turn.started", turnId: "t" });
     const ask = (model: string, at: number) =>
       log.at(at).add({ type: "model.request", turnId: "t", provider: "openai", model });
@@ -349,16 +349,22 @@ describe("a response closes the request of its model", () => {
     ask("gpt-4o-mini", 200);
     ask("claude-sonnet-4", 300);
     ask("claude-sonnet-4-5", 400);
+    ask("gemini-2.5-pro", 450);
+    ask("gemini-2.0-flash", 460);
     answer("gpt-4o-mini-2024-07-18", 500, 1_000_000);
     answer("claude-sonnet-4-5@20250929", 600, 5);
+    answer("gemini-2.0-flash-001", 700, 3);
     answer("gpt-4o-2024-08-06", 9000, 10);
-    answer("claude-sonnet-4-20250514", 9500, 7);
+    answer("claude-sonnet-4-20250514-v1:0", 9500, 7);
+    answer("gemini-2.5-pro", 9600, 4);
     const t = buildTrace("s", log.events);
     expect(t.modelSpans.map((m) => [m.model, m.inputTokens, m.duration_ms])).toEqual([
       ["gpt-4o", 10, 8900],
       ["gpt-4o-mini", 1_000_000, 300],
       ["claude-sonnet-4", 7, 9200],
       ["claude-sonnet-4-5", 5, 200],
+      ["gemini-2.5-pro", 4, 9150],
+      ["gemini-2.0-flash", 3, 240],
     ]);
   });
 });

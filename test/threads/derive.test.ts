@@ -131,6 +131,60 @@ test("a rollout-only output written before its call is that call's: one call, wi
   ]);
 });
 
+test("regression: search pairs rollout-only outputs as the trace does — a second output of an answered id is its own, an id-less call takes a new id's output, a call whose output came first is listed in call order", () => {
+  const entries = [
+    { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+    {
+      type: "function.call",
+      at: 1001,
+      fields: { tool: "bash", callId: "c1", args: { command: "npm test" } },
+    },
+    {
+      type: "function.output",
+      at: 1002,
+      fields: { tool: "bash", callId: "c1", output: "first", duration_ms: 11 },
+    },
+    {
+      type: "function.output",
+      at: 1003,
+      fields: { tool: "bash", callId: "c1", output: "dup", duration_ms: 22 },
+    },
+    {
+      type: "function.call",
+      at: 1004,
+      fields: { tool: "bash", callId: "c1", args: { command: "rm -rf build" } },
+    },
+    {
+      type: "function.output",
+      at: 1005,
+      fields: { tool: "bash", callId: "c1", output: "removed", duration_ms: 33, failed: true },
+    },
+    { type: "function.call", at: 1006, fields: { tool: "bash", args: { command: "ls" } } },
+    { type: "function.output", at: 1007, fields: { tool: "bash", callId: "x9", output: "a.txt" } },
+    { type: "function.output", at: 1008, fields: { tool: "read", callId: "r1", output: "READ" } },
+    { type: "function.call", at: 1009, fields: { tool: "grep", callId: "g1", args: { pattern: "x" } } },
+    { type: "function.output", at: 1010, fields: { tool: "grep", callId: "g1", output: "G" } },
+    { type: "function.call", at: 1011, fields: { tool: "read", callId: "r1", args: { file_path: "a.ts" } } },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(
+    turns[0]!.toolCalls.map((c) => [
+      c.name,
+      c.callId ?? null,
+      c.args ?? null,
+      c.result ?? null,
+      c.failed ?? false,
+    ]),
+  ).toEqual([
+    ["bash", "c1", { command: "npm test" }, "first", false],
+    ["bash", "c1", null, "dup", false],
+    ["bash", "c1", { command: "rm -rf build" }, "removed", true],
+    ["bash", "x9", { command: "ls" }, "a.txt", false],
+    ["grep", "g1", { pattern: "x" }, "G", false],
+    ["read", "r1", { file_path: "a.ts" }, "READ", false],
+  ]);
+});
+
 test("after a resume, a rollout-only output with a reused id answers the resumed process's call", () => {
   const entries = [
     { type: "session.started", at: 900, fields: { reason: "new" } },

@@ -224,10 +224,15 @@ export class ModelRows {
   }
 }
 
-/** A date a provider puts after a model's name in its dated id: `-20250514`, `-2024-07-18`, `@20250514`. */
-const DATE_SUFFIX = /^[-@](?:\d{8}|\d{4}-\d{2}-\d{2})$/;
+/**
+ * What a provider puts after a model's name in the id of one of its versions: a date (`-20250514`,
+ * `-2024-07-18`, `@20250514`, OpenAI's `-0613`), Gemini's `-001`, `-latest`, and Bedrock's `-v1:0`
+ * after any of them. Never a word or a one- or two-digit number: `gpt-4o-mini` and `claude-sonnet-4-5`
+ * are other models.
+ */
+const DATE_SUFFIX = /^[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?$/;
 
-/** Whether `id` is `model`'s dated id (`claude-sonnet-4-20250514` of `claude-sonnet-4`). */
+/** Whether `id` is a dated (versioned) id of `model` (`claude-sonnet-4-20250514` of `claude-sonnet-4`). */
 function datedIdOf(id: string, model: string): boolean {
   return id.length > model.length && id.startsWith(model) && DATE_SUFFIX.test(id.slice(model.length));
 }

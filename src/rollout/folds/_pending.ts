@@ -1,10 +1,11 @@
 /**
  * Tool calls waiting for their output, and the one pairing rule the trace and replay folds share.
  * An output takes the pending call with its `callId`; of several calls that used the same id, the
- * oldest (calls with one id are answered in order). An output without a known id (older logs) takes
- * a pending call of the same tool: one without a call id before one with (an output that lacks an id
- * answers a call that lacked one), and within each the oldest of the output's turn before the oldest
- * of any turn (a call whose output was lost in an earlier turn does not take a later turn's output).
+ * oldest (calls with one id are answered in order). An output without an id (older logs) takes a
+ * pending call of the same tool: one without a call id before one with (an output that lacks an id
+ * answers a call that lacked one); an output whose id no call has takes only one without an id (a
+ * call with another id waits for its own output). Within each, the oldest of the output's turn
+ * before the oldest of any turn (a call whose output was lost in an earlier turn does not take a later turn's output).
  * An id is closed once an output or a denial has named it, or a call filed under it was answered: a
  * later output naming it, with no open call of that id, answers no other call (a second output, or
  * the output of a denied call that ran anyway, is its own: taking another call's slot would show
@@ -205,7 +206,9 @@ export class PendingCalls<T> {
       if (closed.has(callId)) return undefined;
       closed.add(callId);
     }
-    const item = this.takeFor(tool, turn);
+    // An output with an id of its own answers no call with another id: that call's output may yet
+    // come, and this one's call may follow it (`keepEarly`). Only a call with no id can be its call.
+    const item = this.takeFor(tool, turn, callId !== undefined);
     if (item !== undefined && this.takenId !== undefined) this.closed?.add(this.takenId);
     this.freshId = item === undefined && callId !== undefined;
     return item;
@@ -273,8 +276,11 @@ export class PendingCalls<T> {
     return undefined;
   }
 
-  /** Take the call an output of `tool` in `turn` without a known id answers (see the rule above). */
-  takeFor(tool: string, turn: number): T | undefined {
+  /**
+   * Take the call an output of `tool` in `turn` without a known id answers (see the rule above);
+   * `idless`: only a call that has no id (the output names an id of its own).
+   */
+  takeFor(tool: string, turn: number, idless = false): T | undefined {
     const q = this.idless[tool];
     const free = q?.take(turn, this.access.turn);
     this.takenId = undefined;
@@ -283,6 +289,7 @@ export class PendingCalls<T> {
       if (q!.empty) delete this.idless[tool];
       return free;
     }
+    if (idless) return undefined;
     // The oldest call of the tool in the turn, else of any turn: moved calls are the older ones.
     let inTurn: T | undefined;
     let any: T | undefined;

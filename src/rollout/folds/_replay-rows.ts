@@ -89,8 +89,12 @@ export class CallRows {
     this.ints.set(r, CALL_ID, this.ids.add(callId));
   }
 
+  /** Whether a row's call came after its output (`callArrived`): rows are then not in call order. */
+  reordered = false;
+
   /** The call of a row whose output came first: its seq, start, turn and the run's length. */
   callArrived(r: number, seq: number, at: number, turn: number, duration: number): void {
+    this.reordered = true;
     this.ints.set(r, SEQ, seq);
     this.nums.set(r, AT, at);
     this.ints.set(r, TURN, turn + 1);

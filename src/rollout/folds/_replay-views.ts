@@ -48,6 +48,10 @@ export function callIndex(turnCount: number, calls: CallRows): { start: Int32Arr
   const next = start.slice(0, turnCount);
   const rows = new Int32Array(kept);
   for (let r = 0; r < calls.length; r++) if (!calls.withdrawn(r)) rows[next[calls.turn(r)]!++] = r;
+  // A call whose output came first has the output's row: each turn's calls in call order then.
+  if (calls.reordered)
+    for (let t = 0; t < turnCount; t++)
+      rows.subarray(start[t]!, start[t + 1]!).sort((a, b) => calls.seq(a) - calls.seq(b) || a - b);
   return { start, rows };
 }
 
