@@ -165,10 +165,50 @@ export async function migrateStore(
  */
 async function clearInterrupted(target: StorageAdapter, source: StorageAdapter): Promise<void> {
   const fromSource = new Set([...(await listedIds(source)), ...(await source.listEventLogs())]);
-  const ids = new Set([...(await listedIds(target)), ...(await target.listEventLogs())]);
-  for (const id of ids) if (fromSource.has(id)) await target.purgeSession(id);
+  const ids = [...new Set([...(await listedIds(target)), ...(await target.listEventLogs())])].filter((id) =>
+    fromSource.has(id),
+  );
+  // A session written to in the target since the copy is no partial copy any more: purging it lost
+  // what was written there (an append acknowledged in the new store). Nothing is cleared then.
+  const changed: string[] = [];
+  for (const id of ids) {
+    const why = await changedInTarget(target, source, id);
+    if (why) changed.push(`${id} (${why})`);
+  }
+  if (changed.length > 0)
+    throw conflict(
+      `the target store ${target.name} (${target.location}) holds ${changed.length} session(s) written to since the interrupted migration copied them: ${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ", …" : ""}; nothing was cleared — move what was written there into the source (freecode export, then session import into it) or erase them from the target (session delete --purge), then migrate again`,
+    );
+  for (const id of ids) await target.purgeSession(id);
   const marker = migrationMarker(target);
   if (marker) rmSync(marker, { force: true });
+}
+
+/**
+ * Why session `id` of `target` is more than the interrupted migration's copy of `source`'s, or
+ * undefined: a copy holds the source's meta as it was and at most its events, so a later
+ * `updatedAt`, more messages or more events were written in the target. (A change that moves none
+ * of them, a rename, is not seen.)
+ */
+async function changedInTarget(
+  target: StorageAdapter,
+  source: StorageAdapter,
+  id: string,
+): Promise<string | undefined> {
+  const [mine, theirs] = [await target.getMeta(id), await source.getMeta(id)];
+  if (mine && theirs) {
+    if (mine.messageCount > theirs.messageCount)
+      return `${mine.messageCount - theirs.messageCount} message(s) more than the source`;
+    if (mine.updatedAt > theirs.updatedAt) return "updated later than in the source";
+  } else if (mine && !theirs) return "a session in the target, a rollout log only in the source";
+  const count = async (a: StorageAdapter) => {
+    let n = 0;
+    for await (const _ of a.readEvents(id)) n++;
+    return n;
+  };
+  const [events, sourceEvents] = [await count(target), await count(source)];
+  if (events > sourceEvents) return `${events - sourceEvents} event(s) more than the source`;
+  return undefined;
 }
 
 /** A files store's session directories that its listing does not show would be lost: refuse. */

@@ -14,7 +14,7 @@ import sqljs from "../../src/storage/adapters/sqljs.ts";
 import type { AdapterFactory, StorageAdapter } from "../../src/storage/contract.ts";
 import { canonicalJson, digestStore, migrateStore } from "../../src/storage/migrate.ts";
 import { migrationMarker } from "../../src/storage/migration-marker.ts";
-import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
+import type { EventDraft, SessionMeta, StoredMessage } from "../../src/storage/records.ts";
 import { verifyStore } from "../../src/storage/verify.ts";
 import { tempHome } from "../_helpers.ts";
 
@@ -187,6 +187,50 @@ test("a mark never costs the target a session of its own: only what the source h
   expect(existsSync(marker)).toBe(false);
   await src.close();
   await target.close();
+});
+
+test("regression: a session written to in the target since an interrupted migration copied it is not cleared: the next migration is refused, naming it, and nothing is purged (an acknowledged append was lost)", async () => {
+  for (const change of ["message", "event"] as const) {
+    await using srcHome = await tempHome();
+    await using dstHome = await tempHome();
+    const src = files({ home: srcHome.path, fsync: "never" });
+    await fill(src);
+    await src.appendEvents("sess-2", [{ type: "turn.started", turnId: "t" }]);
+    const target = sqlite({ home: dstHome.path, fsync: "never" });
+    markInterrupted(target);
+    // The partial copy: two sessions as the source holds them (sess-2 with its log)...
+    for (const id of ["sess-1", "sess-2"]) {
+      await target.createSession((await src.getMeta(id))!, (await src.readMessages(id)).messages);
+    }
+    const copied: EventDraft[] = [];
+    for await (const r of src.readEvents("sess-2")) if (r.event) copied.push(r.event);
+    await target.appendEvents("sess-2", copied);
+    // ...then one of them written to in the new store.
+    if (change === "message")
+      await target.appendMessages("sess-2", [
+        {
+          id: "late",
+          role: "user",
+          parts: [{ type: "text", content: "work done in the new store" }],
+          timestamp: 9e12,
+        },
+      ]);
+    else await target.appendEvents("sess-2", [{ type: "turn.started", turnId: "t2" }]);
+    const error = await migrateStore(src, target).catch((e: Error) => e);
+    expect([change, (error as { code?: string }).code]).toEqual([change, "conflict"]);
+    expect((error as Error).message).toContain(
+      change === "message"
+        ? "sess-2 (1 message(s) more than the source)"
+        : "sess-2 (1 event(s) more than the source)",
+    );
+    expect(await target.getMeta("sess-1")).toBeDefined(); // nothing purged
+    expect((await target.readMessages("sess-2")).messages.length).toBe(change === "message" ? 6 : 5);
+    expect((await verifyStore(target, dstHome.path)).problems.map((p) => p.kind)).toContain(
+      "interrupted_migration",
+    );
+    await src.close();
+    await target.close();
+  }
 });
 
 /** What a migration killed half way leaves on its target: its mark (the caller adds part of a copy). */
