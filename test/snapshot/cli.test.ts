@@ -117,3 +117,47 @@ describe("freecode session snapshots / undo / redo", () => {
     expect(eventsOf(home.path, "nope")).toEqual([]);
   });
 });
+
+test("regression: store migrate --to-home takes the sessions' snapshots along, whole or into the target home's store of the project, so undo works there (it found none)", async () => {
+  await using from = await tempHome();
+  await using to = await tempHome();
+  await using project = await tempDir("freecode-project-");
+  const env = { FREECODE_ROLLOUT: "on" };
+  const at = (home: string, store?: string) => (args: string[]) =>
+    runCli(args, { home, env: store ? { ...env, FREECODE_STORE: store } : env });
+  const a = at(from.path);
+  expect(a(["session", "create", "--id", "moved", "--project", project.path, "--prompt", "edit"]).code).toBe(
+    0,
+  );
+  writeFiles(project.path, { "f.txt": "v1\n" });
+  expect(a(["session", "snapshot", "moved"]).code).toBe(0);
+  writeFiles(project.path, { "f.txt": "v2\n" });
+  expect(a(["session", "snapshot", "moved"]).code).toBe(0);
+  // The target home's files store has a session with snapshots of the same project: merged into.
+  const b = at(to.path);
+  expect(b(["session", "create", "--id", "stays", "--project", project.path, "--prompt", "x"]).code).toBe(0);
+  expect(b(["session", "snapshot", "stays"]).code).toBe(0);
+  for (const [target, into] of [
+    ["sqlite", to.path],
+    ["json", join(to.path, "fresh")],
+  ] as const) {
+    const migrated = parseJson<{ snapshots: { copied: number; merged: number; problems: string[] } }>(
+      a(["store", "migrate", "--to", target, "--to-home", into, "--json"]),
+    );
+    expect([target, migrated.snapshots]).toEqual([
+      target,
+      { copied: into === to.path ? 0 : 1, merged: into === to.path ? 1 : 0, problems: [] },
+    ]);
+    const there = at(into, target);
+    const list = parseJson<{ snapshots: unknown[] }>(there(["session", "snapshots", "moved", "--json"]));
+    expect([target, list.snapshots.length]).toEqual([target, 2]);
+    expect(there(["session", "undo", "moved"]).code).toBe(0);
+    expect(readTree(project.path)).toEqual({ "f.txt": "v1\n" });
+    expect(there(["session", "redo", "moved"]).code).toBe(0);
+    expect(readTree(project.path)).toEqual({ "f.txt": "v2\n" });
+  }
+  // The target's own session keeps its snapshots.
+  expect(
+    parseJson<{ snapshots: unknown[] }>(b(["session", "snapshots", "stays", "--json"])).snapshots,
+  ).toHaveLength(1);
+}, 60_000);

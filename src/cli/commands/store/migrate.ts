@@ -1,6 +1,7 @@
 /** `freecode store migrate --to <adapter>`: copy everything into another (empty) adapter, verified. */
 import { usageError } from "../../../errors.ts";
 import { resolveHome } from "../../../home.ts";
+import { copySnapshots } from "../../../snapshot/copy.ts";
 import { migrateStore } from "../../../storage/migrate.ts";
 import { ADAPTER_LOADERS } from "../../../storage/select.ts";
 import { command } from "../../_command.ts";
@@ -44,12 +45,18 @@ export default command({
         toHome,
       ),
     );
-    if (ctx.json) ctx.out(report);
+    // Into another home, the sessions' snapshots go too: their checkpoint events name trees only
+    // the snapshot stores hold (undo found none there).
+    const snapshots = toHome === ctx.home ? undefined : await copySnapshots(ctx.home, toHome);
+    for (const problem of snapshots?.problems ?? []) ctx.log.warn(problem);
+    if (ctx.json) ctx.out(snapshots ? { ...report, snapshots } : report);
     else {
       const c = report.copied;
+      const stores = snapshots ? snapshots.copied + snapshots.merged : 0;
       ctx.out(
         `copied ${c.sessions} sessions, ${c.messages} messages, ${c.eventLogs} rollout logs (${c.events} events) ` +
-          `from ${report.from.adapter} to ${report.to.adapter}; verified (sha256 ${c.hash.slice(0, 16)}…)\n`,
+          `from ${report.from.adapter} to ${report.to.adapter}; verified (sha256 ${c.hash.slice(0, 16)}…)` +
+          `${stores > 0 ? `; snapshot stores of ${stores} project(s) copied` : ""}\n`,
       );
     }
     ctx.log.info(`to use it: set "store": "${to}" in config.json or FREECODE_STORE=${to}`);
