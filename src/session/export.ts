@@ -29,6 +29,7 @@ import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { thisProcess } from "../util/lock.ts";
 import { isCount, nonFinitePath } from "../util/number-schemas.ts";
 import { pendingCompaction } from "./_compaction-plan.ts";
+import { messageAsCommandsMake, metaAsCommandsMake } from "./_export-checks.ts";
 import { newSessionId } from "./ids.ts";
 import { getSession } from "./lifecycle.ts";
 
@@ -176,13 +177,15 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
         "invalid message: a number JSON cannot hold (NaN or ±Infinity)",
         at(`messages[${i}].${bad}`),
       );
+    let stored: StoredMessage;
     try {
-      return checkMessage(m, i);
+      stored = checkMessage(m, i);
     } catch (error) {
       if (!(error instanceof FreecodeError)) throw error;
       // The store's check names the field from the message's index: `[3].parts.0.type`.
       throw badInput(error.message, at(`messages${error.source?.field ?? `[${i}]`}`));
     }
+    return messageAsCommandsMake(stored, i, at);
   });
   if (messages.length === 0)
     throw badInput(
@@ -223,7 +226,7 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
     format: EXPORT_FORMAT,
     version: d.version,
     exportedAt: d.exportedAt,
-    meta: meta.output,
+    meta: metaAsCommandsMake(meta.output, at),
     messages,
     ...(d.contextCache !== undefined ? { contextCache: d.contextCache } : {}),
     ...(rollout ? { rollout } : {}),

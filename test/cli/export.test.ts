@@ -171,6 +171,27 @@ describe("session export / import", () => {
         "(field rollout[1].timestamp)",
       ],
       [
+        "a text part with no words",
+        { ...doc, messages: [doc.messages[0], { ...doc.messages[1], parts: [{ type: "text" }] }] },
+        'a text part\'s words go in "content" (field messages[1].parts[0].content)',
+      ],
+      [
+        "a negative token count",
+        { ...doc, messages: [doc.messages[0], { ...doc.messages[1], usage: { inputTokens: -5 } }] },
+        "a token count must be a whole number ≥ 0 (got -5) (field messages[1].usage.inputTokens)",
+      ],
+      ["a tag with a comma", { ...doc, meta: { ...doc.meta, tags: ["ok", "a,b"] } }, "(field meta.tags[1])"],
+      [
+        "a tag with a bell",
+        { ...doc, meta: { ...doc.meta, tags: ["a\u0007"] } },
+        "control character (field meta.tags[0])",
+      ],
+      [
+        "a title past its length",
+        { ...doc, meta: { ...doc.meta, title: "x".repeat(10_000) } },
+        "title must be at most 500 characters (field meta.title)",
+      ],
+      [
         "events out of order",
         { ...doc, rollout: [doc.rollout[1], doc.rollout[0]] },
         "events out of order: seq 1 after 2 (field rollout[1].seq)",
@@ -337,6 +358,31 @@ describe("session export / import", () => {
     expect(twice).toBe(2500);
     await store.close();
   });
+});
+
+test("regression: session import puts right what the commands put right — a text part's words given as text, a title over lines, tags given twice or with blanks, a remembered status on an idle session", async () => {
+  await using src = await tempHome();
+  await using dst = await tempHome();
+  await using dir = await tempDir();
+  expect(
+    runCli(["session", "create", "--id", "s1", "--project", src.path, "--prompt", "hi"], { home: src.path })
+      .code,
+  ).toBe(0);
+  const doc = JSON.parse(runCli(["session", "export", "s1"], { home: src.path }).stdout);
+  doc.messages[0].parts = [{ type: "text", text: "words as text" }];
+  doc.meta = { ...doc.meta, title: "two\nlines", tags: [" a ", "a", "b"], previousStatus: "deleted" };
+  const file = join(dir.path, "doc.json");
+  writeFileSync(file, JSON.stringify(doc));
+  expect(runCli(["session", "import", file, "--id", "copy"], { home: dst.path }).code).toBe(0);
+  const shown = parseJson<{ meta: Record<string, unknown>; messages: { parts: unknown[] }[] }>(
+    runCli(["session", "show", "copy", "--json"], { home: dst.path }),
+  );
+  expect(shown.messages[0]!.parts).toEqual([{ type: "text", content: "words as text" }]);
+  expect([shown.meta.title, shown.meta.tags, shown.meta.previousStatus]).toEqual([
+    "two lines",
+    ["a", "b"],
+    undefined,
+  ]);
 });
 
 test("regression: a session whose log an older version wrote with a -1 count exports and imports as it is (the import refused what the export made)", async () => {
