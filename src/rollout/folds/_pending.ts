@@ -135,6 +135,14 @@ export interface EarlyOutput {
   failed: boolean | undefined;
 }
 
+/** The output `e`, the fold's row `row`, as one its call may follow (`PendingCalls.keepEarly`). */
+export function earlyOutput(
+  row: number,
+  e: { tool: string; timestamp: number; duration_ms?: number | undefined; failed?: boolean | undefined },
+): EarlyOutput {
+  return { row, tool: e.tool, at: e.timestamp, durationMs: e.duration_ms, failed: e.failed };
+}
+
 /** Open calls of one fold. */
 export class PendingCalls<T> {
   /** The newest calls with an id, oldest first (see above). */

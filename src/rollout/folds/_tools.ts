@@ -13,7 +13,7 @@
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
 import { KeptValues, keptField } from "./_line-fields.ts";
-import { PendingCalls } from "./_pending.ts";
+import { earlyOutput, PendingCalls } from "./_pending.ts";
 import { IntRows, NumberRows, StringTable } from "./_rows.ts";
 import { TextColumn } from "./_text-column.ts";
 import { type ToolContext, ToolSpanView } from "./_views.ts";
@@ -255,16 +255,7 @@ export function createToolPairing(
         const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
         columns.add(call, e.seq, start, e.duration_ms ?? e.timestamp - start, turn, flags | UNPAIRED);
         if (e.failed !== true && was?.paths) for (const path of was.paths) changed.add(path);
-        if (!was) {
-          const row = columns.length - 1;
-          pending.keepEarly(e.callId, {
-            row,
-            tool: e.tool,
-            at: e.timestamp,
-            durationMs: e.duration_ms,
-            failed: e.failed,
-          });
-        }
+        if (!was) pending.keepEarly(e.callId, earlyOutput(columns.length - 1, e));
       }
       if (callSeq < lastCallSeq) sorted = false;
       lastCallSeq = callSeq;

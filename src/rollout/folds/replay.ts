@@ -15,7 +15,7 @@ import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
-import { PendingCalls } from "./_pending.ts";
+import { earlyOutput, PendingCalls } from "./_pending.ts";
 import { CallRows } from "./_replay-rows.ts";
 import { callIndex, type DeniedEntry, type ReplayContext, ReplayTurnView } from "./_replay-views.ts";
 import { IntRows, StringTable } from "./_rows.ts";
@@ -159,14 +159,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           if (was !== undefined) refusedArgs.delete(e.callId!);
           row = calls.add(e.tool, e.seq, was?.at ?? e.timestamp, turn, e.callId);
           if (was?.args !== undefined) calls.setArgs(row, undefined, was.args);
-          if (was === undefined)
-            pending.keepEarly(e.callId, {
-              row,
-              tool: e.tool,
-              at: e.timestamp,
-              durationMs: e.duration_ms,
-              failed: e.failed,
-            });
+          if (was === undefined) pending.keepEarly(e.callId, earlyOutput(row, e));
           totalCalls++;
         }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
