@@ -79,15 +79,18 @@ export async function runCli(argv: string[]): Promise<number> {
   const dashdash = argv.indexOf("--");
   const flagsPart = dashdash === -1 ? argv : argv.slice(0, dashdash);
   let code: number;
+  let reported: unknown;
   try {
     code = await dispatch(argv, flagsPart);
   } catch (error) {
+    reported = error;
     code = await report(error, flagsPart);
   }
   try {
     await flushStdout();
   } catch (error) {
-    return report(error, flagsPart);
+    // A stdout that failed the command fails the flush with the same error: said once (it was twice).
+    return error === reported ? code : report(error, flagsPart);
   }
   return code;
 }
@@ -148,7 +151,10 @@ async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
 
 async function report(error: unknown, argv: string[]): Promise<number> {
   // The reader of our output went away (`| head`): stop quietly, as a process killed by SIGPIPE.
-  if (error instanceof StdoutClosed) return STDOUT_CLOSED_EXIT;
+  // So did the reader of a report written through to stdout or a named pipe (`--reporter
+  // json:/dev/stdout | head`, `--otlp /dev/stdout`): an EPIPE stack trace was printed, exit 70.
+  if (error instanceof StdoutClosed || (error as { code?: unknown } | null)?.code === "EPIPE")
+    return STDOUT_CLOSED_EXIT;
   if (error instanceof StdoutFailed) {
     log.error(error.message);
     return STDOUT_FAILED_EXIT;

@@ -58,6 +58,15 @@ export function writeOutputFile(
  */
 const OWN_FD = /^\/(dev|proc\/self)\/fd\/([12])$/;
 
+/** Whether `path` is this process's standard output (`/dev/stdout`, `/dev/fd/1`, a link to one). */
+export function isStdoutPath(path: string): boolean {
+  try {
+    return ownDescriptor(path) === "1";
+  } catch {
+    return false;
+  }
+}
+
 /** The descriptor of this process `path` or one of the links it goes through names, if any. */
 function ownDescriptor(path: string): string | undefined {
   for (const p of linkChain(path)) {

@@ -36,6 +36,51 @@ describe("freecode eval (source)", () => {
     expect(readFileSync(tap, "utf8")).toStartWith("TAP version 14\n1..8\n");
   });
 
+  test("regression: a report file that is stdout is stdout — junit:/dev/stdout comes alone (pretty text went before the XML) and with tap is refused; --json --out FILE writes the JSON there only, as --reporter json does", async () => {
+    await using dir = await tempDir();
+    const junit = runCli([
+      "eval",
+      "examples/cases",
+      "--sessions",
+      SESSIONS,
+      "--reporter",
+      "junit:/dev/stdout",
+    ]);
+    expect(junit.code).toBe(1);
+    expect(junit.stdout).toStartWith('<?xml version="1.0"');
+    const mixed = runCli([
+      "eval",
+      "examples/cases",
+      "--sessions",
+      SESSIONS,
+      "--reporter",
+      "junit:/dev/stdout",
+      "--reporter",
+      "tap",
+    ]);
+    expect([mixed.code, mixed.stderr]).toEqual([2, expect.stringContaining("junit must be alone")]);
+    const file = join(dir.path, "report.json");
+    const json = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--json", "--out", file]);
+    expect([json.code, json.stdout]).toEqual([1, ""]);
+    expect(JSON.parse(readFileSync(file, "utf8")).exitCode).toBe(1);
+  });
+
+  test("regression: eval add --out /dev/stdout prints the case, and a named pipe is written to, without --force (refused: it exists)", async () => {
+    await using dir = await tempDir();
+    const id = "denied-rm";
+    const shown = runCli(["eval", "add", id, "--sessions", SESSIONS, "--out", "/dev/stdout"]);
+    expect([shown.code, shown.stdout]).toEqual([
+      0,
+      runCli(["eval", "add", id, "--sessions", SESSIONS]).stdout,
+    ]);
+    const fifo = join(dir.path, "case.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
+    const wrote = runCli(["eval", "add", id, "--sessions", SESSIONS, "--out", fifo]);
+    expect(wrote.code).toBe(0);
+    expect(await new Response(reader.stdout).text()).toBe(shown.stdout);
+  });
+
   test("github reporter appends the step summary to $GITHUB_STEP_SUMMARY", async () => {
     await using dir = await tempDir();
     const summary = join(dir.path, "summary.md");

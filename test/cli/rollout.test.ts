@@ -245,22 +245,56 @@ describe("rollout cat and verify", () => {
     expect(await new Response(proc.stderr).text()).toBe("");
   }, 120_000);
 
+  test("regression: a report written through to stdout whose reader goes away ends quietly too (trace --otlp /dev/stdout | head: an EPIPE stack trace, exit 70)", async () => {
+    await using home = await tempHome();
+    const lines = Array.from({ length: 4000 }, (_, i) =>
+      JSON.stringify({
+        type: "function.call",
+        tool: "bash",
+        callId: `c${i}`,
+        args: { command: "x".repeat(200) },
+      }),
+    );
+    expect(runBinary(["rollout", "append", "big"], { home: home.path, stdin: lines.join("\n") }).code).toBe(
+      0,
+    );
+    const proc = Bun.spawn([binaryPath(), "trace", "big", "--otlp", "/dev/stdout"], {
+      env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = proc.stdout.getReader();
+    await reader.read();
+    await reader.cancel();
+    expect(await proc.exited).toBe(141);
+    expect(await new Response(proc.stderr).text()).toBe("");
+  }, 120_000);
+
   test.skipIf(!existsSync("/dev/full"))(
     "stdout that cannot be written (a full disk): one line on stderr, exit 74",
     async () => {
       await using home = await tempHome();
       expect(runBinary(["rollout", "append", "s"], { home: home.path, stdin: GOOD }).code).toBe(0);
+      // More than is gathered before a write (64 KiB): the write fails in the command, and the
+      // final flush fails again with the same error (it was said twice).
+      const big = Array.from({ length: 400 }, (_, i) =>
+        JSON.stringify({ type: "turn.started", turnId: `t${i}-${"x".repeat(300)}` }),
+      );
+      expect(runBinary(["rollout", "append", "b"], { home: home.path, stdin: big.join("\n") }).code).toBe(0);
       const full = openSync("/dev/full", "w");
       try {
-        const p = Bun.spawnSync([binaryPath(), "rollout", "cat", "s"], {
-          env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
-          stdout: full,
-          stderr: "pipe",
-        });
-        expect(p.exitCode).toBe(74);
-        expect(p.stderr.toString()).toBe(
-          "[error] cannot write to standard output: ENOSPC: no space left on device, write\n",
-        );
+        for (const id of ["s", "b"]) {
+          const p = Bun.spawnSync([binaryPath(), "rollout", "cat", id], {
+            env: { ...process.env, FREECODE_HOME: home.path, NO_COLOR: "1" },
+            stdout: full,
+            stderr: "pipe",
+          });
+          expect([id, p.exitCode, p.stderr.toString()]).toEqual([
+            id,
+            74,
+            "[error] cannot write to standard output: ENOSPC: no space left on device, write\n",
+          ]);
+        }
       } finally {
         closeSync(full);
       }

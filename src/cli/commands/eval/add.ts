@@ -3,7 +3,7 @@
  * recorded session (its tools, their order, the files it changed) for the user to edit. Prints the
  * YAML on stdout, or writes it to `--out` (never over an existing file unless `--force`).
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { conflict, FreecodeError, notFound } from "../../../errors.ts";
 import { untrustedLog } from "../../../eval/evaluate.ts";
 import { sessionsFromPath } from "../../../eval/sessions.ts";
@@ -11,7 +11,7 @@ import { starterCase, starterYaml } from "../../../eval/starter.ts";
 import type { Trace } from "../../../rollout/folds/trace-types.ts";
 import { loadTrace } from "../../../rollout/load.ts";
 import { openStore } from "../../../storage/select.ts";
-import { writeOutputFile } from "../../../util/output-file.ts";
+import { isStdoutPath, writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
 import { completeFrom, completeId } from "../../_session-id.ts";
 
@@ -70,11 +70,13 @@ export default command({
       : asJson
         ? `${JSON.stringify(starterCase(trace, id), null, 2)}\n`
         : starterYaml(trace, id);
-    if (args.out) {
-      if (existsSync(args.out) && !args.force)
-        throw conflict(`${args.out} exists (use --force to overwrite)`);
+    if (args.out && !isStdoutPath(args.out)) {
+      // Only a file is overwritten: a device or a named pipe is written to (see `writeOutputFile`);
+      // /dev/stdout is stdout.
+      const file = statSync(args.out, { throwIfNoEntry: false });
+      if (!args.force && file?.isFile()) throw conflict(`${args.out} exists (use --force to overwrite)`);
       writeOutputFile(args.out, (write) => write(text));
-      ctx.log.success(`wrote ${args.out}: run it with freecode eval ${args.out}`);
+      if (!file || file.isFile()) ctx.log.success(`wrote ${args.out}: run it with freecode eval ${args.out}`);
     } else ctx.out(text);
     return 0;
   },

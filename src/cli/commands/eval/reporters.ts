@@ -5,6 +5,7 @@
  * github (annotations for the Actions log) may share stdout.
  */
 import { usageError } from "../../../errors.ts";
+import { isStdoutPath } from "../../../util/output-file.ts";
 
 export const REPORTERS = ["pretty", "json", "junit", "tap", "github"] as const;
 export type ReporterName = (typeof REPORTERS)[number];
@@ -41,13 +42,18 @@ export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice
     }
     out.push({ name: name as ReporterName, ...(file ? { file } : {}) });
   }
-  if (json && !out.some((r) => r.name === "json" && !r.file)) {
+  // A file that is stdout (`junit:/dev/stdout`) is stdout: held to its rule below (pretty text went
+  // before the XML, and a second machine format after it).
+  for (const r of out) if (r.file !== undefined && isStdoutPath(r.file)) delete r.file;
+  // `--json` is `--reporter json`: its report on stdout, or in the file `--out` gives it, and then
+  // nothing on stdout (it went to both).
+  if (json && !out.some((r) => r.name === "json")) {
     for (const r of out)
-      if (!r.file && r.name !== "json")
+      if (!r.file)
         throw usageError(`--json prints the JSON report on stdout; give --reporter ${r.name} a file`);
     out.unshift({ name: "json" });
   }
-  if (out.length === 0 || out.every((r) => r.file)) out.unshift({ name: "pretty" });
+  if (out.length === 0 || (!json && out.every((r) => r.file))) out.unshift({ name: "pretty" });
   // A machine format (json, junit, tap) on stdout must be alone there: pretty text or github's
   // `::error` lines between its lines would break it. pretty and github may share stdout.
   const toStdout = out.filter((r) => !r.file);
