@@ -3,32 +3,27 @@
  * rules the commands that make and change a session keep (`session append`, `tag`, `rename`), so a
  * document edited by hand cannot make a session none of them would. Refused, naming the field: a
  * text part with no words (shown blank), a negative or fractional token count (totals and cost went
- * negative), a tag with a comma or a control character, a title with control characters or past
- * its length. Put right, as those commands put them right (an older version's session must still
- * round-trip): a text part's words given as `text` go in `content`, tags are trimmed and each kept
- * once, a title's line breaks and tabs become spaces, and a status remembered on a session that is
- * not put away is dropped.
+ * negative), a tag with a comma or a control character. Put right, as those commands put them right
+ * (an older version's session must still round-trip): a text part's words given as `text` go in
+ * `content`, tags are trimmed and each kept once, a title's line breaks and tabs become spaces, and
+ * a status remembered on a session that is not put away is dropped. A title is otherwise as given:
+ * `rename` keeps other control characters and an agent's own title may run past `rename`'s length
+ * (refusing them refused sessions freecode had made).
  */
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
-import { MAX_TITLE } from "./lifecycle.ts";
 import { UsageInputSchema } from "./schema.ts";
 import { checkTag, MAX_TAGS } from "./tag-rules.ts";
 
 type At = (field: string) => { file?: string; field: string };
 
-// C0, DEL and C1 controls and the line and paragraph separators (after line breaks and tabs became spaces).
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
 /** The meta as the commands would hold it (see above); `bad_input` naming the field otherwise. */
 export function metaAsCommandsMake(meta: SessionMeta, at: At): SessionMeta {
-  const title = meta.title.replace(/[\r\n\t]+/g, " ").trim();
-  if (title.length > MAX_TITLE)
-    throw badInput(`invalid session meta: title must be at most ${MAX_TITLE} characters`, at("meta.title"));
-  if (CONTROL.test(title))
-    throw badInput("invalid session meta: title must not contain control characters", at("meta.title"));
-  const out: SessionMeta = { ...meta, title };
+  // One line, as every command makes it; other control characters stay, as `rename` keeps them
+  // (listings escape them), and so does a length past `rename`'s: an agent's own title may be
+  // longer, and its sessions must round-trip.
+  const out: SessionMeta = { ...meta, title: meta.title.replace(/[\r\n\t]+/g, " ").trim() };
   if (meta.tags !== undefined) {
     const tags = meta.tags.map((tag, i) => {
       try {

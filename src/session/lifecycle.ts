@@ -221,7 +221,7 @@ export function userTitle(title: string): string {
   return t;
 }
 
-export const MAX_TITLE = 500;
+const MAX_TITLE = 500;
 /** What a fork's default title adds to its parent's. */
 const FORK = " (fork)";
 
