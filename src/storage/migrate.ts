@@ -187,7 +187,7 @@ async function clearInterrupted(target: StorageAdapter, source: StorageAdapter):
 /**
  * Why session `id` of `target` is more than the interrupted migration's copy of `source`'s, or
  * undefined: a copy holds the source's meta as it was and at most its events, so a later
- * `updatedAt`, more messages or more events were written in the target. (A change that moves none
+ * `updatedAt`, more messages with the same `updatedAt`, or more events were written in the target. (A change that moves none
  * of them, a rename, is not seen.)
  */
 async function changedInTarget(
@@ -197,9 +197,12 @@ async function changedInTarget(
 ): Promise<string | undefined> {
   const [mine, theirs] = [await target.getMeta(id), await source.getMeta(id)];
   if (mine && theirs) {
-    if (mine.messageCount > theirs.messageCount)
-      return `${mine.messageCount - theirs.messageCount} message(s) more than the source`;
     if (mine.updatedAt > theirs.updatedAt) return "updated later than in the source";
+    // More messages, unless the source moved on since the copy (a compaction there drops messages:
+    // the target's copy is then only older, and cleared as ever). An append with an older time
+    // leaves `updatedAt` as it was.
+    if (mine.messageCount > theirs.messageCount && mine.updatedAt === theirs.updatedAt)
+      return `${mine.messageCount - theirs.messageCount} message(s) more than the source`;
   } else if (mine && !theirs) return "a session in the target, a rollout log only in the source";
   const count = async (a: StorageAdapter) => {
     let n = 0;

@@ -212,7 +212,7 @@ test("regression: a session written to in the target since an interrupted migrat
           id: "late",
           role: "user",
           parts: [{ type: "text", content: "work done in the new store" }],
-          timestamp: 9e12,
+          timestamp: 1,
         },
       ]);
     else await target.appendEvents("sess-2", [{ type: "turn.started", turnId: "t2" }]);
@@ -231,6 +231,25 @@ test("regression: a session written to in the target since an interrupted migrat
     await src.close();
     await target.close();
   }
+});
+
+test("regression: a source session compacted since an interrupted migration copied it is cleared as a partial copy, not taken for one written to in the target (the re-run was refused)", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await fill(src);
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  markInterrupted(target);
+  await target.createSession((await src.getMeta("sess-1"))!, (await src.readMessages("sess-1")).messages);
+  // The source moves on: its log is rewritten shorter, later.
+  const kept = (await src.readMessages("sess-1")).messages.slice(-1);
+  await src.replaceMessages("sess-1", kept, { ifMessageCount: 5 });
+  await src.updateMeta("sess-1", (m) => ({ ...m, updatedAt: m.updatedAt + 1000 }));
+  const done = await migrateStore(src, target);
+  expect(done.verified).toBe(true);
+  expect((await target.readMessages("sess-1")).messages).toHaveLength(1);
+  await src.close();
+  await target.close();
 });
 
 /** What a migration killed half way leaves on its target: its mark (the caller adds part of a copy). */
