@@ -5,11 +5,16 @@
  * them. A project's store the target home does not have is copied whole (lock files left out); one
  * it has already gets the source's objects and session refs by `git fetch` (no ref is forced: a
  * session whose ref the target holds otherwise fails the fetch, named, and nothing is overwritten)
- * and the session state files it lacks. Each store is read under its store lock, so no first capture or forget runs meanwhile.
+ * and the session state files it lacks. Each store is read under its store lock and every one of its
+ * sessions' locks, so no capture, restore or forget runs meanwhile (a capture running during the
+ * copy left a ref to a commit the copy lacked, and the session could never snapshot there). A store
+ * that cannot be locked in time is a problem named, not a half copy. The same home under another
+ * name (a link to it) is no other home: nothing is copied.
  */
-import { cpSync, existsSync, readdirSync } from "node:fs";
-import { basename, join } from "node:path";
+import { cpSync, existsSync, readdirSync, realpathSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { homePaths } from "../home.ts";
+import { withLock } from "../util/lock.ts";
 import { git } from "./_git.ts";
 import { withStoreLock } from "./repo.ts";
 
@@ -23,56 +28,85 @@ export interface SnapshotCopy {
 
 const notLock = (path: string) => !basename(path).endsWith(".lock");
 
+/** `path` with its links resolved (as given, resolved, when it does not exist). */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Whether two homes are one directory (a link to it is the same home). */
+export const samePlace = (a: string, b: string): boolean => real(a) === real(b);
+
+/** Run `fn` holding the lock of every session of the project store at `root`. */
+async function withSessionLocks<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  const dir = join(root, "sessions");
+  const locks = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith(".json"))
+        .map((name) => join(dir, `${name.slice(0, -".json".length)}.lock`))
+    : [];
+  const hold = (i: number): Promise<T> =>
+    i === locks.length ? fn() : withLock(locks[i]!, () => hold(i + 1));
+  return hold(0);
+}
+
 /** Copy every project snapshot store of `fromHome` into `toHome` (see above). */
 export async function copySnapshots(fromHome: string, toHome: string, gitBin = "git"): Promise<SnapshotCopy> {
   const out: SnapshotCopy = { copied: 0, merged: 0, problems: [] };
   const from = homePaths(fromHome).snapshots;
   const to = homePaths(toHome).snapshots;
-  if (!existsSync(from) || from === to) return out;
+  if (!existsSync(from) || samePlace(fromHome, toHome)) return out;
   for (const project of readdirSync(from, { withFileTypes: true })) {
     if (!project.isDirectory()) continue;
     const source = join(from, project.name);
     const target = join(to, project.name);
-    await withStoreLock(source, async () => {
-      if (!existsSync(target)) {
-        cpSync(source, target, { recursive: true, filter: notLock, errorOnExist: false, force: false });
-        out.copied++;
-        return;
-      }
-      await withStoreLock(target, async () => {
-        try {
-          const gitDir = join(target, "git");
-          await git(
-            { bin: gitBin, gitDir, workTree: target, indexFile: join(target, "index", ".fetch") },
-            [
-              "--git-dir",
-              gitDir,
-              "fetch",
-              "--quiet",
-              "--no-tags",
-              join(source, "git"),
-              "refs/freecode/*:refs/freecode/*",
-            ],
-            { unplaced: true, cwd: target },
-          );
-        } catch (error) {
-          out.problems.push(`snapshots of ${project.name}: ${(error as Error).message.split("\n")[0]}`);
-          return;
-        }
-        // The sessions' positions; not their index files, which may name objects no ref reaches
-        // (staged, not yet committed): the next capture stages afresh without one.
-        const sessions = join(source, "sessions");
-        if (existsSync(sessions))
-          for (const name of readdirSync(sessions)) {
-            if (!notLock(name)) continue;
-            const dest = join(target, "sessions", name);
-            if (existsSync(dest))
-              out.problems.push(`snapshots of ${project.name}: sessions/${name} kept as the target had it`);
-            else cpSync(join(sessions, name), dest);
+    try {
+      await withStoreLock(source, () =>
+        withSessionLocks(source, async () => {
+          if (!existsSync(target)) {
+            cpSync(source, target, { recursive: true, filter: notLock, errorOnExist: false, force: false });
+            out.copied++;
+          } else {
+            await withStoreLock(target, () => merge(source, target, project.name));
+            out.merged++;
           }
-        out.merged++;
-      });
-    });
+        }),
+      );
+    } catch (error) {
+      out.problems.push(`snapshots of ${project.name}: ${(error as Error).message.split("\n")[0]}`);
+    }
   }
   return out;
+
+  /** Into a store the target home has: objects and refs fetched, state files it lacks copied. */
+  async function merge(source: string, target: string, name: string): Promise<void> {
+    const gitDir = join(target, "git");
+    await git(
+      { bin: gitBin, gitDir, workTree: target, indexFile: join(target, "index", ".fetch") },
+      [
+        "--git-dir",
+        gitDir,
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        join(source, "git"),
+        "refs/freecode/*:refs/freecode/*",
+      ],
+      { unplaced: true, cwd: target },
+    );
+    // The sessions' positions; not their index files, which may name objects no ref reaches
+    // (staged, not yet committed): the next capture stages afresh without one.
+    const sessions = join(source, "sessions");
+    if (!existsSync(sessions)) return;
+    for (const file of readdirSync(sessions)) {
+      if (!notLock(file)) continue;
+      const dest = join(target, "sessions", file);
+      if (existsSync(dest))
+        out.problems.push(`snapshots of ${name}: sessions/${file} kept as the target had it`);
+      else cpSync(join(sessions, file), dest);
+    }
+  }
 }

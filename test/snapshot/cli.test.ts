@@ -1,9 +1,10 @@
 /** `freecode session snapshots|undo|redo` from source, over snapshots an agent captured with the library. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
-import { parseJson, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { withLock } from "../../src/util/lock.ts";
+import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
 import { readTree, writeFiles } from "./_project.ts";
 
 const eventsOf = (home: string, id: string) => {
@@ -160,4 +161,43 @@ test("regression: store migrate --to-home takes the sessions' snapshots along, w
   expect(
     parseJson<{ snapshots: unknown[] }>(b(["session", "snapshots", "stays", "--json"])).snapshots,
   ).toHaveLength(1);
+}, 60_000);
+
+test("regression: store migrate --to-home copies a snapshot store only while no capture holds a session of it, and a link to the home is the home (it locked its own store twice and failed after 10 s)", async () => {
+  await using from = await tempHome();
+  await using to = await tempHome();
+  await using project = await tempDir("freecode-project-");
+  const a = (args: string[]) => runCli(args, { home: from.path, env: { FREECODE_ROLLOUT: "on" } });
+  expect(a(["session", "create", "--id", "moved", "--project", project.path, "--prompt", "edit"]).code).toBe(
+    0,
+  );
+  writeFiles(project.path, { "f.txt": "v1\n" });
+  expect(a(["session", "snapshot", "moved"]).code).toBe(0);
+  const [store] = readdirSync(join(from.path, "snapshots"));
+  const root = join(from.path, "snapshots", store!);
+  const [state] = readdirSync(join(root, "sessions")).filter((n) => n.endsWith(".json"));
+  const into = join(to.path, "new");
+  let migrated: Promise<number> | undefined;
+  // A capture at work holds the session's lock: the copy waits for it.
+  await withLock(join(root, "sessions", state!.replace(/\.json$/, ".lock")), async () => {
+    const migrate = Bun.spawn(
+      [BUN, join(ROOT, "src/cli/main.ts"), "store", "migrate", "--to", "json", "--to-home", into],
+      {
+        env: { ...process.env, FREECODE_HOME: from.path, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    await Bun.sleep(2500);
+    expect(existsSync(join(into, "snapshots", store!))).toBe(false);
+    migrated = migrate.exited;
+  });
+  expect(await migrated).toBe(0);
+  expect(existsSync(join(into, "snapshots", store!, "git", "HEAD"))).toBe(true);
+  // The same home through a link: nothing to copy, done at once.
+  const link = join(to.path, "link");
+  symlinkSync(from.path, link);
+  const t0 = performance.now();
+  expect(a(["store", "migrate", "--to", "sqlite", "--to-home", link]).code).toBe(0);
+  expect(performance.now() - t0).toBeLessThan(8000);
 }, 60_000);

@@ -1,7 +1,7 @@
 /** `freecode store migrate --to <adapter>`: copy everything into another (empty) adapter, verified. */
 import { usageError } from "../../../errors.ts";
 import { resolveHome } from "../../../home.ts";
-import { copySnapshots } from "../../../snapshot/copy.ts";
+import { copySnapshots, samePlace } from "../../../snapshot/copy.ts";
 import { migrateStore } from "../../../storage/migrate.ts";
 import { ADAPTER_LOADERS } from "../../../storage/select.ts";
 import { command } from "../../_command.ts";
@@ -31,9 +31,10 @@ export default command({
     if (!ADAPTER_LOADERS[to] || to === "memory")
       throw usageError(`--to must be one of files, sqlite, sqljs, json (got "${to}")`);
     const toHome = args["to-home"] ? resolveHome(args["to-home"]) : ctx.home;
+    // A link to the home is the home (its snapshots were copied onto themselves, under their own lock).
+    const sameHome = samePlace(toHome, ctx.home);
     const from = ctx.storeName();
-    if ((from ?? "files") === to && toHome === ctx.home)
-      throw usageError(`the store already is "${to}" in ${ctx.home}`);
+    if ((from ?? "files") === to && sameHome) throw usageError(`the store already is "${to}" in ${ctx.home}`);
     const report = await withOpenStore(ctx, (source) =>
       withOpenStore(
         ctx,
@@ -47,7 +48,7 @@ export default command({
     );
     // Into another home, the sessions' snapshots go too: their checkpoint events name trees only
     // the snapshot stores hold (undo found none there).
-    const snapshots = toHome === ctx.home ? undefined : await copySnapshots(ctx.home, toHome);
+    const snapshots = sameHome ? undefined : await copySnapshots(ctx.home, toHome);
     for (const problem of snapshots?.problems ?? []) ctx.log.warn(problem);
     if (ctx.json) ctx.out(snapshots ? { ...report, snapshots } : report);
     else {
