@@ -115,11 +115,23 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
    */
   let resumes = 0;
   const processOf = new WeakMap<ToolCall, number>();
-  const oldestOpen = (key: string): ToolCall | undefined => {
+  /** Calls whose output came first, by the place their call takes among the orphans (see `settle`). */
+  const movedTo = new Map<ToolCall, number>();
+  let moves = 0;
+  /** The turn an id-less call named, for an output that names one (see `oldestOpen`). */
+  const turnOf = new WeakMap<ToolCall, string>();
+  const oldestOpen = (key: string, turnId?: string): ToolCall | undefined => {
     const waiting = open.get(key);
     if (!waiting) return undefined;
     let pick = 0;
-    if (resumes > 0 && !key.startsWith("\0")) {
+    if (key.startsWith("\0")) {
+      // An id-less call of the output's turn first, as the trace takes it.
+      if (turnId !== undefined)
+        pick = Math.max(
+          0,
+          waiting.findIndex((c) => turnOf.get(c) === turnId),
+        );
+    } else if (resumes > 0) {
       // Oldest first: the newest process's calls are the last ones (looked at from the end only).
       pick = waiting.length - 1;
       const newest = processOf.get(waiting[pick]!) ?? 0;
@@ -158,11 +170,12 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         facts.ends.push(e.timestamp);
         // An output nothing waits for, with an id, is a call of its own; with none, it is left out
         // (its call may be a message's that names no id).
-        let d = known ? entry(callId) : oldestOpen(openKey(e, callId));
+        const turnId = str(e.turnId);
+        let d = known ? entry(callId) : oldestOpen(openKey(e, callId), turnId);
         if (!d && callId) {
           // An id never named: the output of a call that had none, else one ahead of its call.
           const fresh = !namedBefore(callId);
-          const idless = fresh ? oldestOpen(openKey(e, undefined)) : undefined;
+          const idless = fresh ? oldestOpen(openKey(e, undefined), turnId) : undefined;
           if (idless) {
             idless.callId = callId;
             named!.add(callId);
@@ -204,12 +217,15 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           outputFirst.delete(callId!);
           if (e.args !== undefined) answered.args = e.args;
           answered.timestamp = e.timestamp;
-          facts.orphans.splice(facts.orphans.lastIndexOf(answered), 1);
-          facts.orphans.push(answered);
+          // Listed where the call came: after every call so far (sorted once, in `settle`; moving it
+          // here cost a scan per call, minutes on a log of outputs far ahead of their calls).
+          movedTo.set(answered, facts.orphans.length - 0.5 + ++moves * 1e-9);
           break;
         }
         const call = orphan(e, callId);
         if (resumes > 0) processOf.set(call, resumes);
+        const turnId = str(e.turnId);
+        if (callId === undefined && turnId !== undefined) turnOf.set(call, turnId);
         const key = openKey(e, callId);
         const waiting = open.get(key);
         if (waiting) waiting.push(call);
@@ -236,7 +252,16 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
       }
     }
   };
-  return { facts, add };
+  /** The orphans in call order, once every event is in (see `movedTo`). */
+  const settle = (): EventFacts => {
+    if (movedTo.size > 0) {
+      const keyed = facts.orphans.map((c, i) => [movedTo.get(c) ?? i, c] as const);
+      facts.orphans = keyed.sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+      movedTo.clear();
+    }
+    return facts;
+  };
+  return { facts, add, settle };
 }
 
 /**
@@ -359,7 +384,7 @@ export function threadDeriver(id: string, meta: SessionMeta | undefined, message
   const resultless = new Set(
     turns.flatMap((t) => t.toolCalls.flatMap((c) => (c.callId && c.result === undefined ? [c.callId] : []))),
   );
-  const { facts, add } = factsCollector(known, resultless);
+  const { add, settle } = factsCollector(known, resultless);
   let count = 0;
   let firstAt: number | undefined;
   let lastAt = 0;
@@ -376,7 +401,7 @@ export function threadDeriver(id: string, meta: SessionMeta | undefined, message
       return lastSeq;
     },
     finish(): DerivedThread {
-      return finishThread(id, meta, messages, turns, facts, { count, firstAt, lastAt });
+      return finishThread(id, meta, messages, turns, settle(), { count, firstAt, lastAt });
     },
   };
 }
