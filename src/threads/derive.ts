@@ -53,7 +53,8 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
  * Gather what the rollout says, an event at a time: a log is never held whole to derive a thread.
  * A call the messages do not hold is paired with its output or refusal the way the trace pairs
  * them: calls that reuse an id are answered in order, the oldest first (an output with no id, or
- * with an id never named before, answers the oldest open call of its tool that has none); an
+ * with an id never named before, answers the oldest open call of its tool that has none, of its
+ * turn first; one with no id, when there is none, the oldest with an id, in a rollout-only session); an
  * answered or refused call is closed,
  * so an output with an id no open call waits for is a call of its own (the trace's own span), and
  * a refusal or an output written before its call is that call's.
@@ -98,8 +99,13 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     }
     return named.has(callId);
   };
+  // Until `finishThread` numbers them in their turns, an orphan's `sequence` is its place among them.
   const orphan = (e: EventRecord, callId: string | undefined): ToolCall => {
-    const call: ToolCall = { sequence: 0, name: str(e.tool) ?? "?", timestamp: e.timestamp };
+    const call: ToolCall = {
+      sequence: facts.orphans.length,
+      name: str(e.tool) ?? "?",
+      timestamp: e.timestamp,
+    };
     if (e.args !== undefined) call.args = e.args;
     if (callId) {
       call.callId = callId;
@@ -118,7 +124,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   /** Calls whose output came first, by the place their call takes among the orphans (see `settle`). */
   const movedTo = new Map<ToolCall, number>();
   let moves = 0;
-  /** The turn an id-less call named, for an output that names one (see `oldestOpen`). */
+  /** The turn a call named, for an output that names one (see `oldestOpen`, `oldestWithId`). */
   const turnOf = new WeakMap<ToolCall, string>();
   const oldestOpen = (key: string, turnId?: string): ToolCall | undefined => {
     const waiting = open.get(key);
@@ -138,6 +144,29 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
       while (pick > 0 && (processOf.get(waiting[pick - 1]!) ?? 0) === newest) pick--;
     }
     const [call] = waiting.splice(pick, 1);
+    if (waiting.length === 0) open.delete(key);
+    return call;
+  };
+  /**
+   * The call an output with no id takes when no call without one is open: the oldest open call of
+   * its tool that has an id, of the output's turn first, as the trace takes it (it was left out,
+   * and the call shown as never answered). Rare: looked for through every open call.
+   */
+  const oldestWithId = (tool: string, turnId: string | undefined): ToolCall | undefined => {
+    let best: [ToolCall, string, boolean] | undefined;
+    for (const [key, waiting] of open) {
+      if (key.startsWith("\0")) continue;
+      for (const c of waiting) {
+        if (c.name !== tool) continue;
+        const mine = turnId !== undefined && turnOf.get(c) === turnId;
+        if (!best || (mine && !best[2]) || (mine === best[2] && c.sequence < best[0].sequence))
+          best = [c, key, mine];
+      }
+    }
+    if (!best) return undefined;
+    const [call, key] = best;
+    const waiting = open.get(key)!;
+    waiting.splice(waiting.indexOf(call), 1);
     if (waiting.length === 0) open.delete(key);
     return call;
   };
@@ -168,10 +197,12 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         break;
       case "function.output": {
         facts.ends.push(e.timestamp);
-        // An output nothing waits for, with an id, is a call of its own; with none, it is left out
-        // (its call may be a message's that names no id).
+        // An output nothing waits for, with an id, is a call of its own; with none, it answers a call
+        // with an id in a session the rollout alone holds, else it is left out (its call may be a
+        // message's that names no id).
         const turnId = str(e.turnId);
         let d = known ? entry(callId) : oldestOpen(openKey(e, callId), turnId);
+        if (!d && callId === undefined && knownCalls.size === 0) d = oldestWithId(str(e.tool) ?? "?", turnId);
         if (!d && callId) {
           // An id never named: the output of a call that had none, else one ahead of its call.
           const fresh = !namedBefore(callId);
@@ -225,7 +256,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         const call = orphan(e, callId);
         if (resumes > 0) processOf.set(call, resumes);
         const turnId = str(e.turnId);
-        if (callId === undefined && turnId !== undefined) turnOf.set(call, turnId);
+        if (turnId !== undefined) turnOf.set(call, turnId);
         const key = openKey(e, callId);
         const waiting = open.get(key);
         if (waiting) waiting.push(call);

@@ -246,6 +246,30 @@ test("a log of 100,000 outputs ahead of their calls derives in about the time of
   expect(ahead.ms).toBeLessThan(Math.max(5 * base.ms, 1000));
 });
 
+test("regression: in a rollout-only session an output with no id answers the oldest open call of its tool that has one, of its turn first, as the trace does (it was left out, the call never answered)", () => {
+  const entries = [
+    { type: "turn.started", at: 1000, fields: { turnId: "t1" } },
+    {
+      type: "function.call",
+      at: 1001,
+      fields: { tool: "bash", turnId: "t1", callId: "a", args: { command: "one" } },
+    },
+    { type: "turn.started", at: 2000, fields: { turnId: "t2" } },
+    {
+      type: "function.call",
+      at: 2001,
+      fields: { tool: "bash", turnId: "t2", callId: "b", args: { command: "two" } },
+    },
+    { type: "function.output", at: 2002, fields: { tool: "bash", turnId: "t2", output: "TWO" } },
+    { type: "function.output", at: 2003, fields: { tool: "bash", turnId: "t2", output: "ONE" } },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(turns.map((t) => t.toolCalls.map((c) => [c.callId, c.result ?? null]))).toEqual([
+    [["a", "ONE"]],
+    [["b", "TWO"]],
+  ]);
+});
+
 test("after a resume, a rollout-only output with a reused id answers the resumed process's call", () => {
   const entries = [
     { type: "session.started", at: 900, fields: { reason: "new" } },
