@@ -182,7 +182,16 @@ export function createToolPairing(
    * and is that call (with no arguments, a refused `Write /etc/passwd` that ran passed
    * `changedFiles` and a `git push --force` passed `forbidBashMatches`). Few: refusals are rare.
    */
-  const refused = new Map<string, { args?: number; paths?: string[]; at: number }>();
+  const refused = new Map<
+    string,
+    {
+      /** Where its arguments are kept (the call's, else the refusal's), read only if an output comes:
+       * kept as text per refusal, they took the real-shaped bench log's peak from 108 to 124 MB. */
+      from?: { code: number; type: "function.call" | "function.denied"; seq: number };
+      paths?: string[];
+      at: number;
+    }
+  >();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
@@ -249,7 +258,12 @@ export function createToolPairing(
       } else {
         const was = e.callId === undefined ? undefined : refused.get(e.callId);
         if (was) refused.delete(e.callId!);
-        const call = { tool: e.tool, callId: e.callId, args: was?.args, seq: e.seq };
+        // Its arguments kept whole, not as their line's place: the span they go to is the output's
+        // (its seq is not the line's).
+        const from = was?.from;
+        const args =
+          from && columns.kept.add(undefined, columns.kept.get(from.code, from.type, from.seq, "args"));
+        const call = { tool: e.tool, callId: e.callId, args, seq: e.seq };
         // A refused call that ran anyway ran from its call on (it showed 0 ms: ten minutes passed a
         // 60 s bound).
         const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
@@ -270,23 +284,23 @@ export function createToolPairing(
       };
       if (e.callId !== undefined) span.callId = e.callId;
       if (e.reason !== undefined) span.reason = e.reason;
-      denied.push(
-        e.args === undefined ? { span, turn } : { span, turn, args: columns.kept.add(line, e.args) },
-      );
+      const args = e.args === undefined ? undefined : columns.kept.add(line, e.args);
+      denied.push(args === undefined ? { span, turn } : { span, turn, args });
       if (e.callId !== undefined) {
-        // The call's own arguments, else the refusal's — kept whole, not as their line's place: the
-        // span they go to is the output's (its seq is not the line's).
-        const value =
+        // Where the call's own arguments are, else the refusal's.
+        const from =
           withdrawn?.args !== undefined
-            ? columns.kept.get(withdrawn.args, "function.call", withdrawn.seq, "args")
-            : e.args;
+            ? { code: withdrawn.args, type: "function.call" as const, seq: withdrawn.seq }
+            : args !== undefined
+              ? { code: args, type: "function.denied" as const, seq: e.seq }
+              : undefined;
         const paths = withdrawn
           ? withdrawn.paths
           : e.args === undefined
             ? undefined
             : changedPaths(e.tool, e.args, fileTools);
         refused.set(e.callId, {
-          ...(value !== undefined ? { args: columns.kept.add(undefined, value) } : {}),
+          ...(from ? { from } : {}),
           ...(paths && paths.length > 0 ? { paths } : {}),
           at: withdrawn ? withdrawn.at : e.timestamp,
         });
