@@ -1,6 +1,15 @@
 /** `freecode eval` from source: reporters and files, usage errors, bad case files, `eval add`. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { BUN, parseJson, ROOT, runCli, tempDir, tempHome } from "../_helpers.ts";
 
@@ -63,6 +72,41 @@ describe("freecode eval (source)", () => {
     const json = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--json", "--out", file]);
     expect([json.code, json.stdout]).toEqual([1, ""]);
     expect(JSON.parse(readFileSync(file, "utf8")).exitCode).toBe(1);
+  });
+
+  test("regression: a report on stdout redirected with >> is appended as written (NUL bytes went before it), and a step summary that cannot be written is a warning, not the run's exit code", async () => {
+    await using dir = await tempDir();
+    const log = join(dir.path, "ci.log");
+    writeFileSync(log, "step 1: build ok\n");
+    const fd = openSync(log, "a");
+    try {
+      const p = Bun.spawnSync(
+        [
+          BUN,
+          join(ROOT, "src/cli/main.ts"),
+          "eval",
+          "examples/cases",
+          "--sessions",
+          SESSIONS,
+          "--reporter",
+          "junit:/dev/stdout",
+        ],
+        { cwd: ROOT, stdout: fd, stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
+      );
+      expect(p.exitCode).toBe(1);
+    } finally {
+      closeSync(fd);
+    }
+    const text = readFileSync(log, "utf8");
+    expect(text).toStartWith('step 1: build ok\n<?xml version="1.0"');
+    expect(text.includes("\0")).toBe(false);
+    const lost = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--reporter", "github"], {
+      env: { GITHUB_STEP_SUMMARY: join(dir.path, "missing", "summary.md") },
+    });
+    expect([lost.code, lost.stderr]).toEqual([
+      1,
+      expect.stringContaining("cannot append the step summary to"),
+    ]);
   });
 
   test("regression: eval add --out /dev/stdout prints the case, and a named pipe is written to, without --force (refused: it exists)", async () => {

@@ -122,6 +122,11 @@ describe("session export / import", () => {
     await using dst = await tempHome();
     await using dir = await tempDir();
     const doc = JSON.parse(runCli(["session", "export", SOURCE, "--rollout"], { home: src.path }).stdout);
+    // Regression: `--out /dev/stdout` is the document alone (a summary after it made it no JSON).
+    const viaOut = runCli(["session", "export", SOURCE, "--rollout", "--out", "/dev/stdout"], {
+      home: src.path,
+    });
+    expect(JSON.parse(viaOut.stdout).meta).toEqual(doc.meta);
     const cases: [string, unknown, string][] = [
       ["not a document", [1, 2], "not a freecode session export: the document must be a JSON object"],
       ["another format", { ...doc, format: "other" }, 'not a freecode session export (format "other"'],

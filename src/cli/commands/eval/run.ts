@@ -105,9 +105,19 @@ export function runCommandFor(rawArgs: string[]) {
       for (const r of reporters) {
         const text = render(r, report, ctx.color);
         if (r.file) writeOutputFile(r.file, (write) => write(text));
-        else await Bun.write(Bun.stdout, text); // resolves when written: large reports are not cut short
+        // The CLI's stdout, written whole before the process ends; appended as written to a file
+        // stdout was redirected to with `>>` (Bun.write to Bun.stdout preallocated the file from
+        // offset 0 first: NUL bytes went before the report).
+        else ctx.out(text);
         const summary = process.env.GITHUB_STEP_SUMMARY;
-        if (r.name === "github" && summary) appendFileSync(summary, renderStepSummary(report));
+        if (r.name === "github" && summary) {
+          try {
+            appendFileSync(summary, renderStepSummary(report));
+          } catch (error) {
+            // The verdicts stand (the run's exit code was ENOENT's 3): the summary is said lost.
+            ctx.log.warn(`cannot append the step summary to ${summary}: ${(error as Error).message}`);
+          }
+        }
       }
       return report.exitCode;
     },

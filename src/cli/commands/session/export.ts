@@ -5,7 +5,7 @@
 import { usageError } from "../../../errors.ts";
 import { exportSession } from "../../../session/export.ts";
 import { uploadExport } from "../../../sync/client.ts";
-import { writeOutputFile } from "../../../util/output-file.ts";
+import { isStdoutPath, writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
 import { completeId } from "../../_session-id.ts";
 import { READ_ID_ARG, when, withStore } from "./_shared.ts";
@@ -60,7 +60,8 @@ export default command({
       }
       return 0;
     }
-    if (args.out === undefined) {
+    // `--out /dev/stdout` is stdout: the document alone (a summary after it made it no JSON).
+    if (args.out === undefined || isStdoutPath(args.out)) {
       ctx.out(text);
       return 0;
     }
