@@ -186,9 +186,11 @@ async function clearInterrupted(target: StorageAdapter, source: StorageAdapter):
 
 /**
  * Why session `id` of `target` is more than the interrupted migration's copy of `source`'s, or
- * undefined: a copy holds the source's meta as it was and at most its events, so a later
- * `updatedAt`, more messages with the same `updatedAt`, or more events were written in the target. (A change that moves none
- * of them, a rename, is not seen.)
+ * undefined. A copy holds the source's messages as they were: since then the source may have added
+ * messages after them or compacted them away (a summary, then the messages it keeps), but a message
+ * the target holds after the last one both hold was written in the target (an append it
+ * acknowledged). Likewise a copy holds at most the source's events. (A rename or a status change in
+ * the target moves neither, and is not seen.)
  */
 async function changedInTarget(
   target: StorageAdapter,
@@ -196,14 +198,15 @@ async function changedInTarget(
   id: string,
 ): Promise<string | undefined> {
   const [mine, theirs] = [await target.getMeta(id), await source.getMeta(id)];
+  if (mine && !theirs) return "a session in the target, a rollout log only in the source";
   if (mine && theirs) {
-    if (mine.updatedAt > theirs.updatedAt) return "updated later than in the source";
-    // More messages, unless the source moved on since the copy (a compaction there drops messages:
-    // the target's copy is then only older, and cleared as ever). An append with an older time
-    // leaves `updatedAt` as it was.
-    if (mine.messageCount > theirs.messageCount && mine.updatedAt === theirs.updatedAt)
-      return `${mine.messageCount - theirs.messageCount} message(s) more than the source`;
-  } else if (mine && !theirs) return "a session in the target, a rollout log only in the source";
+    const ids = new Set((await source.readMessages(id)).messages.map((m) => m.id));
+    const held = (await target.readMessages(id)).messages;
+    let after = 0;
+    while (after < held.length && !ids.has(held[held.length - 1 - after]!.id)) after++;
+    // None in common: a copy the source replaced whole (`keep 0`) is no sign of a write.
+    if (after > 0 && after < held.length) return `${after} message(s) after the last the source holds`;
+  }
   const count = async (a: StorageAdapter) => {
     let n = 0;
     for await (const _ of a.readEvents(id)) n++;

@@ -190,7 +190,7 @@ test("a mark never costs the target a session of its own: only what the source h
 });
 
 test("regression: a session written to in the target since an interrupted migration copied it is not cleared: the next migration is refused, naming it, and nothing is purged (an acknowledged append was lost)", async () => {
-  for (const change of ["message", "event"] as const) {
+  for (const change of ["message", "message and the source too", "event"] as const) {
     await using srcHome = await tempHome();
     await using dstHome = await tempHome();
     const src = files({ home: srcHome.path, fsync: "never" });
@@ -205,26 +205,26 @@ test("regression: a session written to in the target since an interrupted migrat
     const copied: EventDraft[] = [];
     for await (const r of src.readEvents("sess-2")) if (r.event) copied.push(r.event);
     await target.appendEvents("sess-2", copied);
-    // ...then one of them written to in the new store.
-    if (change === "message")
-      await target.appendMessages("sess-2", [
-        {
-          id: "late",
-          role: "user",
-          parts: [{ type: "text", content: "work done in the new store" }],
-          timestamp: 1,
-        },
-      ]);
-    else await target.appendEvents("sess-2", [{ type: "turn.started", turnId: "t2" }]);
+    // ...then one of them written to in the new store (and in the old one too, later).
+    const say = (id: string, content: string): StoredMessage => ({
+      id,
+      role: "user",
+      parts: [{ type: "text", content }],
+      timestamp: 1,
+    });
+    if (change === "event") await target.appendEvents("sess-2", [{ type: "turn.started", turnId: "t2" }]);
+    else await target.appendMessages("sess-2", [say("late", "work done in the new store")]);
+    if (change === "message and the source too")
+      await src.appendMessages("sess-2", [{ ...say("old-side", "still in the old store"), timestamp: 9e12 }]);
     const error = await migrateStore(src, target).catch((e: Error) => e);
     expect([change, (error as { code?: string }).code]).toEqual([change, "conflict"]);
     expect((error as Error).message).toContain(
-      change === "message"
-        ? "sess-2 (1 message(s) more than the source)"
-        : "sess-2 (1 event(s) more than the source)",
+      change === "event"
+        ? "sess-2 (1 event(s) more than the source)"
+        : "sess-2 (1 message(s) after the last the source holds)",
     );
     expect(await target.getMeta("sess-1")).toBeDefined(); // nothing purged
-    expect((await target.readMessages("sess-2")).messages.length).toBe(change === "message" ? 6 : 5);
+    expect((await target.readMessages("sess-2")).messages.length).toBe(change === "event" ? 5 : 6);
     expect((await verifyStore(target, dstHome.path)).problems.map((p) => p.kind)).toContain(
       "interrupted_migration",
     );
