@@ -8,13 +8,13 @@
  * and the session state files it lacks. Each store is read under its store lock and every one of its
  * sessions' locks, so no capture, restore or forget runs meanwhile (a capture running during the
  * copy left a ref to a commit the copy lacked, and the session could never snapshot there). A store
- * that cannot be locked in time is a problem named, not a half copy. The same home under another
- * name (a link to it) is no other home: nothing is copied.
+ * that cannot be locked in time is a problem named, not a half copy. The same home or snapshots
+ * under another name (a link to them) are no other: nothing is copied.
  */
 import { cpSync, existsSync, readdirSync, realpathSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homePaths } from "../home.ts";
-import { withLock } from "../util/lock.ts";
+import { acquireLock, type LockHandle } from "../util/lock.ts";
 import { git } from "./_git.ts";
 import { withStoreLock } from "./repo.ts";
 
@@ -40,17 +40,23 @@ function real(path: string): string {
 /** Whether two homes are one directory (a link to it is the same home). */
 export const samePlace = (a: string, b: string): boolean => real(a) === real(b);
 
-/** Run `fn` holding the lock of every session of the project store at `root`. */
+/**
+ * Run `fn` holding the lock of every session of the project store at `root`, taken one after the
+ * other and given back together (nested, one call deep per session, 10,000 sessions overflowed the
+ * stack and nothing was copied). Nothing else of this process takes them meanwhile.
+ */
 async function withSessionLocks<T>(root: string, fn: () => Promise<T>): Promise<T> {
   const dir = join(root, "sessions");
-  const locks = existsSync(dir)
-    ? readdirSync(dir)
-        .filter((name) => name.endsWith(".json"))
-        .map((name) => join(dir, `${name.slice(0, -".json".length)}.lock`))
-    : [];
-  const hold = (i: number): Promise<T> =>
-    i === locks.length ? fn() : withLock(locks[i]!, () => hold(i + 1));
-  return hold(0);
+  const held: LockHandle[] = [];
+  try {
+    if (existsSync(dir))
+      for (const name of readdirSync(dir))
+        if (name.endsWith(".json"))
+          held.push(acquireLock(join(dir, `${name.slice(0, -".json".length)}.lock`)));
+    return await fn();
+  } finally {
+    for (const lock of held) lock.release();
+  }
 }
 
 /** Copy every project snapshot store of `fromHome` into `toHome` (see above). */
@@ -58,11 +64,13 @@ export async function copySnapshots(fromHome: string, toHome: string, gitBin = "
   const out: SnapshotCopy = { copied: 0, merged: 0, problems: [] };
   const from = homePaths(fromHome).snapshots;
   const to = homePaths(toHome).snapshots;
-  if (!existsSync(from) || samePlace(fromHome, toHome)) return out;
+  // The same snapshots under another name (the home, or its snapshots, a link to the other's).
+  if (!existsSync(from) || samePlace(fromHome, toHome) || samePlace(from, to)) return out;
   for (const project of readdirSync(from, { withFileTypes: true })) {
     if (!project.isDirectory()) continue;
     const source = join(from, project.name);
     const target = join(to, project.name);
+    if (samePlace(source, target)) continue;
     try {
       await withStoreLock(source, () =>
         withSessionLocks(source, async () => {

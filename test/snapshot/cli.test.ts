@@ -1,6 +1,6 @@
 /** `freecode session snapshots|undo|redo` from source, over snapshots an agent captured with the library. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSnapshots } from "../../src/snapshot/snapshots.ts";
 import { withLock } from "../../src/util/lock.ts";
@@ -194,6 +194,25 @@ test("regression: store migrate --to-home copies a snapshot store only while no 
   });
   expect(await migrated).toBe(0);
   expect(existsSync(join(into, "snapshots", store!, "git", "HEAD"))).toBe(true);
+  // A store of many sessions: their locks are taken one after the other (nested, 10,000 overflowed
+  // the stack and nothing was copied).
+  for (let i = 0; i < 10_000; i++) writeFileSync(join(root, "sessions", `${i.toString(16)}.json`), "{}");
+  const many = join(to.path, "many");
+  const copied = parseJson<{ snapshots: { copied: number; problems: string[] } }>(
+    a(["store", "migrate", "--to", "json", "--to-home", many, "--json"]),
+  );
+  expect(copied.snapshots).toMatchObject({ copied: 1, problems: [] });
+  expect(readdirSync(join(many, "snapshots", store!, "sessions")).length).toBe(10_001);
+  // A home whose snapshots are a link to these: the same snapshots, nothing to copy.
+  const shared = join(to.path, "shared");
+  mkdirSync(shared);
+  symlinkSync(join(from.path, "snapshots"), join(shared, "snapshots"));
+  const t1 = performance.now();
+  const sharedRun = parseJson<{ snapshots: { copied: number; merged: number; problems: string[] } }>(
+    a(["store", "migrate", "--to", "json", "--to-home", shared, "--json"]),
+  );
+  expect(sharedRun.snapshots).toEqual({ copied: 0, merged: 0, problems: [] });
+  expect(performance.now() - t1).toBeLessThan(8000);
   // The same home through a link: nothing to copy, done at once.
   const link = join(to.path, "link");
   symlinkSync(from.path, link);
