@@ -69,10 +69,27 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     responses: [],
     errors: [],
   };
-  /** Rollout-only calls waiting for their output or refusal, oldest first, by call id (by `\0` and
-   * the tool's name for calls with none). */
+  /** Rollout-only calls waiting for their output or refusal, oldest first, by call id (by `\0`, the
+   * tool's name, `\0` and the turn for calls with none: `idlessKey`). */
   const open = new Map<string, ToolCall[]>();
-  const openKey = (e: EventRecord, callId: string | undefined) => callId ?? `\0${str(e.tool) ?? "?"}`;
+  /** The keys of each tool's queues of id-less calls, one per turn. */
+  const idlessKeys = new Map<string, Set<string>>();
+  const idlessKey = (tool: string, turn: string | undefined) => `\0${tool}\0${turn ?? ""}`;
+  /**
+   * The turn an event without a `turnId` belongs to, as the trace files it: the turn last started
+   * (or first named by an event).
+   */
+  let lastTurn: string | undefined;
+  const turnsSeen = new Set<string>();
+  const turnOfEvent = (e: EventRecord): string | undefined => {
+    const id = str(e.turnId);
+    if (id === undefined) return lastTurn;
+    if (e.type === "turn.started" || !turnsSeen.has(id)) {
+      turnsSeen.add(id);
+      lastTurn = id;
+    }
+    return id;
+  };
   /** Rollout-only refusals whose call has not come yet, by call id. */
   const refusedFirst = new Map<string, ToolCall>();
   /** Outputs with an id no call waited for, by id: a call that comes later with it is theirs (a log
@@ -126,18 +143,37 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   let moves = 0;
   /** The turn a call named, for an output that names one (see `oldestOpen`, `oldestWithId`). */
   const turnOf = new WeakMap<ToolCall, string>();
-  const oldestOpen = (key: string, turnId?: string): ToolCall | undefined => {
+  /**
+   * The id-less call of `tool` an output takes: the oldest of the output's turn, else the oldest of
+   * any turn, as the trace takes it (one queue per turn: a search through every open call per
+   * output made thousands of calls left open in an earlier turn quadratic).
+   */
+  const takeIdless = (tool: string, turn: string | undefined): ToolCall | undefined => {
+    const keys = idlessKeys.get(tool);
+    if (!keys) return undefined;
+    let key = idlessKey(tool, turn);
+    if (!keys.has(key)) {
+      let oldest: ToolCall | undefined;
+      for (const k of keys) {
+        const head = open.get(k)![0]!;
+        if (!oldest || head.sequence < oldest.sequence) [oldest, key] = [head, k];
+      }
+    }
+    const waiting = open.get(key)!;
+    const call = waiting.shift();
+    if (waiting.length === 0) {
+      open.delete(key);
+      keys.delete(key);
+      if (keys.size === 0) idlessKeys.delete(tool);
+    }
+    return call;
+  };
+  /** The open call with id `key` (the oldest; of the newest process's, after a resume). */
+  const oldestOpen = (key: string): ToolCall | undefined => {
     const waiting = open.get(key);
     if (!waiting) return undefined;
     let pick = 0;
-    if (key.startsWith("\0")) {
-      // An id-less call of the output's turn first, as the trace takes it.
-      if (turnId !== undefined)
-        pick = Math.max(
-          0,
-          waiting.findIndex((c) => turnOf.get(c) === turnId),
-        );
-    } else if (resumes > 0) {
+    if (resumes > 0) {
       // Oldest first: the newest process's calls are the last ones (looked at from the end only).
       pick = waiting.length - 1;
       const newest = processOf.get(waiting[pick]!) ?? 0;
@@ -155,7 +191,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const oldestWithId = (tool: string, turnId: string | undefined): ToolCall | undefined => {
     let best: [ToolCall, string, boolean] | undefined;
     for (const [key, waiting] of open) {
-      if (key.startsWith("\0")) continue;
+      if (key.startsWith("\0")) continue; // id-less calls
       for (const c of waiting) {
         if (c.name !== tool) continue;
         const mine = turnId !== undefined && turnOf.get(c) === turnId;
@@ -171,6 +207,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     return call;
   };
   const add = (e: EventRecord) => {
+    const turn = turnOfEvent(e);
     const callId = str(e.callId);
     const known = callId !== undefined && knownCalls.has(callId);
     switch (e.type) {
@@ -200,13 +237,14 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         // An output nothing waits for, with an id, is a call of its own; with none, it answers a call
         // with an id in a session the rollout alone holds, else it is left out (its call may be a
         // message's that names no id).
-        const turnId = str(e.turnId);
-        let d = known ? entry(callId) : oldestOpen(openKey(e, callId), turnId);
-        if (!d && callId === undefined && knownCalls.size === 0) d = oldestWithId(str(e.tool) ?? "?", turnId);
+        const turnId = turn;
+        const tool = str(e.tool) ?? "?";
+        let d = known ? entry(callId) : callId === undefined ? takeIdless(tool, turnId) : oldestOpen(callId);
+        if (!d && callId === undefined && knownCalls.size === 0) d = oldestWithId(tool, turnId);
         if (!d && callId) {
           // An id never named: the output of a call that had none, else one ahead of its call.
           const fresh = !namedBefore(callId);
-          const idless = fresh ? oldestOpen(openKey(e, undefined), turnId) : undefined;
+          const idless = fresh ? takeIdless(tool, turnId) : undefined;
           if (idless) {
             idless.callId = callId;
             named!.add(callId);
@@ -255,9 +293,15 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         }
         const call = orphan(e, callId);
         if (resumes > 0) processOf.set(call, resumes);
-        const turnId = str(e.turnId);
+        const turnId = turn;
         if (turnId !== undefined) turnOf.set(call, turnId);
-        const key = openKey(e, callId);
+        let key = callId;
+        if (key === undefined) {
+          key = idlessKey(call.name, turnId);
+          const keys = idlessKeys.get(call.name);
+          if (keys) keys.add(key);
+          else idlessKeys.set(call.name, new Set([key]));
+        }
         const waiting = open.get(key);
         if (waiting) waiting.push(call);
         else open.set(key, [call]);

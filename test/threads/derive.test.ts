@@ -270,6 +270,52 @@ test("regression: in a rollout-only session an output with no id answers the old
   ]);
 });
 
+test("regression: an event naming no turn belongs to the turn last started, as in the trace — an output with none answers that turn's id-less call", () => {
+  const entries = [
+    { type: "turn.started", at: 1000, fields: { turnId: "t0" } },
+    { type: "function.call", at: 1001, fields: { tool: "bash", args: { command: "first-never-answered" } } },
+    { type: "turn.started", at: 2000, fields: { turnId: "t1" } },
+    { type: "function.call", at: 2001, fields: { tool: "bash", args: { command: "second-answered" } } },
+    { type: "function.output", at: 2002, fields: { tool: "bash", failed: true, duration_ms: 4000 } },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(
+    turns.map((t) => t.toolCalls.map((c) => [(c.args as { command: string }).command, c.failed ?? false])),
+  ).toEqual([[["first-never-answered", false]], [["second-answered", true]]]);
+});
+
+test("60,000 id-less calls left open in one turn cost the next turn's 60,000 pairs about nothing (a search per output made it quadratic)", () => {
+  const n = 60_000;
+  const make = (leftOpen: boolean) => {
+    const entries: { type: string; at: number; fields: Record<string, unknown> }[] = [
+      { type: "turn.started", at: 0, fields: { turnId: "t0" } },
+    ];
+    if (leftOpen)
+      for (let i = 0; i < n; i++)
+        entries.push({ type: "function.call", at: 0, fields: { tool: "bash", turnId: "t0", args: { i } } });
+    entries.push({ type: "turn.started", at: 0, fields: { turnId: "t1" } });
+    for (let i = 0; i < n; i++) {
+      entries.push({ type: "function.call", at: 0, fields: { tool: "bash", turnId: "t1", args: { i } } });
+      entries.push({ type: "function.output", at: 0, fields: { tool: "bash", turnId: "t1", output: "o" } });
+    }
+    for (const [i, e] of entries.entries()) e.at = 1000 + i;
+    return log(entries);
+  };
+  const time = (events: ReturnType<typeof make>) => {
+    const t0 = performance.now();
+    const { turns } = deriveThread("s", undefined, [], events);
+    return {
+      ms: performance.now() - t0,
+      answered: turns.at(-1)!.toolCalls.filter((c) => c.result === "o").length,
+    };
+  };
+  time(make(false)); // warm up
+  const base = time(make(false));
+  const open = time(make(true));
+  expect(open.answered).toBe(n);
+  expect(open.ms).toBeLessThan(Math.max(5 * base.ms, 1500));
+});
+
 test("after a resume, a rollout-only output with a reused id answers the resumed process's call", () => {
   const entries = [
     { type: "session.started", at: 900, fields: { reason: "new" } },
