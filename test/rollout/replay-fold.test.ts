@@ -346,3 +346,35 @@ test("regression: an output ahead of its call takes no open call of another id, 
     ["x9", "a.txt", true],
   ]);
 });
+
+test("regression: 60,000 id-less calls left open in one turn cost the next turn's 60,000 pairs about nothing in the trace and replay (each output searched past them)", () => {
+  const make = (leftOpen: boolean) => {
+    const log = logBuilder("s");
+    log.add({ type: "turn.started", turnId: "t0" });
+    if (leftOpen)
+      for (let i = 0; i < 60_000; i++)
+        log.add({ type: "function.call", turnId: "t0", tool: "Bash", args: { i } });
+    log.add({ type: "turn.started", turnId: "t1" });
+    for (let i = 0; i < 60_000; i++) {
+      log.add({ type: "function.call", turnId: "t1", tool: "Bash", args: { i } });
+      log.add({ type: "function.output", turnId: "t1", tool: "Bash", output: "o" });
+    }
+    return log.events;
+  };
+  const time = (events: ReturnType<typeof make>) => {
+    const t0 = performance.now();
+    const t = buildTrace("s", events);
+    const r = replaySession("s", events);
+    return {
+      ms: performance.now() - t0,
+      spans: t.toolSpans.length,
+      open: t.pendingCalls.length,
+      calls: r.totalCalls,
+    };
+  };
+  time(make(false)); // warm up
+  const base = time(make(false));
+  const open = time(make(true));
+  expect([open.spans, open.open, open.calls]).toEqual([60_000, 60_000, 120_000]);
+  expect(open.ms).toBeLessThan(Math.max(5 * base.ms, 2000));
+}, 60_000);

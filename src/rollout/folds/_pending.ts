@@ -49,61 +49,60 @@ export interface PendingAccess<T> {
   closedIds?(): Iterable<string>;
 }
 
-/** A taken entry's place in a queue (an index would shift as the queue is compacted). */
-const TAKEN: unique symbol = Symbol("taken");
-
 /**
- * The id-less calls of one tool, oldest first. A call taken from the middle leaves a `TAKEN` mark in
- * its place until the head passes it or the list is compacted, so memory follows the calls still
- * open, not the log's length (and no set of taken entries churns: see the note above).
+ * The id-less calls of one tool, in one queue per turn, each oldest first: an output takes the
+ * oldest of its turn from that turn's head, else the oldest head of any turn. (One queue searched
+ * from its head for the output's turn took a scan per output past every call left open in earlier
+ * turns: 60,000 of them made a log's next 60,000 outputs quadratic.) A queue's taken head is
+ * dropped once it is half the queue, and an empty queue goes, so memory follows the calls still
+ * open, not the log's length.
  */
 class Queue<T> {
-  private items: (T | typeof TAKEN)[] = [];
-  private head = 0;
-  private limit = 64;
+  private readonly turns = new Map<number, { items: T[]; head: number }>();
+  private size = 0;
+
+  constructor(private readonly access: PendingAccess<T>) {}
 
   push(item: T): void {
-    this.items.push(item);
-    if (this.items.length >= this.limit) {
-      this.items = this.open();
-      this.head = 0;
-      this.limit = Math.max(64, this.items.length * 2);
-    }
+    const turn = this.access.turn(item);
+    let q = this.turns.get(turn);
+    if (!q) this.turns.set(turn, (q = { items: [], head: 0 }));
+    q.items.push(item);
+    this.size++;
   }
 
   /** Take the oldest open entry of `turn`, else the oldest open entry. */
-  take(turn: number, turnOf: (item: T) => number): T | undefined {
-    let oldest = -1;
-    let pick = -1;
-    for (let i = this.head; i < this.items.length; i++) {
-      const item = this.items[i]!;
-      if (item === TAKEN) continue;
-      if (turnOf(item) === turn) {
-        pick = i;
-        break;
+  take(turn: number): T | undefined {
+    let key = turn;
+    let q = this.turns.get(turn);
+    if (!q) {
+      let oldest: T | undefined;
+      for (const [k, c] of this.turns) {
+        const head = c.items[c.head]!;
+        if (oldest === undefined || this.access.order(head) < this.access.order(oldest))
+          [oldest, key, q] = [head, k, c];
       }
-      if (oldest < 0) oldest = i;
+      if (!q) return undefined;
     }
-    if (pick < 0) pick = oldest;
-    if (pick < 0) return undefined;
-    const item = this.items[pick] as T;
-    this.items[pick] = TAKEN;
-    while (this.head < this.items.length && this.items[this.head] === TAKEN) this.head++;
+    const item = q.items[q.head++]!;
+    this.size--;
+    if (q.head === q.items.length) this.turns.delete(key);
+    else if (q.head >= 64 && q.head * 2 >= q.items.length) {
+      q.items = q.items.slice(q.head);
+      q.head = 0;
+    }
     return item;
   }
 
   /** Open entries, oldest first. */
   open(): T[] {
     const out: T[] = [];
-    for (let i = this.head; i < this.items.length; i++) {
-      const item = this.items[i]!;
-      if (item !== TAKEN) out.push(item);
-    }
-    return out;
+    for (const q of this.turns.values()) for (let i = q.head; i < q.items.length; i++) out.push(q.items[i]!);
+    return out.sort((a, b) => this.access.order(a) - this.access.order(b));
   }
 
   get empty(): boolean {
-    return this.head >= this.items.length;
+    return this.size === 0;
   }
 }
 
@@ -193,7 +192,7 @@ export class PendingCalls<T> {
     if (callId === undefined) {
       const tool = this.access.tool(item);
       let q = this.idless[tool];
-      if (!q) this.idless[tool] = q = new Queue();
+      if (!q) this.idless[tool] = q = new Queue(this.access);
       q.push(item);
       return;
     }
@@ -290,7 +289,7 @@ export class PendingCalls<T> {
    */
   takeFor(tool: string, turn: number, idless = false): T | undefined {
     const q = this.idless[tool];
-    const free = q?.take(turn, this.access.turn);
+    const free = q?.take(turn);
     this.takenId = undefined;
     if (free !== undefined) {
       this.count--;
