@@ -13,6 +13,7 @@
 import * as v from "valibot";
 import { badInput, conflict, FreecodeError } from "../errors.ts";
 import { checkEvent } from "../rollout/validate.ts";
+import { checkStorableEvent } from "../storage/_events.ts";
 import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import { importAtWork, startImport } from "../storage/import-at-work.ts";
@@ -51,6 +52,9 @@ export interface ExportDocument {
 }
 
 /** Events are appended in batches this big on import (a long log is never one write). */
+/** What an event's line may grow by when imported: another session id (up to 128 characters) and seq. */
+const RESTAMP_BYTES = 160;
+
 const EVENT_BATCH = 1000;
 
 /**
@@ -216,6 +220,15 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
       if (checked.kind === "invalid")
         throw badInput(checked.message, at(`rollout[${i}]${checked.field ? `.${checked.field}` : ""}`));
       const record = e as EventRecord;
+      // What the store would refuse on import, refused here (an upload then took it, and its link
+      // never imported): a time past a date's range (an older version stored some), a line too long.
+      // Its line there holds another session id and seq: `RESTAMP_BYTES` allows for them.
+      try {
+        checkStorableEvent(record, "", RESTAMP_BYTES);
+      } catch (error) {
+        if (!(error instanceof FreecodeError)) throw error;
+        throw badInput(error.message, at(`rollout[${i}]${error.source?.field ?? ""}`));
+      }
       if (record.seq <= lastSeq)
         throw badInput(`events out of order: seq ${record.seq} after ${lastSeq}`, at(`rollout[${i}].seq`));
       lastSeq = record.seq;
@@ -296,7 +309,18 @@ export async function importSessionDocument(
       const batch = events
         .slice(i, i + EVENT_BATCH)
         .map(({ seq: _s, aggregateID: _a, ...e }) => e as EventDraft);
-      await store.appendEvents(id, batch);
+      try {
+        await store.appendEvents(id, batch);
+      } catch (error) {
+        // The store names an event by its place in the batch (`[500]`): named in the document.
+        if (!(error instanceof FreecodeError) || error.code !== "bad_input") throw error;
+        const place = /^\[(\d+)\](.*)$/s.exec(error.source?.field ?? "");
+        if (!place) throw error;
+        throw badInput(error.message, {
+          ...(options.file ? { file: options.file } : {}),
+          field: `rollout[${i + Number(place[1])}]${place[2]}`,
+        });
+      }
     }
     if (more) await store.updateMeta(id, (m) => ({ ...m, copiedFrom }));
   } catch (error) {

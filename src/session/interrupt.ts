@@ -6,6 +6,7 @@
  */
 import { FreecodeError } from "../errors.ts";
 import { checkUsageRule, foldMessagesIntoMeta } from "../storage/_meta-fold.ts";
+import { checkMessage } from "../storage/_validate.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
@@ -20,7 +21,8 @@ const MARK_ATTEMPTS = 8;
  * Mark message `messageId` interrupted (storing `partial` if it is not in the log yet), and the
  * session `interrupted`. Marking rewrites the log only if it did not move since it was read, so an
  * append racing it means reading again; the session status is set even if the mark finally fails
- * (that error is thrown after it).
+ * (that error is thrown after it) — but not when the partial itself is one the store refuses (bad
+ * input: nothing changes).
  */
 export async function markInterrupted(
   store: StorageAdapter,
@@ -28,6 +30,10 @@ export async function markInterrupted(
   messageId: string | undefined,
   partial?: StoredMessage,
 ): Promise<void> {
+  // A partial the store would refuse is the caller's error, said before anything changes (the
+  // session was marked interrupted, then the refusal came back: a client took it that nothing had).
+  if (partial !== undefined && messageId !== undefined)
+    checkMessage({ ...partial, id: messageId, interrupted: true });
   let markError: unknown;
   if (messageId !== undefined) {
     try {

@@ -169,6 +169,17 @@ describe("serve: uploads and links", () => {
         /^invalid message: .*"robot" \(field messages\[0\]\.role\)$/,
       ],
       [JSON.stringify({ ...doc, meta: { ...(doc.meta as object), id: "../x" } }), /\(field meta\.id\)$/],
+      // Regression: what the store refuses on import (an event's time past a date's range, which an
+      // older version stored) was taken, and its link never imported.
+      [
+        JSON.stringify({
+          ...doc,
+          rollout: [
+            { type: "turn.started", turnId: "t", id: "e1", aggregateID: "x", seq: 1, timestamp: 9e15 },
+          ],
+        }),
+        /timestamp must be milliseconds a date can hold .*\(field rollout\[0\]\.timestamp\)$/,
+      ],
     ];
     for (const [body, message] of cases) {
       const r = await upload(body);

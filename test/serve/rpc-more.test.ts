@@ -182,6 +182,17 @@ describe("state and label methods over HTTP", () => {
       code: "not_found",
       exit: 3,
     });
+    // Regression: a partial the store refuses leaves the session as it was (it was marked interrupted
+    // and the refusal came back).
+    expect((await ok("session.markRunning", { id: "int" })).status).toBe("running");
+    const deep = JSON.parse(`${"[".repeat(1500)}${"]".repeat(1500)}`);
+    const refused = await fails("session.markInterrupted", {
+      id: "int",
+      messageId: "a3",
+      partial: { role: "assistant", parts: [{ type: "text", content: "x", meta: deep }] },
+    });
+    expect(refused).toMatchObject({ code: -32000, data: { code: "bad_input" } });
+    expect((await ok("session.get", { id: "int" })).status).toBe("running");
   });
 
   test("session.tag adds and removes in order, checks tags, and agrees with the CLI", async () => {
