@@ -7,6 +7,7 @@
  */
 import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../storage/records.ts";
+import { countAtMost } from "../util/count-at-most.ts";
 import { outputText } from "./output-text.ts";
 import type { DerivedThread, ToolCall, Turn } from "./types.ts";
 
@@ -424,15 +425,7 @@ function turnFinder(turns: Turn[]): (at: number) => Turn | undefined {
       return found ?? turns[0];
     };
   return (at) => {
-    // The number of turns that started at or before `at`.
-    let lo = 0;
-    let hi = turns.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (turns[mid]!.startedAt <= at) lo = mid + 1;
-      else hi = mid;
-    }
-    return turns[lo - 1] ?? turns[0];
+    return turns[countAtMost(turns, at, (t) => t.startedAt) - 1] ?? turns[0];
   };
 }
 
@@ -564,13 +557,7 @@ function finishThread(
   const ownerAt = (at: number): Turn | undefined => {
     const t = turnAt(at);
     if (!t || t.startedAt > at) return undefined;
-    let lo = 0;
-    let hi = starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (starts[mid]! <= at) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = countAtMost(starts, at, (start) => start);
     return lo > 0 && starts[lo - 1]! > t.startedAt ? undefined : t;
   };
   for (const at of facts.aborted) {

@@ -36,6 +36,8 @@
  * once a call that is never answered has been moved there.
  */
 
+import { countAtMost } from "../../util/count-at-most.ts";
+
 /** How the index reads its items (rows, or the trace's pending objects). */
 export interface PendingAccess<T> {
   tool(item: T): string;
@@ -330,15 +332,7 @@ export class PendingCalls<T> {
 
   /** How many cuts (`resumes`, in increasing order) are at or before `order`: the call's process. */
   private processOf(order: number): number {
-    const cuts = this.resumes;
-    let lo = 0;
-    let hi = cuts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cuts[mid]! <= order) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return countAtMost(this.resumes, order, (cut) => cut);
   }
 
   /**
