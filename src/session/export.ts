@@ -52,10 +52,10 @@ export interface ExportDocument {
 }
 
 /** Events are appended in batches this big on import (a long log is never one write). */
-/** What an event's line may grow by when imported: another session id (up to 128 characters) and seq. */
-const RESTAMP_BYTES = 160;
-
 const EVENT_BATCH = 1000;
+
+/** The bytes a JSON value takes in a line. */
+const jsonBytes = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
 
 /**
  * The document for session `id`. A log line that cannot be read fails the export rather than
@@ -128,8 +128,16 @@ const Envelope = v.looseObject({
   rollout: v.optional(v.array(v.unknown())),
 });
 
-/** A checked document: every message, the meta and every event valid. `file` names it in errors. */
-export function parseExportDocument(raw: unknown, file?: string): ExportDocument {
+/**
+ * A checked document: every message, the meta and every event valid. `file` names it in errors.
+ * `id` is the session id the document will be imported under (by default a new one's), for the
+ * size of each event's line there.
+ */
+export function parseExportDocument(
+  raw: unknown,
+  file?: string,
+  options: { id?: string } = {},
+): ExportDocument {
   const at = (field: string) => ({ file, field });
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
     throw badInput("not a freecode session export: the document must be a JSON object", { file });
@@ -215,6 +223,7 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
   let rollout: EventRecord[] | undefined;
   if (d.rollout) {
     let lastSeq = 0;
+    const idBytes = jsonBytes(options.id ?? newSessionId());
     rollout = d.rollout.map((e, i) => {
       const checked = checkEvent(e);
       if (checked.kind === "invalid")
@@ -222,9 +231,11 @@ export function parseExportDocument(raw: unknown, file?: string): ExportDocument
       const record = e as EventRecord;
       // What the store would refuse on import, refused here (an upload then took it, and its link
       // never imported): a time past a date's range (an older version stored some), a line too long.
-      // Its line there holds another session id and seq: `RESTAMP_BYTES` allows for them.
+      // Its line there holds the session id it is imported under and its seq there (i + 1) in
+      // place of its own: the bytes those add, or take away, to its line as it is here.
       try {
-        checkStorableEvent(record, "", RESTAMP_BYTES);
+        const restamp = idBytes + jsonBytes(i + 1) - jsonBytes(record.aggregateID) - jsonBytes(record.seq);
+        checkStorableEvent(record, "", restamp);
       } catch (error) {
         if (!(error instanceof FreecodeError)) throw error;
         throw badInput(error.message, at(`rollout[${i}]${error.source?.field ?? ""}`));
@@ -272,7 +283,7 @@ export async function importSessionDocument(
   raw: unknown,
   options: { id?: string; file?: string; now?: number } = {},
 ): Promise<SessionMeta> {
-  const doc = parseExportDocument(raw, options.file);
+  const doc = parseExportDocument(raw, options.file, options.id !== undefined ? { id: options.id } : {});
   // Made by an older version from a copy whose import was cut off: imported, it would pass for whole.
   if (doc.meta.copiedFrom?.incomplete)
     throw new FreecodeError(

@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
 import { exportSession, importSessionDocument } from "../../src/session/export.ts";
+import { MAX_EVENT_BYTES } from "../../src/storage/_events.ts";
 import memoryFactory from "../../src/storage/adapters/memory.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { SessionMeta } from "../../src/storage/records.ts";
@@ -264,6 +265,36 @@ describe("session export / import", () => {
       1,
       expect.stringContaining("`freecode session delete c1 --purge` removes it"),
     ]);
+  });
+
+  test("regression: an event whose stored line is just under the limit exports and imports again, under a new id of its length; a longer id the store refuses names it", async () => {
+    await using home = await tempHome();
+    const store = memoryFactory({ home: home.path });
+    await oneMessage(store, "src");
+    // A call whose line is 60 bytes under the limit (the import's check counted the session id and
+    // seq it holds, then added room for them again, and refused it).
+    const probe = await store.appendEvents("probe", [
+      { type: "function.call", tool: "Write", callId: "c1", args: { s: "" } },
+    ]);
+    const base = Buffer.byteLength(JSON.stringify(probe[0]));
+    const pad = MAX_EVENT_BYTES - 60 - base;
+    const [call] = await store.appendEvents("src", [
+      { type: "function.call", tool: "Write", callId: "c1", args: { s: "y".repeat(pad) } },
+    ]);
+    expect(Buffer.byteLength(JSON.stringify(call))).toBe(
+      MAX_EVENT_BYTES - 60 - "probe".length + "src".length,
+    );
+    const doc = await exportSession(store, "src", { rollout: true });
+    const copy = await importSessionDocument(store, doc);
+    expect((await exportSession(store, copy.id, { rollout: true })).rollout?.length).toBe(1);
+    expect((await importSessionDocument(store, doc, { id: "s2" })).id).toBe("s2");
+    // Under an id 100 characters long, its line would be too long: refused, naming the event.
+    const e = await importSessionDocument(store, doc, { id: "z".repeat(100), file: "doc.json" }).catch(
+      (x) => x,
+    );
+    expect([e.code, e.source]).toEqual(["bad_input", { file: "doc.json", field: "rollout[0]" }]);
+    expect(await store.getMeta("z".repeat(100))).toBeUndefined();
+    await store.close();
   });
 
   test("a running session arrives idle; an import that fails half way leaves nothing", async () => {
