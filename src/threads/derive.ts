@@ -5,6 +5,7 @@
  * rollout adds what messages do not say — durations, failures, denials, aborted turns — and the
  * calls compaction erased from the message log (the rollout keeps them).
  */
+import { createTurnKeyer } from "../rollout/folds/turns.ts";
 import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../storage/records.ts";
 import { countAtMost } from "../util/count-at-most.ts";
@@ -47,6 +48,21 @@ export const ROLLOUT_OUTPUT_CHARS = 8 * 1024 * 1024;
 /** How long after a turn's prompt the rollout's start of that turn may come (see `finishThread`). */
 const OWN_START_MS = 1000;
 
+/** The events the trace files in a turn (the others name none it opens). */
+const KEYED = new Set([
+  "turn.aborted",
+  "model.request",
+  "model.first_token",
+  "model.response",
+  "model.error",
+  "function.call",
+  "function.output",
+  "function.denied",
+  "redirect.triggered",
+  "redirect.skipped",
+  "parse.error",
+]);
+
 const str = (x: unknown) => (typeof x === "string" ? x : undefined);
 const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 
@@ -58,7 +74,7 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
  * turn first; one with no id, when there is none, the oldest with an id, in a rollout-only session); an
  * answered or refused call is closed,
  * so an output with an id no open call waits for is a call of its own (the trace's own span), and
- * a refusal or an output written before its call is that call's.
+ * an output written before its call is that call's; a refusal written before it is a refusal alone.
  */
 function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const facts: EventFacts = {
@@ -77,22 +93,22 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const idlessKeys = new Map<string, Set<string>>();
   const idlessKey = (tool: string, turn: string | undefined) => `\0${tool}\0${turn ?? ""}`;
   /**
-   * The turn an event without a `turnId` belongs to, as the trace files it: the turn last started
-   * (or first named by an event).
+   * The turn an event belongs to, keyed as the trace keys it (`rollout/folds/turns.ts`): one naming
+   * none is the turn last started (or first named), and a turn id started again — after a resume,
+   * or repeated — is another turn (a resumed agent numbers its turns from turn-0 again: their calls
+   * were paired across the two).
    */
-  let lastTurn: string | undefined;
-  const turnsSeen = new Set<string>();
+  const turns = createTurnKeyer();
   const turnOfEvent = (e: EventRecord): string | undefined => {
-    const id = str(e.turnId);
-    if (id === undefined) return lastTurn;
-    if (e.type === "turn.started" || !turnsSeen.has(id)) {
-      turnsSeen.add(id);
-      lastTurn = id;
+    if (e.type === "session.started") {
+      turns.sessionStarted();
+      return undefined;
     }
-    return id;
+    const id = str(e.turnId);
+    if (e.type === "turn.started")
+      return id === undefined ? undefined : turns.start(id, e.timestamp, e.seq).turnKey;
+    return KEYED.has(e.type) ? turns.keyFor(id, e.timestamp, e.seq) : undefined;
   };
-  /** Rollout-only refusals whose call has not come yet, by call id. */
-  const refusedFirst = new Map<string, ToolCall>();
   /** Outputs with an id no call waited for, by id: a call that comes later with it is theirs (a log
    * two processes wrote can hold an output before its call; the trace pairs them so). */
   const outputFirst = new Map<string, ToolCall>();
@@ -235,13 +251,16 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         break;
       case "function.output": {
         facts.ends.push(e.timestamp);
-        // An output nothing waits for, with an id, is a call of its own; with none, it answers a call
-        // with an id in a session the rollout alone holds, else it is left out (its call may be a
-        // message's that names no id).
+        // An output nothing waits for, with an id, is a call of its own; with none, in a session the
+        // rollout alone holds, it answers a call with an id, else it is a call of its own; in one the
+        // messages hold too, it is left out (its call may be a message's that names no id).
         const turnId = turn;
         const tool = str(e.tool) ?? "?";
         let d = known ? entry(callId) : callId === undefined ? takeIdless(tool, turnId) : oldestOpen(callId);
-        if (!d && callId === undefined && knownCalls.size === 0) d = oldestWithId(tool, turnId);
+        // In a session the rollout alone holds, one no call waits for is a call of its own, as the
+        // trace shows it (it was left out).
+        if (!d && callId === undefined && knownCalls.size === 0)
+          d = oldestWithId(tool, turnId) ?? orphan(e, undefined);
         if (!d && callId) {
           // An id never named: the output of a call that had none, else one ahead of its call.
           const fresh = !namedBefore(callId);
@@ -274,13 +293,6 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
       }
       case "function.call": {
         if (known) break;
-        const refused = callId ? refusedFirst.get(callId) : undefined;
-        if (refused) {
-          // The call of a refusal written before it: one call, denied.
-          refusedFirst.delete(callId!);
-          if (refused.args === undefined && e.args !== undefined) refused.args = e.args;
-          break;
-        }
         const answered = callId ? outputFirst.get(callId) : undefined;
         if (answered && answered.name === (str(e.tool) ?? "?")) {
           // The call of an output written before it: one call, run, in call order.
@@ -321,9 +333,9 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           if (call.args === undefined && e.args !== undefined) call.args = e.args;
           break;
         }
-        const refused = orphan(e, callId);
-        refused.deniedBy = by;
-        if (callId) refusedFirst.set(callId, refused);
+        // A refusal no open call waits for is one of its own, as in the trace: a call that comes
+        // later with its id is another attempt, which ran.
+        orphan(e, callId).deniedBy = by;
         break;
       }
     }

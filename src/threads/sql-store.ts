@@ -28,9 +28,11 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * its `type` keys. 10: an output written before its call is that call's, and after a resume an
  * output answers the newest process's call of its id; JSON text holds a content block only where an
  * object has nothing but a block's fields; a prompt-less turn after a compaction's kept turns no
- * longer moves the erased calls.
+ * longer moves the erased calls. 11: a rollout-only session's turns are keyed as the trace keys them
+ * (a turn id started again is another turn), a refusal before its call is a refusal alone, and an
+ * id-less output no call waits for is a call of its own.
  */
-const THREAD_SCHEMA = 10;
+const THREAD_SCHEMA = 11;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

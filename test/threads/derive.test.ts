@@ -4,6 +4,7 @@
  * binary search) or not; and a long log derives in time (a scan per call once took minutes).
  */
 import { expect, test } from "bun:test";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import type { EventRecord, StoredMessage } from "../../src/storage/records.ts";
 import { deriveThread, ROLLOUT_OUTPUT_CHARS } from "../../src/threads/derive.ts";
 import { OUTPUT_CHARS } from "../../src/threads/output-text.ts";
@@ -76,7 +77,7 @@ test("a rollout-only session of 200,000 events derives, each call in its turn", 
   expect(turns.every((t, i) => t.toolCalls.length === 3 && t.toolCalls[0]!.callId === `c${i}-0`)).toBe(true);
 }, 30_000);
 
-test("a rollout-only call and its refusal are one denied call, in either order", () => {
+test("a rollout-only call and its refusal are one denied call; a refusal written before its call is one alone, and the call another attempt, as in the trace", () => {
   for (const order of ["call first", "denial first"]) {
     const call = {
       type: "function.call",
@@ -98,20 +99,67 @@ test("a rollout-only call and its refusal are one denied call, in either order",
       },
       { type: "function.output", at: 1030, fields: { tool: "bash", callId: "c2", duration_ms: 10 } },
     ];
-    const { turns } = deriveThread("s", undefined, [], log(entries));
+    const events = log(entries);
+    const { turns } = deriveThread("s", undefined, [], events);
     const calls = turns[0]!.toolCalls.map((c) => [
       c.callId,
       c.deniedBy ?? null,
-      (c.args as { command: string }).command,
+      (c.args as { command?: string } | undefined)?.command ?? null,
     ]);
     expect([order, calls]).toEqual([
       order,
-      [
-        ["c1", "permission", "rm -rf build/"],
-        ["c2", null, "npm run clean"],
-      ],
+      order === "call first"
+        ? [
+            ["c1", "permission", "rm -rf build/"],
+            ["c2", null, "npm run clean"],
+          ]
+        : // Regression: search made the two one denied call; the trace keeps the call open.
+          [
+            ["c1", "permission", null],
+            ["c1", null, "rm -rf build/"],
+            ["c2", null, "npm run clean"],
+          ],
+    ]);
+    const trace = buildTrace("s", events as never);
+    expect([order, trace.deniedSpans.length, trace.pendingCalls.length]).toEqual([
+      order,
+      1,
+      order === "call first" ? 0 : 1,
     ]);
   }
+});
+
+test("regression: a resumed session numbering its turns from turn-0 again has its calls paired within each turn, as the trace pairs them", () => {
+  // Search keyed turns by their id alone: the output answered the first process's call.
+  for (const resume of [false, true]) {
+    const entries = [
+      { type: "session.started", at: 1000, fields: { reason: "new" } },
+      { type: "turn.started", at: 1001, fields: { turnId: "turn-0" } },
+      { type: "function.call", at: 1002, fields: { tool: "Bash", args: { command: "first" } } },
+      ...(resume ? [{ type: "session.started", at: 1003, fields: { reason: "resume" } }] : []),
+      { type: "turn.started", at: 1004, fields: { turnId: "turn-0" } },
+      { type: "function.call", at: 1005, fields: { tool: "Bash", args: { command: "second" } } },
+      { type: "function.output", at: 1006, fields: { tool: "Bash", turnId: "turn-0", output: "ok" } },
+    ];
+    const events = log(entries);
+    const answered = deriveThread("s", undefined, [], events)
+      .turns.flatMap((t) => t.toolCalls)
+      .filter((c) => c.result !== undefined)
+      .map((c) => (c.args as { command: string }).command);
+    expect([resume, answered]).toEqual([resume, ["second"]]);
+    const trace = buildTrace("s", events as never);
+    expect(trace.toolSpans.map((s) => s.callSeq)).toEqual([resume ? 6 : 5]);
+  }
+});
+
+test("regression: in a session the rollout alone holds, an output with no id that no call waits for is a call of its own, as the trace shows it", () => {
+  const events = log([
+    { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+    { type: "function.output", at: 1010, fields: { tool: "Bash", turnId: "t", output: "stray" } },
+  ]);
+  const calls = deriveThread("s", undefined, [], events).turns.flatMap((t) => t.toolCalls);
+  expect(calls.map((c) => [c.name, c.result])).toEqual([["Bash", "stray"]]);
+  expect(buildTrace("s", events as never).toolSpans).toHaveLength(1);
 });
 
 test("a rollout-only output written before its call is that call's: one call, with its arguments and output", () => {
