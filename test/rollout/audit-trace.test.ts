@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { deniedNeverRan } from "../../src/eval/assertions/denied.ts";
+import { replaySession } from "../../src/rollout/folds/replay.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { type OtlpSpan, otlpSpans } from "../../src/rollout/otlp.ts";
 import { logBuilder } from "./_events.ts";
@@ -205,4 +206,30 @@ test("regression: OTLP times stay within unsigned 64-bit nanoseconds (a log's ti
         expect(BigInt(n) <= 2n ** 64n - 1n).toBe(true);
       }
   }
+});
+
+test("regression: a call made without arguments, refused with them, that ran anyway — the trace's changedFiles and the replay take the refusal's arguments, and it ran from its call", () => {
+  // The trace took the paths from the call alone (changedFiles missed /etc/passwd), and the replay
+  // kept the call's missing arguments.
+  const log = logBuilder("s");
+  log.at(0).add({ type: "turn.started", turnId: "t0" });
+  log.at(10).add({ type: "function.call", turnId: "t0", tool: "Write", callId: "c1" });
+  log.at(20).add({
+    type: "function.denied",
+    turnId: "t0",
+    tool: "Write",
+    callId: "c1",
+    source: "permission",
+    args: { file_path: "/etc/passwd", content: "x" },
+  });
+  log.at(50).add({ type: "function.output", turnId: "t0", tool: "Write", callId: "c1", output: "written" });
+  const trace = buildTrace("s", log.events);
+  expect(trace.changedFiles).toEqual(["/etc/passwd"]);
+  expect(trace.toolSpans.map((s) => [s.args, s.duration_ms])).toEqual([
+    [{ file_path: "/etc/passwd", content: "x" }, 40],
+  ]);
+  const calls = replaySession("s", log.events).turns.flatMap((t) => t.calls);
+  expect(calls.map((c) => [c.args, c.duration_ms, c.done])).toEqual([
+    [{ file_path: "/etc/passwd", content: "x" }, 40, true],
+  ]);
 });

@@ -34,11 +34,18 @@ test("on 150 random logs the trace, replay and usage folds agree, from memory an
     expect([where, replayCalls.length]).toEqual([where, replay.totalCalls]);
     // The same pairs: each call that ran took the same output (so the same duration) in both folds,
     // and is known by the same id (an id-less call takes the id of the output that answers it).
-    const ranPairs = (xs: [number, number | undefined, string][]) => xs.sort((a, b) => a[0] - b[0]);
+    // With the same arguments (a refused call that ran anyway takes its call's, else its refusal's).
+    const ranPairs = (xs: [number, number | undefined, string, string][]) => xs.sort((a, b) => a[0] - b[0]);
+    const argsOf = (args: unknown) => JSON.stringify(args) ?? "-";
     expect([
       where,
-      ranPairs(replayCalls.filter((c) => c.done).map((c) => [c.seq, c.duration_ms, c.callId ?? "-"])),
-    ]).toEqual([where, ranPairs(trace.toolSpans.map((t) => [t.callSeq, t.duration_ms, t.callId ?? "-"]))]);
+      ranPairs(
+        replayCalls.filter((c) => c.done).map((c) => [c.seq, c.duration_ms, c.callId ?? "-", argsOf(c.args)]),
+      ),
+    ]).toEqual([
+      where,
+      ranPairs(trace.toolSpans.map((t) => [t.callSeq, t.duration_ms, t.callId ?? "-", argsOf(t.args)])),
+    ]);
     expect([
       where,
       replayCalls

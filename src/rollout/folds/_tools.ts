@@ -294,11 +294,14 @@ export function createToolPairing(
             : args !== undefined
               ? { code: args, type: "function.denied" as const, seq: e.seq }
               : undefined;
-        const paths = withdrawn
-          ? withdrawn.paths
-          : e.args === undefined
-            ? undefined
-            : changedPaths(e.tool, e.args, fileTools);
+        // The files it writes, by the same arguments (a call made without any wrote what its
+        // refusal named: changedFiles missed it).
+        const paths =
+          withdrawn?.args !== undefined
+            ? withdrawn.paths
+            : e.args === undefined
+              ? undefined
+              : changedPaths(e.tool, e.args, fileTools);
         refused.set(e.callId, {
           ...(from ? { from } : {}),
           ...(paths && paths.length > 0 ? { paths } : {}),

@@ -192,15 +192,18 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           totalCalls--;
         }
         // For an output that may come with this id (it ran anyway): where the call's arguments are,
-        // else the refusal's.
+        // else (a call made without any) the refusal's; it ran from its call.
         if (e.callId !== undefined)
           refusedArgs.set(
             e.callId,
-            withdrawn !== undefined
+            withdrawn !== undefined && calls.hasArgs(withdrawn)
               ? { row: withdrawn, at: calls.at(withdrawn) }
               : entry.args !== undefined
-                ? { denial: { code: entry.args, seq: e.seq }, at: e.timestamp }
-                : { at: e.timestamp },
+                ? {
+                    denial: { code: entry.args, seq: e.seq },
+                    at: withdrawn === undefined ? e.timestamp : calls.at(withdrawn),
+                  }
+                : { at: withdrawn === undefined ? e.timestamp : calls.at(withdrawn) },
           );
         return;
       }
