@@ -14,6 +14,17 @@ import { dirname } from "node:path";
 import { conflict, FreecodeError } from "../errors.ts";
 import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
 import type { StorageAdapter } from "./contract.ts";
+import {
+  type CopiedState,
+  type CopyPart,
+  type CopyRecord,
+  logState,
+  movedSince,
+  readCopies,
+  recordCopied,
+  recordStarted,
+  sessionState,
+} from "./migration-copies.ts";
 import { migrationMarker } from "./migration-marker.ts";
 import type { EventDraft, EventRecord, SessionMeta } from "./records.ts";
 import { unreadableLog } from "./unreadable-log.ts";
@@ -124,7 +135,7 @@ export async function migrateStore(
   progress: (done: number, total: number) => void = () => {},
 ): Promise<MigrateReport> {
   const marker = migrationMarker(target);
-  if (marker && existsSync(marker)) await clearInterrupted(target, source);
+  if (marker && existsSync(marker)) await clearInterrupted(target, source, readCopies(marker));
   if (
     (await target.listSessions({ all: true, limit: 0 })).total > 0 ||
     (await target.listEventLogs()).length > 0 ||
@@ -142,11 +153,17 @@ export async function migrateStore(
     ensureDir(dirname(marker));
     writeFileAtomic(
       marker,
-      `${JSON.stringify({ from: source.name, to: target.name, startedAt: Date.now() })}\n`,
+      `${JSON.stringify({ from: source.name, to: target.name, startedAt: Date.now(), copies: true })}\n`,
     );
   }
   try {
-    await copyStore(source, target, ids, logs, written, progress);
+    const journal = marker
+      ? {
+          started: (id: string, part: CopyPart) => recordStarted(marker, id, part),
+          copied: (id: string, state: CopiedState) => recordCopied(marker, id, state),
+        }
+      : { started: () => {}, copied: () => {} };
+    await copyStore(source, target, ids, logs, { written, ...journal, progress });
     const report = await verifyCopy(source, target);
     if (marker) rmSync(marker, { force: true });
     return report;
@@ -163,7 +180,11 @@ export async function migrateStore(
  * logs the source also holds — what a copy from it wrote. Anything else in the target (a session
  * made there since) is left, and then makes the target not empty: the migration is refused.
  */
-async function clearInterrupted(target: StorageAdapter, source: StorageAdapter): Promise<void> {
+async function clearInterrupted(
+  target: StorageAdapter,
+  source: StorageAdapter,
+  copies: Map<string, CopyRecord> | undefined,
+): Promise<void> {
   const fromSource = new Set([...(await listedIds(source)), ...(await source.listEventLogs())]);
   const ids = [...new Set([...(await listedIds(target)), ...(await target.listEventLogs())])].filter((id) =>
     fromSource.has(id),
@@ -172,7 +193,9 @@ async function clearInterrupted(target: StorageAdapter, source: StorageAdapter):
   // what was written there (an append acknowledged in the new store). Nothing is cleared then.
   const changed: string[] = [];
   for (const id of ids) {
-    const why = await changedInTarget(target, source, id);
+    // Nothing recorded of an id, in a marker that records: the migration never started it.
+    const record = copies && (copies.get(id) ?? { started: new Set<CopyPart>(), copied: {} });
+    const why = await changedInTarget(target, source, id, record);
     if (why) changed.push(`${id} (${why})`);
   }
   if (changed.length > 0)
@@ -186,20 +209,37 @@ async function clearInterrupted(target: StorageAdapter, source: StorageAdapter):
 
 /**
  * Why session `id` of `target` is more than the interrupted migration's copy of `source`'s, or
- * undefined. A copy holds the source's messages as they were: since then the source may have added
- * messages after them or compacted them away (a summary, then the messages it keeps), but a message
- * the target holds after the last one both hold was written in the target (an append it
- * acknowledged). Likewise a copy holds at most the source's events. (A rename or a status change in
- * the target moves neither, and is not seen.)
+ * undefined. What the migration recorded (`record`, see `migration-copies.ts`) decides where it
+ * can: a part it copied that the target holds otherwise now was written to there, and so was a
+ * part it never started that the target holds. A part whose copy the kill cut short, or all of an
+ * older version's marker, is judged against the source: a copy holds the source's messages as they
+ * were — since then the source may have added messages after them or compacted them away, but a
+ * message the target holds after the last one both hold was written in the target — and at most
+ * the source's events.
  */
 async function changedInTarget(
   target: StorageAdapter,
   source: StorageAdapter,
   id: string,
+  record: CopyRecord | undefined,
 ): Promise<string | undefined> {
   const [mine, theirs] = [await target.getMeta(id), await source.getMeta(id)];
   if (mine && !theirs) return "a session in the target, a rollout log only in the source";
-  if (mine && theirs) {
+  const how = (part: CopyPart) =>
+    !record ? "cut short" : record.copied[part] ? "copied" : record.started.has(part) ? "cut short" : "never";
+  const now: CopiedState = {};
+  if (mine) now.session = await sessionState(target, id);
+  const logNow = await logState(target, id);
+  if (logNow && logNow.events > 0) now.log = logNow;
+  if (record) {
+    const why = movedSince(record.copied, now);
+    if (why) return why;
+  }
+  if (how("session") === "never" && now.session)
+    return "its session was made in the target: the migration never copied it";
+  if (how("log") === "never" && now.log)
+    return "its rollout log was written in the target: the migration never copied it";
+  if (mine && theirs && how("session") === "cut short") {
     const ids = new Set((await source.readMessages(id)).messages.map((m) => m.id));
     const held = (await target.readMessages(id)).messages;
     let after = 0;
@@ -207,13 +247,12 @@ async function changedInTarget(
     // None in common: a copy the source replaced whole (`keep 0`) is no sign of a write.
     if (after > 0 && after < held.length) return `${after} message(s) after the last the source holds`;
   }
-  const count = async (a: StorageAdapter) => {
-    let n = 0;
-    for await (const _ of a.readEvents(id)) n++;
-    return n;
-  };
-  const [events, sourceEvents] = [await count(target), await count(source)];
-  if (events > sourceEvents) return `${events - sourceEvents} event(s) more than the source`;
+  if (how("log") === "cut short" && now.log) {
+    let sourceEvents = 0;
+    for await (const _ of source.readEvents(id)) sourceEvents++;
+    if (now.log.events > sourceEvents)
+      return `${now.log.events - sourceEvents} event(s) more than the source`;
+  }
   return undefined;
 }
 
@@ -235,9 +274,17 @@ async function copyStore(
   target: StorageAdapter,
   ids: string[],
   logs: string[],
-  written: Set<string>,
-  progress: (done: number, total: number) => void,
+  how: {
+    /** The ids this copy wrote (a failure purges them). */
+    written: Set<string>;
+    /** Called before a part of an id is copied. */
+    started: (id: string, part: CopyPart) => void;
+    /** Called once it is, with what the target holds of it then. */
+    copied: (id: string, state: CopiedState) => void;
+    progress: (done: number, total: number) => void;
+  },
 ): Promise<void> {
+  const { written, started, copied, progress } = how;
   const total = ids.length + logs.length;
   let done = 0;
   for (const id of ids) {
@@ -247,16 +294,23 @@ async function copyStore(
     if (issues.length) throw unreadableLog(id, issues, "message");
     // Marked as this migration's only once it made it: a create the target refused (an id it holds)
     // must not be purged by the cleanup.
+    started(id, "session");
     await target.createSession(meta, messages);
     written.add(id);
     const cache = await source.getContextCache(id);
     if (cache !== undefined) await target.putContextCache(id, cache);
+    // As written: a verified copy reads back the same meta and messages from either store.
+    copied(id, {
+      session: { messages: messages.length, last: messages.at(-1)?.id ?? null, updatedAt: meta.updatedAt },
+    });
     progress(++done, total);
   }
   for (const id of logs) {
     let expected = 1;
+    let last: string | null = null;
     let batch: EventDraft[] = [];
     written.add(id); // the target held no log when the migration began: any log is this one's
+    started(id, "log");
     for await (const { seq, ...rest } of eventsOf(source, id)) {
       // seq is assigned by the target from 1: a source with gaps cannot be copied as it is.
       if (seq !== expected++)
@@ -271,12 +325,14 @@ async function copyStore(
           `rollout of ${id}: event seq ${seq} names session ${JSON.stringify(rest.aggregateID)} in aggregateID; run \`freecode store verify\``,
         );
       batch.push(rest as EventDraft);
+      last = rest.id;
       if (batch.length >= EVENT_BATCH) {
         await target.appendEvents(id, batch);
         batch = [];
       }
     }
     if (batch.length > 0) await target.appendEvents(id, batch);
+    copied(id, { log: { events: expected - 1, last } });
     progress(++done, total);
   }
 }

@@ -252,6 +252,125 @@ test("regression: a source session compacted since an interrupted migration copi
   await target.close();
 });
 
+/** `target` as a migration killed at its first rollout log sees it: that append and any clean-up fail. */
+function killedAtFirstLog(target: StorageAdapter): StorageAdapter {
+  return new Proxy(target, {
+    get(t, key) {
+      if (key === "appendEvents" || key === "purgeSession")
+        return async () => {
+          throw new Error("killed");
+        };
+      const value = Reflect.get(t, key);
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+}
+
+test("regression: after a killed migration, what it recorded of its copy decides — a target written to is refused though the source was compacted since (the append was purged), one left alone is cleared though the source was rewound (the re-run was refused)", async () => {
+  const say = (id: string, role: "user" | "assistant" = "user"): StoredMessage => ({
+    id,
+    role,
+    parts: [{ type: "text", content: id }],
+    timestamp: 1,
+  });
+  for (const write of ["none", "message", "event"] as const) {
+    await using srcHome = await tempHome();
+    await using dstHome = await tempHome();
+    const src = files({ home: srcHome.path, fsync: "never" });
+    await src.createSession(meta("s1", { messageCount: 4 }), [
+      say("u1"),
+      say("a1", "assistant"),
+      say("u2"),
+      say("a2", "assistant"),
+    ]);
+    await src.appendEvents("s1", [{ type: "turn.started", turnId: "t1" }]);
+    await src.appendEvents("zz-log", [{ type: "turn.started", turnId: "t1" }]);
+    const target = sqlite({ home: dstHome.path, fsync: "never" });
+    // Killed once s1 and its log were copied: the next log's append dies, and no clean-up runs.
+    let logs = 0;
+    const dying = new Proxy(target, {
+      get(t, key) {
+        if (key === "appendEvents")
+          return async (...args: Parameters<StorageAdapter["appendEvents"]>) => {
+            if (++logs > 1) throw new Error("killed");
+            return t.appendEvents(...args);
+          };
+        if (key === "purgeSession") return killedAtFirstLog(t).purgeSession;
+        const value = Reflect.get(t, key);
+        return typeof value === "function" ? value.bind(t) : value;
+      },
+    });
+    await expect(migrateStore(src, dying)).rejects.toThrow("killed");
+    expect(existsSync(migrationMarker(target)!)).toBe(true);
+    if (write === "message") await target.appendMessages("s1", [say("t-new")]);
+    if (write === "event") await target.appendEvents("s1", [{ type: "turn.started", turnId: "t2" }]);
+    // The source moves on: a rewind re-imported (u2, a2 replaced), then a compaction to the last turn.
+    await src.replaceMessages("s1", [say("u1"), say("a1", "assistant"), say("u3"), say("a3", "assistant")], {
+      ifMessageCount: 4,
+    });
+    if (write !== "none")
+      await src.replaceMessages("s1", [say("u3"), say("a3", "assistant")], { ifMessageCount: 4 });
+    const rerun = await migrateStore(src, target).catch((e: Error) => e);
+    if (write === "none") {
+      expect((rerun as { verified?: boolean }).verified).toBe(true);
+      expect((await target.readMessages("s1")).messages.map((m) => m.id)).toEqual(["u1", "a1", "u3", "a3"]);
+    } else {
+      expect([write, (rerun as { code?: string }).code]).toEqual([write, "conflict"]);
+      expect((rerun as Error).message).toContain(
+        write === "message"
+          ? "s1 (its messages changed in the target since the copy (4 then, 5 now))"
+          : "s1 (its rollout log changed in the target since the copy (1 events then, 2 now))",
+      );
+      // Nothing purged: what the target acknowledged is there.
+      expect((await target.readMessages("s1")).messages.length).toBe(write === "message" ? 5 : 4);
+    }
+    await src.close();
+    await target.close();
+  }
+});
+
+test("regression: after a killed migration, a session the target holds that the migration never started copying is the target's own: refused, not purged (with nothing in common with the source's, it was taken for a copy replaced since)", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  const say = (id: string): StoredMessage => ({
+    id,
+    role: "user",
+    parts: [{ type: "text", content: id }],
+    timestamp: 1,
+  });
+  for (const id of ["s1", "s2", "s3"])
+    await src.createSession(meta(id, { messageCount: 1 }), [say(`${id}-m`)]);
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  // Killed while it copies its second session: the third is never started.
+  const tried: string[] = [];
+  const dying = new Proxy(target, {
+    get(t, key) {
+      if (key === "createSession")
+        return async (...args: Parameters<StorageAdapter["createSession"]>) => {
+          tried.push(args[0].id);
+          if (tried.length > 1) throw new Error("killed");
+          return t.createSession(...args);
+        };
+      if (key === "purgeSession") return killedAtFirstLog(t).purgeSession;
+      const value = Reflect.get(t, key);
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+  await expect(migrateStore(src, dying)).rejects.toThrow("killed");
+  // Made in the new store under an id the old one holds too (sessions made by an import, say).
+  const third = ["s1", "s2", "s3"].find((id) => !tried.includes(id));
+  await target.createSession(meta(third!, { messageCount: 1 }), [say("mine")]);
+  const rerun = await migrateStore(src, target).catch((e: Error) => e);
+  expect((rerun as { code?: string }).code).toBe("conflict");
+  expect((rerun as Error).message).toContain(
+    `${third} (its session was made in the target: the migration never copied it)`,
+  );
+  expect((await target.readMessages(third!)).messages.map((m) => m.id)).toEqual(["mine"]);
+  await src.close();
+  await target.close();
+});
+
 /** What a migration killed half way leaves on its target: its mark (the caller adds part of a copy). */
 function markInterrupted(target: StorageAdapter): string {
   const marker = migrationMarker(target)!;
