@@ -1,5 +1,5 @@
 /** The listing index in SQLite (`state/sessions-index.db`, WAL, busy timeout). */
-import type { Database } from "bun:sqlite";
+import { Database as BunDatabase, type Database } from "bun:sqlite";
 import type { ListQuery } from "../contract.ts";
 import { openSqliteFile } from "../engines/bun-sqlite.ts";
 import type { SessionMeta } from "../records.ts";
@@ -31,8 +31,6 @@ const SCHEMA_VERSION = 3;
 
 /** Open (creating) the SQLite index; throws when SQLite cannot start here. */
 export function openSqliteIndex(path: string): IndexBackend {
-  const version = (db: Database) =>
-    (db.query("pragma user_version").get() as { user_version: number }).user_version;
   // Set up once per file, under the init lock (concurrent first opens would race on WAL and DDL);
   // later opens skip it (listing runs at every process start).
   const db = openSqliteFile(path, {
@@ -47,6 +45,23 @@ export function openSqliteIndex(path: string): IndexBackend {
       d.exec(`pragma user_version = ${SCHEMA_VERSION}`);
     },
   });
+  return indexOn(db);
+}
+
+/**
+ * An index held in memory, built anew by each process: for a home this process cannot write (a
+ * read-only mount, another user's files), where the index file cannot be opened to write.
+ */
+export function memorySqliteIndex(): IndexBackend {
+  const db = new BunDatabase(":memory:", { strict: true });
+  db.exec(SCHEMA);
+  return indexOn(db);
+}
+
+const version = (db: Database) =>
+  (db.query("pragma user_version").get() as { user_version: number }).user_version;
+
+function indexOn(db: Database): IndexBackend {
   // Delete then insert (not `insert or replace`, whose implicit delete fires no trigger).
   const upsert = db.prepare(
     "insert into sessions (id, key, project, status, updated, pinned, meta) values (?, ?, ?, ?, ?, ?, ?)",

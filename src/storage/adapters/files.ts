@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
+import { writable } from "../../util/writable.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
 import {
   checkId,
@@ -90,8 +91,19 @@ const factory: AdapterFactory = (options) => {
 
   const openIndex = async (): Promise<SessionIndex> => {
     if (index) return index;
-    ensureDir(layout.state);
     let backend: IndexBackend;
+    // A home with no state yet that cannot be written (a read-only mount, another user's files), or
+    // none at all: an index in memory, so reading needs no write (listing failed with EACCES or
+    // EROFS, and a mistyped --home was made).
+    if (
+      !existsSync(options.home) ||
+      (!existsSync(layout.state) ? !writable(options.home) : !writable(layout.state))
+    ) {
+      const { memorySqliteIndex } = await import("./_files-index-sqlite.ts");
+      index = new SessionIndex(layout, memorySqliteIndex());
+      return index;
+    }
+    ensureDir(layout.state);
     try {
       if (jsonIndex) throw new Error("JSON index requested");
       const { openSqliteIndex } = await import("./_files-index-sqlite.ts");

@@ -1,0 +1,102 @@
+/**
+ * A home this process cannot write — a read-only mount, a cache restored read-only, another user's
+ * files — is read as it is: listing, showing, tracing and evaluating work and write nothing there.
+ * The compiled binary runs as a user that may not write the home: as root, the home is given to
+ * `nobody` with every write bit off and the binary runs as `nobody` (`setpriv`); as anyone else, the
+ * write bits are taken off. Listing needs its index, which lived only in the home (`state/`): it was
+ * `cannot open …/index.lock: permission denied` (exit 74), and eval gave no verdict.
+ */
+import { expect, test } from "bun:test";
+import { chmodSync, chownSync, copyFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { binaryPath, CORPUS, runCli, tempDir } from "../_helpers.ts";
+
+const root = process.getuid?.() === 0;
+const setpriv = Bun.which("setpriv");
+const NOBODY = 65534;
+
+/** Every path under `dir` with its size and modification time: what a write would move. */
+function snapshot(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const st = statSync(p);
+      out.push(`${p} ${st.size} ${st.mtimeMs}`);
+      if (st.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+/** Take every write bit off under `dir` (and, as root, give it to nobody, who must read it). */
+function readOnly(dir: string): void {
+  const walk = (p: string) => {
+    const st = statSync(p);
+    if (root) chownSync(p, NOBODY, NOBODY);
+    chmodSync(p, st.isDirectory() ? 0o555 : 0o444);
+    if (st.isDirectory()) for (const name of readdirSync(p)) walk(join(p, name));
+  };
+  walk(dir);
+}
+
+test.skipIf(root && !setpriv)(
+  "regression: a home that cannot be written is listed, traced and evaluated, and nothing in it changes (listing died with EACCES, exit 74)",
+  async () => {
+    await using dir = await tempDir();
+    chmodSync(dir.path, 0o755);
+    const home = join(dir.path, "home");
+    const imported = runCli(
+      ["import", "claude", join(CORPUS, "claude", "drmaciver_claude-reliability"), "--finished"],
+      {
+        home,
+      },
+    );
+    expect(imported.code).toBe(0);
+    // Listed once while writable, so the home has its state (the index) as a used one has.
+    expect(runCli(["session", "list"], { home }).code).toBe(0);
+    const bin = join(dir.path, "freecode");
+    copyFileSync(binaryPath(), bin);
+    chmodSync(bin, 0o755);
+    const cases = join(dir.path, "cases.yaml");
+    writeFileSync(cases, "- id: no-hung-calls\n  sessions: all\n  expect:\n    - noHung: true\n");
+    chmodSync(cases, 0o644);
+    readOnly(home);
+    const before = snapshot(home);
+    const run = (args: string[]) => {
+      const argv = root
+        ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", bin, ...args, "--home", home]
+        : [bin, ...args, "--home", home];
+      const p = Bun.spawnSync(argv, {
+        cwd: dir.path,
+        env: { ...process.env, NODE_ENV: "test" },
+        stderr: "pipe",
+      });
+      return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+    };
+    const list = run(["session", "list", "--json"]);
+    expect([list.code, list.stderr]).toEqual([0, ""]);
+    const ids = (JSON.parse(list.stdout) as { items: { id: string }[] }).items.map((m) => m.id);
+    expect(ids.length).toBeGreaterThan(0);
+    for (const args of [
+      ["session", "show", ids[0]!],
+      ["trace", ids[0]!],
+      ["eval", cases],
+    ]) {
+      const r = run(args);
+      expect([args[0], r.code, r.stderr]).toEqual([args[0], 0, ""]);
+    }
+    expect(run(["eval", cases]).stdout).toContain("1 passed");
+    expect(snapshot(home)).toEqual(before);
+    // Given back its write bits, the home can be removed by the test.
+    const writableAgain = (p: string) => {
+      const st = statSync(p);
+      if (root) chownSync(p, 0, 0);
+      chmodSync(p, st.isDirectory() ? 0o755 : 0o644);
+      if (st.isDirectory()) for (const name of readdirSync(p)) writableAgain(join(p, name));
+    };
+    writableAgain(home);
+  },
+  120_000,
+);
