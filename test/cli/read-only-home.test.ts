@@ -42,61 +42,64 @@ function readOnly(dir: string): void {
 }
 
 test.skipIf(root && !setpriv)(
-  "regression: a home that cannot be written is listed, traced and evaluated, and nothing in it changes (listing died with EACCES, exit 74)",
+  "regression: a home that cannot be written is listed, traced and evaluated, and nothing in it changes, on the files and the sqlite store (listing died with EACCES, exit 74)",
   async () => {
     await using dir = await tempDir();
     chmodSync(dir.path, 0o755);
-    const home = join(dir.path, "home");
-    const imported = runCli(
-      ["import", "claude", join(CORPUS, "claude", "drmaciver_claude-reliability"), "--finished"],
-      {
-        home,
-      },
-    );
-    expect(imported.code).toBe(0);
-    // Listed once while writable, so the home has its state (the index) as a used one has.
-    expect(runCli(["session", "list"], { home }).code).toBe(0);
     const bin = join(dir.path, "freecode");
     copyFileSync(binaryPath(), bin);
     chmodSync(bin, 0o755);
     const cases = join(dir.path, "cases.yaml");
     writeFileSync(cases, "- id: no-hung-calls\n  sessions: all\n  expect:\n    - noHung: true\n");
     chmodSync(cases, 0o644);
-    readOnly(home);
-    const before = snapshot(home);
-    const run = (args: string[]) => {
-      const argv = root
-        ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", bin, ...args, "--home", home]
-        : [bin, ...args, "--home", home];
-      const p = Bun.spawnSync(argv, {
-        cwd: dir.path,
-        env: { ...process.env, NODE_ENV: "test" },
-        stderr: "pipe",
-      });
-      return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
-    };
-    const list = run(["session", "list", "--json"]);
-    expect([list.code, list.stderr]).toEqual([0, ""]);
-    const ids = (JSON.parse(list.stdout) as { items: { id: string }[] }).items.map((m) => m.id);
-    expect(ids.length).toBeGreaterThan(0);
-    for (const args of [
-      ["session", "show", ids[0]!],
-      ["trace", ids[0]!],
-      ["eval", cases],
-    ]) {
-      const r = run(args);
-      expect([args[0], r.code, r.stderr]).toEqual([args[0], 0, ""]);
+    for (const store of ["files", "sqlite"]) {
+      const home = join(dir.path, store);
+      const corpus = join(CORPUS, "claude", "drmaciver_claude-reliability");
+      expect(runCli(["import", "claude", corpus, "--finished", "--store", store], { home }).code).toBe(0);
+      // Listed once while writable, so the home has its state (the index) as a used one has.
+      expect(runCli(["session", "list", "--store", store], { home }).code).toBe(0);
+      readOnly(home);
+      const before = snapshot(home);
+      const run = (args: string[]) => {
+        const cli = [bin, ...args, "--home", home, "--store", store];
+        const argv = root
+          ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cli]
+          : cli;
+        const p = Bun.spawnSync(argv, {
+          cwd: dir.path,
+          env: { ...process.env, NODE_ENV: "test" },
+          stderr: "pipe",
+        });
+        return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+      };
+      const list = run(["session", "list", "--json"]);
+      expect([store, list.code, list.stderr]).toEqual([store, 0, ""]);
+      const ids = (JSON.parse(list.stdout) as { items: { id: string }[] }).items.map((m) => m.id);
+      expect(ids.length).toBeGreaterThan(0);
+      for (const args of [
+        ["session", "show", ids[0]!],
+        ["trace", ids[0]!],
+        ["eval", cases],
+      ]) {
+        const r = run(args);
+        expect([store, args[0], r.code, r.stderr]).toEqual([store, args[0], 0, ""]);
+      }
+      expect(run(["eval", cases]).stdout).toContain("1 passed");
+      // A write is refused, naming what could not be written.
+      const rename = run(["session", "rename", ids[0]!, "new title"]);
+      expect([store, rename.code]).toEqual([store, 74]);
+      expect(rename.stderr).toContain(store === "sqlite" ? "store.db" : home);
+      expect(snapshot(home)).toEqual(before);
+      writableAgain(home); // for the test's own clean-up
     }
-    expect(run(["eval", cases]).stdout).toContain("1 passed");
-    expect(snapshot(home)).toEqual(before);
-    // Given back its write bits, the home can be removed by the test.
-    const writableAgain = (p: string) => {
-      const st = statSync(p);
-      if (root) chownSync(p, 0, 0);
-      chmodSync(p, st.isDirectory() ? 0o755 : 0o644);
-      if (st.isDirectory()) for (const name of readdirSync(p)) writableAgain(join(p, name));
-    };
-    writableAgain(home);
   },
   120_000,
 );
+
+/** Give the write bits back (and, as root, the files to root). */
+function writableAgain(p: string): void {
+  const st = statSync(p);
+  if (root) chownSync(p, 0, 0);
+  chmodSync(p, st.isDirectory() ? 0o755 : 0o644);
+  if (st.isDirectory()) for (const name of readdirSync(p)) writableAgain(join(p, name));
+}

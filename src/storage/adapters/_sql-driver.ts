@@ -25,15 +25,15 @@ export interface SqlDriver {
  * error of SQLite's (`SQLITE_FULL` on a full disk) is given the database file as its `path`, so the
  * CLI can say which file it could not write.
  */
-export function bunSqliteDriver(db: BunDatabase): SqlDriver {
+export function bunSqliteDriver(db: BunDatabase, path: string = db.filename): SqlDriver {
   let lastChanges = 0;
   const named = <T>(fn: () => T): T => {
     try {
       return fn();
     } catch (error) {
       const e = error as { code?: unknown; path?: string };
-      if (typeof e?.code === "string" && e.code.startsWith("SQLITE_") && e.path === undefined && db.filename)
-        e.path = db.filename;
+      if (typeof e?.code === "string" && e.code.startsWith("SQLITE_") && e.path === undefined && path)
+        e.path = path;
       throw error;
     }
   };

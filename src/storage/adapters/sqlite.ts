@@ -5,14 +5,17 @@
  * with SQLITE_BUSY (reference/bun-engineering.md §3). The schema is versioned (`_sql-schema.ts`).
  */
 
-import { join } from "node:path";
+import { constants, Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
+import { writable } from "../../util/writable.ts";
 import type { AdapterFactory } from "../contract.ts";
 import { openSqliteFile } from "../engines/bun-sqlite.ts";
 import { rebuildCounters, type SqlHost, sqlAdapter } from "./_sql-core.ts";
 import { bunSqliteDriver, inTransaction, type SqlDriver } from "./_sql-driver.ts";
-import { migrate } from "./_sql-schema.ts";
+import { migrate, SCHEMA_VERSION, schemaVersion } from "./_sql-schema.ts";
 
 /** How long a writer waits for another process's transaction before giving up. */
 export const BUSY_TIMEOUT_MS = 15_000;
@@ -24,6 +27,7 @@ export const sqliteStorePath = (home: string) => join(homePaths(home).state, "st
 
 /** Open (creating and migrating) a store database with the adapter's pragmas. */
 export function openSqliteStore(file: string, fsync: "never" | "batch" | "always" = "batch"): SqlDriver {
+  if (existsSync(file) && !writable(dirname(file))) return openReadOnly(file);
   let d: SqlDriver | undefined;
   try {
     openSqliteFile(file, {
@@ -38,6 +42,34 @@ export function openSqliteStore(file: string, fsync: "never" | "batch" | "always
     throw engineError(error, file);
   }
   return d!;
+}
+
+/**
+ * A store in a directory this process cannot write (a read-only mount, another user's home): opened
+ * as immutable, to read — its WAL and shared-memory files could not be made — and a write to it is
+ * refused as one (`SQLITE_READONLY`). It must be of this version's schema: none can be migrated here.
+ */
+function openReadOnly(file: string): SqlDriver {
+  let db: Database | undefined;
+  try {
+    db = new Database(
+      `file:${encodeURI(file).replaceAll("?", "%3f").replaceAll("#", "%23")}?immutable=1`,
+      constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI,
+    );
+    // Errors name the file, not the URI it was opened by.
+    const d = bunSqliteDriver(db, file);
+    const version = schemaVersion(d);
+    if (version !== SCHEMA_VERSION)
+      throw new FreecodeError(
+        "bad_input",
+        `the sqlite store is of schema ${version}, and this freecode reads ${SCHEMA_VERSION}: it cannot be migrated in a directory this process cannot write`,
+        { source: { file } },
+      );
+    return d;
+  } catch (error) {
+    db?.close();
+    throw engineError(error, file);
+  }
 }
 
 /**
