@@ -152,6 +152,15 @@ describe("freecode eval (source)", () => {
     expect(runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--bogus"]).code).toBe(2);
   });
 
+  test("regression: --reporter junit: with no file after the colon is bad usage (it wrote the XML to stdout, exit 1)", () => {
+    const r = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--reporter", "junit:"]);
+    expect([r.code, r.stdout, r.stderr.trim().split("\n").at(-1)]).toEqual([
+      2,
+      "",
+      expect.stringContaining("--reporter junit: needs a file after the colon"),
+    ]);
+  });
+
   test("regression: a report path with a file where a directory should be says it cannot write it (exit 74), not 'cannot read'", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "a-file");

@@ -40,6 +40,8 @@ export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice
     if (!(REPORTERS as readonly string[]).includes(name)) {
       throw usageError(`unknown reporter "${name}" (expected one of ${REPORTERS.join(", ")})`);
     }
+    // `junit:` with nothing after it (an unset `$REPORT` in `junit:$REPORT`) would print to stdout.
+    if (file === "") throw usageError(`--reporter ${name}: needs a file after the colon`);
     out.push({ name: name as ReporterName, ...(file ? { file } : {}) });
   }
   // A file that is stdout (`junit:/dev/stdout`) is stdout: held to its rule below (pretty text went
