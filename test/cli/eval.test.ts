@@ -161,6 +161,34 @@ describe("freecode eval (source)", () => {
     ]);
   });
 
+  test("regression: an --out before every --reporter is bad usage naming the fix (it gave o.xml the pretty text and stdout the XML); with no --reporter, or after --json, it is the default's file", async () => {
+    await using dir = await tempDir();
+    const o = join(dir.path, "o.xml");
+    const r = runCli(["eval", "examples/cases", "--sessions", SESSIONS, "--out", o, "--reporter", "junit"]);
+    expect([r.code, r.stdout, existsSync(o)]).toEqual([2, "", false]);
+    expect(r.stderr).toContain(
+      `--out ${o} comes before every --reporter: --out goes after its reporter (--reporter junit --out ${o}, or --reporter junit:${o})`,
+    );
+    const alone = runCli(["eval", "examples/cases/login.yaml", "--sessions", SESSIONS, "--out", o]);
+    expect([alone.code, readFileSync(o, "utf8")]).toEqual([0, expect.stringContaining("✓ login-fix")]);
+    const json = join(dir.path, "o.json");
+    const tap = join(dir.path, "o.tap");
+    const both = runCli([
+      "eval",
+      "examples/cases/login.yaml",
+      "--sessions",
+      SESSIONS,
+      "--json",
+      "--out",
+      json,
+      "--reporter",
+      `tap:${tap}`,
+    ]);
+    expect([both.code, both.stdout]).toEqual([0, ""]);
+    expect(readFileSync(json, "utf8")).toStartWith("{");
+    expect(readFileSync(tap, "utf8")).toStartWith("TAP version 14");
+  });
+
   test("regression: a report path with a file where a directory should be says it cannot write it (exit 74), not 'cannot read'", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "a-file");

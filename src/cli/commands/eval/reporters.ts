@@ -1,8 +1,9 @@
 /**
- * `--reporter NAME[:FILE]` (repeatable) and `--out FILE` (applies to the reporter before it): parsed
- * from the raw arguments because citty keeps only the last value of a repeated flag. Of the
- * reporters without a file, a machine format (json, junit, tap) must be the only one; pretty and
- * github (annotations for the Actions log) may share stdout.
+ * `--reporter NAME[:FILE]` (repeatable) and `--out FILE` (applies to the reporter before it, or to
+ * the default one when no --reporter is given): parsed from the raw arguments because citty keeps
+ * only the last value of a repeated flag. Of the reporters without a file, a machine format (json,
+ * junit, tap) must be the only one; pretty and github (annotations for the Actions log) may share
+ * stdout.
  */
 import { usageError } from "../../../errors.ts";
 import { isStdoutPath } from "../../../util/output-file.ts";
@@ -19,9 +20,14 @@ export interface ReporterChoice {
 /** The reporters asked for, in order (default: pretty on stdout, or json with --json). */
 export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice[] {
   const out: ReporterChoice[] = [];
+  // An --out before every --reporter (and before --json, which is `--reporter json`): the default
+  // reporter's file when no --reporter is given, else a mistake, held until the loop has seen them.
+  let leading: string | undefined;
+  let jsonBefore = false;
   for (let i = 0; i < rawArgs.length; i++) {
     const a = rawArgs[i]!;
     if (a === "--") break;
+    if (a === "--json") jsonBefore = true;
     const [flag, inline] = a.startsWith("--")
       ? (a.split(/=(.*)/s, 2) as [string, string | undefined])
       : [a, undefined];
@@ -29,7 +35,10 @@ export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice
     const value = inline ?? rawArgs[++i];
     if (value === undefined) throw usageError(`${flag} needs a value`);
     if (flag === "--out") {
-      if (out.length === 0) out.push({ name: json ? "json" : "pretty" });
+      if (out.length === 0) {
+        out.push({ name: json ? "json" : "pretty" });
+        if (!jsonBefore) leading = value;
+      }
       const last = out.at(-1)!;
       if (last.file)
         throw usageError(`--out ${value}: the reporter ${last.name} already writes to ${last.file}`);
@@ -43,6 +52,16 @@ export function parseReporters(rawArgs: string[], json: boolean): ReporterChoice
     // `junit:` with nothing after it (an unset `$REPORT` in `junit:$REPORT`) would print to stdout.
     if (file === "") throw usageError(`--reporter ${name}: needs a file after the colon`);
     out.push({ name: name as ReporterName, ...(file ? { file } : {}) });
+  }
+  // `--out o.xml --reporter junit` wrote pretty text to o.xml and the XML to stdout.
+  if (leading !== undefined && out.length > 1) {
+    const named = out.find((r, i) => i > 0 && !r.file);
+    const fix = named
+      ? `--reporter ${named.name} --out ${leading}, or --reporter ${named.name}:${leading}`
+      : "after the --reporter it is for";
+    throw usageError(
+      `--out ${leading} comes before every --reporter: --out goes after its reporter (${fix})`,
+    );
   }
   // A file that is stdout (`junit:/dev/stdout`) is stdout: held to its rule below (pretty text went
   // before the XML, and a second machine format after it).
