@@ -3,7 +3,8 @@
  * (`--sessions PATH`: a file, a folder searched for *.jsonl, or a glob; the id is the parent folder of
  * an `events.jsonl`, else the file stem; an optional `meta.json` beside it gives title, project and
  * tags) or from a store (`--home`). Selectors filter with AND; time bounds use the meta's `createdAt`,
- * or the trace's start when there is no meta (decided after the fold).
+ * or the trace's start when there is no meta (decided after the fold). A soft-deleted session is
+ * selected only by its id.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -171,6 +172,9 @@ export function select(selector: Selector | undefined, base: SessionRef[], caseD
     // Set aside later, naming its meta.json: no filter can tell whether it belongs.
     if (r.metaProblem) return true;
     const m = r.meta;
+    // Soft-deleted: out of sight, as `session list` keeps it, unless named by its id (`sessions: all`
+    // failed a case on sessions the user had deleted).
+    if (m?.status === "deleted" && !sel.ids) return false;
     // A project or start the meta does not give is the trace's: decided after the fold.
     if (sel.project && m?.projectPath !== undefined && !pathMatches(sel.project, m.projectPath)) return false;
     if (sel.title && !(m?.title !== undefined && titleMatches(sel.title, m.title))) return false;

@@ -197,6 +197,46 @@ describe("runEval", () => {
     expect(byId.imported!.error).toMatch(/looks still running/);
   });
 
+  test("regression: a soft-deleted session is selected only by its id — all, tags and project leave it out, as session list does (sessions: all failed a case on deleted sessions)", async () => {
+    await using home = await tempHome();
+    const { adapter } = await openStore("files", { home: home.path });
+    const { deleteSession } = await import("../../src/session/lifecycle.ts");
+    const t0 = Date.now() - 60_000;
+    for (const id of ["kept", "gone"]) {
+      const meta = { id, title: id, projectPath: "/w/app", status: "idle", tags: ["ci"], createdAt: t0 };
+      await adapter.createSession({ ...meta, updatedAt: t0, turnCount: 1, messageCount: 0 } as never, []);
+      await adapter.appendEvents(
+        id,
+        rollout(id, t0)
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l)),
+      );
+    }
+    await deleteSession(adapter, "gone");
+    const cases = join(home.path, "c.yaml");
+    const selectors = [
+      "all",
+      "{tags: [ci]}",
+      "{project: /w/app}",
+      "[gone]",
+      "{ids: [gone, kept], tags: [ci]}",
+    ];
+    writeFileSync(
+      cases,
+      selectors.map((s, i) => `id: c${i}\nsessions: ${s}\nexpect:\n  - expectTool: edit\n`).join("---\n"),
+    );
+    const r = await runEval({ cases: [cases], store: { adapter, name: "files", home: home.path } });
+    await adapter.close();
+    expect(r.cases.map((c) => c.sessions.map((s) => s.sessionId))).toEqual([
+      ["kept"],
+      ["kept"],
+      ["kept"],
+      ["gone"],
+      ["gone", "kept"],
+    ]);
+  });
+
   test("selectors: title, tags, project, time range, path; an empty selection is not a pass", async () => {
     await using dir = await tempDir();
     const rollouts = join(dir.path, "r");
