@@ -56,16 +56,28 @@ export function exitCodeOf(cases: { verdict: CaseVerdict }[]): 0 | 1 | 2 {
   return 0;
 }
 
-/** Every failed or unevaluable check of a case, with its session, in report order. */
+/**
+ * Whether the case's failed sessions are within its pass rate (`passRate` was checked and held), so
+ * each reporter shows their failures as tolerated — whatever else decides the case's verdict: beside
+ * a check that could not be evaluated, the same failure was a JUnit <failure>, in a passing case a
+ * pass "tolerated by passRate".
+ */
+export const failuresTolerated = (c: CaseResult): boolean =>
+  c.aggregates.some((a) => a.name === "passRate" && a.verdict === "pass");
+
+/** Every failed (and not tolerated) or unevaluable check of a case, with its session, in report order. */
 export function problemsOf(c: CaseResult): { sessionId?: string; check: CheckResult }[] {
   const out: { sessionId?: string; check: CheckResult }[] = [];
+  const tolerated = failuresTolerated(c);
   for (const s of c.sessions) {
     if (s.error)
       out.push({
         sessionId: s.sessionId,
         check: { name: "session", label: "session", line: c.line, verdict: "error", message: s.error },
       });
-    for (const ch of s.checks) if (ch.verdict !== "pass") out.push({ sessionId: s.sessionId, check: ch });
+    for (const ch of s.checks)
+      if (ch.verdict === "error" || (ch.verdict === "fail" && !tolerated))
+        out.push({ sessionId: s.sessionId, check: ch });
   }
   for (const a of c.aggregates) if (a.verdict !== "pass") out.push({ check: a });
   return out;

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { EvalReport } from "../../src/eval/report.ts";
 import { ANNOTATION_LIMIT, renderGithub, renderStepSummary } from "../../src/eval/reporters/github.ts";
@@ -6,7 +7,7 @@ import { renderJunit } from "../../src/eval/reporters/junit.ts";
 import { renderPretty } from "../../src/eval/reporters/pretty.ts";
 import { renderTap } from "../../src/eval/reporters/tap.ts";
 import { runEval } from "../../src/eval/runner.ts";
-import { ROOT } from "../_helpers.ts";
+import { ROOT, tempDir } from "../_helpers.ts";
 
 let report: EvalReport;
 beforeAll(async () => {
@@ -242,4 +243,28 @@ describe("pretty", () => {
     expect(text).toContain("said:\\nok 1 - fake\\x1b]0;pwned\\x07");
     expect(text).toContain("boom\\x1b[2J");
   });
+});
+
+test("regression: a failure passRate tolerates is shown as tolerated by every reporter, also beside a check that could not be evaluated (there it was a JUnit <failure>, a TAP not ok, a github ::error, and pretty did not say tolerated)", async () => {
+  await using dir = await tempDir();
+  const file = join(dir.path, "c.yaml");
+  writeFileSync(
+    file,
+    "id: tol\nsessions: [fix-login-1, fix-login-2, fix-login-3]\npassRate: 0.5\npassK: {k: 4, min: 0.1}\nexpect:\n  - expectBashMatches: [npm test]\n",
+  );
+  const r = await runEval({ cases: [file], sessions: join(ROOT, "examples", "rollouts") });
+  expect(r.exitCode).toBe(2);
+  const suite = parseXml(renderJunit(r)).children[0]!;
+  const failed = suite.children.find((c) => c.attrs.name?.startsWith("fix-login-3 › "))!;
+  expect(failed.children.map((c) => [c.name, c.text.split("\n")[0]])).toEqual([
+    ["system-out", "failed, tolerated by passRate:"],
+  ]);
+  expect(suite.attrs).toMatchObject({ failures: "0", errors: "1" });
+  expect(renderPretty(r)).toContain("✗ fix-login-3 (tolerated by passRate)\n");
+  expect(renderTap(r)).toContain(
+    'ok 3 - fix-login-3 › expectBashMatches ["npm test"] (failed, tolerated by passRate)',
+  );
+  expect(renderGithub(r, undefined).split("\n").filter(Boolean)).toEqual([
+    expect.stringMatching(/^::warning .*pass\^4/),
+  ]);
 });

@@ -6,7 +6,7 @@
  */
 import type { Verdict } from "../outcome.ts";
 import { show } from "../outcome.ts";
-import type { CaseResult, CheckResult, EvalReport } from "../report.ts";
+import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
 
 /** Escape text for XML, dropping characters XML 1.0 cannot carry. */
 export function xmlEscape(s: string): string {
@@ -51,6 +51,7 @@ interface Row {
 function rowsOf(k: CaseResult): Row[] {
   if (k.verdict === "skip") return [{ name: "(case)", line: k.line, verdict: "skip", message: k.skipReason }];
   const rows: Row[] = [];
+  const tolerates = failuresTolerated(k);
   for (const s of k.sessions) {
     if (s.error)
       rows.push({
@@ -62,7 +63,7 @@ function rowsOf(k: CaseResult): Row[] {
         type: "could-not-evaluate",
       });
     for (const ch of s.checks) {
-      const tolerated = k.verdict === "pass" && ch.verdict === "fail";
+      const tolerated = tolerates && ch.verdict === "fail";
       rows.push({
         name: `${s.sessionId} › ${ch.label}`,
         line: ch.line,

@@ -6,7 +6,7 @@
 
 import { escapeLine } from "../../util/one-line.ts";
 import { show } from "../outcome.ts";
-import type { CaseResult, CheckResult, EvalReport } from "../report.ts";
+import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
 
 const paint = (on: boolean) => (code: number, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
 
@@ -53,7 +53,7 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
     out.push(`${head}  ${describeCase(k)}${k.description ? c(90, ` — ${k.description}`) : ""}`);
     for (const s of k.sessions) {
       if (s.verdict === "pass") continue;
-      const tolerated = k.verdict === "pass" ? c(90, " (tolerated by passRate)") : "";
+      const tolerated = s.verdict === "fail" && failuresTolerated(k) ? c(90, " (tolerated by passRate)") : "";
       out.push(`    ${mark[s.verdict]} ${s.sessionId}${tolerated}`);
       if (s.error) out.push(`        ${c(33, "could not evaluate:")} ${escapeLine(s.error)}`);
       for (const ch of s.checks) if (ch.verdict !== "pass") evidence(ch, s.sessionId, k.file, "      ");
