@@ -68,6 +68,21 @@ describe("health", () => {
     expect(modelErrors(t, { max: 2 }).verdict).toBe("pass");
     expect(modelErrors(t).verdict).toBe("fail");
   });
+  test("regression: model errors of some kinds are counted in plain words (it read 0 model error (provider)s)", () => {
+    const t = trace({
+      models: [
+        { status: "error", errorKind: "stall" },
+        { status: "error", errorKind: "stall" },
+      ],
+    });
+    expect(modelErrors(t, { kind: "provider" }).message).toBe("0 model errors (provider) (at most 0)");
+    expect(modelErrors(t, { kind: ["stall", "abort"], max: 2 }).message).toBe(
+      "2 model errors (stall|abort) (at most 2)",
+    );
+    expect(modelErrors(t, { kind: "stall", max: 1 }).message).toStartWith(
+      "2 model errors (stall), at most 1 allowed; stall at seq",
+    );
+  });
   test("compactions min/max", () => {
     const t = trace({ compactions: [{ seq: 3, at: 1, beforeTokens: 100, afterTokens: 10 }] });
     expect(compactions(t).verdict).toBe("pass");

@@ -178,11 +178,13 @@ export function modelErrors(
   const errs = trace.modelSpans.filter(
     (m) => m.status === "error" && (!kinds || (m.errorKind && kinds.includes(m.errorKind))),
   );
-  const what = `model error${kinds ? ` (${kinds.join("|")})` : ""}`;
-  if (errs.length <= max) return pass(`${plural(errs.length, what, `${what}s`)} (at most ${max})`);
+  // The kinds follow the noun: "2 model errors (provider)" (it read "2 model error (provider)s").
+  const of = kinds ? ` (${kinds.join("|")})` : "";
+  const count = `${plural(errs.length, "model error")}${of}`;
+  if (errs.length <= max) return pass(`${count} (at most ${max})`);
   const e = errs[max]!;
   return fail(
-    `${plural(errs.length, what, `${what}s`)}, at most ${max} allowed; ${e.errorKind ?? "error"} at seq ${e.seq}: ${e.error ?? "(no message)"}`,
+    `${count}, at most ${max} allowed; ${e.errorKind ?? "error"} at seq ${e.seq}: ${e.error ?? "(no message)"}`,
     {
       expected: `≤ ${max}`,
       actual: errs.map((m) => ({ seq: m.seq, kind: m.errorKind, error: m.error })),
