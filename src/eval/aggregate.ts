@@ -30,8 +30,6 @@ export function passHatK(
   return { value: sum / eligible.length, tasks: eligible.length };
 }
 
-const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
-
 /**
  * `value` with at least `from` decimals, and more while its rounding reads on the wrong side of
  * `bound` (`0.667, need ≥ 0.6667` failed; `0.333, need ≥ 0.3333` passed): up to 12.
@@ -42,17 +40,15 @@ export function decimalsAgreeing(value: number, bound: number, from: number, rea
   return value.toFixed(d);
 }
 
+/** A pass-rate bound as a percentage, as written (`0.6667` → `66.67`, up to 6 decimals). */
+const boundPct = (min: number) => Number((min * 100).toFixed(6));
+
 /**
- * `a` and `b` as percentages with as many decimals as it takes to tell them apart (up to 6): a
- * failing pass rate read "66.7%, need ≥ 66.7%".
+ * A pass rate as a percentage, with as many decimals as keep it on its side of `bound` (`66.667%,
+ * need ≥ 66.67%`: it read 66.7%), trailing zeros dropped.
  */
-function distinctPcts(a: number, b: number): [string, string] {
-  for (let d = 1; d < 6; d++) {
-    const f = (x: number) => `${(x * 100).toFixed(d).replace(/\.?0+$/, "")}%`;
-    if (f(a) !== f(b) || a === b) return [f(a), f(b)];
-  }
-  return [`${a * 100}%`, `${b * 100}%`];
-}
+const ratePct = (rate: number, bound: number, reaches: boolean) =>
+  decimalsAgreeing(rate * 100, bound, 1, reaches).replace(/\.?0+$/, "");
 
 export interface CaseInputs {
   loaded: LoadedCase;
@@ -133,11 +129,13 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   const evaluated = counts.passed + counts.failed;
   if (evaluated > 0) {
     const rate = counts.passed / evaluated;
-    const [shown, need] = distinctPcts(rate, min);
-    const text = `${counts.passed}/${evaluated} sessions passed (${shown}), need ≥ ${need}`;
+    // The bound reads the same in the label and the message (`pass rate ≥ 66.7%` stood beside
+    // `need ≥ 66.67%`).
+    const need = boundPct(min);
+    const text = `${counts.passed}/${evaluated} sessions passed (${ratePct(rate, need, rate >= min)}%), need ≥ ${need}%`;
     const o = rate >= min ? pass(text) : fail(text, { expected: min, actual: rate });
     if (loaded.input.passRate !== undefined || (o.verdict === "fail" && evaluated > 1))
-      add("passRate", `pass rate ≥ ${pct(min)}`, o, loaded.lines?.passRate);
+      add("passRate", `pass rate ≥ ${need}%`, o, loaded.lines?.passRate);
   }
 
   const pk = loaded.input.passK;

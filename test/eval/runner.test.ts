@@ -392,3 +392,22 @@ describe("regression: pass^k paired sessions with the wrong refs when an id was 
     expect(c.verdict).toBe("error");
   });
 });
+
+test("regression: a pass-rate bound reads the same in its label and its message (pass rate ≥ 66.7% stood beside need ≥ 66.67%), and the rate keeps to its side of it", async () => {
+  await using dir = await tempDir();
+  const file = join(dir.path, "rate.yaml");
+  const body =
+    "sessions: [fix-login-1, fix-login-2, fix-login-3]\nexpect:\n  - expectBashMatches: [npm test]\n";
+  writeFileSync(
+    file,
+    ["0.6667", "0.6", "0.66", "1"].map((min, i) => `id: r${i}\npassRate: ${min}\n${body}`).join("---\n"),
+  );
+  const r = await runEval({ cases: [file], sessions: join(EXAMPLES, "rollouts") });
+  const rates = r.cases.map((c) => c.aggregates.find((a) => a.name === "passRate")!);
+  expect(rates.map((a) => [a.verdict, a.label, a.message])).toEqual([
+    ["fail", "pass rate ≥ 66.67%", "2/3 sessions passed (66.667%), need ≥ 66.67%"],
+    ["pass", "pass rate ≥ 60%", "2/3 sessions passed (66.7%), need ≥ 60%"],
+    ["pass", "pass rate ≥ 66%", "2/3 sessions passed (66.7%), need ≥ 66%"],
+    ["fail", "pass rate ≥ 100%", "2/3 sessions passed (66.7%), need ≥ 100%"],
+  ]);
+});
