@@ -3,8 +3,10 @@
  * not there yet, is replaced atomically (`atomic.ts`). Anything else is written through, as a shell
  * redirect would: a symlink's target is written and the link kept; a device or FIFO (a named pipe
  * a CI step reads) is written in place; stdout and stderr (`/dev/stdout`, `/dev/fd/1`) are written
- * to as they are open, appended to a file they were redirected to. Replaced by a regular file, the
- * report never reached its reader, and run as root `junit:/dev/full` replaced the device.
+ * to as they are open, appended to a file they were redirected to; a file where none can be created
+ * beside it (procfs) is written in place. Replaced by a regular file, the report never reached its
+ * reader, and run as root `junit:/dev/full` replaced the device. A target that cannot be opened
+ * reads "cannot write", as a failed write does.
  */
 import { closeSync, lstatSync, openSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -34,15 +36,34 @@ export function writeOutputFile(
     return;
   }
   if (st === undefined || st.isFile()) {
-    writeFileAtomicWith(st ? realpathSync(path) : whereALinkLeads(path), produce, options);
+    try {
+      writeFileAtomicWith(st ? realpathSync(path) : whereALinkLeads(path), produce, options);
+    } catch (error) {
+      // A file whose directory takes no new file (procfs, sysfs: the temp file beside it is "no
+      // such file", the directory there) is written in place, as a redirect would, and its own
+      // refusal is the reason: `junit:/proc/version` said "no such file or directory" (exit 3).
+      if (!(st && (error as NodeJS.ErrnoException).code === "ENOENT")) throw openIsWrite(error);
+      writeInPlace(path, produce);
+    }
     return;
   }
   // A device or a FIFO: opened through the links, written in place.
+  writeInPlace(path, produce);
+}
+
+/** A target that cannot be opened to be written is one that cannot be written ("cannot write X"). */
+function openIsWrite(error: unknown): unknown {
+  const e = error as NodeJS.ErrnoException;
+  if (e.syscall === "open") e.syscall = "write";
+  return e;
+}
+
+function writeInPlace(path: string, produce: (write: AtomicWrite) => void): void {
   let fd: number;
   try {
     fd = openSync(path, "w", FILE_MODE);
   } catch (error) {
-    throw Object.assign(error as Error, { path });
+    throw Object.assign(openIsWrite(error) as Error, { path });
   }
   try {
     writeThrough(path, fd, produce);

@@ -207,6 +207,27 @@ describe("freecode eval (source)", () => {
     ]);
   });
 
+  test.skipIf(!existsSync("/proc/version"))(
+    "regression: a report file that exists in a directory taking no new file is written in place and its refusal said as a write failure (exit 74; junit:/proc/version said no such file or directory, exit 3)",
+    () => {
+      const r = runCli([
+        "eval",
+        "examples/cases/login.yaml",
+        "--sessions",
+        SESSIONS,
+        "--reporter",
+        "junit:/proc/version",
+      ]);
+      // EACCES for a user; root may open it, and then the write is refused (EIO).
+      expect([r.code, r.stderr.trim().split("\n").at(-1)]).toEqual([
+        74,
+        expect.stringMatching(
+          /^\[error\] cannot write \/proc\/version: (permission denied \(EACCES\)|input\/output error \(EIO\))$/,
+        ),
+      ]);
+    },
+  );
+
   test("a bad case file: exit 2, one line naming file, line and field, nothing written", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "bad.yaml");
