@@ -42,19 +42,21 @@ export interface EvaluateOptions {
 /**
  * Why a trace's log cannot be trusted (empty, or a line that is not a torn last one could not be
  * read: what it held is missing from every check), or undefined. `freecode eval` sets such a session
- * aside; the library's matchers fail in both directions.
+ * aside; the library's matchers fail in both directions. A log read from a file (`--sessions`) is
+ * named by it: among a folder of logs, "line 5" alone did not say which to open.
  */
-export function untrustedLog(trace: Trace): string | undefined {
-  if (trace.eventCount === 0) return "the rollout log has no events";
+export function untrustedLog(trace: Trace, file?: string): string | undefined {
+  const log = file === undefined ? "rollout log" : `rollout log ${file}`;
+  if (trace.eventCount === 0) return `the ${log} has no events`;
   const corrupt = trace.parseErrors.find((e) => !e.torn);
   if (!corrupt) return undefined;
   const more = trace.parseErrors.length > 1 ? ` (and ${trace.parseErrors.length - 1} more)` : "";
-  return `corrupt rollout log: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
+  return `corrupt ${log}: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
 }
 
 /** Why a trace cannot be evaluated, or undefined when it can. */
 export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOptions): string | undefined {
-  const untrusted = untrustedLog(trace);
+  const untrusted = untrustedLog(trace, ref.file);
   if (untrusted) return untrusted;
   if (ref.metaProblem) return `its meta.json cannot be read: ${ref.metaProblem}`;
   if (options.includeRunning) return undefined;

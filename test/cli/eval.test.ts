@@ -474,7 +474,9 @@ describe("freecode eval (source)", () => {
     writeFileSync(join(sessions, "broken", "events.jsonl"), lines.join("\n").replaceAll("next-1", "broken"));
     const broken = runCli(["eval", "add", "broken", "--sessions", sessions]);
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toContain("session broken: corrupt rollout log: line 6");
+    expect(broken.stderr).toContain(
+      `session broken: corrupt rollout log ${join(sessions, "broken", "events.jsonl")}: line 6`,
+    );
   });
 });
 

@@ -126,7 +126,10 @@ describe("runEval", () => {
     const errors = Object.fromEntries(byId.bad!.sessions.map((s) => [s.sessionId, s.error]));
     expect(errors.good).toBeUndefined();
     expect(errors.nope).toBe("no rollout log for session nope");
-    expect(errors.corrupt).toMatch(/^corrupt rollout log: line 7: /);
+    // Named by its file (regression: "corrupt rollout log: line 7" did not say which of the folder's logs).
+    expect(errors.corrupt).toStartWith(
+      `corrupt rollout log ${join(rollouts, "corrupt", "events.jsonl")}: line 7: `,
+    );
     expect(errors.running).toMatch(/looks still running/);
     expect(r.exitCode).toBe(2);
     const again = await runEval({

@@ -40,6 +40,7 @@ export default command({
   async run(ctx, args) {
     let sessionId = String(args.sessionId);
     let trace: Trace;
+    let file: string | undefined;
     if (args.sessions) {
       const refs = sessionsFromPath(args.sessions);
       sessionId = completeFrom(
@@ -48,7 +49,8 @@ export default command({
       );
       const ref = refs.find((r) => r.sessionId === sessionId);
       if (!ref?.file) throw notFound(`no rollout for session ${sessionId} under ${args.sessions}`);
-      trace = await loadTrace({ file: ref.file, sessionId });
+      file = ref.file;
+      trace = await loadTrace({ file, sessionId });
     } else {
       const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
       try {
@@ -60,7 +62,7 @@ export default command({
     }
     if (trace.eventCount === 0) throw notFound(`session ${sessionId} has no rollout events`);
     // A case built from part of a log would be set aside as "could not evaluate" on its first run.
-    const untrusted = untrustedLog(trace);
+    const untrusted = untrustedLog(trace, file);
     if (untrusted) throw new FreecodeError("check_failed", `session ${sessionId}: ${untrusted}`);
     const id = args.id ? String(args.id) : undefined;
     const asJsonl = !ctx.json && args.out !== undefined && /\.jsonl$/i.test(args.out);
