@@ -50,6 +50,22 @@ const boundPct = (min: number) => Number((min * 100).toFixed(6));
 const ratePct = (rate: number, bound: number, reaches: boolean) =>
   decimalsAgreeing(rate * 100, bound, 1, reaches).replace(/\.?0+$/, "");
 
+/** Missing ids pointed at their own lines, at most this many (each is a walk of the case file). */
+const LOCATED_IDS = 20;
+
+/**
+ * The line of the `n`th missing id: its own, for the first few, else its selector's (it was the
+ * case's first line, though the id stood lines below).
+ */
+function lineOfId(loaded: LoadedCase, id: string, n: number): { line?: number } {
+  const s = loaded.input.sessions;
+  const ids = Array.isArray(s) ? s : typeof s === "object" ? s.ids : undefined;
+  const at = ids?.indexOf(id) ?? -1;
+  if (!loaded.lineOf || at < 0) return {};
+  if (n >= LOCATED_IDS) return { line: loaded.lineOf(["sessions"]) };
+  return { line: loaded.lineOf(Array.isArray(s) ? ["sessions", at] : ["sessions", "ids", at]) };
+}
+
 export interface CaseInputs {
   loaded: LoadedCase;
   compiled: CompiledCase;
@@ -79,10 +95,11 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
       counts: { sessions: 0, passed: 0, failed: 0, errored: 0 },
     };
   }
-  const sessions: SessionResult[] = missing.map((id) => ({
+  const sessions: SessionResult[] = missing.map((id, i) => ({
     sessionId: id,
     verdict: "error",
     error: `no rollout log for session ${id}`,
+    ...lineOfId(loaded, id, i),
     checks: [],
   }));
   const points = compiled.selectionChecks.map(() => [] as { ms: number; seq: number; what: string }[]);

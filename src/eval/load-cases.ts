@@ -30,6 +30,12 @@ export interface LoadedCase {
   line: number;
   /** The lines of its case-wide checks, where given (`passRate`, `passK`): their results point there. */
   lines?: { passRate?: number; passK?: number };
+  /**
+   * The line of one of its fields (a path inside the case, `["sessions", 2]`), for a result found
+   * after loading: a session id no log has is reported on the id's own line. Found when asked (a
+   * walk of the file: ids by the thousand would cost seconds).
+   */
+  lineOf?: (path: PathSegment[]) => number;
   input: CaseInput;
   expectations: Expectation[];
 }
@@ -328,6 +334,7 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
     file,
     line: doc.lineOf(at.length ? [...at, "id"] : ["id"]),
     ...(Object.keys(lines).length ? { lines } : {}),
+    lineOf: line,
     input,
     expectations,
   };

@@ -18,6 +18,8 @@ export interface SessionResult {
   verdict: Verdict;
   /** Why the session could not be evaluated (missing, corrupt, still running). */
   error?: string;
+  /** Where in the case file that error points, when not at the case (a missing id: its own line). */
+  line?: number;
   checks: CheckResult[];
 }
 
@@ -73,7 +75,13 @@ export function problemsOf(c: CaseResult): { sessionId?: string; check: CheckRes
     if (s.error)
       out.push({
         sessionId: s.sessionId,
-        check: { name: "session", label: "session", line: c.line, verdict: "error", message: s.error },
+        check: {
+          name: "session",
+          label: "session",
+          line: s.line ?? c.line,
+          verdict: "error",
+          message: s.error,
+        },
       });
     for (const ch of s.checks)
       if (ch.verdict === "error" || (ch.verdict === "fail" && !tolerated))

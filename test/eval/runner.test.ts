@@ -414,3 +414,22 @@ test("regression: a pass-rate bound reads the same in its label and its message 
     ["fail", "pass rate ≥ 100%", "2/3 sessions passed (66.7%), need ≥ 100%"],
   ]);
 });
+
+test("regression: a session id no log has is reported on the id's own line (it pointed at the case's first line)", async () => {
+  await using dir = await tempDir();
+  const file = join(dir.path, "ids.yaml");
+  writeFileSync(
+    file,
+    [
+      "id: listed\nsessions: [fix-login-1,\n  nope]\nexpect:\n  - noHung: true",
+      "id: block\nsessions:\n  ids:\n    - fix-login-1\n    - gone\nexpect:\n  - noHung: true",
+    ].join("\n---\n"),
+  );
+  const r = await runEval({ cases: [file], sessions: join(EXAMPLES, "rollouts") });
+  expect(r.cases.map((c) => c.sessions.filter((s) => s.error).map((s) => [s.sessionId, s.line]))).toEqual([
+    [["nope", 3]],
+    [["gone", 11]],
+  ]);
+  const { renderGithub } = await import("../../src/eval/reporters/github.ts");
+  expect(renderGithub(r, undefined)).toContain(",line=3,title=listed%3A session (could not evaluate)::");
+});

@@ -56,7 +56,7 @@ function rowsOf(k: CaseResult): Row[] {
     if (s.error)
       rows.push({
         name: `${s.sessionId} › session`,
-        line: k.line,
+        line: s.line ?? k.line,
         verdict: "error",
         message: s.error,
         body: s.error,

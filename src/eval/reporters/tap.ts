@@ -35,7 +35,13 @@ function points(k: CaseResult): { ok: boolean; desc: string; diag?: CheckResult;
         ok: false,
         desc: `${s.sessionId} could not be evaluated`,
         session: s.sessionId,
-        diag: { name: "session", label: "session", line: k.line, verdict: "error", message: s.error },
+        diag: {
+          name: "session",
+          label: "session",
+          line: s.line ?? k.line,
+          verdict: "error",
+          message: s.error,
+        },
       });
     }
     for (const ch of s.checks) {
