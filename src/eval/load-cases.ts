@@ -172,8 +172,14 @@ export function loadCaseFile(path: string): LoadedCase[] {
     throw badInput(`cannot read case file: ${(error as Error).message}`, { file }, error);
   }
   checkUtf8(bytes, file);
-  // A byte-order mark (Windows editors write one) is not part of the text, in YAML or JSON.
-  const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
+  // A byte-order mark (Windows editors write one) is not part of the text, in YAML or JSON. A lone
+  // CR (classic Mac OS) breaks a line as YAML counts it, and CRLF is one break: lines are counted
+  // on LF from here on (a CR-only file put every error on line 1). In JSON a CR is whitespace, and
+  // never inside a string.
+  const text = bytes
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n?/g, "\n");
   const out: LoadedCase[] = [];
   for (const doc of parseDocs(file, text)) {
     const v0 = doc.value;

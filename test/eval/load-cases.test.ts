@@ -419,3 +419,21 @@ describe("cases that cannot fail, or cannot pass, are refused at load", () => {
     expect(loadCases([dir.path]).map((c) => c.id)).toEqual(["upper", "later"]);
   });
 });
+
+test("regression: a lone CR breaks a line, as YAML counts it, and CRLF is one break (a CR-only file put every error on line 1)", async () => {
+  const lf = "id: x\nsessions: [a]\nexpect:\n  - expectTool:\n      name: edit\n      count: {min: -1}\n";
+  for (const eol of ["\r", "\r\n"]) {
+    const e = await errorOf("cr.yaml", lf.replaceAll("\n", eol));
+    expect([JSON.stringify(eol), e.source]).toMatchObject([
+      JSON.stringify(eol),
+      { line: 6, field: "expect.0.expectTool.count.min" },
+    ]);
+  }
+  // In JSON too, and a JSONL file's lines are its cases.
+  const json = '{"id": "x",\r"expect": [\r{"expectTool": {"name": "edit", "count": {"min": -1}}}]}';
+  expect((await errorOf("cr.json", json)).source).toMatchObject({ line: 3 });
+  expect(
+    (await errorOf("cr.jsonl", '{"id": "a", "expect": [{"noHung": true}]}\r{"id": "b", "expect": []}'))
+      .source,
+  ).toMatchObject({ line: 2 });
+});
