@@ -228,7 +228,7 @@ describe("freecode eval (source)", () => {
     },
   );
 
-  test("a bad case file: exit 2, one line naming file, line and field, nothing written", async () => {
+  test("a bad case file: exit 2, one line naming file, line and field", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "bad.yaml");
     writeFileSync(file, "id: x\nexpect:\n  - expectTool:\n      name: edit\n      count: {min: -1}\n");
@@ -237,11 +237,54 @@ describe("freecode eval (source)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("bad.yaml:5: invalid expectTool:");
     expect(r.stderr).toContain("(field expect.0.expectTool.count.min)");
-    expect(existsSync(out)).toBe(false);
     // A key repeated in a flow mapping was dropped without a word: the case checked `read` only.
     writeFileSync(file, "id: x\nexpect:\n  - expectTool: {name: bash, name: read}\n");
     const dup = runCli(["eval", file, "--sessions", SESSIONS]);
     expect([dup.code, dup.stderr]).toEqual([2, expect.stringContaining('bad.yaml:3: duplicate key "name"')]);
+  });
+
+  test("regression: an eval that cannot run still writes every report, saying why (a junit or json file from an earlier run was left, reading as passed; github printed no annotation)", async () => {
+    await using dir = await tempDir();
+    const bad = join(dir.path, "bad.yaml");
+    writeFileSync(bad, "id: x\nexpect:\n  - expectTool:\n      name: edit\n      count: {min: -1}\n");
+    const [xml, json, tap] = ["r.xml", "r.json", "r.tap"].map((f) => join(dir.path, f)) as [
+      string,
+      string,
+      string,
+    ];
+    for (const f of [xml, json]) writeFileSync(f, "stale, passing");
+    const reporters = [
+      "--reporter",
+      `junit:${xml}`,
+      "--reporter",
+      `json:${json}`,
+      "--reporter",
+      `tap:${tap}`,
+    ];
+    const r = runCli(["eval", bad, "--sessions", SESSIONS, ...reporters, "--reporter", "github"], {
+      env: { GITHUB_WORKSPACE: dir.path },
+    });
+    const line = `${bad}:5: invalid expectTool: Invalid value: Expected >=0 but received -1 (field expect.0.expectTool.count.min)`;
+    expect([r.code, r.stderr.trim().split("\n").at(-1)]).toEqual([2, `[error] ${line}`]);
+    expect(r.stdout).toBe(`::error file=bad.yaml,line=5,title=freecode eval could not run::${line}\n`);
+    expect(readFileSync(xml, "utf8")).toContain(
+      `<testcase classname="freecode eval" name="(run) › could not run" file="${bad}" line="5" time="0">\n      <error message="${line.replace(">", "&gt;")}" type="bad_input">`,
+    );
+    expect(readFileSync(xml, "utf8")).toContain(
+      '<testsuites name="freecode eval" tests="1" failures="0" errors="1"',
+    );
+    expect(JSON.parse(readFileSync(json, "utf8"))).toEqual({
+      version: 1,
+      exitCode: 2,
+      error: { code: "bad_input", message: line, file: bad, line: 5, field: "expect.0.expectTool.count.min" },
+    });
+    expect(readFileSync(tap, "utf8")).toBe(`TAP version 14\nBail out! ${line}\n`);
+    // A --sessions path that is not there: the annotation names it, with no line.
+    const nowhere = runCli(["eval", "examples/cases", "--sessions", "no-such-dir", "--reporter", "github"]);
+    expect([nowhere.code, nowhere.stdout]).toEqual([
+      2,
+      "::error file=no-such-dir,title=freecode eval could not run::no-such-dir: no such sessions file or folder\n",
+    ]);
   });
 
   test("a report named by a symlink, a FIFO or /dev/stdout is written through, never replaced", async () => {

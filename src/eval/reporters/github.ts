@@ -6,6 +6,7 @@
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { type EvalReport, problemsOf } from "../report.ts";
+import type { RunError } from "../run-error.ts";
 
 /** At most this many annotations of each kind (GitHub's per-step limit). */
 export const ANNOTATION_LIMIT = 10;
@@ -51,6 +52,20 @@ export function renderGithub(report: EvalReport, workspace = process.env.GITHUB_
       );
   }
   return out.length ? `${out.join("\n")}\n` : "";
+}
+
+/**
+ * An eval that could not run as an `::error` annotation on the file and line that stopped it (a bad
+ * case file: its line; a `--sessions` path: the path alone), so the step shows why, not nothing.
+ */
+export function renderGithubRunError(e: RunError, workspace = process.env.GITHUB_WORKSPACE): string {
+  const { file, line } = e.error;
+  const props = [
+    file !== undefined && `file=${escProp(workspacePath(file, workspace))}`,
+    line !== undefined && `line=${line}`,
+    `title=${escProp("freecode eval could not run")}`,
+  ].filter(Boolean);
+  return `::error ${props.join(",")}::${escData(e.error.message)}\n`;
 }
 
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");

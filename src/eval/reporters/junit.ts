@@ -7,6 +7,7 @@
 import type { Verdict } from "../outcome.ts";
 import { show } from "../outcome.ts";
 import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
+import type { RunError } from "../run-error.ts";
 
 /** Escape text for XML, dropping characters XML 1.0 cannot carry. */
 export function xmlEscape(s: string): string {
@@ -132,4 +133,23 @@ export function renderJunit(report: EvalReport): string {
   }
   out.push("</testsuites>");
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * An eval that could not run as JUnit: one suite, one testcase in <error> carrying the line printed
+ * on stderr, at the file and line it names (a file from an earlier run was left as it was).
+ */
+export function renderJunitRunError(e: RunError): string {
+  const where = { file: e.error.file, line: e.error.line };
+  const counts = { tests: 1, failures: 0, errors: 1, skipped: 0, time: "0" };
+  return `${[
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites${attrs({ name: "freecode eval", ...counts })}>`,
+    `  <testsuite${attrs({ name: "freecode eval", file: e.error.file, ...counts })}>`,
+    `    <testcase${attrs({ classname: "freecode eval", name: "(run) › could not run", ...where, time: "0" })}>`,
+    `      <error${attrs({ message: e.error.message, type: e.error.code })}>${xmlEscape(e.error.message)}</error>`,
+    "    </testcase>",
+    "  </testsuite>",
+    "</testsuites>",
+  ].join("\n")}\n`;
 }

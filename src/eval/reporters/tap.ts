@@ -5,6 +5,7 @@
  * "Could not evaluate" is `not ok` with `severity: error` (never a SKIP, which TAP counts as ok).
  */
 import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
+import type { RunError } from "../run-error.ts";
 
 const escapeDesc = (s: string) => s.replace(/\\/g, "\\\\").replace(/#/g, "\\#").replace(/\n/g, " ");
 
@@ -103,3 +104,7 @@ export function renderTap(report: EvalReport): string {
   });
   return `${out.join("\n")}\n`;
 }
+
+/** An eval that could not run as TAP: a bail-out with the line printed on stderr. */
+export const renderTapRunError = (e: RunError): string =>
+  `TAP version 14\nBail out! ${escapeDesc(e.error.message)}\n`;
