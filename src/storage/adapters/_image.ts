@@ -29,9 +29,11 @@ import {
   statSync,
   writeSync,
 } from "node:fs";
+import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { acquireLock, type LockHandle, withLockSync } from "../../util/lock.ts";
+import { writable } from "../../util/writable.ts";
 
 export interface ImageFormat<S> {
   empty(): S;
@@ -98,11 +100,17 @@ export class JournaledImage<S> {
   read<T>(fn: (state: S) => T): T {
     this.assertOpen();
     if (!this.upToDate()) {
-      const lock = acquireQuickly(this.lockPath);
-      try {
-        this.catchUp(true);
-      } finally {
-        lock.release();
+      // In a directory this process cannot write (a read-only mount), no lock can be made: read
+      // without it, as a reader that found nothing changed does (a torn line is not applied, and a
+      // journal of an older image is skipped by its header).
+      if (!writable(dirname(this.file))) this.catchUp(false);
+      else {
+        const lock = acquireQuickly(this.lockPath);
+        try {
+          this.catchUp(true);
+        } finally {
+          lock.release();
+        }
       }
     }
     return fn(this.state!);
@@ -209,7 +217,7 @@ export class JournaledImage<S> {
     }
     let fd: number;
     try {
-      fd = openSync(this.journalPath, "r+");
+      fd = openSync(this.journalPath, locked ? "r+" : "r");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       this.closeJournal();
