@@ -50,46 +50,66 @@ function basicCredentials(value: string): boolean {
 
 type Replacer = string | ((match: string, ...groups: string[]) => string);
 
-const PATTERNS: [RegExp, Replacer][] = [
-  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
-  [/\b(Basic)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (basicCredentials(v) ? `${word} ${MASK}` : m)],
-  [/\b(token)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (tokenWord(v) ? `${word} ${MASK}` : m)],
-  // The password of `scheme://user:password@host`, however short; the user name stays.
-  [
-    /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)@/gi,
-    (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
-  ],
-  // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
-  // `docker run -u 1000:1000` is a user and a group.
-  // Within one command: across `\` line continuations and a URL's `&`, not past `&&`, `|`, `;`.
-  [
-    /(\bcurl\b(?:[^\n|;&]|&(?![&\s])|\\\n)*?\s(?:-u\s*|--user[=\s]\s*)(["']?)[^\s:'"]+:)((?:(?!\2)[^\n])+|[^\s'"]+)/g,
-    (m, head, q, pw) => {
-      const value = q ? pw : pw.split(/\s/)[0]!;
-      if (/^[$%{<]/.test(value) || value.startsWith("/")) return m;
-      return `${head}${MASK}${pw.slice(value.length)}`;
-    },
-  ],
-  [/\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
-  [/\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],
-  [/\bhf_[A-Za-z0-9]{30,}\b/g, MASK],
-  [/\bnpm_[A-Za-z0-9]{30,}\b/g, MASK],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
-  [/\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, MASK],
-  [/\bgithub_pat_[A-Za-z0-9_]{30,}\b/g, MASK],
-  [/\bglpat-[A-Za-z0-9_-]{20,}\b/g, MASK],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g, MASK],
-  [/\bAIza[0-9A-Za-z_-]{35}\b/g, MASK],
-  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
-  [
-    /\b([A-Za-z0-9_]*(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token|auth[_-]?token)[A-Za-z0-9_]*)(["']?\s*[:=]\s*["']?)([^\s"',;]+)/gi,
-    (m, name, sep, value) =>
-      credentialValue(value, /^[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("="))
-        ? `${name}${sep}${MASK}`
-        : m,
-  ],
-];
+/**
+ * Where a secret may start: after a non-word character, or right after an escape of text that is
+ * itself a JSON string (a Codex output `{"output":"…\nghp_…"}`, an MCP result), where `\b` finds
+ * no boundary between the escape's `n` and the secret. Any run of backslashes counts: text encoded
+ * twice writes the escape `\n` as `\\n`, which is also an escaped backslash before a word `n…`
+ * (`\\npm_…`), so both starts are tried.
+ */
+const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\)+)|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
+const fromStart = (re: RegExp) => new RegExp(START + re.source, re.flags);
 
+/** A quote around a name or a value, escaped when the text is a JSON string. */
+const QUOTE = String.raw`(?:\\*["'])?`;
+/** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
+const VALUE = String.raw`((?:[^\s"',;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
+
+const PATTERNS: [RegExp, Replacer][] = (
+  [
+    [/(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
+    [/(Basic)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (basicCredentials(v) ? `${word} ${MASK}` : m)],
+    [/(token)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (tokenWord(v) ? `${word} ${MASK}` : m)],
+    // The password of `scheme://user:password@host`, however short; the user name stays.
+    [
+      /([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)@/gi,
+      (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
+    ],
+    // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
+    // `docker run -u 1000:1000` is a user and a group.
+    // Within one command: across `\` line continuations and a URL's `&`, not past `&&`, `|`, `;`.
+    [
+      /(curl\b(?:[^\n|;&]|&(?![&\s])|\\\n)*?\s(?:-u\s*|--user[=\s]\s*)(\\?["']|)[^\s:'"\\]+:)((?:(?!\2)[^\n])+|(?:[^\s'"\\]|\\(?![nrt"]))+)/g,
+      (m, head, q, pw) => {
+        const value = q ? pw : pw.split(/\s/)[0]!;
+        if (/^[$%{<]/.test(value) || value.startsWith("/")) return m;
+        return `${head}${MASK}${pw.slice(value.length)}`;
+      },
+    ],
+    [/sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
+    [/[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],
+    [/hf_[A-Za-z0-9]{30,}\b/g, MASK],
+    [/npm_[A-Za-z0-9]{30,}\b/g, MASK],
+    [/(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
+    [/gh[pousr]_[A-Za-z0-9]{30,}\b/g, MASK],
+    [/github_pat_[A-Za-z0-9_]{30,}\b/g, MASK],
+    [/glpat-[A-Za-z0-9_-]{20,}\b/g, MASK],
+    [/xox[abposr]-[A-Za-z0-9-]{10,}\b/g, MASK],
+    [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
+    [/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
+    [
+      new RegExp(
+        String.raw`([A-Za-z0-9_]*(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token|auth[_-]?token)[A-Za-z0-9_]*)(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`,
+        "gi",
+      ),
+      (m, name, sep, value) =>
+        // `nDB_PASSWORD`: the `n` of an escape `\\n` in text encoded twice.
+        credentialValue(value, /^[nrtbf]?[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("="))
+          ? `${name}${sep}${MASK}`
+          : m,
+    ],
+  ] as [RegExp, Replacer][]
+).map(([re, replacement]) => [fromStart(re), replacement]);
 function maskPatterns(text: string): string {
   let out = text;
   for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement as never);

@@ -177,3 +177,45 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
     await adapter.close();
   }
 });
+
+describe("redactText: a secret starting a line of JSON-encoded text (redact review 1)", () => {
+  // A Codex output, an MCP result or an OpenCode todowrite output is JSON stored as a string: its
+  // lines are joined by the two characters `\n`, and `\b` saw no word boundary after the `n`.
+  const secrets = [
+    `sk-proj-${"Ab1Cd2Ef3Gh4".repeat(3)}`,
+    `sk-ant-api03-${"A".repeat(40)}`,
+    "AKIAIOSFODNN7EXAMPLE",
+    `ghp_${"a1B2c3D4e5".repeat(4)}`,
+    `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${"dozjgNryP4J3jVmNHl0w5N".repeat(2)}`,
+    NPM,
+    HF,
+    `glpat-${"x1Y2z3W4v5".repeat(3)}`,
+    STRIPE,
+    '"password": "LEAK7hunter2hunter2"',
+    "DB_PASSWORD=S3cretPass99",
+    "DB_PASSWORD=supersecret",
+    "curl -u admin:Sup3rS3cretPw https://hooks",
+    "curl -u 'admin:p@ss w0rd' https://hooks",
+    "Authorization: Bearer abcdef0123456789abcdef",
+    "postgres://admin:pw@db:5432/x",
+  ];
+  test.each(secrets)("%s", (secret) => {
+    const plain = redactText(secret);
+    expect(plain).not.toBe(secret);
+    for (const sep of ["\n", "\t", "\r\n", '"', "\\"]) {
+      const doc = { output: `ok${sep}${secret}${sep}more`, metadata: { exit_code: 0 } };
+      const once = JSON.stringify(doc);
+      expect(JSON.parse(redactText(once))).toEqual({ ...doc, output: `ok${sep}${plain}${sep}more` });
+      // Encoded twice: an MCP result holding a tool's JSON output.
+      expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual(JSON.parse(redactText(once)));
+    }
+    // Go's encoder writes `<`, `>` and `&` as `\u003c`…
+    expect(redactText(`{"o":"\\u003c${secret}\\u003e"}`)).toBe(`{"o":"\\u003c${plain}\\u003e"}`);
+  });
+
+  test("a secret-shaped tail of a word stays, escaped or not", () => {
+    const word = `x${"ghp_"}${"a1B2c3D4e5".repeat(4)}`;
+    for (const text of [word, JSON.stringify(`C:\\${word}`), JSON.stringify(`a\n${word}`)])
+      expect(redactText(text)).toBe(text);
+  });
+});
