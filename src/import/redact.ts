@@ -7,6 +7,8 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
+import { credentialValue, REFERENCE, SECRET_NAME_HINT, secretName } from "./_secret-name.ts";
+
 const MASK = "[REDACTED]";
 
 /** Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. */
@@ -19,21 +21,6 @@ const KEY_BLOCK =
  */
 const DATA_URL = /data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+=*/g;
 const BLOB = /^[A-Za-z0-9+/]{256,}=*$/;
-
-/** A value that names where a secret comes from rather than holding it. */
-const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([])/;
-/** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$/;
-/** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
-const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
-
-/** A value after `password=`, `api_key:` and the like that looks like the secret itself. */
-function credentialValue(value: string, envFile: boolean): boolean {
-  if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
-  // `.env` and shell lines (`DB_PASSWORD=supersecret`) hold values, not code.
-  if (envFile) return true;
-  return !IDENTIFIER.test(value) && !CONSTANT.test(value);
-}
 
 /** A word after `token` or `Basic` that looks like a credential: letters and digits, not a path. */
 function tokenWord(value: string): boolean {
@@ -70,9 +57,11 @@ const PATTERNS: [RegExp, Replacer][] = (
     [/(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
     [/(Basic)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (basicCredentials(v) ? `${word} ${MASK}` : m)],
     [/(token)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (tokenWord(v) ? `${word} ${MASK}` : m)],
-    // The password of `scheme://user:password@host`, however short; the user name stays.
+    // The password of `scheme://user:password@host`, however short; the user name (none in
+    // `redis://:pw@host`) and the host stay. Up to the last `@` before the host: a password may hold
+    // one (`user:p@ssw0rd@db`).
     [
-      /([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)@/gi,
+      /([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#"'\\]*:)([^\s/?#"'\\]+)@/gi,
       (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
     ],
     // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
@@ -94,19 +83,30 @@ const PATTERNS: [RegExp, Replacer][] = (
     [/gh[pousr]_[A-Za-z0-9]{30,}\b/g, MASK],
     [/github_pat_[A-Za-z0-9_]{30,}\b/g, MASK],
     [/glpat-[A-Za-z0-9_-]{20,}\b/g, MASK],
-    [/xox[abposr]-[A-Za-z0-9-]{10,}\b/g, MASK],
+    // Slack bot, user, app and refresh (`xoxe.xoxp-…`, `xoxe-…`) tokens.
+    [/(?:xox[abposre]|xapp)[.-](?:xox[a-z]-)?[A-Za-z0-9-]{10,}\b/g, MASK],
+    [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/_-]{16,}/g, `$1${MASK}`],
+    [/(discord(?:app)?\.com\/api\/webhooks\/\d+\/)[A-Za-z0-9_-]{16,}/g, `$1${MASK}`],
+    [/whsec_[A-Za-z0-9+/=]{20,}/g, MASK],
+    [/ya29\.[A-Za-z0-9_-]{20,}/g, MASK],
+    // `aws configure set aws_secret_access_key <key>`: a name and its value without `=`.
+    [/(aws_secret_access_key\s+)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi, `$1${MASK}`],
+    // mysql's `-pPASSWORD` (no space: `-p db` asks for the password and names the database).
+    [
+      /(mysql(?:dump|admin|import|show|check)?\b[^\n|;&]*?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)/g,
+      (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
+    ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
     [/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
+    // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name.
     [
-      new RegExp(
-        String.raw`([A-Za-z0-9_]*(?:api[_-]?key|secret|passw(?:or)?d|access[_-]?token|auth[_-]?token)[A-Za-z0-9_]*)(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`,
-        "gi",
-      ),
-      (m, name, sep, value) =>
+      new RegExp(String.raw`${SECRET_NAME_HINT}([A-Za-z_][\w-]*)(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`, "gi"),
+      (m, name, sep, value) => {
+        if (!secretName(name)) return m;
         // `nDB_PASSWORD`: the `n` of an escape `\\n` in text encoded twice.
-        credentialValue(value, /^[nrtbf]?[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("="))
-          ? `${name}${sep}${MASK}`
-          : m,
+        const envFile = /^[nrtbf]?[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("=");
+        return credentialValue(value, envFile, name) ? `${name}${sep}${MASK}` : m;
+      },
     ],
   ] as [RegExp, Replacer][]
 ).map(([re, replacement]) => [fromStart(re), replacement]);

@@ -219,3 +219,77 @@ describe("redactText: a secret starting a line of JSON-encoded text (redact revi
       expect(redactText(text)).toBe(text);
   });
 });
+
+describe("redactText: secret shapes that were never masked (redact review 2)", () => {
+  const AZURE = `${"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu".repeat(2)}==`;
+  test.each([
+    ["Codex auth.json refresh token", '"refresh_token": "rt_a1b2c3d4e5f6"', `"refresh_token": "${M}"`],
+    ["JSON token field", '{"token": "tk-9f8e7d6c5b4a"}', `{"token": "${M}"}`],
+    ["Gemini oauth_creds", '"access_token":"ya29.a0Af"', `"access_token":"${M}"`],
+    ["GITHUB_TOKEN", "GITHUB_TOKEN=abcdefghij", `GITHUB_TOKEN=${M}`],
+    ["any *_TOKEN", "export CLOUDFLARE_API_TOKEN=cfTokenValue", `export CLOUDFLARE_API_TOKEN=${M}`],
+    ["DISCORD_TOKEN", "DISCORD_TOKEN=MTk4NjIy.Cl2FMQ.ZnCjm1XVW", `DISCORD_TOKEN=${M}`],
+    ["DB_PASS", "DB_PASS=hunter22", `DB_PASS=${M}`],
+    ["camelCase token", "refreshToken: 1//0gLx9a8b7c6d", `refreshToken: ${M}`],
+    [
+      "private key in .env",
+      `WALLET_PRIVATE_KEY=0x${"ac0974bec39a17e3".repeat(4)}`,
+      `WALLET_PRIVATE_KEY=${M}`,
+    ],
+    ["header pair", "X-Api-Key: LEAK8abcd1234efgh5678", `X-Api-Key: ${M}`],
+    [
+      "Azure connection string",
+      `AccountName=acme;AccountKey=${AZURE};EndpointSuffix=x`,
+      `AccountName=acme;AccountKey=${M};EndpointSuffix=x`,
+    ],
+    ["npm _auth", "_auth=dXNlcjpwYXNzd29yZA==", `_auth=${M}`],
+    ["URL with no user name", "REDIS_URL=redis://:s3cr3t@cache:6379", `REDIS_URL=redis://:${M}@cache:6379`],
+    ["URL password holding @", "postgres://user:p@ssw0rd@db:5432/app", `postgres://user:${M}@db:5432/app`],
+    ["mysql -p", "mysql -h db -u root -pS3cret app", `mysql -h db -u root -p${M} app`],
+    ["mysqldump -p quoted", "mysqldump -uroot -p'S3cret' app", `mysqldump -uroot -p'${M}' app`],
+    [
+      "Slack webhook",
+      "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+      `https://hooks.slack.com/services/${M}`,
+    ],
+    ["Slack app token", `xapp-1-A0123456789-${"1234567890".repeat(2)}-abcdef`, M],
+    ["Slack refresh token", `xoxe.xoxp-1-${"Mi0yLTEy".repeat(4)}`, M],
+    ["Slack rotating token", `xoxe-1-${"My0xLTEy".repeat(4)}`, M],
+    ["Stripe webhook secret", `whsec_${"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".slice(0, 32)}`, M],
+    ["Google access token", `ya29.${"a0AfH6SMBx".repeat(4)}`, M],
+    [
+      "aws configure",
+      `aws configure set aws_secret_access_key ${"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}`,
+      `aws configure set aws_secret_access_key ${M}`,
+    ],
+    [
+      "x-access-token URL keeps its host",
+      `https://x-access-token:ghs_${"a1B2c3D4e5".repeat(4)}@github.com/acme/REPO.git`,
+      `https://x-access-token:${M}@github.com/acme/REPO.git`,
+    ],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+
+  test.each([
+    "const token = await getToken();",
+    "token = response.data.token",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a CI reference, not a template
+    "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    "DB_PASS=$DB_PASS",
+    "max_tokens: 100000",
+    '"input_tokens": 123456, "cache_read_input_tokens": 654321',
+    'tokenizer: "cl100k_base"',
+    "token_type: Bearer",
+    'fetch(url, { credentials: "same-origin" })',
+    "privateKey: fs.readFileSync(keyPath)",
+    "GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/key.json",
+    "auth: { user, pass }",
+    'passport.use("local", strategy)',
+    "mysql -p app",
+    "mysql -P 3306 -h db",
+    "contact me at user@example.com or https://example.com/a@b",
+  ])("stays: %s", (code) => {
+    expect(redactText(code)).toBe(code);
+  });
+});

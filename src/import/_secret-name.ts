@@ -1,0 +1,51 @@
+/**
+ * Telling a secret's name and value from code, for `--redact`: `DB_PASSWORD=hunter22` holds a
+ * password where `password: string`, `token = getToken()` and `max_tokens: 100000` do not. Used for
+ * `name=value` pairs in text and for the keys of structured tool arguments alike.
+ */
+
+/** Names that say "secret" wherever the word is: `clientSecret`, `DB_PASSWORD`, `x-api-key`. */
+const SECRET_ANYWHERE =
+  /api[_-]?key|secret|passw(?:or)?d|passphrase|access[_-]?token|auth[_-]?token|credential|private[_-]?key/i;
+/** Names whose last word says it: `GITHUB_TOKEN`, `refreshToken`, `DB_PASS`, npm's `_auth`. */
+const SECRET_LAST = new Set(["token", "pass", "auth"]);
+/** `…_key` names that are secrets: `AccountKey` (Azure), `SharedAccessKey`, `signing_key`. */
+const SECRET_KEY_KINDS = new Set(["account", "access", "signing", "encryption", "master", "client"]);
+
+/** A cheap look-ahead for a name worth asking `secretName` about. */
+export const SECRET_NAME_HINT = String.raw`(?=[\w-]*?(?:key|secret|pass|token|auth|credential))`;
+
+/** Whether a field or variable so named holds a secret. */
+export function secretName(name: string): boolean {
+  if (SECRET_ANYWHERE.test(name)) return true;
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  const last = words.at(-1) ?? "";
+  return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
+}
+
+/** A value that names where a secret comes from rather than holding it. */
+export const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([])/;
+/** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+/** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
+const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
+/** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */
+const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
+
+/**
+ * Whether `value`, after a secret-sounding `name`, looks like the secret itself. `envFile`: the
+ * pair is a `.env` or shell line (`DB_PASSWORD=supersecret`), which holds values, not code.
+ */
+export function credentialValue(value: string, envFile: boolean, name = ""): boolean {
+  if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
+  // Already masked by a pattern before (`x-access-token:[REDACTED]@github.com`).
+  if (value.startsWith("[REDACTED]")) return false;
+  // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
+  if (/^\d+$/.test(value) && !/pass|secret/i.test(name)) return false;
+  if (envFile) return true;
+  return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
+}
