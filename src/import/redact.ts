@@ -129,13 +129,22 @@ export function redactText(text: string): string {
   return masked + maskPatterns(out.slice(from));
 }
 
-/** Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). */
+/**
+ * Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). A
+ * string under a secret-sounding key (`{"password": "…"}`, `headers: {"X-Api-Key": "…"}`,
+ * `env: {DB_PASSWORD: "…"}`) is masked whole when it looks like a credential, as the same pair
+ * written as text would be.
+ */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
   if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v);
+    for (const [k, v] of Object.entries(value)) {
+      // An upper-case key is an environment variable's: a value, never code.
+      const secret = typeof v === "string" && secretName(k) && credentialValue(v, /^[A-Z0-9_]+$/.test(k), k);
+      out[k] = secret ? MASK : redactDeep(v);
+    }
     return out as T;
   }
   return value;

@@ -293,3 +293,30 @@ describe("redactText: secret shapes that were never masked (redact review 2)", (
     expect(redactText(code)).toBe(code);
   });
 });
+
+test("redactDeep masks a string under a secret-sounding key, as the pair written as text is (redact review 3)", () => {
+  const args = {
+    url: "https://api.example.com",
+    password: "LEAK7hunter2hunter2",
+    headers: { "X-Api-Key": "LEAK8abcd1234efgh5678", Accept: "application/json" },
+    env: { DB_PASSWORD: "S3cretPass99", GITHUB_TOKEN: "abcdefghij", NODE_ENV: "production" },
+    auth: [{ refresh_token: "1//0gLx9a8b7c6d" }],
+  };
+  expect(redactDeep(args)).toEqual({
+    url: "https://api.example.com",
+    password: M,
+    headers: { "X-Api-Key": M, Accept: "application/json" },
+    env: { DB_PASSWORD: M, GITHUB_TOKEN: M, NODE_ENV: "production" },
+    auth: [{ refresh_token: M }],
+  });
+  // The guard against code holds here too: types, references, counts and lookups stay.
+  const code = {
+    password: "string",
+    apiKey: "process.env.API_KEY",
+    token: "$TOKEN",
+    max_tokens: "100000",
+    credentials: "same-origin",
+    secret: "short",
+  };
+  expect(redactDeep(code)).toEqual(code);
+});
