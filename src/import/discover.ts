@@ -9,12 +9,13 @@ import {
   lstatSync,
   openSync,
   readdirSync,
+  readlinkSync,
   readSync,
   realpathSync,
   statSync,
 } from "node:fs";
 import { homedir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Agent, ImportWarning } from "./types.ts";
 
 /** How a source is read. */
@@ -36,7 +37,11 @@ const CREDENTIAL_FILES = new Set([
   "auth.json",
   "oauth_creds.json",
   ".env",
+  // Claude Code's settings beside `~/.claude`: they hold `primaryApiKey`.
+  ".claude.json",
 ]);
+/** Credential files known by their folder: Docker keeps registry logins in `~/.docker/config.json`. */
+const CREDENTIAL_IN_FOLDER = new Map([[".docker", "config.json"]]);
 /** Folders that never hold transcripts (large, or copies of what transcripts already hold). */
 const SKIP_DIRS = new Set([
   ".git",
@@ -56,12 +61,34 @@ const ROW_FILES = ["session.jsonl", "message.jsonl", "part.jsonl"];
  * `token(s)`. Only `.json`: no agent names a transcript so, while a user may well call a `.jsonl`
  * transcript `secret-project.jsonl`.
  */
-const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_.])auth|(^|[-_.])tokens?)([-_.][^/]*)?\.json$/i;
+const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_. ])auth|(^|[-_. ])tokens?)([-_. ][^/]*)?\.json$/i;
+/** The same words in camelCase: Azure CLI's `accessTokens.json`, `mcpAuth.json`. */
+const CREDENTIAL_JSON_CAMEL = /[a-z0-9](Auth|Tokens?)([-_. A-Z][^/]*)?\.json$/;
 
 export const isCredentialFile = (path: string) => {
   const name = basename(path);
-  return CREDENTIAL_FILES.has(name) || /credential/i.test(name) || CREDENTIAL_JSON.test(name);
+  return (
+    CREDENTIAL_FILES.has(name) ||
+    /credential/i.test(name) ||
+    CREDENTIAL_JSON.test(name) ||
+    CREDENTIAL_JSON_CAMEL.test(name) ||
+    CREDENTIAL_IN_FOLDER.get(basename(dirname(path))) === name
+  );
 };
+
+/**
+ * Whether a link, or a link it leads to, points at a credential file under another name
+ * (`<uuid>.jsonl -> ../../.credentials.json`, `rollout-….jsonl -> ~/.codex/auth.json`): each hop's
+ * target is judged by name, never opened.
+ */
+function linksToCredential(path: string): boolean {
+  let at = path;
+  for (let hop = 0; hop < 40 && lstatSync(at).isSymbolicLink(); hop++) {
+    at = resolve(dirname(at), readlinkSync(at));
+    if (isCredentialFile(at)) return true;
+  }
+  return false;
+}
 
 /** Each agent's own default location (overridable with paths on the command line). */
 export function defaultRoots(agent: Agent, env: Record<string, string | undefined> = process.env): string[] {
@@ -226,16 +253,24 @@ export function discover(
     }
     let st: ReturnType<typeof statSync>;
     let real: string;
+    let credential: boolean;
     try {
       // An entry of a listed folder that is no link is where its folder really is: one `lstat`, not a
       // `stat` and a `realpath` (a watch pass over 3,000 transcripts spent most of its ~90 ms there).
-      st = realParent === undefined ? statSync(path) : lstatSync(path);
-      if (realParent === undefined || st.isSymbolicLink()) {
-        if (st.isSymbolicLink()) st = statSync(path);
+      st = lstatSync(path);
+      const link = st.isSymbolicLink();
+      if (realParent === undefined || link) {
+        st = statSync(path);
         real = realpathSync(path);
       } else real = join(realParent, basename(path));
+      // A link is judged by what it points at too, and any file by its real folder (`~/.docker`).
+      credential = (link && linksToCredential(path)) || (real !== path && isCredentialFile(real));
     } catch (error) {
       warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
+      return;
+    }
+    if (credential) {
+      if (explicit) warnings.push({ file: path, message: "credential file: not read" });
       return;
     }
     if (seen.has(real)) return;

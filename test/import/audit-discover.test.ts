@@ -275,3 +275,51 @@ test("regression: a named transcript whose first line is still being written is 
   const done = JSON.parse(runCli(["import", "claude", path, "--json"], h).stdout);
   expect(done.totals.created).toBe(1);
 });
+
+test("a credential file is not opened under a link's name or a name the rule missed (redact review 4)", async () => {
+  await using dir = await tempDir();
+  const gemini = '{"sessionId":"s","projectHash":"h","messages":[]}';
+  const at = (...parts: string[]) => join(dir.path, ...parts);
+  mkdirSync(at(".claude", "projects", "-p"), { recursive: true });
+  mkdirSync(at(".codex"), { recursive: true });
+  mkdirSync(at(".docker"), { recursive: true });
+  mkdirSync(at(".azure"), { recursive: true });
+  mkdirSync(at("backup"), { recursive: true });
+  // Each holds what would be imported if it were read.
+  copyFileSync(SRC, at(".claude", ".credentials.json"));
+  copyFileSync(SRC, at(".codex", "auth.json"));
+  symlinkSync("../../.credentials.json", at(".claude", "projects", "-p", "c64cc478.jsonl"));
+  symlinkSync(at(".codex", "auth.json"), at("rollout-2026-01-01T00-00-00-x.jsonl"));
+  // A link to a link to the credentials: judged at each hop.
+  symlinkSync(at("rollout-2026-01-01T00-00-00-x.jsonl"), at("again.jsonl"));
+  for (const file of [
+    at(".claude.json"),
+    at(".docker", "config.json"),
+    at(".azure", "accessTokens.json"),
+    at("backup", "auth copy.json"),
+    at("backup", "mcpAuth.json"),
+  ])
+    writeFileSync(file, gemini);
+  // Through a linked folder, the file is judged in its real folder.
+  symlinkSync(at(".docker"), at("dock"));
+  // Not credentials: found as before.
+  writeFileSync(at("backup", "author.json"), gemini);
+  writeFileSync(at("backup", "tokenizer.json"), gemini);
+  expect(detectFile(at("backup", "auth copy.json"))?.agent).toBe("gemini");
+  expect(detectFile(at("again.jsonl"))?.agent).toBe("claude");
+
+  const warnings: ImportWarning[] = [];
+  const found = discover(dir.path, "auto", warnings).map((c) => c.path.slice(dir.path.length + 1));
+  expect(found.sort()).toEqual(["backup/author.json", "backup/tokenizer.json"]);
+  expect(warnings).toEqual([]);
+  for (const named of [
+    "again.jsonl",
+    "rollout-2026-01-01T00-00-00-x.jsonl",
+    ".claude.json",
+    "dock/config.json",
+  ]) {
+    const named_warnings: ImportWarning[] = [];
+    expect(discover(at(named), "auto", named_warnings)).toEqual([]);
+    expect(named_warnings).toEqual([{ file: at(named), message: "credential file: not read" }]);
+  }
+});
