@@ -11,9 +11,21 @@ import { credentialValue, REFERENCE, SECRET_NAME_HINT, secretName } from "./_sec
 
 const MASK = "[REDACTED]";
 
-/** Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. */
-const KEY_BLOCK =
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g;
+/**
+ * Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. A
+ * block is its BEGIN marker, lines of base64 or headers (`Proc-Type: 4,ENCRYPTED`, `Version: …`)
+ * and its END marker; lines may be escaped (`\n` in JSON-encoded text) or spaces (a key pasted on
+ * one line). A BEGIN marker with no END after such lines (cut short, or code that looks for it)
+ * masks itself and the base64 lines that follow, not the rest of the text.
+ */
+const KEY_MARKER = String.raw`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`;
+const KEY_END = String.raw`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`;
+const KEY_GAP = String.raw`(?:\s|\\+[rnt])+`;
+const KEY_LINE = String.raw`(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*)`;
+const KEY_BLOCK = new RegExp(
+  String.raw`${KEY_MARKER}(?:(?:${KEY_GAP}${KEY_LINE})*?${KEY_GAP}?${KEY_END}|(?:${KEY_GAP}[A-Za-z0-9+/=]{16,}(?![A-Za-z0-9+/=]))*)`,
+  "g",
+);
 
 /**
  * Binary data, never searched: a data URL's payload, or a whole string that is one long base64 run
@@ -22,18 +34,49 @@ const KEY_BLOCK =
 const DATA_URL = /data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+=*/g;
 const BLOB = /^[A-Za-z0-9+/]{256,}=*$/;
 
-/** A word after `token` or `Basic` that looks like a credential: letters and digits, not a path. */
+/** How often a word changes between lower case, upper case and digits: random keys often do. */
+const classChanges = (value: string) =>
+  [...value.replace(/[^A-Za-z0-9]/g, "")].reduce(
+    (n, c, i, all) => (i > 0 && charClass(c) !== charClass(all[i - 1]!) ? n + 1 : n),
+    0,
+  );
+const charClass = (c: string) => (c >= "0" && c <= "9" ? 0 : c === c.toUpperCase() ? 1 : 2);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A word after `token` that looks like a credential: letters and digits, not a path, not a UUID
+ * (`Invalid token 550e8400-…` names a request).
+ */
 function tokenWord(value: string): boolean {
-  return value.length >= 16 && !REFERENCE.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value);
+  return (
+    value.length >= 16 &&
+    !REFERENCE.test(value) &&
+    /[A-Za-z]/.test(value) &&
+    /\d/.test(value) &&
+    !UUID.test(value)
+  );
 }
 
-/** Basic credentials are base64 of `user:password`, however short. */
+/**
+ * Basic credentials are base64 of `user:password`, however short, or a key that looks random
+ * (`basic configuration2024` is prose: one change from letters to digits).
+ */
 function basicCredentials(value: string): boolean {
-  if (tokenWord(value)) return true;
+  if (tokenWord(value) && classChanges(value) >= 4) return true;
   if (value.length < 8 || !/^[A-Za-z0-9+/]+=*$/.test(value)) return false;
   const decoded = Buffer.from(value, "base64").toString("latin1");
   return /^[\x20-\x7e]+$/.test(decoded) && /^[^:]+:./.test(decoded);
 }
+
+/** A bearer token is any long word but words joined by `_` or `-` (`bearer authentication_scheme`). */
+const bearerToken = (value: string) => !/^[a-z]+(?:[_-][a-z]+)+$/i.test(value);
+
+/**
+ * An `sk-` key has digits among long random runs; `sk-fading-circle-dot` (a CSS class) has
+ * neither.
+ */
+const skKey = (value: string) => /\d/.test(value) && /[A-Za-z0-9]{12,}/.test(value.slice(3));
 
 type Replacer = string | ((match: string, ...groups: string[]) => string);
 
@@ -47,14 +90,14 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
 const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\)+)|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
 const fromStart = (re: RegExp) => new RegExp(START + re.source, re.flags);
 
-/** A quote around a name or a value, escaped when the text is a JSON string. */
-const QUOTE = String.raw`(?:\\*["'])?`;
+/** A quote (or a Markdown backtick) around a name or a value, escaped when the text is a JSON string. */
+const QUOTE = String.raw`(?:\\*["'\`])?`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
-const VALUE = String.raw`((?:[^\s"',;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
+const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
 const PATTERNS: [RegExp, Replacer][] = (
   [
-    [/(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${MASK}`],
+    [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
     [/(Basic)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (basicCredentials(v) ? `${word} ${MASK}` : m)],
     [/(token)\s+([A-Za-z0-9._~+/=-]+)/gi, (m, word, v) => (tokenWord(v) ? `${word} ${MASK}` : m)],
     // The password of `scheme://user:password@host`, however short; the user name (none in
@@ -75,7 +118,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         return `${head}${MASK}${pw.slice(value.length)}`;
       },
     ],
-    [/sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, MASK],
+    [/sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g, (m) => (skKey(m) ? MASK : m)],
     [/[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g, MASK],
     [/hf_[A-Za-z0-9]{30,}\b/g, MASK],
     [/npm_[A-Za-z0-9]{30,}\b/g, MASK],

@@ -320,3 +320,52 @@ test("redactDeep masks a string under a secret-sounding key, as the pair written
   };
   expect(redactDeep(code)).toEqual(code);
 });
+
+describe("redactText: false positives that destroyed text (redact review 5)", () => {
+  test.each([
+    [
+      "a BEGIN marker with no END masks itself, not the rest",
+      'if (pem.startsWith("-----BEGIN PRIVATE KEY-----")) return parse(pem);\nconst user = "ana";',
+      `if (pem.startsWith("${M}")) return parse(pem);\nconst user = "ana";`,
+    ],
+    [
+      "a key cut short masks its base64 lines",
+      `$ head -3 key.pem\n-----BEGIN PRIVATE KEY-----\n${"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC".repeat(2)}\n${"BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj".repeat(2)}\n$ ls`,
+      `$ head -3 key.pem\n${M}\n$ ls`,
+    ],
+    [
+      "markers far apart keep the code between them",
+      'const a = "-----BEGIN RSA PRIVATE KEY-----";\nfoo(a);\nconst b = "-----END RSA PRIVATE KEY-----";',
+      `const a = "${M}";\nfoo(a);\nconst b = "-----END RSA PRIVATE KEY-----";`,
+    ],
+    [
+      "a key on one line",
+      `KEY="-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkq -----END PRIVATE KEY-----" node x`,
+      `KEY="${M}" node x`,
+    ],
+    [
+      "a key in JSON-encoded text",
+      JSON.stringify({
+        out: "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBx\n-----END EC PRIVATE KEY-----\nok",
+      }),
+      JSON.stringify({ out: `${M}\nok` }),
+    ],
+    [
+      "a token in a clone URL keeps the host and repository",
+      `git clone https://x-access-token:ghs_${"a1B2c3D4e5".repeat(4)}@github.com/acme/REPO.git`,
+      `git clone https://x-access-token:${M}@github.com/acme/REPO.git`,
+    ],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+
+  test.each([
+    "Invalid token 550e8400-e29b-41d4-a716-446655440000",
+    "Add secret: `ANTHROPIC_API_KEY` to the repository",
+    '<div class="sk-fading-circle-dot"></div>',
+    "basic configuration2024",
+    "bearer authentication_scheme",
+  ])("stays: %s", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+});
