@@ -247,10 +247,6 @@ export function discover(
   const seen = new Set<string>();
   /** `realParent`: the real path of the folder `path` was listed in (none for the root). */
   const visit = (path: string, explicit: boolean, realParent?: string) => {
-    if (isCredentialFile(path)) {
-      if (explicit) warnings.push({ file: path, message: "credential file: not read" });
-      return;
-    }
     let st: ReturnType<typeof statSync>;
     let real: string;
     let credential: boolean;
@@ -263,8 +259,15 @@ export function discover(
         st = statSync(path);
         real = realpathSync(path);
       } else real = join(realParent, basename(path));
-      // A link is judged by what it points at too, and any file by its real folder (`~/.docker`).
-      credential = (link && linksToCredential(path)) || (real !== path && isCredentialFile(real));
+      // A file is judged by its name, a link by what it points at too, and any file by its real
+      // folder (`~/.docker`). A folder is not: a project's called `credential-service` holds
+      // transcripts (a Claude project folder of that name was skipped whole). Looked at, a file is
+      // not opened.
+      credential =
+        !st.isDirectory() &&
+        (isCredentialFile(path) ||
+          (link && linksToCredential(path)) ||
+          (real !== path && isCredentialFile(real)));
     } catch (error) {
       warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
       return;

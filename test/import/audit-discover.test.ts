@@ -323,3 +323,23 @@ test("a credential file is not opened under a link's name or a name the rule mis
     expect(named_warnings).toEqual([{ file: at(named), message: "credential file: not read" }]);
   }
 });
+
+test("regression: a project folder whose name says credential, auth or tokens is walked: only files are judged by their names (a Claude project folder -home-me-credential-service was skipped whole, its transcripts never imported)", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  for (const folder of ["-home-me-credential-service", "-home-me-auth", "secrets.json"]) {
+    mkdirSync(join(dir.path, folder));
+    copyFileSync(SRC, join(dir.path, folder, `${folder.length}-t.jsonl`));
+  }
+  // The files themselves are still judged by name.
+  copyFileSync(SRC, join(dir.path, "-home-me-auth", "credentials.json"));
+  expect(
+    discover(dir.path, "claude", [])
+      .map((c) => c.path.slice(dir.path.length + 1))
+      .sort(),
+  ).toEqual([
+    "-home-me-auth/13-t.jsonl",
+    "-home-me-credential-service/27-t.jsonl",
+    "secrets.json/12-t.jsonl",
+  ]);
+});
