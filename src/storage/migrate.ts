@@ -13,6 +13,7 @@ import { existsSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { conflict, FreecodeError } from "../errors.ts";
 import { ensureDir, writeFileAtomic } from "../util/atomic.ts";
+import { canonicalJson } from "../util/canonical-json.ts";
 import type { StorageAdapter } from "./contract.ts";
 import {
   type CopiedState,
@@ -42,17 +43,7 @@ export interface StoreDigest {
   perSession: Record<string, string>;
 }
 
-/** JSON with object keys sorted, so two adapters that order keys differently hash alike. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
+export { canonicalJson };
 
 const EVENT_BATCH = 1000;
 
@@ -185,7 +176,13 @@ async function clearInterrupted(
   source: StorageAdapter,
   copies: Map<string, CopyRecord> | undefined,
 ): Promise<void> {
-  const fromSource = new Set([...(await listedIds(source)), ...(await source.listEventLogs())]);
+  // What the source holds, and what the mark says the migration copied or started on (the source
+  // may have purged it since: its copy is still the migration's, not the target's own).
+  const fromSource = new Set([
+    ...(await listedIds(source)),
+    ...(await source.listEventLogs()),
+    ...(copies?.keys() ?? []),
+  ]);
   const ids = [...new Set([...(await listedIds(target)), ...(await target.listEventLogs())])].filter((id) =>
     fromSource.has(id),
   );
@@ -212,10 +209,10 @@ async function clearInterrupted(
  * undefined. What the migration recorded (`record`, see `migration-copies.ts`) decides where it
  * can: a part it copied that the target holds otherwise now was written to there, and so was a
  * part it never started that the target holds. A part whose copy the kill cut short, or all of an
- * older version's marker, is judged against the source: a copy holds the source's messages as they
- * were — since then the source may have added messages after them or compacted them away, but a
- * message the target holds after the last one both hold was written in the target — and at most
- * the source's events.
+ * older version's mark, is judged against the source: a log copied in order holds a start of the
+ * source's events, ids and all; a session holds the source's messages as they were — since then
+ * the source may have added messages after them or compacted them away, but a message the target
+ * holds after the last one both hold was written in the target.
  */
 async function changedInTarget(
   target: StorageAdapter,
@@ -223,12 +220,11 @@ async function changedInTarget(
   id: string,
   record: CopyRecord | undefined,
 ): Promise<string | undefined> {
-  const [mine, theirs] = [await target.getMeta(id), await source.getMeta(id)];
-  if (mine && !theirs) return "a session in the target, a rollout log only in the source";
   const how = (part: CopyPart) =>
     !record ? "cut short" : record.copied[part] ? "copied" : record.started.has(part) ? "cut short" : "never";
   const now: CopiedState = {};
-  if (mine) now.session = await sessionState(target, id);
+  const mine = await sessionState(target, id);
+  if (mine) now.session = mine;
   const logNow = await logState(target, id);
   if (logNow && logNow.events > 0) now.log = logNow;
   if (record) {
@@ -239,7 +235,12 @@ async function changedInTarget(
     return "its session was made in the target: the migration never copied it";
   if (how("log") === "never" && now.log)
     return "its rollout log was written in the target: the migration never copied it";
-  if (mine && theirs && how("session") === "cut short") {
+  if (how("session") === "cut short" && now.session) {
+    const theirs = await source.getMeta(id);
+    if (!theirs)
+      return record
+        ? "its copy was cut short and the source no longer holds it: a write in the target cannot be told from the copy"
+        : "a session in the target, a rollout log only in the source";
     const ids = new Set((await source.readMessages(id)).messages.map((m) => m.id));
     const held = (await target.readMessages(id)).messages;
     let after = 0;
@@ -247,13 +248,37 @@ async function changedInTarget(
     // None in common: a copy the source replaced whole (`keep 0`) is no sign of a write.
     if (after > 0 && after < held.length) return `${after} message(s) after the last the source holds`;
   }
-  if (how("log") === "cut short" && now.log) {
-    let sourceEvents = 0;
-    for await (const _ of source.readEvents(id)) sourceEvents++;
-    if (now.log.events > sourceEvents)
-      return `${now.log.events - sourceEvents} event(s) more than the source`;
-  }
+  if (how("log") === "cut short" && now.log) return notAStartOf(target, source, id);
   return undefined;
+}
+
+/**
+ * Why `target`'s log `id` is not a start of `source`'s, event by event (a copy cut short is one:
+ * the copy goes in order and keeps the ids), or undefined.
+ */
+async function notAStartOf(
+  target: StorageAdapter,
+  source: StorageAdapter,
+  id: string,
+): Promise<string | undefined> {
+  const theirs = source.readEvents(id)[Symbol.asyncIterator]();
+  let n = 0;
+  let extra = 0;
+  for await (const mine of target.readEvents(id)) {
+    n++;
+    if (extra > 0) {
+      extra++;
+      continue;
+    }
+    const next = await theirs.next();
+    if (next.done) extra = 1;
+    else if (mine.event?.id !== next.value.event?.id) {
+      await theirs.return?.();
+      return `its rollout log's event ${n} is not the source's (${mine.event?.id ?? "an unreadable line"})`;
+    }
+  }
+  await theirs.return?.();
+  return extra > 0 ? `${extra} event(s) more than the source` : undefined;
 }
 
 /** A files store's session directories that its listing does not show would be lost: refuse. */
@@ -299,10 +324,8 @@ async function copyStore(
     written.add(id);
     const cache = await source.getContextCache(id);
     if (cache !== undefined) await target.putContextCache(id, cache);
-    // As written: a verified copy reads back the same meta and messages from either store.
-    copied(id, {
-      session: { messages: messages.length, last: messages.at(-1)?.id ?? null, updatedAt: meta.updatedAt },
-    });
+    // As the target reads it back (a store may fill in what the source left out).
+    copied(id, { session: await sessionState(target, id) });
     progress(++done, total);
   }
   for (const id of logs) {

@@ -1,19 +1,20 @@
 /**
  * What a migration copied, recorded in its marker (`migrationMarker`) as it goes: before each
  * session and each rollout log, a line saying it starts; after it, a line with what the target
- * held of it once copied — its messages' count and last id and its meta's `updatedAt`, or its
- * events' count and last id. A migration run again after one was killed tells by them whether the
+ * held of it once copied — its messages' count and last id and a hash of its meta and context
+ * cache (a rename, a tag, a delete move no `updatedAt`), or its events' count and last id. A migration run again after one was killed tells by them whether the
  * target was written to since (an append it acknowledged), whatever the source did meanwhile;
  * comparing with the source could not (a source compacted or rewound since looked like a write in
  * the target, or hid one). What the target holds of a part the migration never started is the
  * target's own.
  */
 import { appendFileSync, readFileSync } from "node:fs";
+import { canonicalJson } from "../util/canonical-json.ts";
 import type { StorageAdapter } from "./contract.ts";
 
 /** What the target held of one id right after the migration copied it. */
 export interface CopiedState {
-  session?: { messages: number; last: string | null; updatedAt: number };
+  session?: { messages: number; last: string | null; meta: string };
   log?: { events: number; last: string | null };
 }
 
@@ -26,12 +27,14 @@ export interface CopyRecord {
   copied: CopiedState;
 }
 
-/** What the target holds of session `id`'s messages and meta now. */
+/** What the target holds of session `id`'s messages, meta and context cache now. */
 export async function sessionState(target: StorageAdapter, id: string): Promise<CopiedState["session"]> {
   const meta = await target.getMeta(id);
   if (!meta) return undefined;
   const { messages } = await target.readMessages(id);
-  return { messages: messages.length, last: messages.at(-1)?.id ?? null, updatedAt: meta.updatedAt };
+  const cache = await target.getContextCache(id);
+  const hash = new Bun.CryptoHasher("sha256").update(canonicalJson([meta, cache ?? null])).digest("hex");
+  return { messages: messages.length, last: messages.at(-1)?.id ?? null, meta: hash };
 }
 
 /** What the target holds of the rollout log `id` now. */
@@ -103,7 +106,7 @@ export function movedSince(copied: CopiedState, now: CopiedState): string | unde
   if (a && b) {
     if (b.messages !== a.messages || b.last !== a.last)
       return `its messages changed in the target since the copy (${a.messages} then, ${b.messages} now)`;
-    if (b.updatedAt !== a.updatedAt) return "its meta was updated in the target since the copy";
+    if (b.meta !== a.meta) return "its meta or context cache changed in the target since the copy";
   }
   const [x, y] = [copied.log, now.log];
   if (x && y && (y.events !== x.events || y.last !== x.last))

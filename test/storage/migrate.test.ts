@@ -371,6 +371,80 @@ test("regression: after a killed migration, a session the target holds that the 
   await target.close();
 });
 
+/** `target` with its `n`th call of `method` killed (and every clean-up after it). */
+function killedAt(
+  target: StorageAdapter,
+  method: "createSession" | "appendEvents",
+  n: number,
+): StorageAdapter {
+  let calls = 0;
+  return new Proxy(target, {
+    get(t, key) {
+      if (key === method)
+        return async (...args: unknown[]) => {
+          if (++calls >= n) throw new Error("killed");
+          return (t[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        };
+      if (key === "purgeSession") return killedAtFirstLog(t).purgeSession;
+      const value = Reflect.get(t, key);
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+}
+
+test("regression: after a killed migration, a rename or tag in the target, an append to a log whose copy was cut short (even one the source matched in number), are refused; a copy the source purged since is cleared (diff13 review 1, 2, 7)", async () => {
+  const say = (id: string): StoredMessage => ({
+    id,
+    role: "user",
+    parts: [{ type: "text", content: id }],
+    timestamp: 1,
+  });
+  for (const change of [
+    "rename",
+    "tag",
+    "append to a cut log",
+    "same count in both",
+    "source purged a copy",
+  ] as const) {
+    await using srcHome = await tempHome();
+    await using dstHome = await tempHome();
+    const src = files({ home: srcHome.path, fsync: "never" });
+    for (const id of ["s1", "s2"]) await src.createSession(meta(id, { messageCount: 1 }), [say(`${id}-m`)]);
+    const cut = change === "append to a cut log" || change === "same count in both";
+    // 1,500 events: copied in batches of 1,000, so the second batch's append can die.
+    await src.appendEvents(
+      "s1",
+      Array.from({ length: cut ? 1500 : 1 }, (_, i) => ({ type: "turn.started", turnId: `t${i}` })),
+    );
+    const target = sqlite({ home: dstHome.path, fsync: "never" });
+    await expect(migrateStore(src, killedAt(target, "appendEvents", cut ? 2 : 1))).rejects.toThrow("killed");
+    if (change === "rename") await target.updateMeta("s1", (m) => ({ ...m, title: "renamed in the target" }));
+    if (change === "tag") await target.updateMeta("s1", (m) => ({ ...m, tags: ["keep"] }));
+    if (cut) await target.appendEvents("s1", [{ type: "turn.started", turnId: "resumed in the target" }]);
+    if (change === "same count in both")
+      await src.appendEvents("s1", [{ type: "turn.started", turnId: "t1500" }]);
+    if (change === "source purged a copy") await src.purgeSession("s2");
+    const rerun = await migrateStore(src, target).catch((e: Error) => e);
+    if (change === "source purged a copy") {
+      expect([change, (rerun as { verified?: boolean }).verified]).toEqual([change, true]);
+      expect(await target.getMeta("s2")).toBeUndefined();
+    } else {
+      expect([change, (rerun as { code?: string }).code]).toEqual([change, "conflict"]);
+      expect([change, (rerun as Error).message]).toEqual([
+        change,
+        expect.stringContaining(
+          cut
+            ? "s1 (its rollout log's event 1001 is not the source's"
+            : "s1 (its meta or context cache changed in the target since the copy)",
+        ),
+      ]);
+      expect(existsSync(migrationMarker(target)!)).toBe(true);
+    }
+    await src.close();
+    await target.close();
+  }
+});
+
 /** What a migration killed half way leaves on its target: its mark (the caller adds part of a copy). */
 function markInterrupted(target: StorageAdapter): string {
   const marker = migrationMarker(target)!;
