@@ -459,8 +459,8 @@ export async function verifyStore(
   if (adapter.name === "sqlite" && existsSync(adapter.location)) {
     // A database damaged past opening (or its check failing) is a problem to report, not a crash.
     try {
-      const { Database } = await import("bun:sqlite");
-      const db = new Database(adapter.location, { readonly: true });
+      const { openSqliteToRead } = await import("./engines/bun-sqlite.ts");
+      const db = openSqliteToRead(adapter.location);
       try {
         const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
         for (const r of rows)

@@ -7,8 +7,18 @@
  * `cannot open …/index.lock: permission denied` (exit 74), and eval gave no verdict.
  */
 import { expect, test } from "bun:test";
-import { chmodSync, chownSync, copyFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  cpSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import sqlite from "../../src/storage/adapters/sqlite.ts";
 import { binaryPath, CORPUS, runCli, tempDir } from "../_helpers.ts";
 
 const root = process.getuid?.() === 0;
@@ -103,3 +113,62 @@ function writableAgain(p: string): void {
   chmodSync(p, st.isDirectory() ? 0o755 : 0o644);
   if (st.isDirectory()) for (const name of readdirSync(p)) writableAgain(join(p, name));
 }
+
+test.skipIf(root && !setpriv)(
+  "regression: a read-only sqlite store whose WAL holds writes is read with them, through its -shm file, or refused without one — not read without them (1 session of 4); store verify checks it",
+  async () => {
+    await using dir = await tempDir();
+    chmodSync(dir.path, 0o755);
+    const bin = join(dir.path, "freecode");
+    copyFileSync(binaryPath(), bin);
+    chmodSync(bin, 0o755);
+    // Copied while a process has it open: the last three sessions are in store.db-wal only.
+    const live = join(dir.path, "live");
+    const store = sqlite({ home: live, fsync: "never" });
+    const meta = (id: string) => ({
+      id,
+      title: id,
+      projectPath: "/p",
+      status: "idle" as const,
+      createdAt: 1,
+      updatedAt: 1,
+      turnCount: 0,
+      messageCount: 0,
+    });
+    await store.createSession(meta("one"), []);
+    await store.close();
+    const again = sqlite({ home: live, fsync: "never" });
+    for (const id of ["two", "three", "four"]) await again.createSession(meta(id), []);
+    const home = join(dir.path, "copy");
+    cpSync(live, home, { recursive: true });
+    await again.close();
+    expect(statSync(join(home, "state", "store.db-wal")).size).toBeGreaterThan(0);
+    const run = (args: string[]) => {
+      const cli = [bin, ...args, "--home", home, "--store", "sqlite"];
+      const argv = root
+        ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cli]
+        : cli;
+      const p = Bun.spawnSync(argv, {
+        cwd: dir.path,
+        env: { ...process.env, NODE_ENV: "test" },
+        stderr: "pipe",
+      });
+      return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+    };
+    readOnly(home);
+    const list = run(["session", "list", "--json"]);
+    expect([list.code, list.stderr]).toEqual([0, ""]);
+    expect((JSON.parse(list.stdout) as { total: number }).total).toBe(4);
+    const verify = run(["store", "verify"]);
+    expect([verify.code, verify.stdout]).toEqual([0, expect.stringContaining("4 sessions")]);
+    // Without the -shm file the WAL cannot be read: refused, saying why.
+    writableAgain(home);
+    rmSync(join(home, "state", "store.db-shm"));
+    readOnly(home);
+    const refused = run(["session", "list"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("store.db-wal holds writes not yet in the database");
+    writableAgain(home);
+  },
+  120_000,
+);

@@ -5,14 +5,14 @@
  * with SQLITE_BUSY (reference/bun-engineering.md §3). The schema is versioned (`_sql-schema.ts`).
  */
 
-import { constants, Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { writable } from "../../util/writable.ts";
 import type { AdapterFactory } from "../contract.ts";
-import { openSqliteFile } from "../engines/bun-sqlite.ts";
+import { openSqliteFile, openSqliteToRead } from "../engines/bun-sqlite.ts";
 import { rebuildCounters, type SqlHost, sqlAdapter } from "./_sql-core.ts";
 import { bunSqliteDriver, inTransaction, type SqlDriver } from "./_sql-driver.ts";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "./_sql-schema.ts";
@@ -46,16 +46,13 @@ export function openSqliteStore(file: string, fsync: "never" | "batch" | "always
 
 /**
  * A store in a directory this process cannot write (a read-only mount, another user's home): opened
- * as immutable, to read — its WAL and shared-memory files could not be made — and a write to it is
- * refused as one (`SQLITE_READONLY`). It must be of this version's schema: none can be migrated here.
+ * to read (`openSqliteToRead`), and a write to it is refused as one (`SQLITE_READONLY`). It must be
+ * of this version's schema: none can be migrated here.
  */
 function openReadOnly(file: string): SqlDriver {
   let db: Database | undefined;
   try {
-    db = new Database(
-      `file:${encodeURI(file).replaceAll("?", "%3f").replaceAll("#", "%23")}?immutable=1`,
-      constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI,
-    );
+    db = openSqliteToRead(file);
     // Errors name the file, not the URI it was opened by.
     const d = bunSqliteDriver(db, file);
     const version = schemaVersion(d);

@@ -7,11 +7,13 @@
  * (migrations) — runs under our cross-process lock file beside the database. Afterwards every
  * write is a `BEGIN IMMEDIATE` transaction, which does wait for the busy timeout.
  */
-import { Database } from "bun:sqlite";
-import { closeSync, openSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { closeSync, existsSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { FreecodeError } from "../../errors.ts";
 import { ensureDir, FILE_MODE } from "../../util/atomic.ts";
 import { withLockSync } from "../../util/lock.ts";
+import { writable } from "../../util/writable.ts";
 
 export interface OpenSqliteOptions {
   /** How long a statement waits for another process's lock (ms). */
@@ -56,4 +58,30 @@ export function openSqliteFile(file: string, options: OpenSqliteOptions): Databa
     throw error;
   }
   return db;
+}
+
+/**
+ * Open `file` to read only. In a directory this process cannot write (a read-only mount, another
+ * user's home) SQLite cannot make the WAL's shared-memory file: a database whose WAL is empty is
+ * opened as immutable; one whose WAL holds writes never folded into it is read through the
+ * `-shm` file left beside it, and without one it cannot be read at all — refused, saying so, not
+ * read without those writes (an immutable open ignores the WAL: a listing showed 1 session of 4).
+ */
+export function openSqliteToRead(file: string): Database {
+  if (writable(dirname(file))) return new Database(file, { readonly: true });
+  let walBytes = 0;
+  try {
+    walBytes = statSync(`${file}-wal`).size;
+  } catch {}
+  if (walBytes === 0)
+    return new Database(
+      `file:${encodeURI(file).replaceAll("?", "%3f").replaceAll("#", "%23")}?immutable=1`,
+      constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI,
+    );
+  if (existsSync(`${file}-shm`)) return new Database(file, { readonly: true });
+  throw new FreecodeError(
+    "bad_input",
+    `${file}-wal holds writes not yet in the database, which cannot be read where the file cannot be written: open it once where it can be (any freecode command folds them in), or copy the home somewhere writable`,
+    { source: { file } },
+  );
 }
