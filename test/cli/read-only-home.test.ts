@@ -17,7 +17,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import sqlite from "../../src/storage/adapters/sqlite.ts";
 import { binaryPath, CORPUS, runCli, tempDir } from "../_helpers.ts";
 
@@ -51,14 +51,32 @@ function readOnly(dir: string): void {
   walk(dir);
 }
 
+/** A folder anyone may enter, holding a copy of the compiled binary anyone may run. */
+function shared(dir: string): string {
+  chmodSync(dir, 0o755);
+  const bin = join(dir, "freecode");
+  copyFileSync(binaryPath(), bin);
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+/** Run `bin` on `home` with `store` as a user who may not write it (nobody, as root). */
+function runOn(bin: string, home: string, store: string, args: string[]) {
+  const cli = [bin, ...args, "--home", home, "--store", store];
+  const argv = root ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cli] : cli;
+  const p = Bun.spawnSync(argv, {
+    cwd: dirname(bin),
+    env: { ...process.env, NODE_ENV: "test" },
+    stderr: "pipe",
+  });
+  return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+}
+
 test.skipIf(root && !setpriv)(
   "regression: a home that cannot be written is listed, traced and evaluated, and nothing in it changes, on every store that keeps files (listing died with EACCES, exit 74)",
   async () => {
     await using dir = await tempDir();
-    chmodSync(dir.path, 0o755);
-    const bin = join(dir.path, "freecode");
-    copyFileSync(binaryPath(), bin);
-    chmodSync(bin, 0o755);
+    const bin = shared(dir.path);
     const cases = join(dir.path, "cases.yaml");
     writeFileSync(cases, "- id: no-hung-calls\n  sessions: all\n  expect:\n    - noHung: true\n");
     chmodSync(cases, 0o644);
@@ -118,10 +136,7 @@ test.skipIf(root && !setpriv)(
   "regression: a read-only sqlite store whose WAL holds writes is read with them, through its -shm file, or refused without one — not read without them (1 session of 4); store verify checks it",
   async () => {
     await using dir = await tempDir();
-    chmodSync(dir.path, 0o755);
-    const bin = join(dir.path, "freecode");
-    copyFileSync(binaryPath(), bin);
-    chmodSync(bin, 0o755);
+    const bin = shared(dir.path);
     // Copied while a process has it open: the last three sessions are in store.db-wal only.
     const live = join(dir.path, "live");
     const store = sqlite({ home: live, fsync: "never" });
