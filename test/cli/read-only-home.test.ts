@@ -88,18 +88,7 @@ test.skipIf(root && !setpriv)(
       expect(runCli(["session", "list", "--store", store], { home }).code).toBe(0);
       readOnly(home);
       const before = snapshot(home);
-      const run = (args: string[]) => {
-        const cli = [bin, ...args, "--home", home, "--store", store];
-        const argv = root
-          ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cli]
-          : cli;
-        const p = Bun.spawnSync(argv, {
-          cwd: dir.path,
-          env: { ...process.env, NODE_ENV: "test" },
-          stderr: "pipe",
-        });
-        return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
-      };
+      const run = (args: string[]) => runOn(bin, home, store, args);
       const list = run(["session", "list", "--json"]);
       expect([store, list.code, list.stderr]).toEqual([store, 0, ""]);
       const ids = (JSON.parse(list.stdout) as { items: { id: string }[] }).items.map((m) => m.id);
@@ -158,18 +147,7 @@ test.skipIf(root && !setpriv)(
     cpSync(live, home, { recursive: true });
     await again.close();
     expect(statSync(join(home, "state", "store.db-wal")).size).toBeGreaterThan(0);
-    const run = (args: string[]) => {
-      const cli = [bin, ...args, "--home", home, "--store", "sqlite"];
-      const argv = root
-        ? [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cli]
-        : cli;
-      const p = Bun.spawnSync(argv, {
-        cwd: dir.path,
-        env: { ...process.env, NODE_ENV: "test" },
-        stderr: "pipe",
-      });
-      return { code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
-    };
+    const run = (args: string[]) => runOn(bin, home, "sqlite", args);
     readOnly(home);
     const list = run(["session", "list", "--json"]);
     expect([list.code, list.stderr]).toEqual([0, ""]);
