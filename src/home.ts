@@ -1,6 +1,8 @@
 /** Where freecode keeps its data: `--home`, else `FREECODE_HOME`, else `~/.freecode`. */
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { writable } from "./util/writable.ts";
 
 /** Resolve the freecode home directory from an explicit flag and the environment. */
 export function resolveHome(flag?: string, env: Record<string, string | undefined> = process.env): string {
@@ -20,4 +22,16 @@ export function homePaths(home: string) {
     remote: join(home, "remote"),
     snapshots: join(home, "snapshots"),
   };
+}
+
+/**
+ * Whether derived state (listing and search indexes) may be kept in files under `home`: the home
+ * exists and its `state/` (or, before it is made, the home) can be written. Where it cannot — a
+ * read-only mount, another user's files, a mistyped `--home` — readers keep that state in memory
+ * for the one process, and write nothing there.
+ */
+export function keepsState(home: string): boolean {
+  if (!existsSync(home)) return false;
+  const { state } = homePaths(home);
+  return existsSync(state) ? writable(state) : writable(home);
 }

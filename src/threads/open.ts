@@ -3,6 +3,8 @@
  * at any of those steps — a zeroed page may only be read by the refresh or by the query — so a
  * damaged file met anywhere is set aside and the whole use runs once more on a fresh one.
  */
+
+import { keepsState } from "../home.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { type RefreshStats, refreshThreads } from "./refresh.ts";
 import { openThreadStore, type ThreadStore } from "./store.ts";
@@ -25,7 +27,11 @@ export async function withThreads<T>(
   options: UseThreadsOptions = {},
 ): Promise<T | undefined> {
   for (let attempt = 1; ; attempt++) {
-    const store = await openThreadStore(home, { inMemory: !adapter.capabilities.persistent });
+    // In memory where the store keeps nothing or the home cannot be written (`session show --turns`
+    // on a read-only home died on the JSON store's lock; a mistyped --home was made by a search).
+    const store = await openThreadStore(home, {
+      inMemory: !adapter.capabilities.persistent || !keepsState(home),
+    });
     let open = true;
     try {
       if (options.when && !options.when(store)) return undefined;

@@ -56,9 +56,14 @@ export interface IndexBackend {
 }
 
 export class SessionIndex {
+  /**
+   * `readOnly`: the index lives in memory over a home this process cannot write — its journal is
+   * read as it is, never rotated (a rotation there failed: EACCES, and nothing was listed).
+   */
   constructor(
     private readonly layout: FilesLayout,
     readonly backend: IndexBackend,
+    private readonly readOnly = false,
   ) {}
 
   private row(key: string, id: string): IndexRow | undefined {
@@ -77,7 +82,7 @@ export class SessionIndex {
 
   private rebuildLocked(): number {
     let journal = journalStat(this.layout.journal);
-    if (journal.size > ROTATE_BYTES) {
+    if (journal.size > ROTATE_BYTES && !this.readOnly) {
       // Rotate: entries written before the scan below are covered by the scan itself.
       renameSync(this.layout.journal, `${this.layout.journal}.old`);
       rmSync(`${this.layout.journal}.old`, { force: true });
@@ -133,7 +138,7 @@ export class SessionIndex {
         state.version !== INDEX_VERSION ||
         (state.journalIno !== 0 && state.journalIno !== fresh.ino) ||
         fresh.size < state.journalOffset ||
-        fresh.size > ROTATE_BYTES
+        (fresh.size > ROTATE_BYTES && !this.readOnly)
       ) {
         this.rebuildLocked();
         return;

@@ -8,8 +8,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
+import { keepsState } from "../../home.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
-import { writable } from "../../util/writable.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
 import {
   checkId,
@@ -92,15 +92,12 @@ const factory: AdapterFactory = (options) => {
   const openIndex = async (): Promise<SessionIndex> => {
     if (index) return index;
     let backend: IndexBackend;
-    // A home with no state yet that cannot be written (a read-only mount, another user's files), or
-    // none at all: an index in memory, so reading needs no write (listing failed with EACCES or
-    // EROFS, and a mistyped --home was made).
-    if (
-      !existsSync(options.home) ||
-      (!existsSync(layout.state) ? !writable(options.home) : !writable(layout.state))
-    ) {
+    // A home that cannot be written (a read-only mount, another user's files), or none at all: an
+    // index in memory, so reading needs no write (listing failed with EACCES or EROFS, and a
+    // mistyped --home was made).
+    if (!keepsState(options.home)) {
       const { memorySqliteIndex } = await import("./_files-index-sqlite.ts");
-      index = new SessionIndex(layout, memorySqliteIndex());
+      index = new SessionIndex(layout, memorySqliteIndex(), true);
       return index;
     }
     ensureDir(layout.state);

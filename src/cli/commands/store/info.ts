@@ -1,4 +1,5 @@
 /** `freecode store info`: the adapter in use, why it was chosen, where it keeps data, and counts. */
+import { keepsState } from "../../../home.ts";
 import { openThreadStore } from "../../../threads/store.ts";
 import { command } from "../../_command.ts";
 import { withOpenStore } from "./_open.ts";
@@ -8,7 +9,9 @@ export default command({
   async run(ctx) {
     const info = await withOpenStore(ctx, async (adapter, reason) => {
       const page = await adapter.listSessions({ all: true, limit: 0 });
-      const threads = await openThreadStore(ctx.home, { inMemory: !adapter.capabilities.persistent });
+      const threads = await openThreadStore(ctx.home, {
+        inMemory: !adapter.capabilities.persistent || !keepsState(ctx.home),
+      });
       threads.close();
       const by = ctx.storeSource();
       return {
