@@ -112,6 +112,12 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   /** Outputs with an id no call waited for, by id: a call that comes later with it is theirs (a log
    * two processes wrote can hold an output before its call; the trace pairs them so). */
   const outputFirst = new Map<string, ToolCall>();
+  /**
+   * Refusals with an id, for an output that comes with it after all (a refused call that ran): the
+   * arguments it ran with — its call's, else the refusal's — and when it started, as the trace takes
+   * them (search showed a call with no arguments, at its output's time).
+   */
+  const refusedRan = new Map<string, { args: unknown; at: number }>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
   const entry = (callId: string) => {
@@ -261,7 +267,14 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         // trace shows it (it was left out).
         if (!d && callId === undefined && knownCalls.size === 0)
           d = oldestWithId(tool, turnId) ?? orphan(e, undefined);
-        if (!d && callId) {
+        const ran = !d && callId ? refusedRan.get(callId) : undefined;
+        if (ran) {
+          refusedRan.delete(callId!);
+          const call = orphan(e, callId);
+          call.timestamp = ran.at;
+          if (ran.args !== undefined) call.args = ran.args;
+          d = call;
+        } else if (!d && callId) {
           // An id never named: the output of a call that had none, else one ahead of its call.
           const fresh = !namedBefore(callId);
           const idless = fresh ? takeIdless(tool, turnId) : undefined;
@@ -329,13 +342,16 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         // Only an id says which call was refused (the trace closes none without one).
         const call = callId ? oldestOpen(callId) : undefined;
         if (call) {
+          // What was refused is what the refusal names (the trace's denial span), else the call's.
+          if (callId) refusedRan.set(callId, { args: call.args ?? e.args, at: call.timestamp });
           call.deniedBy = by;
-          if (call.args === undefined && e.args !== undefined) call.args = e.args;
+          if (e.args !== undefined) call.args = e.args;
           break;
         }
         // A refusal no open call waits for is one of its own, as in the trace: a call that comes
         // later with its id is another attempt, which ran.
         orphan(e, callId).deniedBy = by;
+        if (callId) refusedRan.set(callId, { args: e.args, at: e.timestamp });
         break;
       }
     }

@@ -29,8 +29,9 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * output answers the newest process's call of its id; JSON text holds a content block only where an
  * object has nothing but a block's fields; a prompt-less turn after a compaction's kept turns no
  * longer moves the erased calls. 11: a rollout-only session's turns are keyed as the trace keys them
- * (a turn id started again is another turn), a refusal before its call is a refusal alone, and an
- * id-less output no call waits for is a call of its own.
+ * (a turn id started again is another turn), a refusal before its call is a refusal alone, an
+ * id-less output no call waits for is a call of its own, and a refused call that ran anyway is
+ * searched by what was refused and what ran.
  */
 const THREAD_SCHEMA = 11;
 

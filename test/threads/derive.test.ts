@@ -495,3 +495,27 @@ test("regression: a rollout-only session's project is the one its session.starte
   );
   expect(thread.projectPath).toBe("/srv/app");
 });
+
+test("regression: a refused call that ran anyway is searched as the trace shows it — the refusal with what it refused, the run with its call's arguments from its call's time (the refusal carried the call's arguments and the run none, so search passwd missed it)", () => {
+  for (const callArgs of [{ file_path: "/tmp/ok" }, undefined]) {
+    const events = log([
+      { type: "turn.started", at: 1000, fields: { turnId: "t" } },
+      { type: "function.call", at: 1010, fields: { tool: "Write", callId: "c1", args: callArgs } },
+      {
+        type: "function.denied",
+        at: 1020,
+        fields: { tool: "Write", callId: "c1", source: "user", args: { file_path: "/etc/passwd" } },
+      },
+      { type: "function.output", at: 1050, fields: { tool: "Write", callId: "c1", output: "written" } },
+    ]);
+    const calls = deriveThread("s", undefined, [], events).turns.flatMap((t) => t.toolCalls);
+    const ran = callArgs ?? { file_path: "/etc/passwd" };
+    expect(calls.map((c) => [c.deniedBy ?? null, c.args, c.timestamp])).toEqual([
+      ["user", { file_path: "/etc/passwd" }, 1010],
+      [null, ran, 1010],
+    ]);
+    const trace = buildTrace("s", events as never);
+    expect(trace.deniedSpans.map((d) => d.args)).toEqual([{ file_path: "/etc/passwd" }]);
+    expect(trace.toolSpans.map((s) => [s.args, s.startedAt])).toEqual([[ran, 1010]]);
+  }
+});

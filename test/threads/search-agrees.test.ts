@@ -29,9 +29,11 @@ test("on 300 random logs search and the trace agree on which output answers whic
       .filter((c) => c.durationMs !== undefined)
       .map((c): [number, number] => [c.timestamp, c.durationMs!])
       .sort(byTime);
-    const spans = trace.toolSpans
-      .map((s): [number, number] => [at.get(s.callSeq)!, s.outputSeq])
-      .sort(byTime);
+    // A call is known by when it started: a paired call's or a refused call's that ran anyway; an
+    // output no call waited for, by its own time (the trace starts it its duration earlier).
+    const started = (s: (typeof trace.toolSpans)[number]) =>
+      s.unpaired && s.startedAt === at.get(s.outputSeq)! - s.duration_ms ? at.get(s.outputSeq)! : s.startedAt;
+    const spans = trace.toolSpans.map((s): [number, number] => [started(s), s.outputSeq]).sort(byTime);
     expect([where, answered]).toEqual([where, spans]);
     const open = calls
       .filter((c) => c.durationMs === undefined && c.deniedBy === undefined)
