@@ -287,6 +287,35 @@ describe("freecode eval (source)", () => {
     ]);
   });
 
+  test("regression: an eval that cannot run writes its error line to a pretty report file (one from a passing run was left reading 1 passed)", async () => {
+    await using dir = await tempDir();
+    const out = join(dir.path, "pretty.txt");
+    const ok = runCli(["eval", "examples/cases/login.yaml", "--sessions", SESSIONS, "--out", out]);
+    expect([ok.code, readFileSync(out, "utf8")]).toEqual([0, expect.stringContaining("1 passed")]);
+    const bad = join(dir.path, "bad.yaml");
+    writeFileSync(bad, "id: x\nexpect:\n  - expectTool:\n      name: edit\n      count: {min: -1}\n");
+    const r = runCli(["eval", bad, "--sessions", SESSIONS, "--out", out]);
+    const line = `${bad}:5: invalid expectTool: Invalid value: Expected >=0 but received -1 (field expect.0.expectTool.count.min)`;
+    expect([r.code, r.stdout, r.stderr.trim().split("\n").at(-1)]).toEqual([2, "", `[error] ${line}`]);
+    expect(readFileSync(out, "utf8")).toBe(`${line}\n`);
+    // A --sessions path that is not there, for `--reporter pretty:FILE` alike.
+    const nowhere = runCli([
+      "eval",
+      "examples/cases",
+      "--sessions",
+      "no-such-dir",
+      "--reporter",
+      `pretty:${out}`,
+    ]);
+    expect([nowhere.code, readFileSync(out, "utf8")]).toEqual([
+      2,
+      "no-such-dir: no such sessions file or folder\n",
+    ]);
+    // On stdout the stderr line says it: pretty prints nothing there.
+    const onStdout = runCli(["eval", bad, "--sessions", SESSIONS]);
+    expect([onStdout.code, onStdout.stdout]).toEqual([2, ""]);
+  });
+
   test("a report named by a symlink, a FIFO or /dev/stdout is written through, never replaced", async () => {
     await using dir = await tempDir();
     const run = (target: string) =>

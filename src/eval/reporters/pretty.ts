@@ -7,6 +7,7 @@
 import { escapeLine } from "../../util/one-line.ts";
 import { show } from "../outcome.ts";
 import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
+import type { RunError } from "../run-error.ts";
 
 const paint = (on: boolean) => (code: number, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
 
@@ -76,3 +77,9 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
   );
   return `${out.join("\n")}\n`;
 }
+
+/**
+ * An eval that could not run, as pretty text in a report file: the stderr line alone (a file from a
+ * passing run was left reading "1 passed"). On the terminal the stderr line says it already.
+ */
+export const renderPrettyRunError = (e: RunError): string => `${escapeLine(e.error.message)}\n`;

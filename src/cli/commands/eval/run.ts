@@ -2,15 +2,15 @@
  * `freecode eval <case files or dirs> [--sessions PATH | --home DIR]`: run the cases over recorded
  * sessions and report. Exit 0 every case passed, 1 a case failed, 2 a case could not be evaluated
  * (or bad input). Thin: the work is `runEval` in src/eval/runner.ts. A run that cannot start (a bad
- * case file) is still reported by every reporter but pretty (the stderr line is pretty's), so no
- * report file is left from an earlier run.
+ * case file) is still reported by every reporter with a file, and on stdout by every one but pretty
+ * (the stderr line is pretty's there), so no report file is left from an earlier run.
  */
 import { appendFileSync } from "node:fs";
 import { FreecodeError, usageError } from "../../../errors.ts";
 import type { EvalReport } from "../../../eval/report.ts";
 import { renderGithub, renderGithubRunError, renderStepSummary } from "../../../eval/reporters/github.ts";
 import { renderJunit, renderJunitRunError } from "../../../eval/reporters/junit.ts";
-import { renderPretty } from "../../../eval/reporters/pretty.ts";
+import { renderPretty, renderPrettyRunError } from "../../../eval/reporters/pretty.ts";
 import { renderTap, renderTapRunError } from "../../../eval/reporters/tap.ts";
 import { type RunError, runErrorOf } from "../../../eval/run-error.ts";
 import { runEval } from "../../../eval/runner.ts";
@@ -67,11 +67,14 @@ function render(r: ReporterChoice, report: EvalReport, color: boolean): string {
   }
 }
 
-/** What a reporter says of an eval that could not run (pretty: nothing; its stderr line says it). */
+/**
+ * What a reporter says of an eval that could not run (pretty on stdout: nothing; its stderr line
+ * says it on the same terminal).
+ */
 function renderRunError(r: ReporterChoice, e: RunError): string | undefined {
   switch (r.name) {
     case "pretty":
-      return undefined;
+      return r.file ? renderPrettyRunError(e) : undefined;
     case "json":
       return `${JSON.stringify(e, null, 2)}\n`;
     case "junit":
