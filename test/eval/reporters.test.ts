@@ -268,3 +268,14 @@ test("regression: a failure passRate tolerates is shown as tolerated by every re
     expect.stringMatching(/^::warning .*pass\^4/),
   ]);
 });
+
+test("regression: pretty gives a session id no log has its own line of the case file, as the other reporters do (it printed the id with no location)", async () => {
+  await using dir = await tempDir();
+  const file = join(dir.path, "ids.yaml");
+  writeFileSync(file, "id: gone\nsessions:\n  - fix-login-1\n  - nosuch-id\nexpect:\n  - noHung: true\n");
+  const r = await runEval({ cases: [file], sessions: join(ROOT, "examples", "rollouts") });
+  expect(renderPretty(r)).toContain(
+    `\n    ! nosuch-id  ${file}:4\n        could not evaluate: no rollout log for session nosuch-id\n`,
+  );
+  expect(renderPretty(r, { color: true })).toContain(` nosuch-id  \x1b[90m${file}:4\x1b[0m\n`);
+});

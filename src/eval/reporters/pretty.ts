@@ -55,7 +55,9 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
     for (const s of k.sessions) {
       if (s.verdict === "pass") continue;
       const tolerated = s.verdict === "fail" && failuresTolerated(k) ? c(90, " (tolerated by passRate)") : "";
-      out.push(`    ${mark[s.verdict]} ${s.sessionId}${tolerated}`);
+      // A missing id's own line in the case file, as the other reporters give it (it had none).
+      const at = s.line !== undefined ? `  ${c(90, `${k.file}:${s.line}`)}` : "";
+      out.push(`    ${mark[s.verdict]} ${s.sessionId}${tolerated}${at}`);
       if (s.error) out.push(`        ${c(33, "could not evaluate:")} ${escapeLine(s.error)}`);
       for (const ch of s.checks) if (ch.verdict !== "pass") evidence(ch, s.sessionId, k.file, "      ");
     }
