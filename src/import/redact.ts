@@ -20,10 +20,23 @@ const MASK = "[REDACTED]";
  */
 const KEY_MARKER = String.raw`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`;
 const KEY_END = String.raw`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`;
-const KEY_GAP = String.raw`(?:\s|\\+[rnt])+`;
-const KEY_LINE = String.raw`(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*)`;
+/**
+ * What a tool puts before each line of a file it shows: Claude's Read numbers them (`     2→`),
+ * `grep -n` names the file (`id_rsa:2:`, `id_rsa-2-` for context), and a key kept in a comment,
+ * a quote or a diff has its marker. Each line of the block carries its own, so the body is found
+ * whatever the prefix (it was stored in clear but for the BEGIN line).
+ */
+const KEY_PREFIX = String.raw`(?:\d+(?:→|\\+u2192)|[\w./~+-]{0,200}?[:-]\d+[:-]|#+|\/\/+|>+|\*|;+|--|%|\|)(?:[ \t]|\\+t)*`;
+const KEY_GAP = String.raw`(?:\s|\\{1,8}[rnt]){1,64}(?:${KEY_PREFIX})?`;
+/** A header is one short line whole (a bounded, anchored run: a long line is not tried at each space). */
+const KEY_LINE = String.raw`(?:[A-Za-z0-9+/=]+|[A-Za-z-]{1,40}: [^\n\\]{0,200}(?![^\n\\]))`;
+/**
+ * At most this many lines (or words, for a key on one line) between the markers: a 16384-bit RSA
+ * key has ~200, and a marker before a long text with no END is given up soon, not after the text.
+ */
+const KEY_LINES = 500;
 const KEY_BLOCK = new RegExp(
-  String.raw`${KEY_MARKER}(?:(?:${KEY_GAP}${KEY_LINE})*?${KEY_GAP}?${KEY_END}|(?:${KEY_GAP}[A-Za-z0-9+/=]{16,}(?![A-Za-z0-9+/=]))*)`,
+  String.raw`${KEY_MARKER}(?:(?:${KEY_GAP}${KEY_LINE}){0,${KEY_LINES}}?(?:${KEY_GAP})?${KEY_END}|(?:${KEY_GAP}[A-Za-z0-9+/=]{16,}(?![A-Za-z0-9+/=])){0,${KEY_LINES}})`,
   "g",
 );
 

@@ -369,3 +369,49 @@ describe("redactText: false positives that destroyed text (redact review 5)", ()
     expect(redactText(text)).toBe(text);
   });
 });
+
+describe("redactText: a private key whose lines carry a prefix (second redact review, 1)", () => {
+  const BODY = [
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+    "QyNTUxOQAAACDk7Nq8c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0AAAAoHNlY3Jl",
+    "dHNlY3JldHNlY3JldA==",
+  ];
+  const block = (prefix: (n: number) => string, kind = "OPENSSH") =>
+    [`-----BEGIN ${kind} PRIVATE KEY-----`, ...BODY, `-----END ${kind} PRIVATE KEY-----`]
+      .map((line, i) => prefix(i + 1) + line)
+      .join("\n");
+  const prefixes: [string, (n: number) => string][] = [
+    ["Claude's Read line numbers", (n) => `${String(n).padStart(6)}→`],
+    ["cat -n", (n) => `${String(n).padStart(6)}\t`],
+    ["grep -n", (n) => `id_rsa:${n}:`],
+    ["grep -rn over a folder", (n) => `./keys/id_rsa:${n}:`],
+    ["grep context lines", (n) => `id_rsa-${n}-`],
+    ["a shell comment", () => "# "],
+    ["a code comment", () => "// "],
+    ["a quote", () => "> "],
+    ["a block comment", () => " * "],
+    ["a diff", () => "+"],
+    ["indentation", () => "    "],
+  ];
+  test.each(prefixes)("%s", (_name, prefix) => {
+    const text = `before\n${block(prefix)}\nafter`;
+    const plain = redactText(text);
+    const once = redactText(JSON.stringify({ out: text }));
+    const twice = redactText(JSON.stringify(JSON.stringify({ out: text })));
+    for (const out of [plain, once, twice]) {
+      for (const line of BODY) expect(out).not.toContain(line.slice(0, 20));
+      expect(out).toContain("before");
+      expect(out).toContain("after");
+    }
+    expect(plain).toStartWith(`before\n${prefix(1)}${M}`);
+    expect(JSON.parse(once).out).toBe(plain);
+    expect(JSON.parse(JSON.parse(twice)).out).toBe(plain);
+  });
+
+  test("a key cut short masks its prefixed base64 lines, not the lines after", () => {
+    const numbered = (n: number) => `${String(n).padStart(6)}→`;
+    const lines = ["-----BEGIN RSA PRIVATE KEY-----", ...BODY.slice(0, 2)].map((l, i) => numbered(i + 1) + l);
+    const text = `${lines.join("\n")}\n\n... (file truncated)\nconst user = "ana";`;
+    expect(redactText(text)).toBe(`${numbered(1)}${M}\n\n... (file truncated)\nconst user = "ana";`);
+  });
+});
