@@ -12,8 +12,13 @@ const SECRET_LAST = new Set(["token", "pass", "auth"]);
 /** `…_key` names that are secrets: `AccountKey` (Azure), `SharedAccessKey`, `signing_key`. */
 const SECRET_KEY_KINDS = new Set(["account", "access", "signing", "encryption", "master", "client"]);
 
-/** A cheap look-ahead for a name worth asking `secretName` about. */
-export const SECRET_NAME_HINT = String.raw`(?=[\w-]*?(?:key|secret|pass|token|auth|credential))`;
+/**
+ * A name worth asking `secretName` about, captured (group 1): a word of up to 100 characters that
+ * holds a hint. Both runs are bounded and the name is taken whole, never given back a character at a
+ * time (`(?=(…))\1`): tried from each word start of a long line of `[\w-]` (a base64url blob, a
+ * rule of `-`), an unbounded name took seconds a megabyte.
+ */
+export const SECRET_NAME = String.raw`(?=([A-Za-z_][\w-]{0,99}))(?=[\w-]{0,96}?(?:key|secret|pass|token|auth|credential))\1`;
 
 /** Whether a field or variable so named holds a secret. */
 export function secretName(name: string): boolean {

@@ -7,7 +7,7 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
-import { credentialValue, REFERENCE, SECRET_NAME_HINT, secretName } from "./_secret-name.ts";
+import { credentialValue, REFERENCE, SECRET_NAME, secretName } from "./_secret-name.ts";
 
 const MASK = "[REDACTED]";
 
@@ -98,9 +98,10 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
  * itself a JSON string (a Codex output `{"output":"…\nghp_…"}`, an MCP result), where `\b` finds
  * no boundary between the escape's `n` and the secret. Any run of backslashes counts: text encoded
  * twice writes the escape `\n` as `\\n`, which is also an escaped backslash before a word `n…`
- * (`\\npm_…`), so both starts are tried.
+ * (`\\npm_…`), so both starts are tried. Up to 16 backslashes (text encoded four times): a longer
+ * run would be scanned back from each of its characters.
  */
-const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\)+)|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
+const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\){1,8})|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
 const fromStart = (re: RegExp) => new RegExp(START + re.source, re.flags);
 
 /** A quote (or a Markdown backtick) around a name or a value, escaped when the text is a JSON string. */
@@ -117,14 +118,14 @@ const PATTERNS: [RegExp, Replacer][] = (
     // `redis://:pw@host`) and the host stay. Up to the last `@` before the host: a password may hold
     // one (`user:p@ssw0rd@db`).
     [
-      /([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#"'\\]*:)([^\s/?#"'\\]+)@/gi,
+      /([a-z][a-z0-9+.-]{0,40}:\/\/[^\s:@/?#"'\\]{0,256}:)([^\s/?#"'\\]{1,256})@/gi,
       (m, head, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}@`),
     ],
     // curl's `-u user:password` / `--user user:password` (the user name stays). Only after `curl`:
     // `docker run -u 1000:1000` is a user and a group.
     // Within one command: across `\` line continuations and a URL's `&`, not past `&&`, `|`, `;`.
     [
-      /(curl\b(?:[^\n|;&]|&(?![&\s])|\\\n)*?\s(?:-u\s*|--user[=\s]\s*)(\\?["']|)[^\s:'"\\]+:)((?:(?!\2)[^\n])+|(?:[^\s'"\\]|\\(?![nrt"]))+)/g,
+      /(curl\b(?:(?!curl\b)(?:[^\n|;&]|&(?![&\s])|\\\n)){0,4096}?\s(?:-u\s*|--user[=\s]\s*)(\\?["']|)[^\s:'"\\]{1,256}:)((?:(?!\2)[^\n])+|(?:[^\s'"\\]|\\(?![nrt"]))+)/g,
       (m, head, q, pw) => {
         const value = q ? pw : pw.split(/\s/)[0]!;
         if (/^[$%{<]/.test(value) || value.startsWith("/")) return m;
@@ -149,14 +150,14 @@ const PATTERNS: [RegExp, Replacer][] = (
     [/(aws_secret_access_key\s+)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi, `$1${MASK}`],
     // mysql's `-pPASSWORD` (no space: `-p db` asks for the password and names the database).
     [
-      /(mysql(?:dump|admin|import|show|check)?\b[^\n|;&]*?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)/g,
+      /(mysql(?:dump|admin|import|show|check)?\b(?:(?!mysql)[^\n|;&]){0,4096}?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)/g,
       (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
-    [/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
+    [/eyJ[A-Za-z0-9_-]{8,1000}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
     // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name.
     [
-      new RegExp(String.raw`${SECRET_NAME_HINT}([A-Za-z_][\w-]*)(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`, "gi"),
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`, "gi"),
       (m, name, sep, value) => {
         if (!secretName(name)) return m;
         // `nDB_PASSWORD`: the `n` of an escape `\\n` in text encoded twice.
