@@ -155,9 +155,11 @@ const PATTERNS: [RegExp, Replacer][] = (
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
     [/eyJ[A-Za-z0-9_-]{8,1000}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
-    // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name.
+    // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name,
+    // the value on the name's line: `auth:` over a YAML block or an empty `GITHUB_TOKEN=` keeps
+    // the line after it (a VALUE stops at an escaped `\n` already).
     [
-      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}\s*[:=]\s*${QUOTE})${VALUE}`, "gi"),
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${VALUE}`, "gi"),
       (m, name, sep, value) => {
         if (!secretName(name)) return m;
         // `nDB_PASSWORD`: the `n` of an escape `\\n` in text encoded twice.

@@ -415,3 +415,24 @@ describe("redactText: a private key whose lines carry a prefix (second redact re
     expect(redactText(text)).toBe(`${numbered(1)}${M}\n\n... (file truncated)\nconst user = "ana";`);
   });
 });
+
+describe("redactText: a name with no value keeps the next line (second redact review, 3)", () => {
+  test.each([
+    "auth:\n  provider: github\n  scopes: [repo]",
+    "GITHUB_TOKEN=\nNODE_ENV=production",
+    "api_key =\r\nregion=eu-west-1",
+    "password:\n\tenabled: true",
+    "secret =\n  computeSomething(x)",
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+    const encoded = JSON.stringify({ out: text });
+    expect(redactText(encoded)).toBe(encoded);
+    expect(redactText(JSON.stringify(encoded))).toBe(JSON.stringify(encoded));
+  });
+
+  test("a value on the name's line is still masked, spaces and tabs before it", () => {
+    expect(redactText("GITHUB_TOKEN= \tabcdefghij\nNODE_ENV=production")).toBe(
+      `GITHUB_TOKEN= \t${M}\nNODE_ENV=production`,
+    );
+  });
+});
