@@ -109,6 +109,13 @@ const QUOTE = String.raw`(?:\\*["'\`])?`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
 const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
+/**
+ * What a shell command holds between its word and an option: any character but a command's end, a
+ * `\` line continuation (`\\\n` once JSON-encoded), or a quoted string whole (escaped when the text
+ * is a JSON string); not past another mysql word, each of which is tried on its own.
+ */
+const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"[^"\n]{0,2000}?\\*"|\\*'[^'\n]{0,2000}?\\*'`;
+
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -148,9 +155,15 @@ const PATTERNS: [RegExp, Replacer][] = (
     [/ya29\.[A-Za-z0-9_-]{20,}/g, MASK],
     // `aws configure set aws_secret_access_key <key>`: a name and its value without `=`.
     [/(aws_secret_access_key\s+)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi, `$1${MASK}`],
-    // mysql's `-pPASSWORD` (no space: `-p db` asks for the password and names the database).
+    // mysql's `-pPASSWORD` (no space: `-p db` asks for the password and names the database), an
+    // option of the command itself: after its word, within the command (across `\` line
+    // continuations, not past `|`, `;`, `&`, a newline or an escaped one) and not in a quoted `-e`
+    // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
-      /(mysql(?:dump|admin|import|show|check)?\b(?:(?!mysql)[^\n|;&]){0,4096}?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)/g,
+      new RegExp(
+        String.raw`(mysql(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql)(?:${MYSQL_ARG})){0,4096}?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)`,
+        "g",
+      ),
       (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],

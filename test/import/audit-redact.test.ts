@@ -436,3 +436,30 @@ describe("redactText: a name with no value keeps the next line (second redact re
     );
   });
 });
+
+describe("redactText: mysql's -p is the command's own option (second redact review, 4)", () => {
+  test.each([
+    "mysql -u root app && find . -print",
+    "docker run -p3306:3306 mysql",
+    "docker run -d -p3306:3306 mysql:8",
+    'mysql -u root app -e "select 1" | grep -print',
+    'mysql -u root -e "SELECT a -price FROM t" app',
+    "mysql -u root app; ls -process",
+    "mysql -u root app\nls -pretty",
+    "pip install mysql-connector -pre",
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+    const encoded = JSON.stringify({ cmd: text });
+    expect(redactText(encoded)).toBe(encoded);
+  });
+
+  test.each([
+    ["mysql -u root -phunter2 app", `mysql -u root -p${M} app`],
+    ['mysql -e "select 1" -phunter2 app', `mysql -e "select 1" -p${M} app`],
+    ["sudo mysqladmin -u root -phunter2 status", `sudo mysqladmin -u root -p${M} status`],
+    ["mysql -u root \\\n  -phunter2 app", `mysql -u root \\\n  -p${M} app`],
+  ])("masked: %j", (text, expected) => {
+    expect(redactText(text)).toBe(expected);
+    expect(JSON.parse(redactText(JSON.stringify({ cmd: text })))).toEqual({ cmd: expected });
+  });
+});
