@@ -202,10 +202,18 @@ export function redactText(text: string): string {
 }
 
 /**
+ * Text rather than a credential under a secret-sounding key: words with spaces between them (a
+ * validation message under `password`), a model's token after a space (logprobs' `{"token": "
+ * world!"}`) or a word with closing punctuation (`"Hello,"`). Under an environment variable's
+ * upper-case name it is still a value: a passphrase may have spaces.
+ */
+const prose = (value: string) => /^\s|\S\s+\S/.test(value) || /^[A-Za-z]+[.,!?:;)]+$/.test(value);
+
+/**
  * Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). A
  * string under a secret-sounding key (`{"password": "…"}`, `headers: {"X-Api-Key": "…"}`,
  * `env: {DB_PASSWORD: "…"}`) is masked whole when it looks like a credential, as the same pair
- * written as text would be.
+ * written as text would be, and is searched as any string when it is text.
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
@@ -213,8 +221,10 @@ export function redactDeep<T>(value: T): T {
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      // An upper-case key is an environment variable's: a value, never code.
-      const secret = typeof v === "string" && secretName(k) && credentialValue(v, /^[A-Z0-9_]+$/.test(k), k);
+      // An upper-case key is an environment variable's: a value, never code or text.
+      const env = /^[A-Z0-9_]+$/.test(k);
+      const secret =
+        typeof v === "string" && secretName(k) && (env || !prose(v)) && credentialValue(v.trim(), env, k);
       out[k] = secret ? MASK : redactDeep(v);
     }
     return out as T;

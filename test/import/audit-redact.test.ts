@@ -463,3 +463,33 @@ describe("redactText: mysql's -p is the command's own option (second redact revi
     expect(JSON.parse(redactText(JSON.stringify({ cmd: text })))).toEqual({ cmd: expected });
   });
 });
+
+describe("redactDeep: text under a secret-sounding key is not a credential (second redact review, 5)", () => {
+  test.each([
+    ["a validation message", { errors: { password: "Password must be at least 8 characters" } }],
+    ["a logprobs token with a leading space", { token: " world!", logprob: -0.25 }],
+    ["a logprobs token", { token: "Hello", logprob: -0.01 }],
+    ["a token with punctuation", { token: "world!", logprob: -0.5 }],
+    [
+      "a logprobs list",
+      { logprobs: { content: [{ token: "Hello,", top_logprobs: [{ token: " there", logprob: -2 }] }] } },
+    ],
+    ["a hint", { apiKey: "Set ANTHROPIC_API_KEY before running" }],
+  ])("stays: %s", (_name, value) => {
+    expect(redactDeep(value)).toEqual(value);
+  });
+
+  test.each([
+    ["a password that is a word and digits", { password: "hunter22" }, { password: M }],
+    ["an environment variable", { env: { DB_PASSWORD: "hunter2" } }, { env: { DB_PASSWORD: M } }],
+    [
+      "an environment variable with spaces",
+      { env: { DB_PASSWORD: "correct horse battery staple" } },
+      { env: { DB_PASSWORD: M } },
+    ],
+    ["a token", { token: "tk-9f8e7d6c5b4a" }, { token: M }],
+    ["a token pasted with a space after it", { token: "tk-9f8e7d6c5b4a " }, { token: M }],
+  ])("masked: %s", (_name, value, expected) => {
+    expect(redactDeep(value)).toEqual(expected);
+  });
+});
