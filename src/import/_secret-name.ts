@@ -9,6 +9,20 @@ const SECRET_ANYWHERE =
   /api[_-]?key|secret|passw(?:or)?d|passphrase|access[_-]?token|auth[_-]?token|credential|private[_-]?key/i;
 /** Names whose last word says it: `GITHUB_TOKEN`, `refreshToken`, `DB_PASS`, npm's `_auth`. */
 const SECRET_LAST = new Set(["token", "pass", "auth"]);
+/**
+ * Words before `token` that make it a pagination cursor (`nextPageToken`, `continuationToken`,
+ * `syncToken`, AWS's `NextToken`): a position in a listing that anyone with access could ask for.
+ */
+const CURSOR_WORDS = new Set([
+  "page",
+  "next",
+  "prev",
+  "previous",
+  "continuation",
+  "sync",
+  "cursor",
+  "resume",
+]);
 /** `…_key` names that are secrets: `AccountKey` (Azure), `SharedAccessKey`, `signing_key`. */
 const SECRET_KEY_KINDS = new Set(["account", "access", "signing", "encryption", "master", "client"]);
 
@@ -29,6 +43,7 @@ export function secretName(name: string): boolean {
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
   const last = words.at(-1) ?? "";
+  if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
 }
 
@@ -41,6 +56,21 @@ const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
 /** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */
 const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
 
+/** Stripe's publishable keys: public by design, written into web pages. */
+export const PUBLISHABLE_KEY = /^pk_(?:live|test)_[A-Za-z0-9]+$/;
+/** An authentication scheme's name (`"auth": "oauth2"`, `auth: basic`), not a credential. */
+const AUTH_SCHEME =
+  /^(?:o?auth[12]?|oauth2?|basic|bearer|digest|none|jwt|oidc|saml2?|ntlm|kerberos|negotiate|aws4?|sigv4|hmac|mtls|api[_-]?key|token|session|cookie)$/i;
+/** A key's id, the algorithm and a name or number (Matrix's `signing_key: "ed25519:1"`). */
+const KEY_ID =
+  /^(?:ed25519|ed448|x25519|curve25519|rsa|ecdsa|secp256k1|p-?256|hs256|rs256|es256):[\w.-]{1,32}$/i;
+/**
+ * A file holding the secret, named by a relative path (`certs/client-key.pem`) or with a key or
+ * certificate file's extension (`client-key.pem`). Base64 and hex keys have no `.ext` at their end.
+ */
+const KEY_FILE =
+  /^(?:[\w.-]+\/)+[\w.-]*\.[A-Za-z]\w{0,7}$|^[\w.-]+\.(?:pem|key|crt|cer|der|p12|pfx|jks|pub|asc|gpg|json)$/;
+
 /**
  * Whether `value`, after a secret-sounding `name`, looks like the secret itself. `envFile`: the
  * pair is a `.env` or shell line (`DB_PASSWORD=supersecret`), which holds values, not code.
@@ -49,6 +79,8 @@ export function credentialValue(value: string, envFile: boolean, name = ""): boo
   if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
   // Already masked by a pattern before (`x-access-token:[REDACTED]@github.com`).
   if (value.startsWith("[REDACTED]")) return false;
+  if (PUBLISHABLE_KEY.test(value) || AUTH_SCHEME.test(value) || KEY_ID.test(value) || KEY_FILE.test(value))
+    return false;
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !/pass|secret/i.test(name)) return false;
   if (envFile) return true;

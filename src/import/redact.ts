@@ -7,7 +7,7 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
-import { credentialValue, REFERENCE, SECRET_NAME, secretName } from "./_secret-name.ts";
+import { credentialValue, PUBLISHABLE_KEY, REFERENCE, SECRET_NAME, secretName } from "./_secret-name.ts";
 
 const MASK = "[REDACTED]";
 
@@ -65,6 +65,7 @@ function tokenWord(value: string): boolean {
   return (
     value.length >= 16 &&
     !REFERENCE.test(value) &&
+    !PUBLISHABLE_KEY.test(value) &&
     /[A-Za-z]/.test(value) &&
     /\d/.test(value) &&
     !UUID.test(value)
@@ -82,8 +83,12 @@ function basicCredentials(value: string): boolean {
   return /^[\x20-\x7e]+$/.test(decoded) && /^[^:]+:./.test(decoded);
 }
 
-/** A bearer token is any long word but words joined by `_` or `-` (`bearer authentication_scheme`). */
-const bearerToken = (value: string) => !/^[a-z]+(?:[_-][a-z]+)+$/i.test(value);
+/**
+ * A bearer token is any long word but words joined by `_` or `-` (`bearer authentication_scheme`)
+ * and a Stripe publishable key (sent so by browsers: public by design).
+ */
+const bearerToken = (value: string) =>
+  !/^[a-z]+(?:[_-][a-z]+)+$/i.test(value) && !PUBLISHABLE_KEY.test(value);
 
 /**
  * An `sk-` key has digits among long random runs; `sk-fading-circle-dot` (a CSS class) has

@@ -493,3 +493,58 @@ describe("redactDeep: text under a secret-sounding key is not a credential (seco
     expect(redactDeep(value)).toEqual(expected);
   });
 });
+
+describe("redactText and redactDeep: values that are not secrets (second redact review, 6)", () => {
+  const PK = `pk_live_51Hq${"a1B2c3D4".repeat(4)}`;
+  const cursors = {
+    nextPageToken: "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA2",
+    pageToken: "CAUQAA8x7",
+    continuationToken: "1%2Bab7Kd9QmZ0x",
+    syncToken: "CPDAlvWDx70CEPDAlvWDx70CGAU=",
+    next_token: "AAMA-EFRSURBSGc5WFBQ",
+    NextToken: "eyJvZmZzZXQiOjEwMH0x",
+    prevPageToken: "CAoQAQ9zz",
+    cursor: "dXNlcjpXMDdRQ0RQQTQ=",
+  };
+  test.each([
+    ...Object.entries(cursors).flatMap(([k, v]) => [`${k}: ${v}`, `"${k}": "${v}"`, `${k}=${v}`]),
+    '"auth": "oauth2"',
+    "auth: basic",
+    "auth: OAuth2",
+    'signing_key: "ed25519:1"',
+    "client_key: certs/client-key.pem",
+    "client_key: client-key.pem",
+    "CLIENT_KEY=certs/client.key",
+    `publishableKey: "${PK}"`,
+    `STRIPE_API_KEY=${PK.replace("live", "test")}`,
+    `stripe.setPublishableKey("${PK}")`,
+    `Authorization: Bearer ${PK}`,
+    `token ${PK}`,
+  ])("stays: %s", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  test("as structured keys", () => {
+    const value = {
+      ...cursors,
+      auth: "oauth2",
+      headers: { auth: "basic" },
+      signing_key: "ed25519:1",
+      client_key: "certs/client-key.pem",
+      apiKey: PK,
+      stripe: { publishableKey: PK },
+    };
+    expect(redactDeep(value)).toEqual(value);
+  });
+
+  test.each([
+    ["a client key", "client_key: 9f8e7d6c5b4a3f2e", `client_key: ${M}`],
+    ["a refresh token", "refreshToken: 1//0gLx9a8b7c6d", `refreshToken: ${M}`],
+    ["a page's access token", "page_access_token: EAAGm0PX4ZCps", `page_access_token: ${M}`],
+    ["a token called next to nothing", "NEXT_AUTH_TOKEN=Zk3j9dLs0qPw", `NEXT_AUTH_TOKEN=${M}`],
+    ["an auth that is a key", '"auth": "dXNlcjpwYXNzd29yZA=="', `"auth": "${M}"`],
+    ["a Stripe secret key beside", `sk: ${STRIPE}`, `sk: ${M}`],
+  ])("still masked: %s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+});
