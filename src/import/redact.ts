@@ -121,6 +121,16 @@ const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)
  */
 const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"[^"\n]{0,2000}?\\*"|\\*'[^'\n]{0,2000}?\\*'`;
 
+/**
+ * A name as written after a backslash: in text encoded twice the escape `\n` is written `\\n`, also
+ * an escaped backslash before a word `n…`, and the name is read from the `n` (`ntoken`,
+ * `nDB_PASSWORD`). The name without that letter is taken when it is the secret one.
+ */
+function nameAfterEscape(name: string, before: string | undefined): string {
+  if (before !== "\\" || !/^[nrtbf]./.test(name)) return name;
+  return secretName(name.slice(1)) ? name.slice(1) : name;
+}
+
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -178,11 +188,11 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the line after it (a VALUE stops at an escaped `\n` already).
     [
       new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${VALUE}`, "gi"),
-      (m, name, sep, value) => {
-        if (!secretName(name)) return m;
-        // `nDB_PASSWORD`: the `n` of an escape `\\n` in text encoded twice.
-        const envFile = /^[nrtbf]?[A-Z0-9_]+$/.test(name) && sep.trim().startsWith("=");
-        return credentialValue(value, envFile, name) ? `${name}${sep}${MASK}` : m;
+      (m: string, name: string, sep: string, value: string, at: number, text: string) => {
+        const key = nameAfterEscape(name, text[at - 1]);
+        if (!secretName(key)) return m;
+        const envFile = /^[A-Z0-9_]+$/.test(key) && sep.trim().startsWith("=");
+        return credentialValue(value, envFile, key) ? `${name}${sep}${MASK}` : m;
       },
     ],
   ] as [RegExp, Replacer][]

@@ -548,3 +548,27 @@ describe("redactText and redactDeep: values that are not secrets (second redact 
     expect(redactText(input)).toBe(expected);
   });
 });
+
+describe("redactText: a lower-case name right after an escape in text encoded twice (second redact review, 7)", () => {
+  // Encoded twice, the escape `\n` is written `\\n`: read as an escaped backslash, its `n` began the
+  // name (`ntoken`), which no rule knows.
+  test.each([
+    ["token: ghx9Kd82jdkS0dk3kdLs", "token: [REDACTED]"],
+    ["password=hunter22", "password=[REDACTED]"],
+    ["auth: dXNlcjpwYXNzd29yZA==", "auth: [REDACTED]"],
+    ["pass: hunter22x", "pass: [REDACTED]"],
+    ["refresh_token: 1//0gLx9a8b7c6d", "refresh_token: [REDACTED]"],
+    ['"api_key": "abc123def456"', '"api_key": "[REDACTED]"'],
+    ["DB_PASSWORD=supersecret", "DB_PASSWORD=[REDACTED]"],
+  ])("%s", (pair, masked) => {
+    for (const sep of ["\n", "\t", "\r", "\b", "\f"]) {
+      const twice = JSON.stringify(JSON.stringify({ out: `a${sep}${pair}` }));
+      expect(JSON.parse(JSON.parse(redactText(twice)))).toEqual({ out: `a${sep}${masked}` });
+    }
+  });
+
+  test("a name that starts with the letter stays as it is", () => {
+    for (const text of ["ntoken: ghx9Kd82jdkS0dk3kdLs", "x-ntoken: ghx9Kd82jdkS0dk3kdLs"])
+      expect(redactText(text)).toBe(text);
+  });
+});
