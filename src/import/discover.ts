@@ -39,9 +39,24 @@ const CREDENTIAL_FILES = new Set([
   ".env",
   // Claude Code's settings beside `~/.claude`: they hold `primaryApiKey`.
   ".claude.json",
+  // MCP server configurations (`~/.mcp.json`, a project's, `~/.cursor/mcp.json`): their `env`
+  // holds the servers' tokens.
+  "mcp.json",
+  ".mcp.json",
 ]);
-/** Credential files known by their folder: Docker keeps registry logins in `~/.docker/config.json`. */
-const CREDENTIAL_IN_FOLDER = new Map([[".docker", "config.json"]]);
+/**
+ * Credential files known by their folder, where the name alone says nothing: Docker's registry
+ * logins, GitHub Copilot's OAuth tokens, the Firebase CLI's login (`~/.config/configstore`), and
+ * Claude Code's and Gemini CLI's settings (an `env` with API keys, an `apiKeyHelper`). Transcripts
+ * are further down (`~/.claude/projects`, `~/.gemini/tmp`), never beside them.
+ */
+const CREDENTIAL_IN_FOLDER = new Map([
+  [".docker", ["config.json"]],
+  ["github-copilot", ["apps.json", "hosts.json"]],
+  ["configstore", ["firebase-tools.json"]],
+  [".claude", ["settings.json", "settings.local.json"]],
+  [".gemini", ["settings.json"]],
+]);
 /** Folders that never hold transcripts (large, or copies of what transcripts already hold). */
 const SKIP_DIRS = new Set([
   ".git",
@@ -58,12 +73,18 @@ const ROW_FILES = ["session.jsonl", "message.jsonl", "part.jsonl"];
 /**
  * JSON documents whose name says "credentials", whatever the agent: `*secret*`, `*oauth*`, an
  * `auth` word (OpenCode keeps MCP servers' OAuth tokens in `mcp-auth.json` beside its data) or
- * `token(s)`. Only `.json`: no agent names a transcript so, while a user may well call a `.jsonl`
- * transcript `secret-project.jsonl`.
+ * `token(s)`, the word first or after `-`, `_` or `.` (`auth copy.json` is a copy; `fix auth
+ * flow.json`, an OpenCode export a user named, is not). Only `.json`: no agent names a transcript
+ * so, while a user may well call a `.jsonl` transcript `secret-project.jsonl`.
  */
-const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_. ])auth|(^|[-_. ])tokens?)([-_. ][^/]*)?\.json$/i;
-/** The same words in camelCase: Azure CLI's `accessTokens.json`, `mcpAuth.json`. */
-const CREDENTIAL_JSON_CAMEL = /[a-z0-9](Auth|Tokens?)([-_. A-Z][^/]*)?\.json$/;
+const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_.])auth|(^|[-_.])tokens?)([-_. ][^/]*)?\.json$/i;
+/**
+ * The same words in camelCase, after a word that makes them a credential: Azure CLI's
+ * `accessTokens.json`, `mcpAuth.json`. Any camelCase word holding them is not (`maxTokens-sweep`,
+ * `designTokens`, `refreshTokenFix`, `jwtAuth`: exports a user named).
+ */
+const CREDENTIAL_JSON_CAMEL =
+  /^(?:access|refresh|id|api|auth|oauth|mcp|bearer)(?:Auth|Tokens?)(?:[-_. ][^/]*)?\.json$/;
 
 export const isCredentialFile = (path: string) => {
   const name = basename(path);
@@ -72,7 +93,7 @@ export const isCredentialFile = (path: string) => {
     /credential/i.test(name) ||
     CREDENTIAL_JSON.test(name) ||
     CREDENTIAL_JSON_CAMEL.test(name) ||
-    CREDENTIAL_IN_FOLDER.get(basename(dirname(path))) === name
+    CREDENTIAL_IN_FOLDER.get(basename(dirname(path)))?.includes(name) === true
   );
 };
 

@@ -20,8 +20,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
-import { defaultRoots, detectFile, discover } from "../../src/import/discover.ts";
+import { dirname, join } from "node:path";
+import { defaultRoots, detectFile, discover, isCredentialFile } from "../../src/import/discover.ts";
 import { importSources } from "../../src/import/import.ts";
 import type { ImportWarning } from "../../src/import/types.ts";
 import { watchSources } from "../../src/import/watch.ts";
@@ -342,4 +342,79 @@ test("regression: a project folder whose name says credential, auth or tokens is
     "-home-me-credential-service/27-t.jsonl",
     "secrets.json/12-t.jsonl",
   ]);
+});
+
+describe("credential files by name and folder, transcripts never among them (second redact review, 8, 9)", () => {
+  const credentials = [
+    ".config/github-copilot/apps.json",
+    ".config/github-copilot/hosts.json",
+    ".config/configstore/firebase-tools.json",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    "project/.vscode/mcp.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    "project/.claude/settings.local.json",
+    ".gemini/settings.json",
+    // Known names the narrower camelCase rule still knows.
+    ".azure/accessTokens.json",
+    "backup/mcpAuth.json",
+    "backup/mcp-auth.json",
+    "backup/tokens.json",
+    "backup/oauth_creds.json",
+    "backup/client_secret_1234.apps.googleusercontent.com.json",
+    "backup/my-secrets.json",
+    "backup/auth copy.json",
+  ];
+  const transcripts = [
+    ".claude/projects/-home-me-p/c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl",
+    ".claude/projects/-home-me-p/c64cc478/subagents/agent-a1b2.jsonl",
+    ".codex/sessions/2026/04/19/rollout-2026-04-19T22-10-31-019da915.jsonl",
+    ".local/share/opencode/storage/session/global/ses_1278abc.json",
+    ".local/share/opencode/storage/message/ses_1278abc/msg_1.json",
+    ".local/share/opencode/storage/part/msg_1/prt_1.json",
+    "dump/session.jsonl",
+    "dump/message.jsonl",
+    "dump/part.jsonl",
+    ".gemini/tmp/9f8e7d6c5b4a/chats/session-2026-03-28T21-32-c4c43609.json",
+    ".gemini/tmp/9f8e7d6c5b4a/logs.json",
+    // OpenCode exports a user named: a word holding Token or Auth is not a credential's name.
+    "exports/maxTokens-sweep.json",
+    "exports/fix auth flow.json",
+    "exports/designTokens.json",
+    "exports/refreshTokenFix.json",
+    "exports/jwtAuth.json",
+    "exports/settings.json",
+  ];
+  test("told apart by name", () => {
+    expect(credentials.filter((p) => !isCredentialFile(`/home/me/${p}`))).toEqual([]);
+    expect(transcripts.filter((p) => isCredentialFile(`/home/me/${p}`))).toEqual([]);
+  });
+
+  test("a walk skips them unread, and one named is a warning", async () => {
+    await using dir = await tempDir();
+    const at = (path: string) => join(dir.path, path);
+    const opencode = '{"info":{"id":"ses_1"},"messages":[]}';
+    for (const path of credentials) {
+      mkdirSync(dirname(at(path)), { recursive: true });
+      // Unreadable: opening one would be a warning.
+      writeFileSync(at(path), opencode, { mode: 0o000 });
+    }
+    mkdirSync(at("exports"), { recursive: true });
+    for (const name of ["maxTokens-sweep.json", "fix auth flow.json", "jwtAuth.json"])
+      writeFileSync(at(`exports/${name}`), opencode);
+    const warnings: ImportWarning[] = [];
+    const found = discover(dir.path, "auto", warnings).map((c) => c.path.slice(dir.path.length + 1));
+    expect(found.sort()).toEqual([
+      "exports/fix auth flow.json",
+      "exports/jwtAuth.json",
+      "exports/maxTokens-sweep.json",
+    ]);
+    expect(warnings).toEqual([]);
+    for (const path of [".mcp.json", ".claude/settings.json", ".config/github-copilot/hosts.json"]) {
+      const named: ImportWarning[] = [];
+      expect(discover(at(path), "auto", named)).toEqual([]);
+      expect(named).toEqual([{ file: at(path), message: "credential file: not read" }]);
+    }
+  });
 });
