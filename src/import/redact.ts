@@ -26,7 +26,7 @@ const KEY_END = String.raw`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`;
  * a quote or a diff has its marker. Each line of the block carries its own, so the body is found
  * whatever the prefix (it was stored in clear but for the BEGIN line).
  */
-const KEY_PREFIX = String.raw`(?:\d+(?:→|\\+u2192)|[\w./~+-]{0,200}?[:-]\d+[:-]|#+|\/\/+|>+|\*|;+|--|%|\|)(?:[ \t]|\\+t)*`;
+const KEY_PREFIX = String.raw`(?:\d+(?:→|\\{1,8}u2192)|[\w./~+-]{0,200}?[:-]\d+[:-]|#+|\/\/+|>+|\*|;+|--|%|\|)(?:[ \t]|\\{1,8}t){0,16}`;
 const KEY_GAP = String.raw`(?:\s|\\{1,8}[rnt]){1,64}(?:${KEY_PREFIX})?`;
 /** A header is one short line whole (a bounded, anchored run: a long line is not tried at each space). */
 const KEY_LINE = String.raw`(?:[A-Za-z0-9+/=]+|[A-Za-z-]{1,40}: [^\n\\]{0,200}(?![^\n\\]))`;
@@ -107,10 +107,11 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
  * run would be scanned back from each of its characters.
  */
 const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\){1,8})|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
-const fromStart = (re: RegExp) => new RegExp(START + re.source, re.flags);
+/** No pattern starts at a space or a backslash: a cheap test first, before the look-behinds of START. */
+const fromStart = (re: RegExp) => new RegExp(String.raw`(?=[^\s\\])${START}${re.source}`, re.flags);
 
 /** A quote (or a Markdown backtick) around a name or a value, escaped when the text is a JSON string. */
-const QUOTE = String.raw`(?:\\*["'\`])?`;
+const QUOTE = String.raw`(?:\\{0,16}["'\`])?`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
 const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
@@ -129,6 +130,16 @@ const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*
 function nameAfterEscape(name: string, before: string | undefined): string {
   if (before !== "\\" || !/^[nrtbf]./.test(name)) return name;
   return secretName(name.slice(1)) ? name.slice(1) : name;
+}
+
+/**
+ * A value of several words after a secret name: masked whole when it is an environment variable's
+ * (a passphrase may have spaces) or when a word of it looks like a credential; a sentence
+ * (`password: "Password must be at least 8 characters"`) stays.
+ */
+function credentialWords(value: string, name: string): boolean {
+  if (/^[A-Z0-9_]+$/.test(name)) return credentialValue(value.trim(), true, name);
+  return value.split(/\s+/).some((word) => credentialValue(word, false, name));
 }
 
 const PATTERNS: [RegExp, Replacer][] = (
@@ -183,6 +194,66 @@ const PATTERNS: [RegExp, Replacer][] = (
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
     [/eyJ[A-Za-z0-9_-]{8,1000}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
+    // A quoted value of several words (`PASSWORD="correct horse battery staple"`): whole, not its
+    // first word.
+    [
+      new RegExp(
+        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*(\\*)(["'\`]))(?=[^"'\`\n\\]{0,256}[ \t])([^"'\`\n\\]{1,256})(?=\3\4)`,
+        "gi",
+      ),
+      (
+        m: string,
+        name: string,
+        sep: string,
+        _bs: string,
+        _q: string,
+        value: string,
+        at: number,
+        text: string,
+      ) => {
+        const key = nameAfterEscape(name, text[at - 1]);
+        return secretName(key) && credentialWords(value, key) ? `${name}${sep}${MASK}` : m;
+      },
+    ],
+    // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
+    // code.
+    [
+      new RegExp(
+        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*:[ \t]*[|>][-+]?[ \t]*(?:\r?\n|\\{1,16}(?:r\\{1,16})?n)[ \t]{1,64})([^\s\\][^\n\\]{0,255})`,
+        "gi",
+      ),
+      (m: string, name: string, sep: string, line: string, at: number, text: string) => {
+        const key = nameAfterEscape(name, text[at - 1]);
+        const value = line.trimEnd();
+        const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, true, key);
+        return secretName(key) && secret ? `${name}${sep}${MASK}${line.slice(value.length)}` : m;
+      },
+    ],
+    // An environment entry as Kubernetes (`- name: DB_PASSWORD` then `value: …`) or an ECS task
+    // definition (`{"name": "API_TOKEN", "value": "…"}`) writes it: the name is a value there.
+    [
+      new RegExp(
+        String.raw`(${QUOTE}name${QUOTE}[ \t]*:[ \t]*${QUOTE})([A-Za-z_][\w-]{0,99})(${QUOTE}[ \t]*,?(?:[ \t]|\r?\n|\\{1,16}[rn]){0,40}${QUOTE}value${QUOTE}[ \t]*:[ \t]*${QUOTE})${VALUE}`,
+        "g",
+      ),
+      (m: string, head: string, key: string, mid: string, value: string) =>
+        secretName(key) && credentialValue(value, /^[A-Z0-9_]+$/.test(key), key)
+          ? `${head}${key}${mid}${MASK}`
+          : m,
+    ],
+    // A list under a secret name (`"passwords": ["…", "…"]`): each quoted item on its terms.
+    [
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*\[)([^\]\n]{1,1000})(?=\])`, "gi"),
+      (m: string, name: string, sep: string, items: string, at: number, text: string) => {
+        const key = nameAfterEscape(name, text[at - 1]);
+        if (!secretName(key)) return m;
+        const env = /^[A-Z0-9_]+$/.test(key);
+        const masked = items.replace(/(\\*["'])([^"'\\\n]+)(?=\1)/g, (item, q: string, value: string) =>
+          credentialValue(value, env, key) ? `${q}${MASK}` : item,
+        );
+        return `${name}${sep}${masked}`;
+      },
+    ],
     // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name,
     // the value on the name's line: `auth:` over a YAML block or an empty `GITHUB_TOKEN=` keeps
     // the line after it (a VALUE stops at an escaped `\n` already).
@@ -228,7 +299,8 @@ const prose = (value: string) => /^\s|\S\s+\S/.test(value) || /^[A-Za-z]+[.,!?:;
  * Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). A
  * string under a secret-sounding key (`{"password": "…"}`, `headers: {"X-Api-Key": "…"}`,
  * `env: {DB_PASSWORD: "…"}`) is masked whole when it looks like a credential, as the same pair
- * written as text would be, and is searched as any string when it is text.
+ * written as text would be, and is searched as any string when it is text; so is each string of
+ * a list under such a key, and the `value` of an environment entry `{name: "DB_PASSWORD", value}`.
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
@@ -236,13 +308,22 @@ export function redactDeep<T>(value: T): T {
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      // An upper-case key is an environment variable's: a value, never code or text.
-      const env = /^[A-Z0-9_]+$/.test(k);
-      const secret =
-        typeof v === "string" && secretName(k) && (env || !prose(v)) && credentialValue(v.trim(), env, k);
-      out[k] = secret ? MASK : redactDeep(v);
+      // A list under the key (`passwords: [...]`): each item on the same terms.
+      if (Array.isArray(v)) out[k] = v.map((item) => (secretUnder(k, item) ? MASK : redactDeep(item)));
+      else out[k] = secretUnder(k, v) ? MASK : redactDeep(v);
     }
+    // An environment entry as Kubernetes and ECS write it: `{name: "DB_PASSWORD", value: "…"}`.
+    const { name, value: held } = value as Record<string, unknown>;
+    if (typeof name === "string" && secretUnder(name, held)) out.value = MASK;
     return out as T;
   }
   return value;
+}
+
+/** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
+function secretUnder(key: string, value: unknown): boolean {
+  if (typeof value !== "string" || !secretName(key)) return false;
+  // An upper-case key is an environment variable's: a value, never code or text.
+  const env = /^[A-Z0-9_]+$/.test(key);
+  return (env || !prose(value)) && credentialValue(value.trim(), env, key);
 }

@@ -572,3 +572,62 @@ describe("redactText: a lower-case name right after an escape in text encoded tw
       expect(redactText(text)).toBe(text);
   });
 });
+
+describe("redactText and redactDeep: values that were masked in part (second redact review, 10)", () => {
+  test.each([
+    [
+      "a quoted passphrase in a .env line",
+      'DB_PASSWORD="correct horse battery staple"',
+      `DB_PASSWORD="${M}"`,
+    ],
+    ["a quoted passphrase with a digit", "password = 'hunter22 is my pw'", `password = '${M}'`],
+    ["in JSON-encoded text", '{"o":"PASSWORD=\\"correct horse battery\\""}', `{"o":"PASSWORD=\\"${M}\\""}`],
+    ["a YAML block scalar", "password: |\n  hunter22\nuser: ana", `password: |\n  ${M}\nuser: ana`],
+    ["a folded YAML block", "client_secret: >-\n    9f8e7d6c5b4a\n", `client_secret: >-\n    ${M}\n`],
+    [
+      "a Kubernetes env entry",
+      "env:\n  - name: DB_PASSWORD\n    value: hunter2\n  - name: MODE\n    value: production",
+      `env:\n  - name: DB_PASSWORD\n    value: ${M}\n  - name: MODE\n    value: production`,
+    ],
+    [
+      "an ECS task definition's environment",
+      '[{"name": "API_TOKEN", "value": "abcdefghij"}, {"name": "MODE", "value": "production"}]',
+      `[{"name": "API_TOKEN", "value": "${M}"}, {"name": "MODE", "value": "production"}]`,
+    ],
+    ["an array of passwords", '"passwords": ["hunter22", "S3cretPass99"]', `"passwords": ["${M}", "${M}"]`],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+    // JSON-encoded once and twice, as a Codex output or an MCP result holds it.
+    const once = JSON.stringify({ out: input });
+    expect(JSON.parse(redactText(once))).toEqual({ out: expected });
+    expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected });
+  });
+
+  test.each([
+    'password: "Password must be at least 8 characters"',
+    'error: { password: "must contain a digit" }',
+    "secret: |\n  Keep this description short\n",
+    "- name: MODE\n  value: production",
+    '"tokens": ["Hello", " world"]',
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  test("structured: an env entry's value and each password in a list", () => {
+    expect(
+      redactDeep({
+        env: [
+          { name: "DB_PASSWORD", value: "hunter2" },
+          { name: "MODE", value: "production" },
+        ],
+        passwords: ["hunter22", "Password must be long"],
+      }),
+    ).toEqual({
+      env: [
+        { name: "DB_PASSWORD", value: M },
+        { name: "MODE", value: "production" },
+      ],
+      passwords: [M, "Password must be long"],
+    });
+  });
+});

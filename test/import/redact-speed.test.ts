@@ -2,7 +2,7 @@
  * `--redact` over long lines takes time in proportion to their length (second redact review, 2).
  * A pattern tried from each word start of a line that then scans the rest of it is quadratic: a
  * 1 MB base64url line took ~31 s where a plain `.replace` takes milliseconds, and is now redacted in
- * tens of milliseconds (the slowest here, a run of `key=`, in about half a second). The limit is loose
+ * tens to hundreds of milliseconds (the slowest here, escapes encoded four times, in under a second). The limit is loose
  * (machines are noisy); a quadratic pattern misses it by minutes.
  */
 import { expect, test } from "bun:test";
@@ -27,6 +27,11 @@ const LINES: [string, string][] = [
   ["backslashes", fill("\\")],
   ["escaped newlines encoded twice", fill("\\\\n")],
   ["a BEGIN marker and words", `-----BEGIN PRIVATE KEY-----\n${fill("a ")}`],
+  ["escapes encoded four times", fill("\\\\\\\\n")],
+  ["quoted values", fill('password="a ')],
+  ["YAML blocks", fill("password: |\n  ")],
+  ["environment entries", fill("- name: DB_PASSWORD\n  value: ")],
+  ["lists", fill('passwords: ["a", ')],
 ];
 
 test.each(LINES)("%s: a megabyte redacted in under two seconds", (_name, line) => {
