@@ -3,7 +3,8 @@
  * A pattern tried from each word start of a line that then scans the rest of it is quadratic: a
  * 1 MB base64url line took ~31 s where a plain `.replace` takes milliseconds, and is now redacted in
  * tens to hundreds of milliseconds (the slowest here, escapes encoded four times, in under a second). The limit is loose
- * (machines are noisy); a quadratic pattern misses it by minutes.
+ * (machines are noisy, and CI runs other test files beside this one: 5 s, over 6× the slowest); a
+ * quadratic pattern misses it by minutes.
  */
 import { expect, test } from "bun:test";
 import { redactText } from "../../src/import/redact.ts";
@@ -34,8 +35,8 @@ const LINES: [string, string][] = [
   ["lists", fill('passwords: ["a", ')],
 ];
 
-test.each(LINES)("%s: a megabyte redacted in under two seconds", (_name, line) => {
+test.each(LINES)("%s: a megabyte redacted in under five seconds", (_name, line) => {
   const start = performance.now();
   redactText(line);
-  expect(performance.now() - start).toBeLessThan(2000);
+  expect(performance.now() - start).toBeLessThan(5000);
 });
