@@ -290,10 +290,12 @@ export function redactText(text: string): string {
 /**
  * Text rather than a credential under a secret-sounding key: words with spaces between them (a
  * validation message under `password`), a model's token after a space (logprobs' `{"token": "
- * world!"}`) or a word with closing punctuation (`"Hello,"`). Under an environment variable's
- * upper-case name it is still a value: a passphrase may have spaces.
+ * world!"}`) or a word with closing punctuation (`"Hello,"`) but under a password's or a secret's
+ * name, where `Hunter!` is a password. Under an environment variable's upper-case name it is still
+ * a value: a passphrase may have spaces.
  */
-const prose = (value: string) => /^\s|\S\s+\S/.test(value) || /^[A-Za-z]+[.,!?:;)]+$/.test(value);
+const prose = (value: string, key: string) =>
+  /^\s|\S\s+\S/.test(value) || (/^[A-Za-z]+[.,!?:;)]+$/.test(value) && !/pass|secret/i.test(key));
 
 /**
  * Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). A
@@ -325,5 +327,5 @@ function secretUnder(key: string, value: unknown): boolean {
   if (typeof value !== "string" || !secretName(key)) return false;
   // An upper-case key is an environment variable's: a value, never code or text.
   const env = /^[A-Z0-9_]+$/.test(key);
-  return (env || !prose(value)) && credentialValue(value.trim(), env, key);
+  return (env || !prose(value, key)) && credentialValue(value.trim(), env, key);
 }

@@ -481,6 +481,8 @@ describe("redactDeep: text under a secret-sounding key is not a credential (seco
 
   test.each([
     ["a password that is a word and digits", { password: "hunter22" }, { password: M }],
+    ["a password that is a word and punctuation", { password: "Hunter!" }, { password: M }],
+    ["a secret that is a word and punctuation", { client_secret: "Rosebud." }, { client_secret: M }],
     ["an environment variable", { env: { DB_PASSWORD: "hunter2" } }, { env: { DB_PASSWORD: M } }],
     [
       "an environment variable with spaces",
