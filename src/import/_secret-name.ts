@@ -47,6 +47,11 @@ export function secretName(name: string): boolean {
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
 }
 
+/** An environment variable's name (`DB_PASSWORD`): what it holds is a value, never code or text. */
+export const envName = (name: string) => /^[A-Z0-9_]+$/.test(name);
+/** A password's or a secret's name: a count or a word under it may be the secret itself. */
+export const passwordName = (name: string) => /pass|secret/i.test(name);
+
 /** A value that names where a secret comes from rather than holding it. */
 export const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([])/;
 /** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
@@ -82,7 +87,7 @@ export function credentialValue(value: string, envFile: boolean, name = ""): boo
   if (PUBLISHABLE_KEY.test(value) || AUTH_SCHEME.test(value) || KEY_ID.test(value) || KEY_FILE.test(value))
     return false;
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
-  if (/^\d+$/.test(value) && !/pass|secret/i.test(name)) return false;
+  if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
   return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

@@ -7,7 +7,15 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
-import { credentialValue, PUBLISHABLE_KEY, REFERENCE, SECRET_NAME, secretName } from "./_secret-name.ts";
+import {
+  credentialValue,
+  envName,
+  PUBLISHABLE_KEY,
+  passwordName,
+  REFERENCE,
+  SECRET_NAME,
+  secretName,
+} from "./_secret-name.ts";
 
 const MASK = "[REDACTED]";
 
@@ -123,13 +131,14 @@ const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)
 const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"[^"\n]{0,2000}?\\*"|\\*'[^'\n]{0,2000}?\\*'`;
 
 /**
- * A name as written after a backslash: in text encoded twice the escape `\n` is written `\\n`, also
- * an escaped backslash before a word `n…`, and the name is read from the `n` (`ntoken`,
- * `nDB_PASSWORD`). The name without that letter is taken when it is the secret one.
+ * The secret name a pattern matched at `at` of `text`, or undefined when it is no secret's. After a
+ * backslash, in text encoded twice, the escape `\n` is written `\\n`, also an escaped backslash
+ * before a word `n…`, and the name is read from the `n` (`ntoken`, `nDB_PASSWORD`): the name
+ * without that letter is taken when it is the secret one.
  */
-function nameAfterEscape(name: string, before: string | undefined): string {
-  if (before !== "\\" || !/^[nrtbf]./.test(name)) return name;
-  return secretName(name.slice(1)) ? name.slice(1) : name;
+function secretKeyAt(name: string, at: number, text: string): string | undefined {
+  if (text[at - 1] === "\\" && /^[nrtbf]./.test(name) && secretName(name.slice(1))) return name.slice(1);
+  return secretName(name) ? name : undefined;
 }
 
 /**
@@ -138,7 +147,7 @@ function nameAfterEscape(name: string, before: string | undefined): string {
  * (`password: "Password must be at least 8 characters"`) stays.
  */
 function credentialWords(value: string, name: string): boolean {
-  if (/^[A-Z0-9_]+$/.test(name)) return credentialValue(value.trim(), true, name);
+  if (envName(name)) return credentialValue(value.trim(), true, name);
   return value.split(/\s+/).some((word) => credentialValue(word, false, name));
 }
 
@@ -211,8 +220,8 @@ const PATTERNS: [RegExp, Replacer][] = (
         at: number,
         text: string,
       ) => {
-        const key = nameAfterEscape(name, text[at - 1]);
-        return secretName(key) && credentialWords(value, key) ? `${name}${sep}${MASK}` : m;
+        const key = secretKeyAt(name, at, text);
+        return key !== undefined && credentialWords(value, key) ? `${name}${sep}${MASK}` : m;
       },
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
@@ -223,10 +232,11 @@ const PATTERNS: [RegExp, Replacer][] = (
         "gi",
       ),
       (m: string, name: string, sep: string, line: string, at: number, text: string) => {
-        const key = nameAfterEscape(name, text[at - 1]);
+        const key = secretKeyAt(name, at, text);
+        if (key === undefined) return m;
         const value = line.trimEnd();
         const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, true, key);
-        return secretName(key) && secret ? `${name}${sep}${MASK}${line.slice(value.length)}` : m;
+        return secret ? `${name}${sep}${MASK}${line.slice(value.length)}` : m;
       },
     ],
     // An environment entry as Kubernetes (`- name: DB_PASSWORD` then `value: …`) or an ECS task
@@ -237,17 +247,15 @@ const PATTERNS: [RegExp, Replacer][] = (
         "g",
       ),
       (m: string, head: string, key: string, mid: string, value: string) =>
-        secretName(key) && credentialValue(value, /^[A-Z0-9_]+$/.test(key), key)
-          ? `${head}${key}${mid}${MASK}`
-          : m,
+        secretName(key) && credentialValue(value, envName(key), key) ? `${head}${key}${mid}${MASK}` : m,
     ],
     // A list under a secret name (`"passwords": ["…", "…"]`): each quoted item on its terms.
     [
       new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*\[)([^\]\n]{1,1000})(?=\])`, "gi"),
       (m: string, name: string, sep: string, items: string, at: number, text: string) => {
-        const key = nameAfterEscape(name, text[at - 1]);
-        if (!secretName(key)) return m;
-        const env = /^[A-Z0-9_]+$/.test(key);
+        const key = secretKeyAt(name, at, text);
+        if (key === undefined) return m;
+        const env = envName(key);
         const masked = items.replace(/(\\*["'])([^"'\\\n]+)(?=\1)/g, (item, q: string, value: string) =>
           credentialValue(value, env, key) ? `${q}${MASK}` : item,
         );
@@ -260,9 +268,9 @@ const PATTERNS: [RegExp, Replacer][] = (
     [
       new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${VALUE}`, "gi"),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
-        const key = nameAfterEscape(name, text[at - 1]);
-        if (!secretName(key)) return m;
-        const envFile = /^[A-Z0-9_]+$/.test(key) && sep.trim().startsWith("=");
+        const key = secretKeyAt(name, at, text);
+        if (key === undefined) return m;
+        const envFile = envName(key) && sep.trim().startsWith("=");
         return credentialValue(value, envFile, key) ? `${name}${sep}${MASK}` : m;
       },
     ],
@@ -295,7 +303,7 @@ export function redactText(text: string): string {
  * a value: a passphrase may have spaces.
  */
 const prose = (value: string, key: string) =>
-  /^\s|\S\s+\S/.test(value) || (/^[A-Za-z]+[.,!?:;)]+$/.test(value) && !/pass|secret/i.test(key));
+  /^\s|\S\s+\S/.test(value) || (/^[A-Za-z]+[.,!?:;)]+$/.test(value) && !passwordName(key));
 
 /**
  * Mask secrets in every string inside `value` (objects and arrays are copied, never mutated). A
@@ -326,6 +334,6 @@ export function redactDeep<T>(value: T): T {
 function secretUnder(key: string, value: unknown): boolean {
   if (typeof value !== "string" || !secretName(key)) return false;
   // An upper-case key is an environment variable's: a value, never code or text.
-  const env = /^[A-Z0-9_]+$/.test(key);
+  const env = envName(key);
   return (env || !prose(value, key)) && credentialValue(value.trim(), env, key);
 }
