@@ -4,6 +4,8 @@
  * Usage: `runContractSuite("files", (home) => factory({ home }))`.
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { FreecodeError } from "../../src/errors.ts";
 import { MAX_EVENT_BYTES } from "../../src/storage/_events.ts";
 import type { EventRead, StorageAdapter } from "../../src/storage/contract.ts";
@@ -444,6 +446,29 @@ export function runContractSuite(
       } finally {
         await b.close();
       }
+    });
+
+    it("reading a home that does not exist makes nothing there", async (_a, home) => {
+      if (!opts.persistent) return;
+      // A mistyped --home given to `session list` or `trace` must not be made.
+      const absent = join(home, "absent");
+      const b = await make(absent);
+      try {
+        expect(await b.getMeta("s-none")).toBeUndefined();
+        expect((await b.listSessions({})).items).toEqual([]);
+        expect(await collect(b.readEvents("s-none"))).toEqual([]);
+        expect(await b.listEventLogs()).toEqual([]);
+        await rejects(b.readMessages("s-none"), "not_found");
+        expect(existsSync(absent)).toBe(false);
+        // The first write makes it, and what it wrote is read back.
+        const meta = makeMeta();
+        await b.createSession(meta, [msg("m1")]);
+        expect((await b.getMeta(meta.id))?.messageCount).toBe(1);
+        expect((await b.listSessions({})).items.map((m) => m.id)).toEqual([meta.id]);
+      } finally {
+        await b.close();
+      }
+      expect(existsSync(absent)).toBe(true);
     });
 
     it("data survives close and reopen", async (a, home) => {

@@ -20,6 +20,7 @@
  */
 import {
   closeSync,
+  existsSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -102,8 +103,10 @@ export class JournaledImage<S> {
     if (!this.upToDate()) {
       // In a directory this process cannot write (a read-only mount), no lock can be made: read
       // without it, as a reader that found nothing changed does (a torn line is not applied, and a
-      // journal of an older image is skipped by its header).
-      if (!writable(dirname(this.file))) this.catchUp(false);
+      // journal of an older image is skipped by its header). In one that does not exist there is
+      // nothing to read, and a lock would make it (a mistyped --home made by a listing).
+      const dir = dirname(this.file);
+      if (!existsSync(dir) || !writable(dir)) this.catchUp(false);
       else {
         const lock = acquireQuickly(this.lockPath);
         try {

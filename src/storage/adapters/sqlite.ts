@@ -5,7 +5,7 @@
  * with SQLITE_BUSY (reference/bun-engineering.md §3). The schema is versioned (`_sql-schema.ts`).
  */
 
-import type { Database } from "bun:sqlite";
+import { Database as BunDatabase, type Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
@@ -95,9 +95,19 @@ const factory: AdapterFactory = (options) => {
   let closed = false;
   let syncTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /** An empty store in memory: what a read sees before the file exists (opening would make it). */
+  let none: SqlDriver | undefined;
   const db = () => {
     if (closed) throw new FreecodeError("internal", `the sqlite store ${file} is closed`);
     return (driver ??= openSqliteStore(file, fsync));
+  };
+  const toRead = () => {
+    if (driver || closed || existsSync(file)) return db();
+    if (!none) {
+      none = bunSqliteDriver(new BunDatabase(":memory:", { strict: true }), file);
+      migrate(none, file);
+    }
+    return none;
   };
   const checkpoint = () => {
     syncTimer = undefined;
@@ -108,7 +118,7 @@ const factory: AdapterFactory = (options) => {
   const host: SqlHost = {
     read: async (fn) => {
       try {
-        return fn(db());
+        return fn(toRead());
       } catch (error) {
         throw engineError(error, file);
       }
@@ -131,6 +141,7 @@ const factory: AdapterFactory = (options) => {
       if (syncTimer) clearTimeout(syncTimer);
       syncTimer = undefined;
       driver?.close();
+      none?.close();
       closed = true;
       driver = undefined;
     },
