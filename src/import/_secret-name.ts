@@ -35,14 +35,43 @@ const SECRET_KEY_KINDS = new Set(["account", "access", "signing", "encryption", 
 export const SECRET_NAME = String.raw`(?=([A-Za-z_][\w-]{0,99}))(?=[\w-]{0,96}?(?:key|secret|pass|token|auth|credential))\1`;
 
 /** Whether a field or variable so named holds a secret. */
+const METADATA_LAST = new Set([
+  "url",
+  "uri",
+  "endpoint",
+  "expires",
+  "expiry",
+  "expiration",
+  "at",
+  "ttl",
+  "lifetime",
+  "arn",
+  "id",
+  "name",
+  "version",
+  "header",
+  "path",
+  "file",
+  "env",
+  "var",
+  "regex",
+  "pattern",
+  "length",
+  "policy",
+  "type",
+  "label",
+  "hint",
+  "placeholder",
+]);
 export function secretName(name: string): boolean {
-  if (SECRET_ANYWHERE.test(name)) return true;
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
   const last = words.at(-1) ?? "";
+  if (words.length > 1 && METADATA_LAST.has(last)) return false;
+  if (SECRET_ANYWHERE.test(name)) return true;
   if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
 }
@@ -53,9 +82,9 @@ export const envName = (name: string) => /^[A-Z0-9_]+$/.test(name);
 export const passwordName = (name: string) => /pass|secret/i.test(name);
 
 /** A value that names where a secret comes from rather than holding it. */
-export const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([])/;
+export const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][\w$.]*<[A-Za-z_])/;
 /** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:(?:\??\.[A-Za-z_$][\w$]*)+!?)?$/;
 /** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
 const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
 /** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */

@@ -111,10 +111,11 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
  * itself a JSON string (a Codex output `{"output":"…\nghp_…"}`, an MCP result), where `\b` finds
  * no boundary between the escape's `n` and the secret. Any run of backslashes counts: text encoded
  * twice writes the escape `\n` as `\\n`, which is also an escaped backslash before a word `n…`
- * (`\\npm_…`), so both starts are tried. Up to 16 backslashes (text encoded four times): a longer
- * run would be scanned back from each of its characters.
+ * (`\\npm_…`), so both starts are tried. An even run of backslashes is told by looking back at
+ * most 18 characters for an odd one (up to 17); a nested look-behind counting the even run
+ * (`(?<=(?<!\\)(?:\\\\){1,8})`) ran JavaScriptCore's slow path: 0.7 s a megabyte of `\\\\n`.
  */
-const START = String.raw`(?:(?<![\w\\])|(?<=(?<!\\)(?:\\\\){1,8})|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
+const START = String.raw`(?:(?<![\w\\])|(?<=\\\\)(?<!(?:^|[^\\])\\(?:\\\\){0,8})|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
 /** No pattern starts at a space or a backslash: a cheap test first, before the look-behinds of START. */
 const fromStart = (re: RegExp) => new RegExp(String.raw`(?=[^\s\\])${START}${re.source}`, re.flags);
 
@@ -128,7 +129,7 @@ const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)
  * `\` line continuation (`\\\n` once JSON-encoded), or a quoted string whole (escaped when the text
  * is a JSON string); not past another mysql word, each of which is tried on its own.
  */
-const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"[^"\n]{0,2000}?\\*"|\\*'[^'\n]{0,2000}?\\*'`;
+const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"(?:[^"\\\n]|\\+(?![\\"])){0,2000}?\\*"|\\*'(?:[^'\\\n]|\\+(?![\\'])){0,2000}?\\*'`;
 
 /**
  * The secret name a pattern matched at `at` of `text`, or undefined when it is no secret's. After a
@@ -148,7 +149,10 @@ function secretKeyAt(name: string, at: number, text: string): string | undefined
  */
 function credentialWords(value: string, name: string): boolean {
   if (envName(name)) return credentialValue(value.trim(), true, name);
-  return value.split(/\s+/).some((word) => credentialValue(word, false, name));
+  // A word's closing or opening punctuation is prose's (`letters,`, `(optional)`), not the secret's.
+  return value
+    .split(/\s+/)
+    .some((word) => credentialValue(word.replace(/^[([]+|[.,!?:;)\]]+$/g, ""), false, name));
 }
 
 const PATTERNS: [RegExp, Replacer][] = (
@@ -167,7 +171,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // `docker run -u 1000:1000` is a user and a group.
     // Within one command: across `\` line continuations and a URL's `&`, not past `&&`, `|`, `;`.
     [
-      /(curl\b(?:(?!curl\b)(?:[^\n|;&]|&(?![&\s])|\\\n)){0,4096}?\s(?:-u\s*|--user[=\s]\s*)(\\?["']|)[^\s:'"\\]{1,256}:)((?:(?!\2)[^\n])+|(?:[^\s'"\\]|\\(?![nrt"]))+)/g,
+      /(curl\b(?:(?!curl\b)(?:[^\n|;&]|&(?![&\s])|\\\n)){0,4096}?\s(?:-u\s*|--user[=\s]\s*)(\\*["']|)[^\s:'"\\]{1,256}:)((?:(?!\2)[^\n])+|(?:[^\s'"\\]|\\(?![nrt"]))+)/g,
       (m, head, q, pw) => {
         const value = q ? pw : pw.split(/\s/)[0]!;
         if (/^[$%{<]/.test(value) || value.startsWith("/")) return m;
@@ -196,10 +200,16 @@ const PATTERNS: [RegExp, Replacer][] = (
     // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
       new RegExp(
-        String.raw`(mysql(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql)(?:${MYSQL_ARG})){0,4096}?\s-p(\\*["']?))((?:[^\s'"\\]|\\(?![nrt"']))+)`,
+        String.raw`(mysql(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql)(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+))`,
         "g",
       ),
-      (m, head, _q, pw) => (/^[$%{<]/.test(pw) ? m : `${head}${MASK}`),
+      (m, head, bs, q, quoted, plain) => {
+        // Quoted, the password is all up to its closing quote (`-p'S3cret pass'`); bare, it ends
+        // where the shell's word does (`$(mysql -phunter22)`, `-phunter22<dump.sql`).
+        const pw = quoted ?? plain;
+        if (/^[$%{<]/.test(pw)) return m;
+        return quoted === undefined ? `${head}${MASK}` : `${head}${bs}${q}${MASK}`;
+      },
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
     [/eyJ[A-Za-z0-9_-]{8,1000}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
@@ -207,7 +217,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*(\\*)(["'\`]))(?=[^"'\`\n\\]{0,256}[ \t])([^"'\`\n\\]{1,256})(?=\3\4)`,
+        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
       (
@@ -231,23 +241,43 @@ const PATTERNS: [RegExp, Replacer][] = (
         String.raw`${SECRET_NAME}(${QUOTE}[ \t]*:[ \t]*[|>][-+]?[ \t]*(?:\r?\n|\\{1,16}(?:r\\{1,16})?n)[ \t]{1,64})([^\s\\][^\n\\]{0,255})`,
         "gi",
       ),
-      (m: string, name: string, sep: string, line: string, at: number, text: string) => {
+      (m: string, name: string, sep: string, whole: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;
+        let line = whole;
+        if (/\\/.test(sep)) line = line.replace(/\\*".*$/, "");
         const value = line.trimEnd();
         const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, true, key);
-        return secret ? `${name}${sep}${MASK}${line.slice(value.length)}` : m;
+        return secret ? `${name}${sep}${MASK}${whole.slice(value.length)}` : m;
       },
     ],
     // An environment entry as Kubernetes (`- name: DB_PASSWORD` then `value: …`) or an ECS task
     // definition (`{"name": "API_TOKEN", "value": "…"}`) writes it: the name is a value there.
     [
       new RegExp(
-        String.raw`(${QUOTE}name${QUOTE}[ \t]*:[ \t]*${QUOTE})([A-Za-z_][\w-]{0,99})(${QUOTE}[ \t]*,?(?:[ \t]|\r?\n|\\{1,16}[rn]){0,40}${QUOTE}value${QUOTE}[ \t]*:[ \t]*${QUOTE})${VALUE}`,
+        String.raw`(${QUOTE}name${QUOTE}[ \t]*:[ \t]*${QUOTE})([A-Za-z_][\w-]{0,99})(${QUOTE}[ \t]*,?(?:[ \t]|\r?\n|\\{1,16}[rn]){0,40}${QUOTE}value${QUOTE}[ \t]*:[ \t]*)(?:(\\*)(["'])((?:(?!\5)[^\n\\]){1,256})(?=\4\5)|${QUOTE}${VALUE})`,
         "g",
       ),
-      (m: string, head: string, key: string, mid: string, value: string) =>
-        secretName(key) && credentialValue(value, envName(key), key) ? `${head}${key}${mid}${MASK}` : m,
+      (
+        m: string,
+        head: string,
+        key: string,
+        mid: string,
+        bs = "",
+        q = "",
+        quoted?: string,
+        word?: string,
+      ) => {
+        if (!secretName(key)) return m;
+        // A quoted value is all up to its closing quote (`value: "correct horse battery staple"`).
+        const value = quoted ?? word!;
+        const secret =
+          quoted === undefined ? credentialValue(value, envName(key), key) : credentialWords(value, key);
+        if (!secret) return m;
+        return quoted === undefined
+          ? m.slice(0, m.length - value.length) + MASK
+          : `${head}${key}${mid}${bs}${q}${MASK}`;
+      },
     ],
     // A list under a secret name (`"passwords": ["…", "…"]`): each quoted item on its terms.
     [
@@ -256,8 +286,8 @@ const PATTERNS: [RegExp, Replacer][] = (
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;
         const env = envName(key);
-        const masked = items.replace(/(\\*["'])([^"'\\\n]+)(?=\1)/g, (item, q: string, value: string) =>
-          credentialValue(value, env, key) ? `${q}${MASK}` : item,
+        const masked = items.replace(/(\\*["'])([^"'\\\n]+)\1/g, (item, q: string, value: string) =>
+          credentialValue(value, env, key) ? `${q}${MASK}${q}` : item,
         );
         return `${name}${sep}${masked}`;
       },
@@ -271,7 +301,10 @@ const PATTERNS: [RegExp, Replacer][] = (
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;
         const envFile = envName(key) && sep.trim().startsWith("=");
-        return credentialValue(value, envFile, key) ? `${name}${sep}${MASK}` : m;
+        // A URL's query parameter ends at the next one's `&` (`?api_key=…&limit=10`).
+        const query = at > 0 && (text[at - 1] === "?" || text[at - 1] === "&") && sep === "=";
+        const own = query ? value.split("&")[0]! : value;
+        return credentialValue(own, envFile, key) ? `${name}${sep}${MASK}${value.slice(own.length)}` : m;
       },
     ],
   ] as [RegExp, Replacer][]
@@ -332,6 +365,7 @@ export function redactDeep<T>(value: T): T {
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
 function secretUnder(key: string, value: unknown): boolean {
+  if (typeof value === "number" && passwordName(key) && secretName(key)) return String(value).length >= 6;
   if (typeof value !== "string" || !secretName(key)) return false;
   // An upper-case key is an environment variable's: a value, never code or text.
   const env = envName(key);

@@ -633,3 +633,105 @@ describe("redactText and redactDeep: values that were masked in part (second red
     });
   });
 });
+
+describe("redactText and redactDeep: the third redact review's findings", () => {
+  // Each masked case also JSON-encoded once and twice, as a Codex output or an MCP result holds it.
+  test.each([
+    [
+      "a YAML block scalar, the last line of its string (F2)",
+      "password: |\n  hunter22",
+      `password: |\n  ${M}`,
+    ],
+    ["mysql -p quoted (F5)", 'mysql -u root -p"hunter22" app', `mysql -u root -p"${M}" app`],
+    ["curl -u quoted (F6)", 'curl -u "admin:hunter22" https://x', `curl -u "admin:${M}" https://x`],
+    [
+      "a Kubernetes env entry's quoted passphrase (F7)",
+      '- name: DB_PASSWORD\n  value: "correct horse battery staple"',
+      `- name: DB_PASSWORD\n  value: "${M}"`,
+    ],
+    [
+      "a quoted value holding the other quote (F7)",
+      `DB_PASSWORD="it's a secret phrase"`,
+      `DB_PASSWORD="${M}"`,
+    ],
+    ["mysql -p quoted with a space (F7)", "mysql -u root -p'S3cret pass' app", `mysql -u root -p'${M}' app`],
+    [
+      "a query parameter keeps the ones after it (F11)",
+      "GET /v1/search?q=cats&api_key=abc123def456&limit=10 HTTP/1.1",
+      `GET /v1/search?q=cats&api_key=${M}&limit=10 HTTP/1.1`,
+    ],
+    [
+      "mysql in a subshell keeps its parenthesis (F11)",
+      "x=$(mysql -uroot -phunter22)",
+      `x=$(mysql -uroot -p${M})`,
+    ],
+    ["mysql keeps its redirect (F11)", "mysql -uroot -phunter22<dump.sql", `mysql -uroot -p${M}<dump.sql`],
+  ])("%s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+    const once = JSON.stringify({ out: input, more: 1 });
+    expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
+    expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
+  });
+
+  test("mysql's -e query of escaped quotes takes milliseconds, and a password after it is masked (F1)", () => {
+    const cols = Array.from({ length: 120 }, (_, i) => `\\"c${i}\\"`).join(",");
+    const input = JSON.stringify({ cmd: `mysql app -e "SELECT ${cols}"\nmysql -u root -pHunter22 app` });
+    const start = performance.now();
+    const out = redactText(input);
+    expect(performance.now() - start).toBeLessThan(1000);
+    expect(out).not.toContain("Hunter22");
+    expect(out).toContain(`-p${M} app`);
+  });
+
+  test.each([
+    // Prose with punctuation under a secret-sounding name (F3).
+    '"passwordError": "Invalid password, please retry",',
+    'password: "Password must contain letters, numbers and symbols"',
+    '"confirmPassword": "Confirm password, please"',
+    '"newPassword": "New password (optional)"',
+    '"apiKeyHelp": "Find it under Settings, API."',
+    'password: "Required field."',
+    "secret: |\n  This describes the secret.",
+    // The text between a list's items (F4).
+    'passwords: ["abc",        "def"]',
+    'secrets = ["abc", MY_CONST_VALUE, "def"]',
+    // Code under a secret-sounding name (F9).
+    "  apiKey: Record<string, string>;",
+    "  accessToken: Maybe<Scalars['String']>;",
+    "  token: Promise<string>;",
+    "  password: Option<String>,",
+    "const secret = process.env.JWT_SECRET!;",
+    "  apiKey: process.env.OPENAI_API_KEY!,",
+    "  token: session?.accessToken,",
+    // Names of what is around a secret, not of the secret (F10).
+    "access_token_url: https://github.com/login/oauth/access_token",
+    "passwordResetUrl: https://app.example.com/reset",
+    'apiKeyUrl: "https://console.anthropic.com/settings/keys"',
+    '"secretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod-db"',
+    "api_key_header: X-Api-Key",
+    "private_key_path: id_ed25519",
+    '"passwordLabel": "Password:"',
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  test("structured: a numeric password is masked (F8); labels and times under secret words stay (F10, F12)", () => {
+    expect(
+      redactDeep<unknown>({
+        db: { password: 20240101, pool: 10 },
+        accessTokenExpiresAt: "2024-05-01T12:00:00.000Z",
+        passwordResetUrl: "https://app.example.com/reset",
+        passwordLabel: "Password:",
+        secretHint: "Optional.",
+        passwordMinLength: 12,
+      }),
+    ).toEqual({
+      db: { password: M, pool: 10 },
+      accessTokenExpiresAt: "2024-05-01T12:00:00.000Z",
+      passwordResetUrl: "https://app.example.com/reset",
+      passwordLabel: "Password:",
+      secretHint: "Optional.",
+      passwordMinLength: 12,
+    });
+  });
+});
