@@ -11,6 +11,18 @@ import { openStore } from "../../src/storage/select.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 
 const M = "[REDACTED]";
+
+/**
+ * `input` redacts to `expected` as it is and JSON-encoded once and twice, as a Codex output or an
+ * MCP result holds it, with more of the document after it (a value last in its string must keep
+ * the string's end).
+ */
+function expectRedacted(input: string, expected: string): void {
+  expect(redactText(input)).toBe(expected);
+  const once = JSON.stringify({ out: input, more: 1 });
+  expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
+  expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
+}
 const STRIPE = `sk_live_51Hq${"a1B2c3D4".repeat(4)}`;
 const HF = `hf_${"AbCdEfGhIj".repeat(3)}klmn`;
 const NPM = `npm_${"a1b2C3d4E5".repeat(3)}f6g7h8`;
@@ -597,13 +609,7 @@ describe("redactText and redactDeep: values that were masked in part (second red
       `[{"name": "API_TOKEN", "value": "${M}"}, {"name": "MODE", "value": "production"}]`,
     ],
     ["an array of passwords", '"passwords": ["hunter22", "S3cretPass99"]', `"passwords": ["${M}", "${M}"]`],
-  ])("%s", (_name, input, expected) => {
-    expect(redactText(input)).toBe(expected);
-    // JSON-encoded once and twice, as a Codex output or an MCP result holds it.
-    const once = JSON.stringify({ out: input });
-    expect(JSON.parse(redactText(once))).toEqual({ out: expected });
-    expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected });
-  });
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
 
   test.each([
     'password: "Password must be at least 8 characters"',
@@ -635,7 +641,6 @@ describe("redactText and redactDeep: values that were masked in part (second red
 });
 
 describe("redactText and redactDeep: the third redact review's findings", () => {
-  // Each masked case also JSON-encoded once and twice, as a Codex output or an MCP result holds it.
   test.each([
     [
       "a YAML block scalar, the last line of its string (F2)",
@@ -666,12 +671,7 @@ describe("redactText and redactDeep: the third redact review's findings", () => 
       `x=$(mysql -uroot -p${M})`,
     ],
     ["mysql keeps its redirect (F11)", "mysql -uroot -phunter22<dump.sql", `mysql -uroot -p${M}<dump.sql`],
-  ])("%s", (_name, input, expected) => {
-    expect(redactText(input)).toBe(expected);
-    const once = JSON.stringify({ out: input, more: 1 });
-    expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
-    expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
-  });
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
 
   test("mysql's -e query of escaped quotes takes milliseconds, and a password after it is masked (F1)", () => {
     const cols = Array.from({ length: 120 }, (_, i) => `\\"c${i}\\"`).join(",");
