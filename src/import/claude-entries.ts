@@ -172,9 +172,28 @@ function toolResult(
   return true;
 }
 
+/**
+ * The message of an `assistant` line, checked before it touches the response it belongs to. A line
+ * of another shape (no message, a text, an id that is not a text, content neither a list nor a
+ * text) throws: it is an unreadable entry, reported with its line, and the response streaming
+ * around it goes on (taken for a response of its own, it closed that one, whose later blocks, tool
+ * calls among them, were then dropped as replayed).
+ */
+function assistantMessage(e: ClaudeEntry): NonNullable<ClaudeEntry["message"]> {
+  const msg: unknown = e.message;
+  if (msg === null || typeof msg !== "object" || Array.isArray(msg))
+    throw new Error(`assistant entry: its message is ${msg === undefined ? "missing" : "not an object"}`);
+  const { id, content } = msg as { id?: unknown; content?: unknown };
+  if (id !== undefined && typeof id !== "string")
+    throw new Error("assistant entry: its message.id is not a text");
+  if (content !== undefined && typeof content !== "string" && !Array.isArray(content))
+    throw new Error("assistant entry: its message.content is neither a list nor a text");
+  return msg as NonNullable<ClaudeEntry["message"]>;
+}
+
 /** An `assistant` line: one content block of a streamed response. */
 export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, at: number): void {
-  const msg = e.message ?? {};
+  const msg = assistantMessage(e);
   const uuid = String(e.uuid ?? `${b.id}-${at}`);
   if (e.isApiErrorMessage === true) {
     flushGroup(ctx, b);
@@ -303,6 +322,9 @@ export function onSystem(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, 
       ...(subtype === "microcompact_boundary" ? { micro: true } : {}),
     });
   } else if (subtype === "api_error") {
+    // One of another shape is unreadable: it would end the response streaming around it.
+    if (e.error !== undefined && (e.error === null || typeof e.error !== "object"))
+      throw new Error("system api_error entry: its error is not an object");
     flushGroup(ctx, b);
     // Only the status: the error's headers can carry cookies and organisation ids.
     const err = (e.error ?? {}) as { status?: number; message?: string };

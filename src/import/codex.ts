@@ -101,7 +101,11 @@ export class CodexParser {
 
   feed(line: Record<string, unknown>, lineNo: number): void {
     const type = String(line.type ?? "(no type)");
-    const p = (line.payload ?? {}) as Payload;
+    const payload = line.payload ?? {};
+    // A payload of another shape is an unreadable entry, reported with its line (feedJsonl).
+    if (typeof payload !== "object" || payload === null || Array.isArray(payload))
+      throw new Error(`${type} entry: its payload is not an object`);
+    const p = payload as Payload;
     const at = Date.parse(String(line.timestamp)) || this.st.prevAt || 0;
     let mapped = false;
     if (type !== "session_meta" && !this.b && !this.fromFileName(lineNo, at)) {

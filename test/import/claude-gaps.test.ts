@@ -6,7 +6,7 @@
  * and ≤ 1.0.x `summary` lines whose leaf is in another session's file (that one is from the corpus).
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { imported } from "./_store.ts";
@@ -379,3 +379,48 @@ describe("claude entries beyond the corpus", () => {
     ]);
   });
 });
+
+test.each([
+  ["no message", { type: "assistant" }],
+  ["a text for a message", { type: "assistant", message: "oops" }],
+  [
+    "an id that is a number",
+    { type: "assistant", uuid: "u-y", message: { id: 42, content: [{ type: "text", text: "x" }] } },
+  ],
+  [
+    "content that is an object",
+    { type: "assistant", uuid: "u-z", message: { id: "msg_z", content: { text: "x" } } },
+  ],
+  ["an API error whose error is a number", { type: "system", uuid: "u3", subtype: "api_error", error: 5 }],
+])(
+  "an entry of another shape in the middle of a streamed response is reported, and the response keeps its calls: %s",
+  async (_name, bad) => {
+    // coverage-test-fix's lines 11 and 12 are the two tool_use blocks of the response whose text is
+    // line 10: taken for a response of its own, the bad line closed it and both calls were lost.
+    const src = join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl");
+    const lines = readFileSync(src, "utf8").split("\n").filter(Boolean);
+    const name = "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl";
+    await using dir = await tempDir();
+    const file = (d: string, content: string[]) => {
+      mkdirSync(join(dir.path, d), { recursive: true });
+      writeFileSync(join(dir.path, d, name), `${content.join("\n")}\n`);
+      return join(dir.path, d, name);
+    };
+    await using cleanHome = await tempHome();
+    await using badHome = await tempHome();
+    const clean = await imported(cleanHome.path, "claude", file("clean", lines));
+    const bent = await imported(
+      badHome.path,
+      "claude",
+      file("bent", [...lines.slice(0, 10), JSON.stringify(bad), ...lines.slice(10)]),
+    );
+    const [want, got] = [clean.sessions[0]!, bent.sessions[0]!];
+    expect(got.events).toEqual(want.events);
+    expect(got.messages).toEqual(want.messages);
+    expect(ofType(got.events, "function.call").length).toBe(13);
+    expect(bent.summary.entries.skipped["(unreadable entry)"]).toBe(1);
+    expect(bent.summary.warnings).toContainEqual(
+      expect.objectContaining({ line: 11, message: expect.stringContaining("not imported") }),
+    );
+  },
+);

@@ -432,3 +432,29 @@ describe("codex call order", () => {
     }
   });
 });
+
+test("a line whose payload is not an object is reported as unreadable with its line, and the rest imports", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, FILE);
+  const lines = [meta("0.80.0"), prompt(100, "hi"), ...answer(200, "hello")];
+  writeFileSync(
+    path,
+    `${[...lines.slice(0, 2), line(150, "response_item", "oops" as never), ...lines.slice(2)].join("\n")}\n`,
+  );
+  await using home = await tempHome();
+  const { adapter, report } = await importOne(home.path, "codex", path);
+  try {
+    const source = report.sources[0]!;
+    expect(source.entries.skipped["(unreadable entry)"]).toBe(1);
+    expect(source.warnings).toEqual([
+      {
+        file: path,
+        line: 3,
+        message: "entry not imported: response_item entry: its payload is not an object",
+      },
+    ]);
+    expect((await eventsOf(adapter)).filter((e) => e.type === "model.response").length).toBe(1);
+  } finally {
+    await adapter.close();
+  }
+});
