@@ -157,11 +157,14 @@ function readHead(path: string, limit: number, toNewline: boolean): string {
   }
 }
 
-/** Whether the file holds a newline in its first 256 KiB (a line written whole), or is empty. */
+/**
+ * Whether the file holds a newline in its first 256 KiB (a line written whole). An empty file has
+ * none yet: an agent may make it before it writes the first line.
+ */
 function hasCompleteLine(path: string): boolean {
   const head = readHead(path, 256 * 1024, true);
   const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  return size === 0 || Buffer.byteLength(head) < size;
+  return size > 0 && Buffer.byteLength(head) < size;
 }
 
 /** A JSONL file's first line (up to 256 KiB of it). */
@@ -294,7 +297,11 @@ export function discover(
       return;
     }
     if (credential) {
-      if (explicit) warnings.push({ file: path, message: "credential file: not read" });
+      if (explicit) {
+        // Named on the command line: the command's mistake, as a path of another agent's is.
+        left.named++;
+        warnings.push({ file: path, message: "credential file: not read" });
+      }
       return;
     }
     if (seen.has(real)) return;
@@ -330,7 +337,8 @@ export function discover(
       return;
     }
     if (!found && explicit && path.endsWith(".jsonl") && !hasCompleteLine(path)) {
-      // Its first line is still being written (a subagent's `agent-<id>.jsonl` named as it starts):
+      // Its first line is still being written, or not yet begun (a subagent's `agent-<id>.jsonl`
+      // named as it starts):
       // nothing tells its agent yet. Named for one agent, it is that agent's (the read waits for the
       // line, as for any torn last line); for `auto`, it is read once it tells.
       if (agent !== "auto") found = { agent, kind: "jsonl", path };

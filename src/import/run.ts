@@ -29,7 +29,11 @@ export interface SourceSummary {
   path: string;
   /** `open`: files a final read left something open in, as they may still be written (`live.ts`). */
   /** `skipped`: paths named on the command line that are not this importer's (each with a warning). */
-  files: { found: number; read: number; unchanged: number; open: number; skipped: number };
+  /**
+   * `failed`: files named on the command line that could not be read (a document that does not
+   * parse and is no longer written, a file that cannot be opened; each with a warning).
+   */
+  files: { found: number; read: number; unchanged: number; open: number; skipped: number; failed: number };
   sessions: { created: number; updated: number; unchanged: number };
   entries: { imported: number; skipped: Record<string, number> };
   warnings: ImportWarning[];
@@ -57,7 +61,7 @@ export interface PassOptions {
 const newSummary = (agent: Agent | "auto", path: string): SourceSummary => ({
   agent,
   path,
-  files: { found: 0, read: 0, unchanged: 0, open: 0, skipped: 0 },
+  files: { found: 0, read: 0, unchanged: 0, open: 0, skipped: 0, failed: 0 },
   sessions: { created: 0, updated: 0, unchanged: 0 },
   entries: { imported: 0, skipped: {} },
   warnings: [],
@@ -114,8 +118,11 @@ export async function importRoot(
     try {
       await importCandidate(c, sum, opts);
     } catch (error) {
-      // One unreadable source must not stop the others.
+      // One unreadable source must not stop the others. Named on the command line, it is the
+      // command's failure (`import … && eval` must stop), unless it may still be written (a Gemini
+      // recording is rewritten whole: read mid-write, it is read again next time).
       sum.warnings.push({ file: c.path, message: `not imported: ${(error as Error).message}` });
+      if (c.path === root && !mayStillStream(c.mtimeMs ?? Number.NaN)) sum.files.failed++;
     }
   }
   // Left open as still written (`live.ts`): what waited is lost with it — unless the file moved and

@@ -18,6 +18,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
@@ -179,7 +180,7 @@ test("--redact after a plain import reads the file again, masks messages and say
   writeFileSync(f, `${JSON.stringify(user)}\n`);
   await importOnce(home.path, [f]);
   const again = (await importOnce(home.path, [f], { redact: true })).sources[0]!;
-  expect(again.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0, skipped: 0 });
+  expect(again.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0, skipped: 0, failed: 0 });
   expect(again.warnings.map((w) => w.message).join("\n")).toContain("freecode session delete <id> --purge");
   const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
   const { messages } = await adapter.readMessages("claude-s1");
@@ -274,6 +275,52 @@ test("regression: a named transcript whose first line is still being written is 
   writeFileSync(path, whole);
   const done = JSON.parse(runCli(["import", "claude", path, "--json"], h).stdout);
   expect(done.totals.created).toBe(1);
+});
+
+test("a named transcript not begun yet (empty: the agent made the file first) is waited for too (import audit 5)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const path = join(dir.path, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
+  writeFileSync(path, "");
+  const h = { home: home.path };
+  await using other = await tempHome();
+  const auto = runCli(["import", "auto", path], { home: other.path });
+  expect([auto.code, auto.stderr]).toEqual([
+    0,
+    expect.stringContaining("its first line is not written whole yet"),
+  ]);
+  const empty = runCli(["import", "claude", path], h);
+  expect([empty.code, empty.stderr]).toEqual([0, ""]);
+  copyFileSync(SRC, path);
+  const done = JSON.parse(runCli(["import", "claude", path, "--json"], h).stdout);
+  expect(done.totals.created).toBe(1);
+});
+
+test("a named document that does not parse and is no longer written, or a named credential file, is exit 2 (import audit 2, 5)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const recording = readFileSync(join(CORPUS, "gemini", "session-2026-03-28T21-32-c4c43609.json"));
+  const cut = join(dir.path, "session-2026-03-28T21-32-c4c43609.json");
+  writeFileSync(cut, recording.subarray(0, 3000));
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  utimesSync(cut, hourAgo, hourAgo);
+  const broken = runCli(["import", "gemini", cut, "--json"], h);
+  expect(broken.code).toBe(2);
+  expect(broken.stderr).toContain("1 path given is not readable (see the warning): not imported");
+  expect(JSON.parse(broken.stdout).sources[0].files).toMatchObject({ found: 1, failed: 1 });
+  // Still being written (Gemini rewrites a recording whole): read again next time, exit 0.
+  utimesSync(cut, new Date(), new Date());
+  expect(runCli(["import", "gemini", cut], h).code).toBe(0);
+  // In a folder it is one file among others: a warning, exit 0.
+  utimesSync(cut, hourAgo, hourAgo);
+  expect(runCli(["import", "gemini", dir.path], h).code).toBe(0);
+  const credentials = join(dir.path, "auth.json");
+  writeFileSync(credentials, "{}");
+  const named = runCli(["import", "codex", credentials, "--json"], h);
+  expect(named.code).toBe(2);
+  expect(named.stderr).toContain("credential file: not read");
+  expect(JSON.parse(named.stdout).sources[0].files.skipped).toBe(1);
 });
 
 test("a credential file is not opened under a link's name or a name the rule missed (redact review 4)", async () => {

@@ -60,7 +60,7 @@ describe("opencode.db", () => {
     await using home = await tempHome();
     const first = await importInto(home.path, file);
     const again = await importInto(home.path, file);
-    expect(again.summary.files).toEqual({ found: 1, read: 0, unchanged: 1, open: 0, skipped: 0 });
+    expect(again.summary.files).toEqual({ found: 1, read: 0, unchanged: 1, open: 0, skipped: 0, failed: 0 });
     expect(again.sessions).toEqual(first.sessions);
 
     // The user goes on in one session: a new prompt, and the session's time_updated moves.
@@ -90,7 +90,7 @@ describe("opencode.db", () => {
     db.close();
 
     const grown = await importInto(home.path, file);
-    expect(grown.summary.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0, skipped: 0 });
+    expect(grown.summary.files).toEqual({ found: 1, read: 1, unchanged: 0, open: 0, skipped: 0, failed: 0 });
     expect(grown.summary.sessions).toEqual({ created: 0, updated: 1, unchanged: 2 });
     const changed = grown.sessions.filter((s, i) => JSON.stringify(s) !== JSON.stringify(first.sessions[i]));
     expect(changed.map((s) => s.meta.source?.id)).toEqual([sid]);

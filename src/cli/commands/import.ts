@@ -75,16 +75,16 @@ export default command({
         // A path named on the command line that this importer cannot take is the command's mistake
         // (the rest was imported): a script's `import … && eval` must not go on as if it were read.
         const skipped = report.sources.reduce((n, s) => n + s.files.skipped, 0);
-        if (skipped > 0) {
-          const paths = `${skipped} path${skipped === 1 ? "" : "s"} given ${skipped === 1 ? "is" : "are"}`;
+        const failed = report.sources.reduce((n, s) => n + s.files.failed, 0);
+        const given = (n: number) => `${n} path${n === 1 ? "" : "s"} given ${n === 1 ? "is" : "are"}`;
+        if (skipped > 0)
           ctx.log.error(
             agent === "auto"
-              ? `${paths} not a transcript of any agent freecode imports: not imported`
-              : `${paths} not ${agent}'s: not imported (\`freecode import auto\` detects each file's agent)`,
+              ? `${given(skipped)} not a transcript of any agent freecode imports: not imported`
+              : `${given(skipped)} not ${agent}'s: not imported (\`freecode import auto\` detects each file's agent)`,
           );
-          return 2;
-        }
-        return 0;
+        if (failed > 0) ctx.log.error(`${given(failed)} not readable (see the warning): not imported`);
+        return skipped > 0 || failed > 0 ? 2 : 0;
       }
       const stop = new AbortController();
       const onSignal = () => stop.abort();

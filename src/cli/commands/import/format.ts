@@ -15,7 +15,7 @@ export function formatSource(s: SourceSummary): string {
   const skipped = Object.values(s.entries.skipped).reduce((a, b) => a + b, 0);
   return [
     `${s.agent} ${s.path}`,
-    `  files:    ${s.files.found} found, ${s.files.read} read, ${s.files.unchanged} unchanged${s.files.open ? `, ${s.files.open} still being written (read again next time)` : ""}${s.files.skipped ? `, ${s.files.skipped} named but not ${s.agent === "auto" ? "a transcript" : `${s.agent}'s`} (skipped)` : ""}`,
+    `  files:    ${s.files.found} found, ${s.files.read} read, ${s.files.unchanged} unchanged${s.files.open ? `, ${s.files.open} still being written (read again next time)` : ""}${s.files.skipped ? `, ${s.files.skipped} named but not ${s.agent === "auto" ? "a transcript" : `${s.agent}'s`} (skipped)` : ""}${s.files.failed ? `, ${s.files.failed} named but not readable` : ""}`,
     `  sessions: ${s.sessions.created} created, ${s.sessions.updated} updated, ${s.sessions.unchanged} unchanged`,
     `  entries:  ${s.entries.imported} imported, ${skipped} skipped${topSkipped(s.entries.skipped)}`,
     ...(s.warnings.length ? [`  warnings: ${s.warnings.length}`] : []),
