@@ -33,6 +33,7 @@ import {
 import { dirname } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
+import { dirOrAbsent } from "../../util/dir-or-absent.ts";
 import { acquireLock, type LockHandle, withLockSync } from "../../util/lock.ts";
 import { writable } from "../../util/writable.ts";
 
@@ -106,7 +107,7 @@ export class JournaledImage<S> {
       // journal of an older image is skipped by its header). In one that does not exist there is
       // nothing to read, and a lock would make it (a mistyped --home made by a listing).
       const dir = dirname(this.file);
-      if (!existsSync(dir) || !writable(dir)) this.catchUp(false);
+      if ((!existsSync(dir) && dirOrAbsent(dir)) || !writable(dir)) this.catchUp(false);
       else {
         const lock = acquireQuickly(this.lockPath);
         try {

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FreecodeError } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
+import { dirOrAbsent } from "../../util/dir-or-absent.ts";
 import { writable } from "../../util/writable.ts";
 import type { AdapterFactory } from "../contract.ts";
 import { openSqliteFile, openSqliteToRead } from "../engines/bun-sqlite.ts";
@@ -102,7 +103,7 @@ const factory: AdapterFactory = (options) => {
     return (driver ??= openSqliteStore(file, fsync));
   };
   const toRead = () => {
-    if (driver || closed || existsSync(file)) return db();
+    if (driver || closed || existsSync(file) || !dirOrAbsent(dirname(file))) return db();
     if (!none) {
       none = bunSqliteDriver(new BunDatabase(":memory:", { strict: true }), file);
       migrate(none, file);
