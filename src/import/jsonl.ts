@@ -36,7 +36,8 @@ export interface Checkpoint {
  * `lastLine: "take"` (the file is no longer written: `--finished`, or untouched for minutes), a last
  * line without its newline is read like the others when it is a whole JSON value (a tool that saved
  * the file without its final newline: the session's last answer was left out for good), and
- * reported otherwise (cut short: nothing will complete it).
+ * reported otherwise (cut short: nothing is likely to complete it; if something does, the next
+ * read starts at the line, which is not consumed).
  */
 export async function feedJsonl(
   path: string,
@@ -84,10 +85,11 @@ export async function feedJsonl(
           file: path,
           line: line.lineNo,
           message:
-            "last line cut short (no newline, not whole JSON) in a file no longer written: not imported",
+            "last line cut short (no newline, not whole JSON) in a file no longer written: not imported (read again if the file grows)",
         });
         bump(io.counts.skipped, "(malformed line)");
-        return { offset: line.end, lineNo: line.lineNo, torn: false };
+        // Not consumed: should its writer come back to it, the next read starts at the line.
+        return { offset, lineNo, torn: false };
       }
       lines.value(value, line.lineNo, line.start, line.end);
       return { offset: line.end, lineNo: line.lineNo, torn: false };

@@ -711,7 +711,7 @@ describe("regression: a last line without its newline in a file no longer writte
     expect(texts(pass)).toEqual(texts(once));
   });
 
-  test("one cut short in such a file is reported with its line, not imported", async () => {
+  test("one cut short in such a file is reported with its line, not imported; completed later, it is (import audit 3)", async () => {
     await using dir = await tempDir();
     const path = join(dir.path, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
     const text = await Bun.file(SRC).text();
@@ -724,9 +724,21 @@ describe("regression: a last line without its newline in a file no longer writte
       {
         file: path,
         line: text.trimEnd().split("\n").length,
-        message: "last line cut short (no newline, not whole JSON) in a file no longer written: not imported",
+        message:
+          "last line cut short (no newline, not whole JSON) in a file no longer written: not imported (read again if the file grows)",
       },
     ]);
+    // Unchanged: not read again, not said again.
+    expect(runCli(["import", "claude", path], { home: home.path }).stderr).toBe("");
+    // Its writer came back: the line is read whole, and the store is one import of the whole file.
+    writeFileSync(path, text);
+    age(path);
+    const grown = await imported(home.path, "claude", path);
+    expect(grown.summary.warnings).toEqual([]);
+    await using whole = await tempHome();
+    const once = await imported(whole.path, "claude", SRC);
+    expect(grown.sessions[0]!.events).toEqual(once.sessions[0]!.events);
+    expect(grown.sessions[0]!.messages).toEqual(once.sessions[0]!.messages);
   });
 });
 
