@@ -433,6 +433,17 @@ export class SessionBuilder {
    * dictionary's, which lists keys that look like integers (`"7"`) first. Calls read before the
    * numbering (a saved state) come first, in the dictionary's order.
    */
+  /**
+   * Write now the calls among `callIds` still unanswered: their turn is being aborted and no output
+   * will come, so each goes in the log before the abort (`finish` would write it after).
+   */
+  writeUnanswered(callIds: Iterable<string>): void {
+    for (const callId of callIds) {
+      const p = this.pendingCall(callId);
+      if (p && !p.emitted) this.emitCall(callId, p);
+    }
+  }
+
   private pendingInOrder(): [string, PendingCall][] {
     const all = Object.entries(this.s.pending);
     const made = (i: number) => all[i]![1].n ?? i - all.length;

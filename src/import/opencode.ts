@@ -157,7 +157,10 @@ export function mapOpencodeSession(
       const tools: string[] = [];
       const steps: ResponseUsage[] = [];
       let open: number | undefined;
-      for (const part of parts) {
+      const cutOff: string[] = [];
+      /** Step-finish ids whose `model.request` went in the log at their step's start. */
+      const requested = new Set<string>();
+      for (const [k, part] of parts.entries()) {
         const t = String(part.type);
         opts.counts.imported++;
         if (t === "text") {
@@ -168,7 +171,10 @@ export function mapOpencodeSession(
         else if (t === "tool") {
           tools.push(tool(b, stored, part, at));
           const since = openSince(part, at);
-          if (since !== undefined) open = Math.max(open ?? 0, since);
+          if (since !== undefined) {
+            open = Math.max(open ?? 0, since);
+            cutOff.push(String(part.callID ?? part.id));
+          }
         } else if (t === "step-finish") {
           const u = usageOf(part.tokens);
           if (u) steps.push(u);
@@ -183,6 +189,7 @@ export function mapOpencodeSession(
             textChars: text,
             thinkingChars: thinking,
             costUsd: stepCost(part.cost, u),
+            requested: requested.has(String(part.id)),
           });
           text = thinking = 0;
         } else if (t === "compaction") {
@@ -196,8 +203,22 @@ export function mapOpencodeSession(
             at,
             error: String(err.data?.message ?? err.name ?? "retry"),
           });
-        } else if (t === "step-start") continue;
-        else {
+        } else if (t === "step-start") {
+          // The model call goes in the log as its step starts, before the calls it makes (they
+          // came after it), as Claude Code's does: written at the step's end, a step's tool calls
+          // came first. Only a step that finished has one (its `step-finish` names it).
+          const finish = parts.slice(k + 1).find((p) => p.type === "step-finish" || p.type === "step-start");
+          if (finish?.type === "step-finish") {
+            const key = String(finish.id);
+            b.modelRequest(key, {
+              provider: provider ?? "opencode",
+              model: model ?? "unknown",
+              startAt: at,
+              at: end,
+            });
+            requested.add(key);
+          }
+        } else {
           opts.counts.imported--;
           bump(opts.counts.skipped, `part/${t}`);
         }
@@ -221,8 +242,10 @@ export function mapOpencodeSession(
         };
       }
       const error = info.error as { name?: string; data?: { message?: string } } | undefined;
-      if (error?.name === "MessageAbortedError") b.turnAbort(info.id, end, "aborted");
-      else if (error)
+      if (error?.name === "MessageAbortedError") {
+        b.writeUnanswered(cutOff);
+        b.turnAbort(info.id, end, "aborted");
+      } else if (error)
         b.modelError(info.id, {
           provider: provider ?? "opencode",
           model: model ?? "unknown",
@@ -231,8 +254,10 @@ export function mapOpencodeSession(
           error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
         });
       // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
-      if (open !== undefined && error?.name !== "MessageAbortedError" && (idle || i < lastResponse))
+      if (open !== undefined && error?.name !== "MessageAbortedError" && (idle || i < lastResponse)) {
+        b.writeUnanswered(cutOff);
         b.turnAbort(`${info.id}.interrupted`, Math.max(end, open), "interrupted");
+      }
       opts.counts.imported++;
     } catch (error) {
       // A message of a shape we did not expect must not cost the session the others.

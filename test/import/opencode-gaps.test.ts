@@ -296,3 +296,41 @@ test("regression: a user message whose parts are not written yet is not taken fo
     r.sessions.map((s) => [s.meta.id, s.meta.turnCount]);
   expect(turns(grown)).toEqual(turns(whole));
 });
+
+test("a step's model call comes before the calls it makes, and a call cut off comes before its turn's abort (import audit 6)", async () => {
+  // The corpus's last turn of ses_1279…: a step with two bash calls, a step cut off with a bash call
+  // and a `question` still running. The model call was written at its step's end, after its calls,
+  // and the running call after the turn's abort.
+  await using home = await tempHome();
+  const dir = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "reconstructed_export");
+  const { sessions } = await imported(home.path, "opencode", dir);
+  const s = sessions.find((x) => x.meta.id === "opencode-ses_1279fce82ffeZOJhNwml1w1Fu4")!;
+  const events = s.events as EventRecord[];
+  const lastTurn = events.filter((e) => e.type === "turn.started").at(-1)!;
+  const shape = events
+    .filter((e) => e.seq >= lastTurn.seq)
+    .map((e) => (e.type === "function.call" ? `call ${(e as { tool?: string }).tool}` : e.type));
+  expect(shape).toEqual([
+    "turn.started",
+    "model.request",
+    "call bash",
+    "function.output",
+    "call bash",
+    "function.output",
+    "model.response",
+    "call bash",
+    "function.output",
+    "call question",
+    "turn.aborted",
+  ]);
+  // Every response's request comes first, in every session.
+  for (const x of sessions) {
+    const requested = new Set<string>();
+    for (const e of x.events as EventRecord[]) {
+      const key = String(e.id).split(":").slice(2).join(":");
+      if (e.type === "model.request") requested.add(key);
+      if (e.type === "model.response")
+        expect([x.meta.id, key, requested.has(key)]).toEqual([x.meta.id, key, true]);
+    }
+  }
+});
