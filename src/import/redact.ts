@@ -200,7 +200,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
       new RegExp(
-        String.raw`(mysql(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql)(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+))`,
+        String.raw`((?:mysql|mariadb)(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql|mariadb)(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+))`,
         "g",
       ),
       (m, head, bs, q, quoted, plain) => {
@@ -208,6 +208,18 @@ const PATTERNS: [RegExp, Replacer][] = (
         // where the shell's word does (`$(mysql -phunter22)`, `-phunter22<dump.sql`).
         const pw = quoted ?? plain;
         if (/^[$%{<]/.test(pw)) return m;
+        return quoted === undefined ? `${head}${MASK}` : `${head}${bs}${q}${MASK}`;
+      },
+    ],
+    // A password or token given as a command-line option — `--password hunter22`, `--token=…`,
+    // `docker login -u me -p …`, `sshpass -p …` — quoted whole or a shell word: a value, not code.
+    // Not a `$VAR`, a `<placeholder>`, a path or another option after it (`--password-stdin` is
+    // another option's name).
+    [
+      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&]|\\(?![nrt"'\\])){1,256}))/g,
+      (m: string, head: string, bs = "", q = "", quoted?: string, word?: string) => {
+        const value = quoted ?? word!;
+        if (/^[-$%{<~/]/.test(value) || !credentialValue(value, true)) return m;
         return quoted === undefined ? `${head}${MASK}` : `${head}${bs}${q}${MASK}`;
       },
     ],
@@ -302,8 +314,9 @@ const PATTERNS: [RegExp, Replacer][] = (
         if (key === undefined) return m;
         const envFile = envName(key) && sep.trim().startsWith("=");
         // A URL's query parameter ends at the next one's `&` (`?api_key=…&limit=10`).
+        // A shell's `&&` after it starts the next command.
         const query = at > 0 && (text[at - 1] === "?" || text[at - 1] === "&") && sep === "=";
-        const own = query ? value.split("&")[0]! : value;
+        const own = value.split(query ? "&" : "&&")[0]!;
         return credentialValue(own, envFile, key) ? `${name}${sep}${MASK}${value.slice(own.length)}` : m;
       },
     ],

@@ -673,6 +673,44 @@ describe("redactText and redactDeep: the third redact review's findings", () => 
     ["mysql keeps its redirect (F11)", "mysql -uroot -phunter22<dump.sql", `mysql -uroot -p${M}<dump.sql`],
   ])("%s", (_name, input, expected) => expectRedacted(input, expected));
 
+  test.each([
+    ["a --password option (F13)", "psql --password hunter22 -h db", `psql --password ${M} -h db`],
+    ["a --token= option", "cli --token=ghx_abc123def456 run", `cli --token=${M} run`],
+    [
+      "an --api-key option after --",
+      "npm run x -- --api-key 'sk_abc12345678' y",
+      `npm run x -- --api-key '${M}' y`,
+    ],
+    [
+      "docker login -p",
+      "docker login -u me -p S3cretPass registry.io",
+      `docker login -u me -p ${M} registry.io`,
+    ],
+    [
+      "docker login -p quoted",
+      "docker login --username me -p 'my pass word' r.io",
+      `docker login --username me -p '${M}' r.io`,
+    ],
+    ["sshpass -p", "sshpass -p 'hunter22' ssh host", `sshpass -p '${M}' ssh host`],
+    ["mariadb -p", "mariadb -u root -phunter22 app", `mariadb -u root -p${M} app`],
+    [
+      "a pair before && keeps the next command",
+      "cli --access-token=abcdefghijkl&& echo ok",
+      `cli --access-token=${M}&& echo ok`,
+    ],
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
+
+  test.each([
+    "docker login --password-stdin < pw.txt",
+    "cli --password $PW",
+    "cli --token <TOKEN>",
+    "cli --password --verbose",
+    "cli --token-file ~/.config/tok",
+    "git log --token 123456",
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
   test("mysql's -e query of escaped quotes takes milliseconds, and a password after it is masked (F1)", () => {
     const cols = Array.from({ length: 120 }, (_, i) => `\\"c${i}\\"`).join(",");
     const input = JSON.stringify({ cmd: `mysql app -e "SELECT ${cols}"\nmysql -u root -pHunter22 app` });
