@@ -86,6 +86,23 @@ const CREDENTIAL_JSON = /(secrets?|oauth|(^|[-_.])auth|(^|[-_.])tokens?)([-_. ][
 const CREDENTIAL_JSON_CAMEL =
   /^(?:access|refresh|id|api|auth|oauth|mcp|bearer)(?:Auth|Tokens?)(?:[-_. ][^/]*)?\.json$/;
 
+/**
+ * Google Cloud service-account keys, a private key each: `service-account.json`,
+ * `serviceAccountKey.json`, Firebase's `<project>-firebase-adminsdk-<id>.json`.
+ */
+const SERVICE_ACCOUNT_JSON = /(service[-_ ]?account|firebase-adminsdk)[^/]*\.json$/i;
+
+/** Claude Code's settings in the folder `$CLAUDE_CONFIG_DIR` names, whatever it is called. */
+const inClaudeConfigDir = (path: string, name: string) => {
+  const dir = process.env.CLAUDE_CONFIG_DIR;
+  return (
+    dir !== undefined &&
+    dir !== "" &&
+    (name === "settings.json" || name === "settings.local.json") &&
+    resolve(dirname(path)) === resolve(dir)
+  );
+};
+
 export const isCredentialFile = (path: string) => {
   const name = basename(path);
   return (
@@ -93,7 +110,9 @@ export const isCredentialFile = (path: string) => {
     /credential/i.test(name) ||
     CREDENTIAL_JSON.test(name) ||
     CREDENTIAL_JSON_CAMEL.test(name) ||
-    CREDENTIAL_IN_FOLDER.get(basename(dirname(path)))?.includes(name) === true
+    SERVICE_ACCOUNT_JSON.test(name) ||
+    CREDENTIAL_IN_FOLDER.get(basename(dirname(path)))?.includes(name) === true ||
+    inClaudeConfigDir(path, name)
   );
 };
 

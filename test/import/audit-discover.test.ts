@@ -412,6 +412,10 @@ describe("credential files by name and folder, transcripts never among them (sec
     "backup/client_secret_1234.apps.googleusercontent.com.json",
     "backup/my-secrets.json",
     "backup/auth copy.json",
+    // Google Cloud service-account keys (third redact review).
+    "gcp/service-account.json",
+    "gcp/serviceAccountKey.json",
+    "gcp/my-project-firebase-adminsdk-ab12c-0123456789.json",
   ];
   const transcripts = [
     ".claude/projects/-home-me-p/c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl",
@@ -436,6 +440,21 @@ describe("credential files by name and folder, transcripts never among them (sec
   test("told apart by name", () => {
     expect(credentials.filter((p) => !isCredentialFile(`/home/me/${p}`))).toEqual([]);
     expect(transcripts.filter((p) => isCredentialFile(`/home/me/${p}`))).toEqual([]);
+  });
+
+  test("Claude Code's settings in a $CLAUDE_CONFIG_DIR named otherwise (third redact review)", () => {
+    const before = process.env.CLAUDE_CONFIG_DIR;
+    try {
+      process.env.CLAUDE_CONFIG_DIR = "/home/me/claude-work/";
+      expect(isCredentialFile("/home/me/claude-work/settings.json")).toBe(true);
+      expect(isCredentialFile("/home/me/claude-work/settings.local.json")).toBe(true);
+      expect(isCredentialFile("/home/me/claude-work/projects/-p/settings.json")).toBe(false);
+      delete process.env.CLAUDE_CONFIG_DIR;
+      expect(isCredentialFile("/home/me/claude-work/settings.json")).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.CLAUDE_CONFIG_DIR;
+      else process.env.CLAUDE_CONFIG_DIR = before;
+    }
   });
 
   test("a walk skips them unread, and one named is a warning", async () => {
