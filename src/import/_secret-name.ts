@@ -70,7 +70,9 @@ export function secretName(name: string): boolean {
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
   const last = words.at(-1) ?? "";
-  if (words.length > 1 && METADATA_LAST.has(last)) return false;
+  // Vault AppRole's `secret_id` is the credential itself.
+  if (words.length > 1 && METADATA_LAST.has(last) && !(last === "id" && words.at(-2) === "secret"))
+    return false;
   if (SECRET_ANYWHERE.test(name)) return true;
   if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
@@ -82,9 +84,11 @@ export const envName = (name: string) => /^[A-Z0-9_]+$/.test(name);
 export const passwordName = (name: string) => /pass|secret/i.test(name);
 
 /** A value that names where a secret comes from rather than holding it. */
-export const REFERENCE = /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][\w$.]*<[A-Za-z_])/;
+export const REFERENCE =
+  /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][A-Za-z_$.]*<[A-Za-z_][\w$.]*(?:[,<>[\]]|$))/;
 /** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z_$]*(?:(?:\??\.[A-Za-z_$][\w$]*)+!?)?$/;
+const IDENTIFIER =
+  /^[A-Za-z_$][A-Za-z_$]*(?:\??\.[A-Za-z_$][\w$]*)*(?:\??\.(?:[A-Z][A-Z0-9_]*|[a-z_$][\w$]*[A-Z][\w$]*)!)?$/;
 /** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
 const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
 /** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */

@@ -92,15 +92,21 @@ const CREDENTIAL_JSON_CAMEL =
  */
 const SERVICE_ACCOUNT_JSON = /(service[-_ ]?account|firebase-adminsdk)[^/]*\.json$/i;
 
-/** Claude Code's settings in the folder `$CLAUDE_CONFIG_DIR` names, whatever it is called. */
+/**
+ * Claude Code's settings in the folder `$CLAUDE_CONFIG_DIR` names, whatever it is called (a `~` in
+ * it is the home; both sides are compared by their real paths, links followed).
+ */
 const inClaudeConfigDir = (path: string, name: string) => {
   const dir = process.env.CLAUDE_CONFIG_DIR;
-  return (
-    dir !== undefined &&
-    dir !== "" &&
-    (name === "settings.json" || name === "settings.local.json") &&
-    resolve(dirname(path)) === resolve(dir)
-  );
+  if (!dir || (name !== "settings.json" && name !== "settings.local.json")) return false;
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  return real(dirname(path)) === real(dir.replace(/^~(?=$|\/)/, homedir()));
 };
 
 export const isCredentialFile = (path: string) => {

@@ -115,7 +115,8 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
  * most 18 characters for an odd one (up to 17); a nested look-behind counting the even run
  * (`(?<=(?<!\\)(?:\\\\){1,8})`) ran JavaScriptCore's slow path: 0.7 s a megabyte of `\\\\n`.
  */
-const START = String.raw`(?:(?<![\w\\])|(?<=\\\\)(?<!(?:^|[^\\])\\(?:\\\\){0,8})|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
+const EVEN_RUN = [2, 4, 6, 8, 10, 12, 14, 16].map((k) => String.raw`\\{${k}}`).join("|");
+const START = String.raw`(?:(?<![\w\\])|(?<=(?:^|[^\\])(?:${EVEN_RUN}))|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
 /** No pattern starts at a space or a backslash: a cheap test first, before the look-behinds of START. */
 const fromStart = (re: RegExp) => new RegExp(String.raw`(?=[^\s\\])${START}${re.source}`, re.flags);
 
@@ -129,6 +130,8 @@ const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)
  * `\` line continuation (`\\\n` once JSON-encoded), or a quoted string whole (escaped when the text
  * is a JSON string); not past another mysql word, each of which is tried on its own.
  */
+/** The mysql and MariaDB client commands that take `-pPASSWORD`. */
+const MYSQL_WORD = String.raw`(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check))?`;
 const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"(?:[^"\\\n]|\\+(?![\\"])){0,2000}?\\*"|\\*'(?:[^'\\\n]|\\+(?![\\'])){0,2000}?\\*'`;
 
 /**
@@ -155,6 +158,8 @@ function credentialWords(value: string, name: string): boolean {
     .some((word) => credentialValue(word.replace(/^[([]+|[.,!?:;)\]]+$/g, ""), false, name));
 }
 
+/** A pair's value: not past `&&` (the next command) or `&name=` (the next query parameter or assignment), which are searched on their own. */
+const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?![&\w-]{0,100}=|&)|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -200,15 +205,17 @@ const PATTERNS: [RegExp, Replacer][] = (
     // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
       new RegExp(
-        String.raw`((?:mysql|mariadb)(?:dump|admin|import|show|check)?(?=[ \t])(?:(?!mysql|mariadb)(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+))`,
+        String.raw`(${MYSQL_WORD}(?=[ \t])(?:(?!(?<![\w.-])${MYSQL_WORD}[ \t])(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+)|(\\*["'])((?:[^\s'"\\]|\\(?![nrt"']))+))`,
         "g",
       ),
-      (m, head, bs, q, quoted, plain) => {
+      (m, head, bs, q, quoted, plain, open, cut) => {
         // Quoted, the password is all up to its closing quote (`-p'S3cret pass'`); bare, it ends
-        // where the shell's word does (`$(mysql -phunter22)`, `-phunter22<dump.sql`).
-        const pw = quoted ?? plain;
+        // where the shell's word does (`$(mysql -phunter22)`, `-phunter22<dump.sql`); quoted with
+        // an escaped quote of its own, up to that quote.
+        const pw = quoted ?? plain ?? cut;
         if (/^[$%{<]/.test(pw)) return m;
-        return quoted === undefined ? `${head}${MASK}` : `${head}${bs}${q}${MASK}`;
+        if (quoted !== undefined) return `${head}${bs}${q}${MASK}`;
+        return plain !== undefined ? `${head}${MASK}` : `${head}${open}${MASK}`;
       },
     ],
     // A password or token given as a command-line option — `--password hunter22`, `--token=…`,
@@ -216,11 +223,19 @@ const PATTERNS: [RegExp, Replacer][] = (
     // Not a `$VAR`, a `<placeholder>`, a path or another option after it (`--password-stdin` is
     // another option's name).
     [
-      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&]|\\(?![nrt"'\\])){1,256}))/g,
+      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][`]|\\(?![nrt"'\\])){1,256}))/g,
       (m: string, head: string, bs = "", q = "", quoted?: string, word?: string) => {
         const value = quoted ?? word!;
-        if (/^[-$%{<~/]/.test(value) || !credentialValue(value, true)) return m;
-        return quoted === undefined ? `${head}${MASK}` : `${head}${bs}${q}${MASK}`;
+        // Code's terms, not an env file's: a help page's `--token string` or `--api-key API_KEY`, prose's
+        // `--token instead` are words; a number is a password's (`sshpass -p 123456`).
+        const name = /token|key/.test(head) ? "token" : "password";
+        if (
+          /^[-$%{<~/]/.test(value) ||
+          !credentialValue(quoted ?? value.replace(/[.:!?]+$/, ""), false, name)
+        )
+          return m;
+        if (quoted !== undefined) return `${head}${bs}${q}${MASK}`;
+        return `${head}${MASK}${value.match(/[.:!?]*$/)![0]}`;
       },
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
@@ -308,16 +323,12 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the value on the name's line: `auth:` over a YAML block or an empty `GITHUB_TOKEN=` keeps
     // the line after it (a VALUE stops at an escaped `\n` already).
     [
-      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${VALUE}`, "gi"),
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`, "gi"),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;
         const envFile = envName(key) && sep.trim().startsWith("=");
-        // A URL's query parameter ends at the next one's `&` (`?api_key=…&limit=10`).
-        // A shell's `&&` after it starts the next command.
-        const query = at > 0 && (text[at - 1] === "?" || text[at - 1] === "&") && sep === "=";
-        const own = value.split(query ? "&" : "&&")[0]!;
-        return credentialValue(own, envFile, key) ? `${name}${sep}${MASK}${value.slice(own.length)}` : m;
+        return credentialValue(value, envFile, key) ? `${name}${sep}${MASK}` : m;
       },
     ],
   ] as [RegExp, Replacer][]

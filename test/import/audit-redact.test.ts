@@ -695,7 +695,7 @@ describe("redactText and redactDeep: the third redact review's findings", () => 
     ["mariadb -p", "mariadb -u root -phunter22 app", `mariadb -u root -p${M} app`],
     [
       "a pair before && keeps the next command",
-      "cli --access-token=abcdefghijkl&& echo ok",
+      "cli --access-token=abc123def456&& echo ok",
       `cli --access-token=${M}&& echo ok`,
     ],
   ])("%s", (_name, input, expected) => expectRedacted(input, expected));
@@ -770,6 +770,87 @@ describe("redactText and redactDeep: the third redact review's findings", () => 
       passwordLabel: "Password:",
       secretHint: "Optional.",
       passwordMinLength: 12,
+    });
+  });
+});
+
+describe("redactText and redactDeep: the fourth redact review's findings", () => {
+  test.each([
+    [
+      "a secret in the query parameter after a masked one (F1)",
+      "https://o.example.com/token?client_id=app&client_secret=9f8e7d6c5b4a3928&refresh_token=1//0gLr8xYz123abcDEF",
+      `https://o.example.com/token?client_id=app&client_secret=${M}&refresh_token=${M}`,
+    ],
+    [
+      "a secret after a parameter that is not one (F1)",
+      "https://api.x.com/v1?auth=true&apikey=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+      `https://api.x.com/v1?auth=true&apikey=${M}`,
+    ],
+    [
+      "a pair after && (F1)",
+      "DB_PASSWORD=hunter22&&API_TOKEN=9f8e7d6c5b4a3928 ./run",
+      `DB_PASSWORD=${M}&&API_TOKEN=${M} ./run`,
+    ],
+    [
+      "a password after a pair that is not one (F1)",
+      "AUTH=basic&&DB_PASSWORD=hunter22 ./run.sh",
+      `AUTH=basic&&DB_PASSWORD=${M} ./run.sh`,
+    ],
+    [
+      "mysql with a host named mariadb (F3)",
+      "mysql -h mariadb.local -u root -phunter22 app",
+      `mysql -h mariadb.local -u root -p${M} app`,
+    ],
+    [
+      "mysql with a host named mysql-… (F3)",
+      "mysql -h mysql-primary -u root -phunter22",
+      `mysql -h mysql-primary -u root -p${M}`,
+    ],
+    ["mariadb-dump (F3)", "mariadb-dump -uroot -phunter22 app", `mariadb-dump -uroot -p${M} app`],
+    [
+      "Vault's secret_id (F4)",
+      "vault write auth/approle/login role_id=db02de05 secret_id=6a174c20-f6de-a53c-74d2-6018fcceff64",
+      `vault write auth/approle/login role_id=db02de05 secret_id=${M}`,
+    ],
+    ["a password with a dot and a bang (F5)", 'password: "Hunter.two!"', `password: "${M}"`],
+    ["a password with a < (F5)", "db_password: Pa55<word", `db_password: ${M}`],
+    ["a numeric password as an option (F8)", "sshpass -p 123456 ssh host", `sshpass -p ${M} ssh host`],
+    [
+      "an option's value keeps the list around it (F7)",
+      "args: [--token=abc123def456, --verbose]",
+      `args: [--token=${M}, --verbose]`,
+    ],
+    [
+      "an option's value keeps a sentence's stop (F7)",
+      "Run it with --token abc123def456.",
+      `Run it with --token ${M}.`,
+    ],
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
+
+  test("a quoted mysql password with an escaped quote is masked up to it (F9)", () => {
+    expect(redactText('mysql -u root -p"ab\\"cd12" mydb')).toBe(`mysql -u root -p"${M}\\"cd12" mydb`);
+  });
+
+  test.each([
+    // Help pages, prose and placeholders are not an option's value (F6).
+    "usage: prog [-h] [--api-key API_KEY] [--model MODEL]",
+    "  -p, --password string   Password",
+    "      --token string   Bearer token for authentication",
+    "You can pass it with --token instead of the environment variable.",
+    // Code (F5 keeps these).
+    "const secret = process.env.JWT_SECRET!;",
+    "  apiKey: Record<string, string>;",
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  test("structured: Vault's secret_id and passwords with a dot or a < (F4, F5)", () => {
+    expect(
+      redactDeep({ secret_id: "6a174c20-f6de", password: "Hunter.two!", db_password: "Pa55<word" }),
+    ).toEqual({
+      secret_id: M,
+      password: M,
+      db_password: M,
     });
   });
 });

@@ -35,6 +35,12 @@ const LINES: [string, string][] = [
   ["escaped newlines encoded twice", fill("\\\\n")],
   ["a BEGIN marker and words", `-----BEGIN PRIVATE KEY-----\n${fill("a ")}`],
   ["escapes encoded four times", fill("\\\\\\\\n")],
+  ["quotes encoded twice (odd runs of backslashes)", fill('\\\\\\"')],
+  ["line continuations encoded once", fill("\\\\\\n")],
+  [
+    "a JSON document encoded twice",
+    JSON.stringify(JSON.stringify({ a: ['p"q', "r\\s: t"] }).repeat(40_000)).slice(0, SIZE),
+  ],
   ["quoted values", fill('password="a ')],
   ["YAML blocks", fill("password: |\n  ")],
   ["environment entries", fill("- name: DB_PASSWORD\n  value: ")],
