@@ -16,6 +16,7 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { mayStillStream } from "./live.ts";
 import type { Agent, ImportWarning } from "./types.ts";
 
 /** How a source is read. */
@@ -184,12 +185,14 @@ function readHead(path: string, limit: number, toNewline: boolean): string {
 
 /**
  * Whether the file holds a newline in its first 256 KiB (a line written whole). An empty file has
- * none yet: an agent may make it before it writes the first line.
+ * none yet while it may still be written (an agent may make it before it writes the first line);
+ * one left empty for `STREAM_WAIT_MS` never will.
  */
 function hasCompleteLine(path: string): boolean {
   const head = readHead(path, 256 * 1024, true);
-  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  return size > 0 && Buffer.byteLength(head) < size;
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st || st.size === 0) return !st || !mayStillStream(st.mtimeMs);
+  return Buffer.byteLength(head) < st.size;
 }
 
 /** A JSONL file's first line (up to 256 KiB of it). */

@@ -158,9 +158,7 @@ export function mapOpencodeSession(
       const steps: ResponseUsage[] = [];
       let open: number | undefined;
       const cutOff: string[] = [];
-      /** Step-finish ids whose `model.request` went in the log at their step's start. */
-      const requested = new Set<string>();
-      for (const [k, part] of parts.entries()) {
+      for (const part of parts) {
         const t = String(part.type);
         opts.counts.imported++;
         if (t === "text") {
@@ -189,7 +187,6 @@ export function mapOpencodeSession(
             textChars: text,
             thinkingChars: thinking,
             costUsd: stepCost(part.cost, u),
-            requested: requested.has(String(part.id)),
           });
           text = thinking = 0;
         } else if (t === "compaction") {
@@ -203,22 +200,8 @@ export function mapOpencodeSession(
             at,
             error: String(err.data?.message ?? err.name ?? "retry"),
           });
-        } else if (t === "step-start") {
-          // The model call goes in the log as its step starts, before the calls it makes (they
-          // came after it), as Claude Code's does: written at the step's end, a step's tool calls
-          // came first. Only a step that finished has one (its `step-finish` names it).
-          const finish = parts.slice(k + 1).find((p) => p.type === "step-finish" || p.type === "step-start");
-          if (finish?.type === "step-finish") {
-            const key = String(finish.id);
-            b.modelRequest(key, {
-              provider: provider ?? "opencode",
-              model: model ?? "unknown",
-              startAt: at,
-              at: end,
-            });
-            requested.add(key);
-          }
-        } else {
+        } else if (t === "step-start") continue;
+        else {
           opts.counts.imported--;
           bump(opts.counts.skipped, `part/${t}`);
         }
@@ -253,7 +236,8 @@ export function mapOpencodeSession(
           at: end,
           error: `${error.name ?? "error"}: ${error.data?.message ?? ""}`,
         });
-      // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
+      // The cut-off call keeps no output (written as a call, before the abort); its turn was
+      // interrupted.
       if (open !== undefined && error?.name !== "MessageAbortedError" && (idle || i < lastResponse)) {
         b.writeUnanswered(cutOff);
         b.turnAbort(`${info.id}.interrupted`, Math.max(end, open), "interrupted");

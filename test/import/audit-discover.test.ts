@@ -296,6 +296,18 @@ test("a named transcript not begun yet (empty: the agent made the file first) is
   expect(done.totals.created).toBe(1);
 });
 
+test("a named transcript left empty for five minutes is not waited for: exit 2 (misc review 3)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const path = join(dir.path, "c64cc478-3430-40fe-8e9c-4ee9986e9754.jsonl");
+  writeFileSync(path, "");
+  const old = new Date(Date.now() - 600_000);
+  utimesSync(path, old, old);
+  const r = runCli(["import", "claude", path], { home: home.path });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain("not a transcript this importer knows");
+});
+
 test("a named document that does not parse and is no longer written, or a named credential file, is exit 2 (import audit 2, 5)", async () => {
   await using dir = await tempDir();
   await using home = await tempHome();
