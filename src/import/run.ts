@@ -34,6 +34,8 @@ export interface SourceSummary {
    * parse and is no longer written, a file that cannot be opened; each with a warning).
    */
   files: { found: number; read: number; unchanged: number; open: number; skipped: number; failed: number };
+  /** With `auto`: the files found, per agent that wrote them. */
+  agents?: Partial<Record<Agent, number>>;
   sessions: { created: number; updated: number; unchanged: number };
   entries: { imported: number; skipped: Record<string, number> };
   warnings: ImportWarning[];
@@ -106,6 +108,10 @@ export async function importRoot(
     sum.warnings.push({ file: root, message: `not imported: ${(error as Error).message}` });
   }
   sum.files.found = candidates.length;
+  if (agent === "auto") {
+    sum.agents = {};
+    for (const c of candidates) sum.agents[c.agent] = (sum.agents[c.agent] ?? 0) + 1;
+  }
   sum.files.skipped = left.named;
   const others = Object.entries(left.byAgent);
   if (candidates.length === 0 && others.length > 0)

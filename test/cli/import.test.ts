@@ -11,7 +11,11 @@ import { BUN, CORPUS, parseJson, ROOT, runBinary, tempDir, tempHome } from "../_
 import { buildOpencodeDb } from "../import/_opencode-db.ts";
 
 interface Report {
-  sources: { sessions: { created: number; updated: number; unchanged: number }; warnings: unknown[] }[];
+  sources: {
+    sessions: { created: number; updated: number; unchanged: number };
+    warnings: unknown[];
+    agents?: Record<string, number>;
+  }[];
   totals: { created: number; updated: number; unchanged: number; imported: number };
 }
 
@@ -23,8 +27,13 @@ describe("freecode import (binary)", () => {
     const r1 = parseJson<Report>(first);
     // 12 Claude sessions (5 inline subagents), 3 Codex, 3 OpenCode (rows and exports agree), 1 Gemini.
     expect(r1.totals.created).toBe(19);
+    // The files found, per agent (import audit 7); the text says it on the files line.
+    expect(r1.sources[0]!.agents).toEqual({ claude: 7, codex: 3, gemini: 1, opencode: 4 });
     const second = parseJson<Report>(runBinary(["import", "auto", CORPUS, "--json"], { home: home.path }));
     expect(second.totals).toMatchObject({ created: 0, updated: 0, imported: 0 });
+    expect(runBinary(["import", "auto", CORPUS], { home: home.path }).stdout).toContain(
+      "15 found (7 claude, 3 codex, 1 gemini, 4 opencode), 0 read, 15 unchanged",
+    );
     const list = runBinary(["session", "list", "--json"], { home: home.path });
     expect(list.code).toBe(0);
   }, 120_000);

@@ -10,12 +10,18 @@ function topSkipped(skipped: Record<string, number>): string {
   return ` (${shown.join(", ")}${entries.length > 6 ? ", …" : ""})`;
 }
 
+/** `auto`'s files per agent: ` (3 claude, 1 codex)`. */
+function byAgent(s: SourceSummary): string {
+  const counts = Object.entries(s.agents ?? {});
+  return counts.length === 0 ? "" : ` (${counts.map(([a, n]) => `${n} ${a}`).join(", ")})`;
+}
+
 /** One source as text. */
 export function formatSource(s: SourceSummary): string {
   const skipped = Object.values(s.entries.skipped).reduce((a, b) => a + b, 0);
   return [
     `${s.agent} ${s.path}`,
-    `  files:    ${s.files.found} found, ${s.files.read} read, ${s.files.unchanged} unchanged${s.files.open ? `, ${s.files.open} still being written (read again next time)` : ""}${s.files.skipped ? `, ${s.files.skipped} named but not ${s.agent === "auto" ? "a transcript" : `${s.agent}'s`} (skipped)` : ""}${s.files.failed ? `, ${s.files.failed} named but not readable` : ""}`,
+    `  files:    ${s.files.found} found${byAgent(s)}, ${s.files.read} read, ${s.files.unchanged} unchanged${s.files.open ? `, ${s.files.open} still being written (read again next time)` : ""}${s.files.skipped ? `, ${s.files.skipped} named but not ${s.agent === "auto" ? "a transcript" : `${s.agent}'s`} (skipped)` : ""}${s.files.failed ? `, ${s.files.failed} named but not readable` : ""}`,
     `  sessions: ${s.sessions.created} created, ${s.sessions.updated} updated, ${s.sessions.unchanged} unchanged`,
     `  entries:  ${s.entries.imported} imported, ${skipped} skipped${topSkipped(s.entries.skipped)}`,
     ...(s.warnings.length ? [`  warnings: ${s.warnings.length}`] : []),
