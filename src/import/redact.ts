@@ -158,8 +158,26 @@ function credentialWords(value: string, name: string): boolean {
     .some((word) => credentialValue(word.replace(/^[([]+|[.,!?:;)\]]+$/g, ""), false, name));
 }
 
+/**
+ * What a bare word after `--password`/`--token` is when it is no value: a help page's placeholder
+ * (`--api-key API_KEY`, cobra's `--token string`), prose (`--token instead of …`), a version or a
+ * date (`--token v1.2.3`).
+ */
+const OPTION_PLACEHOLDER =
+  /^(?:[A-Z][A-Z0-9_]*|strings?|stringArray|int|bool|duration|value|instead|option|parameter|flag|argument|when|with|from|and|or|to|for|is|the|v?\d+(?:\.\d+)+|\d{4}-\d{2}-\d{2}.*)$/;
+
 /** A pair's value: not past `&&` (the next command) or `&name=` (the next query parameter or assignment), which are searched on their own. */
-const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?![&\w-]{0,100}=|&)|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
+const ESC_OK = String.raw`\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4})`;
+/** A query parameter's value: up to the next `&`. Bounded: a longer run is no credential, and JSC gives up on ~512K. */
+const QUERY_VALUE = String.raw`((?:[^\s"'\`,;\\&]|${ESC_OK}){1,1024})`;
+/** Any other pair's value: up to `&&` only (a .env password may hold `&`). */
+const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}){1,1024})`;
+const QUERY_RE = new RegExp(String.raw`(?<=[?&])${SECRET_NAME}(=)${QUERY_VALUE}`, "gi");
+const queryPair = (m: string, name: string, sep: string, value: string, at: number, text: string) => {
+  const key = secretKeyAt(name, at, text);
+  if (key === undefined) return m;
+  return credentialValue(value, false, key) ? `${name}${sep}${MASK}` : m;
+};
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -205,7 +223,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
       new RegExp(
-        String.raw`(${MYSQL_WORD}(?=[ \t])(?:(?!(?<![\w.-])${MYSQL_WORD}[ \t])(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\]))+)|(\\*["'])((?:[^\s'"\\]|\\(?![nrt"']))+))`,
+        String.raw`(${MYSQL_WORD}(?=[ \t])(?:(?!(?<![\w.-])${MYSQL_WORD}[ \t])(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\\s])){1,256})|(\\*["'])((?:[^\n'"\\]|\\+(?![\\nrt"'])){1,256}))`,
         "g",
       ),
       (m, head, bs, q, quoted, plain, open, cut) => {
@@ -225,17 +243,14 @@ const PATTERNS: [RegExp, Replacer][] = (
     [
       /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][`]|\\(?![nrt"'\\])){1,256}))/g,
       (m: string, head: string, bs = "", q = "", quoted?: string, word?: string) => {
-        const value = quoted ?? word!;
-        // Code's terms, not an env file's: a help page's `--token string` or `--api-key API_KEY`, prose's
-        // `--token instead` are words; a number is a password's (`sshpass -p 123456`).
         const name = /token|key/.test(head) ? "token" : "password";
-        if (
-          /^[-$%{<~/]/.test(value) ||
-          !credentialValue(quoted ?? value.replace(/[.:!?]+$/, ""), false, name)
-        )
+        if (quoted !== undefined) return credentialValue(quoted, true, name) ? `${head}${bs}${q}${MASK}` : m;
+        // A sentence's stop after a bare word is prose's (`--token abc123def456.`); a `!` may be the
+        // password's own.
+        const value = word!.replace(/[.:?,]+$/, "");
+        if (/^[-$%{<~/]/.test(value) || OPTION_PLACEHOLDER.test(value) || !credentialValue(value, true, name))
           return m;
-        if (quoted !== undefined) return `${head}${bs}${q}${MASK}`;
-        return `${head}${MASK}${value.match(/[.:!?]*$/)![0]}`;
+        return `${head}${MASK}${word!.slice(value.length)}`;
       },
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
@@ -322,21 +337,33 @@ const PATTERNS: [RegExp, Replacer][] = (
     // `name=value`, `"name": "value"`, `name: value` (YAML, headers) with a secret-sounding name,
     // the value on the name's line: `auth:` over a YAML block or an empty `GITHUB_TOKEN=` keeps
     // the line after it (a VALUE stops at an escaped `\n` already).
+    [QUERY_RE, queryPair],
     [
-      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`, "gi"),
+      new RegExp(String.raw`(?<![?&])${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`, "gi"),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
-        if (key === undefined) return m;
+        // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
+        if (key === undefined) return `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;
         const envFile = envName(key) && sep.trim().startsWith("=");
-        return credentialValue(value, envFile, key) ? `${name}${sep}${MASK}` : m;
+        return credentialValue(value, envFile, key)
+          ? `${name}${sep}${MASK}`
+          : `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;
       },
     ],
   ] as [RegExp, Replacer][]
 ).map(([re, replacement]) => [fromStart(re), replacement]);
+/**
+ * A mask right before token characters: a value longer than its pattern's bound (they are bounded so
+ * a hostile line stays linear, and JavaScriptCore gives up on runs of ~512K) was masked in part —
+ * a base64 key file in `GOOGLE_CREDENTIALS_B64=…` — and the rest of it goes too. No pattern leaves
+ * such a character after a whole value: each value's own class holds them all.
+ */
+const TRUNCATED = /\[REDACTED\][A-Za-z0-9+/=_-]+/g;
+
 function maskPatterns(text: string): string {
   let out = text;
   for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement as never);
-  return out;
+  return out.includes(MASK) ? out.replace(TRUNCATED, MASK) : out;
 }
 
 /** Mask secrets in one string. */

@@ -854,3 +854,57 @@ describe("redactText and redactDeep: the fourth redact review's findings", () =>
     });
   });
 });
+
+describe("redactText: the fifth redact review's findings", () => {
+  test.each([
+    // A password holding `&name=` outside a URL is one value (F1).
+    ["a .env password holding &x=", "DB_PASSWORD=ab&cd=ef", `DB_PASSWORD=${M}`],
+    ["a JSON secret holding &x=", '"SECRET_KEY": "k3&x=9pw!z7q+abc"', `"SECRET_KEY": "${M}"`],
+    // Option values are values (F2).
+    ["sshpass -p with a word", "sshpass -p raspberry ssh pi@10.0.0.2", `sshpass -p ${M} ssh pi@10.0.0.2`],
+    ["a quoted --password of letters", 'mytool --password "correcthorsebattery"', `mytool --password "${M}"`],
+    ["a --password with a bang, whole", "mytool --password P@ssw0rd!", `mytool --password ${M}`],
+    ["a --token of a word", "vault login --token s.abcdefghij", `vault login --token ${M}`],
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
+
+  test("mysql's quoted password with an escaped quote keeps JSON-encoded text valid (F3)", () => {
+    for (const input of ["mysql -u root -p'S3cr\\'et pass' app", 'mysql -u root -p"pa ss\\"word" app']) {
+      const once = JSON.stringify({ out: input });
+      expect(() => JSON.parse(redactText(once))).not.toThrow();
+      expect(() => JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).not.toThrow();
+      expect(redactText(input)).not.toContain("S3cr");
+      expect(redactText(input)).not.toContain("pa ss");
+    }
+  });
+
+  test("a secret after a very long value is still masked (F4)", () => {
+    const text = `auth=${"a".repeat(600_000)} DB_PASSWORD=Hunter22xyz`;
+    const start = performance.now();
+    const out = redactText(text);
+    expect(performance.now() - start).toBeLessThan(3000);
+    expect(out).not.toContain("Hunter22xyz");
+  });
+
+  test("mysql's bare -p keeps a line continuation after it (F5)", () => {
+    expect(redactText("mysql -uroot -pHunter22\\\n  app")).toBe(`mysql -uroot -p${M}\\\n  app`);
+  });
+
+  test.each(["--token v1.2.3", "--token 2024-01-01", "Use the --password option to set it."])(
+    "stays: %j",
+    (text) => {
+      expect(redactText(text)).toBe(text);
+    },
+  );
+});
+
+test.each([
+  ["a pair", "GOOGLE_CREDENTIALS_B64="],
+  ["an option", "mytool --token "],
+  ["mysql's -p", "mysql -uroot -p"],
+])(
+  "a value longer than its pattern's bound is masked whole, not its first part (fifth redact review, 4): %s",
+  (_name, head) => {
+    const value = `ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs${"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0".repeat(90)}`;
+    expect(redactText(`${head}${value} next`)).toBe(`${head}${M} next`);
+  },
+);
