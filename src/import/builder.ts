@@ -429,11 +429,6 @@ export class SessionBuilder {
   }
 
   /**
-   * The calls waiting for their results, in the order they were made (by `PendingCall.n`): not the
-   * dictionary's, which lists keys that look like integers (`"7"`) first. Calls read before the
-   * numbering (a saved state) come first, in the dictionary's order.
-   */
-  /**
    * Write now the calls among `callIds` still unanswered: their turn is being aborted and no output
    * will come, so each goes in the log before the abort (`finish` would write it after).
    */
@@ -444,6 +439,11 @@ export class SessionBuilder {
     }
   }
 
+  /**
+   * The calls waiting for their results, in the order they were made (by `PendingCall.n`): not the
+   * dictionary's, which lists keys that look like integers (`"7"`) first. Calls read before the
+   * numbering (a saved state) come first, in the dictionary's order.
+   */
   private pendingInOrder(): [string, PendingCall][] {
     const all = Object.entries(this.s.pending);
     const made = (i: number) => all[i]![1].n ?? i - all.length;

@@ -27,9 +27,9 @@ import { type Known, type WriteStatus, writeSession } from "./write.ts";
 export interface SourceSummary {
   agent: Agent | "auto";
   path: string;
-  /** `open`: files a final read left something open in, as they may still be written (`live.ts`). */
-  /** `skipped`: paths named on the command line that are not this importer's (each with a warning). */
   /**
+   * `open`: files a final read left something open in, as they may still be written (`live.ts`).
+   * `skipped`: paths named on the command line that are not this importer's (each with a warning).
    * `failed`: files named on the command line that could not be read (a document that does not
    * parse and is no longer written, a file that cannot be opened; each with a warning).
    */
