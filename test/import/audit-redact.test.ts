@@ -828,7 +828,7 @@ describe("redactText and redactDeep: the fourth redact review's findings", () =>
   ])("%s", (_name, input, expected) => expectRedacted(input, expected));
 
   test("a quoted mysql password with an escaped quote is masked up to it (F9)", () => {
-    expect(redactText('mysql -u root -p"ab\\"cd12" mydb')).toBe(`mysql -u root -p"${M}\\"cd12" mydb`);
+    expect(redactText('mysql -u root -p"ab\\"cd12" mydb')).toBe(`mysql -u root -p"${M}" mydb`);
   });
 
   test.each([
@@ -908,3 +908,55 @@ test.each([
     expect(redactText(`${head}${value} next`)).toBe(`${head}${M} next`);
   },
 );
+
+describe("redactText: the sixth redact review's findings", () => {
+  test.each([
+    [
+      "a quoted mysql password holding an escaped quote, whole (F1)",
+      'mysql -u root -p"pa ss\\"word" app',
+      `mysql -u root -p"${M}" app`,
+    ],
+    ["the same in single quotes (F1)", "mysql -u root -p'S3cr\\'et pass' app", `mysql -u root -p'${M}' app`],
+    [
+      "a long value's tail past its bound (F3)",
+      `SESSION_TOKEN=${"a1B2".repeat(300)}.tail9SECRETx next`,
+      `SESSION_TOKEN=${M} next`,
+    ],
+    [
+      "a long URL-encoded query value (F3)",
+      `https://b.s3.amazonaws.com/k?X-Amz-Security-Token=${"IQoJb3JpZ2luX2VjE%2F".repeat(60)}&X-Amz-Signature=abc`,
+      `https://b.s3.amazonaws.com/k?X-Amz-Security-Token=${M}&X-Amz-Signature=abc`,
+    ],
+    [
+      "a pair after && (F4)",
+      "make build&&DB_PASSWORD=supersecret ./run",
+      `make build&&DB_PASSWORD=${M} ./run`,
+    ],
+    [
+      "a letters-only --password before another word is a value, not prose (F6)",
+      "mytool --password raspberry ssh",
+      `mytool --password ${M} ssh`,
+    ],
+  ])("%s", (_name, input, expected) => expectRedacted(input, expected));
+
+  test.each([
+    // A string that ends in `-p`: its closing quote opens no password (F2).
+    'subprocess.run("mysql -u root -p", shell=True)',
+    'Run "mysql -u root -p" and enter the password when asked.',
+    '{"scripts": {"db": "mysql -u root -p"}}',
+    // Text after a fixed-length key's mask is kept (F5): the key goes, its scope stays.
+    "note: [REDACTED]_TOKEN was removed",
+    // Prose after an option's name (F6).
+    "Pass --api-key directly to the CLI",
+    "the --password should be set via env",
+    "Pass --token followed by your token",
+  ])("stays: %j", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  test("the scope after a masked AWS key id stays (F5)", () => {
+    expect(
+      redactText("Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host"),
+    ).toBe(`Credential=${M}/20130524/us-east-1/s3/aws4_request, SignedHeaders=host`);
+  });
+});
