@@ -118,9 +118,9 @@ type Replacer = string | ((match: string, ...groups: string[]) => string);
  * itself a JSON string (a Codex output `{"output":"…\nghp_…"}`, an MCP result), where `\b` finds
  * no boundary between the escape's `n` and the secret. Any run of backslashes counts: text encoded
  * twice writes the escape `\n` as `\\n`, which is also an escaped backslash before a word `n…`
- * (`\\npm_…`), so both starts are tried. An even run of backslashes is told by looking back at
- * most 18 characters for an odd one (up to 17); a nested look-behind counting the even run
- * (`(?<=(?<!\\)(?:\\\\){1,8})`) ran JavaScriptCore's slow path: 0.7 s a megabyte of `\\\\n`.
+ * (`\\npm_…`), so both starts are tried. An even run (up to 16) is one of eight fixed lengths
+ * after a non-backslash: a quantified run in a look-behind (`(?<=(?<!\\)(?:\\\\){1,8})`, or an odd
+ * one looked for) ran JavaScriptCore's slow path, 0.7-6 s a megabyte of `\\\\n` or `\\\"`.
  */
 const EVEN_RUN = [2, 4, 6, 8, 10, 12, 14, 16].map((k) => String.raw`\\{${k}}`).join("|");
 const START = String.raw`(?:(?<![\w\\])|(?<=(?:^|[^\\])(?:${EVEN_RUN}))|(?<=\\)(?![nrtbf]|u[0-9A-Fa-f]{4})|(?<=\\(?:[nrtbf]|u[0-9A-Fa-f]{4})))`;
@@ -181,9 +181,14 @@ const OPTION_PLACEHOLDER = new RegExp(
   ].join("|")}))$`,
 );
 
-/** A pair's value: not past `&&` (the next command) or `&name=` (the next query parameter or assignment), which are searched on their own. */
+/** A backslash in a value that is not a JSON escape ending it (`\n`, `\"`, `\u003c`). */
 const ESC_OK = String.raw`\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4})`;
-/** A query parameter's value: up to the next `&`. Bounded: a longer run is no credential, and JSC gives up on ~512K. */
+/**
+ * A query parameter's value (after `?` or `&`): up to the next `&`, where the next parameter is
+ * judged on its own. Values are bounded (1024 here and for pairs, 256 for words) so a hostile line
+ * stays linear — JavaScriptCore also gives up on runs of ~512K, and then matched nothing more in
+ * the string; a value past its bound is masked whole (`cutAt`).
+ */
 const QUERY_VALUE = String.raw`((?:[^\s"'\`,;\\&]|${ESC_OK}){1,1024})`;
 /** Any other pair's value: up to `&&` only (a .env password may hold `&`). */
 const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}){1,1024})`;
@@ -374,10 +379,9 @@ const PATTERNS: [RegExp, Replacer][] = (
   ] as [RegExp, Replacer][]
 ).map(([re, replacement]) => [fromStart(re), replacement]);
 /**
- * A mask right before token characters: a value longer than its pattern's bound (they are bounded so
- * a hostile line stays linear, and JavaScriptCore gives up on runs of ~512K) was masked in part —
- * a base64 key file in `GOOGLE_CREDENTIALS_B64=…` — and the rest of it goes too. No pattern leaves
- * such a character after a whole value: each value's own class holds them all.
+ * The rest of a value cut at its pattern's bound (`cutAt` marked its mask), in that value's own
+ * characters: a base64 key file in `GOOGLE_CREDENTIALS_B64=…`, a presigned URL's session token.
+ * Only a marked mask: a key of fixed length (`AKIA…`) keeps what follows it (`/20130524/…`).
  */
 const TRUNCATED_PAIR = /\[REDACTED\]\uE000(?:[^\s"'`,;\\&]+|&(?!&))*/g;
 const TRUNCATED_WORD = /\[REDACTED\]\uE001[^\s"'`,;\\&|<>()]*/g;
