@@ -19,12 +19,19 @@ import {
 
 const MASK = "[REDACTED]";
 /**
- * What a replacer writes for a value cut at its pattern's bound: the mask and a mark that the rest
- * of the value follows (`CUT_PAIR`: up to `&&`; `CUT_WORD`: up to `&`), taken by `maskPatterns`.
+ * A value cut at its pattern's bound: `cutAt` notes the rest of it (a sticky regex of the value's own
+ * characters) and `replaceCutting` skips that rest right after the match. No mark is written into
+ * the text, so no input character can pass for one and no other pattern's characters are taken.
  */
-const CUT_PAIR = `${MASK}\uE000`;
-const CUT_WORD = `${MASK}\uE001`;
-const cutAt = (value: string, bound: number, cut: string) => (value.length >= bound ? cut : MASK);
+let cutTail: RegExp | undefined;
+const cutAt = (value: string, bound: number, rest: RegExp) => {
+  if (value.length >= bound) cutTail = rest;
+  return MASK;
+};
+/** What the last replacer noted as its value's rest (read after the call: `cutAt` set it). */
+const takeCut = (): RegExp | undefined => cutTail;
+const tail = (source: string) => new RegExp(`(?:${source})*`, "y");
+const escapeRe = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
 
 /**
  * Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. A
@@ -192,11 +199,26 @@ const ESC_OK = String.raw`\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4})`;
 const QUERY_VALUE = String.raw`((?:[^\s"'\`,;\\&]|${ESC_OK}){1,1024})`;
 /** Any other pair's value: up to `&&` only (a .env password may hold `&`). */
 const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}){1,1024})`;
+const QUERY_TAIL = tail(String.raw`[^\s"'\`,;\\&]|${ESC_OK}`);
+const PAIR_TAIL = tail(String.raw`[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}`);
+const OPTION_WORD_TAIL = tail(String.raw`[^\s"'\\()<>|;&,\][\`]|\\(?![nrt"'\\])`);
+const YAML_TAIL = tail(String.raw`[^\n\\]`);
+const YAML_ENCODED_TAIL = tail(String.raw`[^\n\\"]`);
+const MYSQL_PLAIN_TAIL = tail(String.raw`[^\s'"\\()<>|;&]|\\(?![nrt"'\\\s])`);
+/** The rest of a quoted mysql password past its bound: the cut alternative's own class for that quote. */
+const mysqlQuotedTail = (obs: string, oq: string) => {
+  const b = escapeRe(obs);
+  const escaped =
+    oq === '"'
+      ? String.raw`(?:\\${b}\\${b}){0,8}\\${b}${b}"|(?:\\${b}\\${b}){1,8}(?=${b}")|'`
+      : String.raw`${b}\\+'`;
+  return tail(String.raw`[^\n'"\\]|\\+(?![\\nrt"'])|${escaped}`);
+};
 const QUERY_RE = new RegExp(String.raw`(?<=[?&])(?<!&&)${SECRET_NAME}(=)${QUERY_VALUE}`, "gi");
 const queryPair = (m: string, name: string, sep: string, value: string, at: number, text: string) => {
   const key = secretKeyAt(name, at, text);
   if (key === undefined) return m;
-  return credentialValue(value, false, key) ? `${name}${sep}${cutAt(value, 1024, CUT_WORD)}` : m;
+  return credentialValue(value, false, key) ? `${name}${sep}${cutAt(value, 1024, QUERY_TAIL)}` : m;
 };
 const PATTERNS: [RegExp, Replacer][] = (
   [
@@ -243,7 +265,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // query. `docker run -p3306:3306 mysql`, `mysql db && find . -print` are not mysql's.
     [
       new RegExp(
-        String.raw`(${MYSQL_WORD}(?=[ \t])(?:(?!(?<![\w.-])${MYSQL_WORD}[ \t])(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])(?![\s,;)}\]])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\\s])){1,256})|(\\*)(["'])(?![\s,;)}\]])((?:[^\n'"\\]|\\+(?![\\nrt"'])|\6\\+\7|(?!\7)'){1,256}))`,
+        String.raw`(${MYSQL_WORD}(?=[ \t])(?:(?!(?<![\w.-])${MYSQL_WORD}[ \t])(?:${MYSQL_ARG})){0,4096}?\s-p)(?:(\\*)(["'])(?![\s,;)}\]])((?:(?!\3)[^\n\\]|\\(?![nrt"'\\])){1,256})(?=\2\3)|((?:[^\s'"\\()<>|;&]|\\(?![nrt"'\\\s])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:[^\n'"\\]|\\+(?![\\nrt"'])|(?:\\\6\\\6){0,8}\\\6\6\7(?<=")|(?:\\\6\\\6){1,8}(?=\6")|\6\\+\7(?<=')|(?!\7)'){1,256}))`,
         "g",
       ),
       (m, head, bs, q, quoted, plain, obs, oq, cut) => {
@@ -254,8 +276,8 @@ const PATTERNS: [RegExp, Replacer][] = (
         if (/^[$%{<]/.test(pw)) return m;
         if (quoted !== undefined) return `${head}${bs}${q}${MASK}`;
         return plain !== undefined
-          ? `${head}${cutAt(plain, 256, CUT_WORD)}`
-          : `${head}${obs}${oq}${cutAt(cut, 256, CUT_WORD)}`;
+          ? `${head}${cutAt(plain, 256, MYSQL_PLAIN_TAIL)}`
+          : `${head}${obs}${oq}${cutAt(cut, 256, mysqlQuotedTail(obs, oq))}`;
       },
     ],
     // A password or token given as a command-line option — `--password hunter22`, `--token=…`,
@@ -263,17 +285,33 @@ const PATTERNS: [RegExp, Replacer][] = (
     // Not a `$VAR`, a `<placeholder>`, a path or another option after it (`--password-stdin` is
     // another option's name).
     [
-      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][`]|\\(?![nrt"'\\])){1,256}))/g,
-      (m: string, head: string, bs = "", q = "", quoted?: string, word?: string) => {
+      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][`]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))/g,
+      (
+        m: string,
+        head: string,
+        bs = "",
+        q = "",
+        quoted?: string,
+        word?: string,
+        lbs = "",
+        lq = "",
+        long?: string,
+      ) => {
         const name = /token|key/.test(head) ? "token" : "password";
         if (quoted !== undefined) return credentialValue(quoted, true, name) ? `${head}${bs}${q}${MASK}` : m;
+        // A quoted value past the bound (not past a `"`, a JSON string's end): masked, and the rest of it.
+        if (long !== undefined)
+          return credentialValue(long, true, name)
+            ? `${head}${lbs}${lq}${cutAt(long, 256, tail(`(?!${lq})[^\\n\\\\"]`))}`
+            : m;
         // A sentence's stop after a bare word is prose's (`--token abc123def456.`); a `!` may be the
         // password's own.
         const value = word!.replace(/[.:?,]+$/, "");
         if (/^[-$%{<~/]/.test(value) || OPTION_PLACEHOLDER.test(value) || !credentialValue(value, true, name))
           return m;
-
-        return `${head}${cutAt(word!, 256, CUT_WORD)}${word!.slice(value.length)}`;
+        // Cut at the bound, a stop is the value's own: the rest of the value goes with it.
+        if (word!.length >= 256) return `${head}${cutAt(word!, 256, OPTION_WORD_TAIL)}`;
+        return `${head}${MASK}${word!.slice(value.length)}`;
       },
     ],
     [/AIza[0-9A-Za-z_-]{35}\b/g, MASK],
@@ -313,7 +351,11 @@ const PATTERNS: [RegExp, Replacer][] = (
         if (/\\/.test(sep)) line = line.replace(/\\*".*$/, "");
         const value = line.trimEnd();
         const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, true, key);
-        return secret ? `${name}${sep}${cutAt(whole, 256, CUT_WORD)}${whole.slice(value.length)}` : m;
+        if (!secret) return m;
+        // The whole line is the value and was cut at the bound: the rest of the line goes too.
+        if (line === whole && whole.length >= 256)
+          return `${name}${sep}${cutAt(whole, 256, /\\/.test(sep) ? YAML_ENCODED_TAIL : YAML_TAIL)}`;
+        return `${name}${sep}${MASK}${whole.slice(value.length)}`;
       },
     ],
     // An environment entry as Kubernetes (`- name: DB_PASSWORD` then `value: …`) or an ECS task
@@ -366,31 +408,45 @@ const PATTERNS: [RegExp, Replacer][] = (
         String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`,
         "gi",
       ),
-      (m: string, name: string, sep: string, value: string, at: number, text: string) => {
+      (_m: string, name: string, sep: string, value: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
         if (key === undefined) return `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;
         const envFile = envName(key) && sep.trim().startsWith("=");
         return credentialValue(value, envFile, key)
-          ? `${name}${sep}${cutAt(value, 1024, CUT_PAIR)}`
+          ? `${name}${sep}${cutAt(value, 1024, PAIR_TAIL)}`
           : `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;
       },
     ],
   ] as [RegExp, Replacer][]
 ).map(([re, replacement]) => [fromStart(re), replacement]);
-/**
- * The rest of a value cut at its pattern's bound (`cutAt` marked its mask), in that value's own
- * characters: a base64 key file in `GOOGLE_CREDENTIALS_B64=…`, a presigned URL's session token.
- * Only a marked mask: a key of fixed length (`AKIA…`) keeps what follows it (`/20130524/…`).
- */
-const TRUNCATED_PAIR = /\[REDACTED\]\uE000(?:[^\s"'`,;\\&]+|&(?!&))*/g;
-const TRUNCATED_WORD = /\[REDACTED\]\uE001[^\s"'`,;\\&|<>()]*/g;
+/** `text.replace(re, replacement)`, but a match whose value was cut (`cutAt`) also takes the rest of that value. */
+function replaceCutting(text: string, re: RegExp, replacement: Replacer): string {
+  if (typeof replacement === "string") return text.replace(re, replacement);
+  let out = "";
+  let from = 0;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    cutTail = undefined;
+    const r = replacement(m[0], ...(m.slice(1) as string[]), m.index as never, text as never);
+    let end = m.index + m[0].length;
+    const rest = takeCut();
+    if (rest) {
+      rest.lastIndex = end;
+      end += rest.exec(text)?.[0].length ?? 0;
+    }
+    out += text.slice(from, m.index) + r;
+    from = end;
+    re.lastIndex = end === m.index ? end + 1 : end;
+  }
+  cutTail = undefined;
+  return out + text.slice(from);
+}
 
 function maskPatterns(text: string): string {
   let out = text;
-  for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement as never);
-  // Two passes: one regex alternating both marks ran 0.9 s a megabyte of `a&`.
-  return /[\uE000\uE001]/.test(out) ? out.replace(TRUNCATED_PAIR, MASK).replace(TRUNCATED_WORD, MASK) : out;
+  for (const [re, replacement] of PATTERNS) out = replaceCutting(out, re, replacement);
+  return out;
 }
 
 /** Mask secrets in one string. */

@@ -960,3 +960,36 @@ describe("redactText: the sixth redact review's findings", () => {
     ).toBe(`Credential=${M}/20130524/us-east-1/s3/aws4_request, SignedHeaders=host`);
   });
 });
+
+describe("redactText: the seventh redact review's findings", () => {
+  test("a mysql password ending in a backslash keeps a JSON string's end (1)", () => {
+    const input = 'mysql -u root -p"hunter22\\';
+    const once = JSON.stringify(input);
+    const out = redactText(once);
+    expect(JSON.parse(out)).toBe(`mysql -u root -p"${M}\\`);
+    expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toBe(`mysql -u root -p"${M}\\`);
+  });
+
+  test.each([
+    // An even run before the quote closes the password (1).
+    ['mysql -p"pa\\\\" mydb -e "select 1"', `mysql -p"${M}" mydb -e "select 1"`],
+    // A string that ends in -p, then concatenation: no password there (2).
+    [`subprocess.run("mysql -u root -p"+pw, shell=True, cwd='/srv/app')  # connect`, null],
+    // A quoted option value past 256 characters is masked whole (3).
+    [`--password "${"Zq9".repeat(110)}" next`, `--password "${M}" next`],
+    // A YAML block passphrase past 256 characters, spaces and all (4).
+    [
+      `password: |\n  ${"c0rrect h0rse ".repeat(25)}battery staple\nuser: ana`,
+      `password: |\n  ${M}\nuser: ana`,
+    ],
+    // A long option value before a bracket keeps the bracket (5).
+    [`[--password ${"Zq9".repeat(90)}]next-word`, `[--password ${M}]next-word`],
+    // A character U+E000 in the input is text, not a mark (6).
+    [
+      "tok ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\uE001/keep/this/path",
+      "tok [REDACTED]\uE001/keep/this/path",
+    ],
+  ])("%j", (input, expected) => {
+    expect(redactText(input)).toBe(expected ?? input);
+  });
+});
