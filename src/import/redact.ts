@@ -31,7 +31,6 @@ const cutAt = (value: string, bound: number, rest: RegExp) => {
 /** What the last replacer noted as its value's rest (read after the call: `cutAt` set it). */
 const takeCut = (): RegExp | undefined => cutTail;
 const tail = (source: string) => new RegExp(`(?:${source})*`, "y");
-const escapeRe = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
 
 /**
  * Key blocks go first, over the whole text: their base64 body must not be mistaken for a blob. A
@@ -202,16 +201,19 @@ const PAIR_VALUE = String.raw`((?:[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}){1,1024})`;
 const QUERY_TAIL = tail(String.raw`[^\s"'\`,;\\&]|${ESC_OK}`);
 const PAIR_TAIL = tail(String.raw`[^\s"'\`,;\\&]|&(?!&)|${ESC_OK}`);
 const OPTION_WORD_TAIL = tail(String.raw`[^\s"'\\()<>|;&,\][\`]|\\(?![nrt"'\\])`);
-const YAML_TAIL = tail(String.raw`[^\n\\]`);
+const YAML_TAIL = tail(String.raw`[^\r\n\\]|\r(?!\n)`);
 const YAML_ENCODED_TAIL = tail(String.raw`[^\n\\"]`);
 const MYSQL_PLAIN_TAIL = tail(String.raw`[^\s'"\\()<>|;&]|\\(?![nrt"'\\\s])`);
 /** The rest of a quoted mysql password past its bound: the cut alternative's own class for that quote. */
 const mysqlQuotedTail = (obs: string, oq: string) => {
-  const b = escapeRe(obs);
+  // `obs` is a run of backslashes (`\\*`): written as counts, not as itself, so a long run (75K
+  // backslashes) does not make a regular expression too large to compile.
+  const k = obs.length;
+  const bs = (n: number) => (n === 0 ? "" : String.raw`\\{${n}}`);
   const escaped =
     oq === '"'
-      ? String.raw`(?:\\${b}\\${b}){0,8}\\${b}${b}"|(?:\\${b}\\${b}){1,8}(?=${b}")|'`
-      : String.raw`${b}\\+'`;
+      ? String.raw`(?:${bs(2 * k + 2)}){0,8}${bs(2 * k + 1)}"|(?:${bs(2 * k + 2)}){1,8}(?=${bs(k)}")|'`
+      : String.raw`\\{${k + 1},}'`;
   return tail(String.raw`[^\n'"\\]|\\+(?![\\nrt"'])|${escaped}`);
 };
 const QUERY_RE = new RegExp(String.raw`(?<=[?&])(?<!&&)${SECRET_NAME}(=)${QUERY_VALUE}`, "gi");

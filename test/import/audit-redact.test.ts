@@ -993,3 +993,16 @@ describe("redactText: the seventh redact review's findings", () => {
     expect(redactText(input)).toBe(expected ?? input);
   });
 });
+
+test("a long run of backslashes before a quoted mysql password neither throws nor takes long (eighth redact review, 1)", () => {
+  const input = `mysql -p${"\\".repeat(74_894)}"${"a".repeat(256)}`;
+  const start = performance.now();
+  expect(() => redactText(input)).not.toThrow();
+  expect(performance.now() - start).toBeLessThan(2000);
+});
+
+test("a YAML block passphrase cut at its bound keeps the line's CRLF (eighth redact review, 2)", () => {
+  expect(redactText(`password: |\r\n  ${"c0rrect h0rse ".repeat(25)}x\r\nuser: ana`)).toBe(
+    `password: |\r\n  ${M}\r\nuser: ana`,
+  );
+});
