@@ -389,8 +389,8 @@ export class SessionBuilder {
       });
     } else {
       if (!p.emitted) {
-        this.callsBefore(callId, p);
-        this.emitCall(callId, p);
+        this.callsBefore(callId, p, r.at);
+        if (!p.emitted) this.emitCall(callId, p);
       }
       const duration = r.durationMs ?? Math.max(0, r.at - p.at);
       this.ev("function.output", callId, r.at, {
@@ -421,15 +421,16 @@ export class SessionBuilder {
    * calls), and writing each call with its result put them in finishing order. One of them refused
    * later has both a call and a denial, which the folds read as refused (the call withdrawn).
    */
-  private callsBefore(callId: string, p: PendingCall): void {
+  private callsBefore(callId: string, p: PendingCall, outputAt: number): void {
     for (const [id, q] of this.pendingInOrder()) {
-      if (id === callId) return;
-      if (!q.emitted && q.turnId === p.turnId && q.at <= p.at) this.emitCall(id, q);
+      if (id === callId) this.emitCall(id, q);
+      else if (!q.emitted && q.turnId === p.turnId && q.at <= Math.max(p.at, outputAt)) this.emitCall(id, q);
     }
   }
 
   /**
-   * Write now the calls among `callIds` still unanswered: their turn is being aborted and no output
+   * Write now the calls among `callIds` still unanswered: the response that made them ended (its
+   * `model.response` comes next, their outputs later), or their turn is being aborted and no output
    * will come, so each goes in the log before the abort (`finish` would write it after).
    */
   writeUnanswered(callIds: Iterable<string>): void {

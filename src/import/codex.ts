@@ -48,7 +48,15 @@ export interface CodexState {
   model?: string;
   meta: Record<string, unknown>;
   /** The response being collected since the last usage boundary. */
-  resp?: { messageId?: string; startAt: number; text: number; thinking: number; tools: string[] };
+  resp?: {
+    messageId?: string;
+    startAt: number;
+    text: number;
+    thinking: number;
+    tools: string[];
+    /** The calls it made (absent in a state saved before they were kept). */
+    callIds?: string[];
+  };
   lastTotal?: number;
   lastContext?: number;
   prevAt?: number;
@@ -299,6 +307,7 @@ export class CodexParser {
       text: 0,
       thinking: 0,
       tools: [],
+      callIds: [],
     });
   }
 
@@ -338,9 +347,18 @@ export class CodexParser {
       return;
     }
     if (usage || (r && (r.text > 0 || r.tools.length > 0))) {
+      const startAt = r?.startAt ?? this.st.inputAt ?? this.st.prevAt ?? at;
+      // The calls it made go in the log between its request and its end, as they were made; their
+      // outputs come later.
+      const calls = r?.callIds ?? [];
+      if (calls.length > 0) {
+        b.modelRequest(key, { ...this.model(), startAt, at });
+        b.writeUnanswered(calls);
+      }
       b.modelResponse(key, {
         ...this.model(),
-        startAt: r?.startAt ?? this.st.inputAt ?? this.st.prevAt ?? at,
+        startAt,
+        requested: calls.length > 0,
         at,
         usage,
         toolCalls: r?.tools ?? [],
@@ -380,7 +398,9 @@ export class CodexParser {
       const args = parseArgs(t === "function_call" ? p.arguments : (p.input ?? p.action));
       const m = this.message(b, at, lineNo);
       m.parts.push(b.r({ type: "tool", tool: { name, args }, callId }));
-      this.respond(at).tools.push(name);
+      const r = this.respond(at);
+      r.tools.push(name);
+      r.callIds?.push(callId);
       b.toolCall(callId, name, args, at, m.id);
       if (t === "web_search_call")
         b.toolResult(callId, { at, output: p.status ?? "completed", failed: p.status === "failed" });

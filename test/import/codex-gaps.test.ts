@@ -403,6 +403,23 @@ describe("codex call order", () => {
       expect(seqOf("function.call", id) as number).toBeLessThan(seqOf("function.output", id) as number);
   });
 
+  test("regression: a call made while another ran is logged before that one's output, not after it (its time went back up to minutes)", async () => {
+    // Answered in the order they were made: a's output came after b was made, and b was written
+    // with its own output, after a's, 200 ms earlier than it. Now each goes in between its
+    // response's request and end, and the log's times never go back.
+    const events = await parallel(["call_a", "call_b", "call_c"], ["call_a", "call_b", "call_c"]);
+    expect(events.filter((e) => e.type.startsWith("function.")).map((e) => `${e.type} ${e.callId}`)).toEqual([
+      "function.call call_a",
+      "function.call call_b",
+      "function.call call_c",
+      "function.output call_a",
+      "function.output call_b",
+      "function.output call_c",
+    ]);
+    const times = events.map((e) => e.timestamp as number);
+    expect(times).toEqual(times.toSorted((a, b) => a - b));
+  });
+
   test("a call refused after a later one finished keeps its call and its denial: the trace reads it as refused", async () => {
     await using dir = await tempDir();
     const path = join(dir.path, FILE);
