@@ -158,7 +158,10 @@ export function mapOpencodeSession(
       const steps: ResponseUsage[] = [];
       let open: number | undefined;
       const cutOff: string[] = [];
+      /** The results of the step's calls, written when it ends, by the time each came (`tool`). */
+      const results: ToolOutcome[] = [];
       for (const part of parts) {
+        if (part.type === "step-start" || part.type === "step-finish") writeResults(results);
         const t = String(part.type);
         opts.counts.imported++;
         if (t === "text") {
@@ -167,7 +170,9 @@ export function mapOpencodeSession(
           text += String(part.text ?? "").length;
         } else if (t === "reasoning") thinking += String(part.text ?? "").length;
         else if (t === "tool") {
-          tools.push(tool(b, stored, part, at));
+          const call = tool(b, stored, part, at);
+          tools.push(call.name);
+          if (call.result) results.push(call.result);
           const since = openSince(part, at);
           if (since !== undefined) {
             open = Math.max(open ?? 0, since);
@@ -206,6 +211,7 @@ export function mapOpencodeSession(
           bump(opts.counts.skipped, `part/${t}`);
         }
       }
+      writeResults(results);
       if (steps.length > 0) {
         // One usage per message: the sum of its steps (each step is its own model.response).
         const sum = steps.reduce((a, u) => ({
@@ -270,7 +276,6 @@ export function mapOpencodeSession(
   return { ...session, messages: all, changed: [], mode: "full", ...(open ? { open } : {}) };
 }
 
-/** A tool part: its call, and its result when the state has one. Returns the tool name. */
 /** The notice OpenCode writes as a user message before a command the user ran (`!ls`). */
 const USER_RAN = /^The following tool was executed by the user/;
 
@@ -285,7 +290,32 @@ function userShell(prev: OcMessage | undefined, info: Obj, parts: Obj[]): boolea
   return texts.length > 0 && texts.every((p) => p.synthetic === true && USER_RAN.test(String(p.text ?? "")));
 }
 
-function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): string {
+/** A finished call's result, to write: when it came, and writing it. */
+interface ToolOutcome {
+  at: number;
+  write(): void;
+}
+
+/**
+ * Write a step's results by the time each came (stably), and forget them. A step's calls run side
+ * by side: written part by part, a call's output went in before a call made while it ran (the
+ * log's time went back), and a fast call's output after a slow one's.
+ */
+function writeResults(results: ToolOutcome[]): void {
+  for (const r of results.sort((x, y) => x.at - y.at)) r.write();
+  results.length = 0;
+}
+
+/**
+ * A tool part: its call, now, and its result when the state has one, to write when its step ends
+ * (`writeResults`).
+ */
+function tool(
+  b: SessionBuilder,
+  m: StoredMessage,
+  part: Obj,
+  at: number,
+): { name: string; result?: ToolOutcome } {
   const name = String(part.tool ?? "unknown");
   const callId = String(part.callID ?? part.id);
   const st = (part.state ?? {}) as ToolState;
@@ -300,11 +330,20 @@ function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): strin
       ? sessionIdFor("opencode", meta.sessionId)
       : undefined;
   if (st.status === "completed") {
-    if (child) b.subagent("start", callId, start, child, String((args as Obj).description ?? ""));
     const failed = typeof meta.exit === "number" && meta.exit !== 0;
-    b.toolResult(callId, { at: endAt, output: st.output, failed, durationMs: endAt - start });
-    if (child) b.subagent("stop", callId, endAt, child);
-  } else if (st.status === "error") {
+    return {
+      name,
+      result: {
+        at: endAt,
+        write: () => {
+          if (child) b.subagent("start", callId, start, child, String((args as Obj).description ?? ""));
+          b.toolResult(callId, { at: endAt, output: st.output, failed, durationMs: endAt - start });
+          if (child) b.subagent("stop", callId, endAt, child);
+        },
+      },
+    };
+  }
+  if (st.status === "error") {
     const error = String(st.error ?? "error");
     const said = error.replace(ERROR_CLASS, "");
     const source: DenySource | undefined = REJECTED.test(said)
@@ -312,13 +351,20 @@ function tool(b: SessionBuilder, m: StoredMessage, part: Obj, at: number): strin
       : RULE_DENIED.test(said)
         ? "rule"
         : undefined;
-    b.toolResult(callId, {
-      at: endAt,
-      output: error,
-      failed: true,
-      ...(source ? { denied: { source, reason: said.slice(0, 500) } } : {}),
-    });
+    return {
+      name,
+      result: {
+        at: endAt,
+        write: () =>
+          b.toolResult(callId, {
+            at: endAt,
+            output: error,
+            failed: true,
+            ...(source ? { denied: { source, reason: said.slice(0, 500) } } : {}),
+          }),
+      },
+    };
   }
   // pending / running: never finished; `finish` records the call without an output.
-  return name;
+  return { name };
 }

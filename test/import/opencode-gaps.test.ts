@@ -167,6 +167,34 @@ describe("opencode importer gaps", () => {
     ]);
   });
 
+  test("regression: a step's calls run side by side: each goes in before the outputs that came after it was made, and the outputs by when they came", async () => {
+    // Three calls of one step: the first runs 3 s, the second (made 0.2 s after it) 0.1 s, the
+    // third (refused) is made 0.3 s after the first. Written part by part, the second call came
+    // after the first's output, 2.8 s earlier than it, and the outputs in part order.
+    const slow = { ...done(OLD + 1500), time: { start: OLD + 1500, end: OLD + 4500 } };
+    const refused = failed(OLD + 1800, "Error: The user rejected permission to use this specific tool call.");
+    const { events, trace } = await importExport([
+      user("msg_001", OLD, "push it"),
+      assistant("msg_002", "msg_001", OLD + 1000, [slow, done(OLD + 1700), refused]),
+    ]);
+    const tools = events.filter((e) => e.type.startsWith("function."));
+    // The refused call was waiting for permission when the second one's output came: written then,
+    // its denial after it withdraws it, as the trace reads it.
+    expect(tools.map((e) => `${e.type} ${e.callId}`)).toEqual([
+      "function.call call_msg_002_0",
+      "function.call call_msg_002_1",
+      "function.call call_msg_002_2",
+      "function.output call_msg_002_1",
+      "function.denied call_msg_002_2",
+      "function.output call_msg_002_0",
+    ]);
+    expect(trace.toolSpans.map((t) => t.callId)).toEqual(["call_msg_002_0", "call_msg_002_1"]);
+    expect(trace.deniedSpans.map((t) => t.callId)).toEqual(["call_msg_002_2"]);
+    // (A step's request is written with its response, at its step-finish: see the README.)
+    const times = tools.map((e) => e.timestamp);
+    expect(times).toEqual(times.toSorted((a, b) => a - b));
+  });
+
   test("a call a crash left running or pending ends its turn as interrupted, without an output", async () => {
     const { events, trace, aborts, interrupted } = await importExport([
       user("msg_001", OLD, "push it"),
@@ -309,11 +337,12 @@ test("a call cut off comes before its turn's abort (import audit 6)", async () =
   const shape = events
     .filter((e) => e.seq >= lastTurn.seq)
     .map((e) => (e.type === "function.call" ? `call ${(e as { tool?: string }).tool}` : e.type));
+  // The second bash call was made 112 ms before the first one's output: it goes in before it.
   expect(shape).toEqual([
     "turn.started",
     "call bash",
-    "function.output",
     "call bash",
+    "function.output",
     "function.output",
     "model.request",
     "model.response",
