@@ -9,8 +9,20 @@ import { importSources } from "../../src/import/import.ts";
 import { redactDeep, redactText } from "../../src/import/redact.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { expectRedacted, M } from "./_redact.ts";
 
+const M = "[REDACTED]";
+
+/**
+ * `input` redacts to `expected` as it is and JSON-encoded once and twice, as a Codex output or an
+ * MCP result holds it, with more of the document after it (a value last in its string must keep
+ * the string's end).
+ */
+function expectRedacted(input: string, expected: string): void {
+  expect(redactText(input)).toBe(expected);
+  const once = JSON.stringify({ out: input, more: 1 });
+  expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
+  expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
+}
 const STRIPE = `sk_live_51Hq${"a1B2c3D4".repeat(4)}`;
 const HF = `hf_${"AbCdEfGhIj".repeat(3)}klmn`;
 const NPM = `npm_${"a1b2C3d4E5".repeat(3)}f6g7h8`;

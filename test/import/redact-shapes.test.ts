@@ -11,7 +11,16 @@ import { importSources } from "../../src/import/import.ts";
 import { redactDeep, redactText } from "../../src/import/redact.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
-import { expectRedacted, M } from "./_redact.ts";
+
+const M = "[REDACTED]";
+
+/** `input` redacts to `expected` as it is and JSON-encoded once and twice. */
+function expectRedacted(input: string, expected: string): void {
+  expect(redactText(input)).toBe(expected);
+  const once = JSON.stringify({ out: input, more: 1 });
+  expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
+  expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
+}
 
 describe("redactText: a hash's => and a subscript", () => {
   test.each([
