@@ -83,22 +83,14 @@ export const envName = (name: string) => /^[A-Z0-9_]+$/.test(name);
 /** A password's or a secret's name: a count or a word under it may be the secret itself. */
 export const passwordName = (name: string) => /pass|secret/i.test(name);
 
-/**
- * A value that names where a secret comes from rather than holding it: a variable, a path, a call
- * (`bcrypt(…)`, `Hash::make(…)`, `$this->hasher->make(…)`).
- */
+/** A value that names where a secret comes from rather than holding it. */
 export const REFERENCE =
-  /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+(?:(?:::|->)[\w$.]+)*[([]|[A-Za-z_$][A-Za-z_$.]*<[A-Za-z_][\w$.]*(?:[,<>[\]]|$))/;
-/**
- * A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`,
- * `Config::PASSWORD`, `$this->password`.
- */
+  /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][A-Za-z_$.]*<[A-Za-z_][\w$.]*(?:[,<>[\]]|$))/;
+/** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
 const IDENTIFIER =
-  /^[A-Za-z_$][A-Za-z_$]*(?:(?:\??\.|::|->)[A-Za-z_$][\w$]*)*(?:\??\.(?:[A-Z][A-Z0-9_]*|[a-z_$][\w$]*[A-Z][\w$]*)!)?$/;
+  /^[A-Za-z_$][A-Za-z_$]*(?:\??\.[A-Za-z_$][\w$]*)*(?:\??\.(?:[A-Z][A-Z0-9_]*|[a-z_$][\w$]*[A-Z][\w$]*)!)?$/;
 /** An upper-case constant with digits (`API_KEY_V2`): code, where `hunter2` is a password. */
 const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
-/** Validation rules joined by `|` (Laravel's `'password' => 'required|string|min:8'`): code. */
-const RULES = /^[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?)+$/;
 /** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */
 const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
 
@@ -130,5 +122,5 @@ export function credentialValue(value: string, envFile: boolean, name = ""): boo
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
-  return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value) && !RULES.test(value);
+  return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

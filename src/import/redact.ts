@@ -187,12 +187,6 @@ const OPTION_PLACEHOLDER = new RegExp(
   ].join("|")}))$`,
 );
 
-/**
- * Between a secret's name and its value: `=`, `:` or `=>` (a PHP, Ruby or Perl hash:
- * `'password' => 'hunter22'`), after the `]` of a subscript (`$config['db_password'] = …`,
- * `os.environ["API_TOKEN"] = …`).
- */
-const SEP = String.raw`(?:(?<=["'])\])?[ \t]*(?:=>|[:=])[ \t]*`;
 /** A backslash in a value that is not a JSON escape ending it (`\n`, `\"`, `\u003c`). */
 const ESC_OK = String.raw`\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4})`;
 /**
@@ -328,7 +322,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${QUOTE}${SEP}(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
+        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
       (
@@ -396,7 +390,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     ],
     // A list under a secret name (`"passwords": ["…", "…"]`): each quoted item on its terms.
     [
-      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}${SEP}\[)([^\]\n]{1,1000})(?=\])`, "gi"),
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*\[)([^\]\n]{1,1000})(?=\])`, "gi"),
       (m: string, name: string, sep: string, items: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;
@@ -412,7 +406,10 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the line after it (a VALUE stops at an escaped `\n` already).
     [QUERY_RE, queryPair],
     [
-      new RegExp(String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${QUOTE}${SEP}${QUOTE})${PAIR_VALUE}`, "gi"),
+      new RegExp(
+        String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`,
+        "gi",
+      ),
       (_m: string, name: string, sep: string, value: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
@@ -486,13 +483,12 @@ const prose = (value: string, key: string) =>
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
-  if (Array.isArray(value)) return maskArgv(value.map((v) => redactDeep(v))) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       // A list under the key (`passwords: [...]`): each item on the same terms.
-      if (Array.isArray(v))
-        out[k] = maskArgv(v.map((item) => (secretUnder(k, item) ? MASK : redactDeep(item))));
+      if (Array.isArray(v)) out[k] = v.map((item) => (secretUnder(k, item) ? MASK : redactDeep(item)));
       else out[k] = secretUnder(k, v) ? MASK : redactDeep(v);
     }
     // An environment entry as Kubernetes and ECS write it: `{name: "DB_PASSWORD", value: "…"}`.
@@ -501,81 +497,6 @@ export function redactDeep<T>(value: T): T {
     return out as T;
   }
   return value;
-}
-
-/**
- * A shell word as the text rules read it, quoted when it holds more than one word's characters
- * (mysql's `-p` outside the quotes: `-p'P@ss;word'`), and where its quote opens (-1: none).
- */
-function shellWord(word: string): { text: string; open: number } | undefined {
-  if (/^[\w@%+=:,./-]+$/.test(word)) return { text: word, open: -1 };
-  const open = word.startsWith("-p") ? 2 : 0;
-  const q = !word.includes("'") ? "'" : word.includes('"') ? undefined : '"';
-  if (q === undefined) return undefined;
-  return { text: `${word.slice(0, open)}${q}${word.slice(open)}${q}`, open };
-}
-
-/** How far back an argument's command word is looked for. */
-const ARGV_WORDS = 16;
-/** An option whose value the option rule masks (`--password hunter22`). */
-const SECRET_OPTION =
-  /^--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)$/;
-/** A command whose option the rules mask: mysql's `-p…`, curl's `-u`, `docker login -p`, `sshpass -p`. */
-const SECRET_COMMAND = new RegExp(String.raw`(?:^|/)(?:${MYSQL_WORD}|curl|docker|sshpass)(?:\.exe)?$`);
-
-/**
- * Where the words an argument is judged with start: the option before it when that is a secret's,
- * else the nearest command word of a rule (-1: none, the argument is no value of theirs).
- */
-function argvHead(argv: unknown[], i: number): number {
-  const before = argv[i - 1];
-  if (typeof before === "string" && SECRET_OPTION.test(before)) return i - 1;
-  for (let j = i - 1; j >= Math.max(0, i - ARGV_WORDS); j--) {
-    const word = argv[j];
-    if (typeof word !== "string") return -1;
-    if (SECRET_COMMAND.test(word)) return j;
-  }
-  return -1;
-}
-
-/**
- * An argument vector (`["mysql", "-uroot", "-phunter22"]`, `["curl", "-u", "me:pw", url]`,
- * `["app", "--password", "hunter22"]`): a value the text rules find only with the words before it
- * (the command's, the option's) is judged on the command line those words write out. Only an
- * argument after an option, or a `-p…`, is looked at; `argv` is the items already masked one by one
- * (returned as it is when nothing more is masked).
- */
-function maskArgv(argv: unknown[]): unknown[] {
-  let out = argv;
-  for (let i = 1; i < argv.length; i++) {
-    const arg = argv[i];
-    const before = argv[i - 1];
-    if (typeof arg !== "string" || arg.length > 1024) continue;
-    if (!(typeof before === "string" && before.startsWith("-")) && !arg.startsWith("-p")) continue;
-    const from = argvHead(argv, i);
-    if (from === -1) continue;
-    const words = argv.slice(from, i).map((w) => shellWord(w as string)?.text);
-    const word = shellWord(arg);
-    if (word === undefined || words.includes(undefined)) continue;
-    const head = `${words.join(" ")} `;
-    const line = head + word.text;
-    const masked = redactText(line);
-    if (masked === line || !masked.startsWith(head)) continue;
-    let value = masked.slice(head.length);
-    // The quotes put around it for the rules, when the mask left them.
-    const { open, text } = word;
-    const q = text[open];
-    if (
-      open !== -1 &&
-      value.startsWith(text.slice(0, open + 1)) &&
-      value.length > open + 1 &&
-      value.endsWith(q!)
-    )
-      value = value.slice(0, open) + value.slice(open + 1, -1);
-    if (out === argv) out = [...argv];
-    out[i] = value;
-  }
-  return out;
 }
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */

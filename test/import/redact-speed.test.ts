@@ -7,7 +7,7 @@
  * quadratic pattern misses it by minutes.
  */
 import { expect, test } from "bun:test";
-import { redactDeep, redactText } from "../../src/import/redact.ts";
+import { redactText } from "../../src/import/redact.ts";
 
 const SIZE = 1024 * 1024;
 const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
@@ -45,29 +45,10 @@ const LINES: [string, string][] = [
   ["YAML blocks", fill("password: |\n  ")],
   ["environment entries", fill("- name: DB_PASSWORD\n  value: ")],
   ["lists", fill('passwords: ["a", ')],
-  ["hash pairs", fill("'password' => '")],
-  ["subscripts", fill("$c['api_token'] = ")],
 ];
 
 test.each(LINES)("%s: a megabyte redacted in under five seconds", (_name, line) => {
   const start = performance.now();
   redactText(line);
-  expect(performance.now() - start).toBeLessThan(5000);
-});
-
-/** Argument vectors of a megabyte: every argument after an option is read with the words before it. */
-const ARGVS: [string, string[]][] = [
-  ["mysql and -p repeated", ["mysql", ...Array.from({ length: SIZE / 8 }, (_, i) => `-p${i}`)]],
-  ["--password repeated", Array.from({ length: SIZE / 12 }, () => "--password")],
-  ["curl -u repeated", ["curl", ...Array.from({ length: SIZE / 10 }, (_, i) => (i % 2 ? `u:${i}` : "-u"))]],
-  [
-    "long arguments after an option",
-    ["app", ...Array.from({ length: 1024 }, (_, i) => (i % 2 ? "x".repeat(1024) : "-o"))],
-  ],
-];
-
-test.each(ARGVS)("an argument vector, %s: redacted in under five seconds", (_name, argv) => {
-  const start = performance.now();
-  redactDeep({ command: argv });
   expect(performance.now() - start).toBeLessThan(5000);
 });
