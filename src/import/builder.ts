@@ -388,10 +388,7 @@ export class SessionBuilder {
         callId,
       });
     } else {
-      if (!p.emitted) {
-        this.callsBefore(callId, p, r.at);
-        if (!p.emitted) this.emitCall(callId, p);
-      }
+      if (!p.emitted) this.callsBefore(callId, p, r.at);
       const duration = r.durationMs ?? Math.max(0, r.at - p.at);
       this.ev("function.output", callId, r.at, {
         turnId,
@@ -421,6 +418,7 @@ export class SessionBuilder {
    * calls), and writing each call with its result put them in finishing order. One of them refused
    * later has both a call and a denial, which the folds read as refused (the call withdrawn).
    */
+  /** Writes `p` itself too, in its place among them. */
   private callsBefore(callId: string, p: PendingCall, outputAt: number): void {
     for (const [id, q] of this.pendingInOrder()) {
       if (id === callId) this.emitCall(id, q);
