@@ -388,7 +388,7 @@ export class SessionBuilder {
         callId,
       });
     } else {
-      if (!p.emitted) this.callsBefore(callId, p, r.at);
+      this.callsBefore(callId, p, r.at);
       const duration = r.durationMs ?? Math.max(0, r.at - p.at);
       this.ev("function.output", callId, r.at, {
         turnId,
@@ -412,17 +412,20 @@ export class SessionBuilder {
   }
 
   /**
-   * The calls of `p`'s turn made before it and still unanswered: written now, ahead of `p`'s. The
-   * log keeps the order the model made its calls in, which eval's sequences and the trace read:
-   * parallel calls often finish out of order (a third of the corpus's responses with several
-   * calls), and writing each call with its result put them in finishing order. One of them refused
-   * later has both a call and a denial, which the folds read as refused (the call withdrawn).
+   * The calls of `p`'s turn made before its output (at `outputAt`) and still unwritten: written
+   * now, ahead of the output, with `p`'s own call in its place among them. The log keeps the order the model made its calls in,
+   * which eval's sequences and the trace read: parallel calls often finish out of order (a third of
+   * the corpus's responses with several calls), and writing each call with its result put them in
+   * finishing order. `p` itself may be written already (its response ended first): a call made
+   * while it ran still goes before its result. One of them refused later has both a call and a
+   * denial, which the folds read as refused (the call withdrawn); a refusal brings out no calls,
+   * so that a call refused beside it (OpenCode's parallel calls share one time) has no call.
    */
-  /** Writes `p` itself too, in its place among them. */
   private callsBefore(callId: string, p: PendingCall, outputAt: number): void {
+    const until = Math.max(p.at, outputAt);
     for (const [id, q] of this.pendingInOrder()) {
-      if (id === callId) this.emitCall(id, q);
-      else if (!q.emitted && q.turnId === p.turnId && q.at <= Math.max(p.at, outputAt)) this.emitCall(id, q);
+      if (q.emitted) continue;
+      if (id === callId || (q.turnId === p.turnId && q.at <= until)) this.emitCall(id, q);
     }
   }
 

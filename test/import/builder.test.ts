@@ -75,3 +75,43 @@ describe("session builder: times taken", () => {
     expect(outputs.map((e) => e.duration_ms)).toEqual([0, 0]);
   });
 });
+
+describe("session builder: calls in the order they were made", () => {
+  /** `function.*` events as "type callId", after feeding `steps` to a fresh builder. */
+  function calls(steps: (b: SessionBuilder) => void): string[] {
+    const b = new SessionBuilder(newBuilderState("claude-s"));
+    b.turnStart("t1", 1_000);
+    steps(b);
+    b.finish(true);
+    return b
+      .result(meta as never)
+      .events.filter((e) => String(e.type).startsWith("function."))
+      .map((e) => `${e.type} ${e.callId}`);
+  }
+
+  test("regression: a call made after an already-written call ran is written before that call's output", () => {
+    // a's call is written when its response ends (writeUnanswered); b is made while a runs; a's
+    // output then brought out nothing, so b went in after it, with its own output, its time going back.
+    expect(
+      calls((b) => {
+        b.toolCall("a", "Bash", {}, 1_100);
+        b.writeUnanswered(["a"]);
+        b.toolCall("b", "Read", {}, 1_200);
+        b.toolResult("a", { at: 1_300, output: "done" });
+        b.toolResult("b", { at: 1_400, output: "read" });
+      }),
+    ).toEqual(["function.call a", "function.call b", "function.output a", "function.output b"]);
+  });
+
+  test("a call made after the output's time stays behind it", () => {
+    expect(
+      calls((b) => {
+        b.toolCall("a", "Bash", {}, 1_100);
+        b.writeUnanswered(["a"]);
+        b.toolCall("b", "Read", {}, 1_500);
+        b.toolResult("a", { at: 1_300, output: "done" });
+        b.toolResult("b", { at: 1_600, output: "read" });
+      }),
+    ).toEqual(["function.call a", "function.output a", "function.call b", "function.output b"]);
+  });
+});
