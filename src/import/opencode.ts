@@ -160,7 +160,9 @@ export function mapOpencodeSession(
       const cutOff: string[] = [];
       /** The results of the step's calls, written when it ends, by the time each came (`tool`). */
       const results: ToolOutcome[] = [];
-      for (const part of parts) {
+      /** The step's `model.request` was written when it started (`step-start`). */
+      let requested = false;
+      for (const [k, part] of parts.entries()) {
         if (part.type === "step-start" || part.type === "step-finish") writeResults(results);
         const t = String(part.type);
         opts.counts.imported++;
@@ -192,8 +194,10 @@ export function mapOpencodeSession(
             textChars: text,
             thinkingChars: thinking,
             costUsd: stepCost(part.cost, u),
+            requested,
           });
           text = thinking = 0;
+          requested = false;
         } else if (t === "compaction") {
           b.compaction(part.id, at, lastContext, 0, { trigger: part.auto === true ? "auto" : "manual" });
         } else if (t === "retry") {
@@ -205,8 +209,20 @@ export function mapOpencodeSession(
             at,
             error: String(err.data?.message ?? err.name ?? "retry"),
           });
-        } else if (t === "step-start") continue;
-        else {
+        } else if (t === "step-start") {
+          // A finished step's request goes in as it starts, before the calls it makes; its response
+          // when it ends. (Written with its response, the request came after the step's calls and
+          // outputs, earlier than them.) An unfinished step's request waits for its end.
+          const finish = stepFinish(parts, k);
+          if (finish === undefined) continue;
+          b.modelRequest(finish, {
+            provider: provider ?? "opencode",
+            model: model ?? "unknown",
+            startAt: at,
+            at: end,
+          });
+          requested = true;
+        } else {
           opts.counts.imported--;
           bump(opts.counts.skipped, `part/${t}`);
         }
@@ -274,6 +290,16 @@ export function mapOpencodeSession(
   });
   if (s.updated && s.updated > session.meta.updatedAt) session.meta.updatedAt = s.updated;
   return { ...session, messages: all, changed: [], mode: "full", ...(open ? { open } : {}) };
+}
+
+/** The id of the `step-finish` that ends the step started at `parts[start]`, if it has ended. */
+function stepFinish(parts: Obj[], start: number): string | undefined {
+  for (let k = start + 1; k < parts.length; k++) {
+    const t = parts[k]!.type;
+    if (t === "step-finish") return String(parts[k]!.id);
+    if (t === "step-start") return undefined;
+  }
+  return undefined;
 }
 
 /** The notice OpenCode writes as a user message before a command the user ran (`!ls`). */

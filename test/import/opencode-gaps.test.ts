@@ -340,11 +340,11 @@ test("a call cut off comes before its turn's abort (import audit 6)", async () =
   // The second bash call was made 112 ms before the first one's output: it goes in before it.
   expect(shape).toEqual([
     "turn.started",
-    "call bash",
-    "call bash",
-    "function.output",
-    "function.output",
     "model.request",
+    "call bash",
+    "call bash",
+    "function.output",
+    "function.output",
     "model.response",
     "call bash",
     "function.output",
@@ -361,4 +361,24 @@ test("a call cut off comes before its turn's abort (import audit 6)", async () =
         expect([x.meta.id, key, requested.has(key)]).toEqual([x.meta.id, key, true]);
     }
   }
+});
+
+test("regression: a step's model.request comes before the calls it makes, never earlier than what is logged before it", async () => {
+  // Written with its response at the step's end, a request came after the step's calls and
+  // outputs, earlier than them: 58 of the corpus's requests went back in time.
+  await using home = await tempHome();
+  const dir = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "reconstructed_export");
+  const { sessions } = await imported(home.path, "opencode", dir);
+  let requests = 0;
+  for (const x of sessions) {
+    let latest = 0;
+    for (const e of x.events as EventRecord[]) {
+      if (e.type === "model.request") {
+        requests++;
+        expect([x.meta.id, e.id, e.timestamp >= latest]).toEqual([x.meta.id, e.id, true]);
+      }
+      latest = Math.max(latest, e.timestamp);
+    }
+  }
+  expect(requests).toBeGreaterThan(60);
 });
