@@ -94,6 +94,59 @@ const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
 /** Lower-case words joined by hyphens: an option (`credentials: "same-origin"`), not a secret. */
 const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
 
+/**
+ * Laravel's validation rules (`required|string|min:8`, `regex:/^(?=.*\d)/`): rule names with `|`
+ * between them (one may end the string: `'required|' . Password::defaults()`), each rule's
+ * arguments after its `:` as that rule takes them. Only Laravel's own rule names, and a size rule
+ * only with numbers: `max:hunter22` and `admin:s3cret` are a user and a password.
+ */
+const RULE_ARGS: Record<string, RegExp> = {};
+const FIELDS = /^[a-z0-9_.*,/-]*$/;
+const NUMBERS = /^\d+(?:\.\d+)?(?:,\d+(?:\.\d+)?)*$/;
+for (const name of [
+  "accepted,active_url,alpha,alpha_dash,alpha_num,array,ascii,bail,boolean,confirmed,current_password",
+  "date,declined,distinct,email,file,filled,image,integer,ip,ipv4,ipv6,json,lowercase,mac_address",
+  "missing,nullable,numeric,password,present,prohibited,required,sometimes,string,timezone",
+  "uppercase,url,uuid,ulid,after,after_or_equal,before,before_or_equal,date_equals,date_format",
+  "different,dimensions,doesnt_start_with,doesnt_end_with,ends_with,enum,exclude,exclude_if",
+  "exclude_unless,exists,gt,gte,in,in_array,lt,lte,mimes,mimetypes,not_in,prohibited_if",
+  "prohibited_unless,prohibits,required_if,required_unless,required_with,required_with_all",
+  "required_without,required_without_all,same,starts_with,unique",
+].flatMap((line) => line.split(",")))
+  RULE_ARGS[name] = FIELDS;
+for (const name of "min,max,size,between,digits,digits_between,min_digits,max_digits,multiple_of,decimal".split(
+  ",",
+))
+  RULE_ARGS[name] = NUMBERS;
+RULE_ARGS.regex = RULE_ARGS.not_regex = /^\/.*\/[a-z]*$/;
+
+/** Whether `value` is a list of validation rules (see `RULE_ARGS`). */
+function validationRules(value: string): boolean {
+  if (!/[|:]/.test(value)) return false;
+  const rules = value.endsWith("|") ? value.slice(0, -1) : value;
+  // A regex may hold `|`: it is the last rule, or the only one.
+  const at = rules.search(/(?:^|\|)(?:not_)?regex:/);
+  const parts =
+    at < 0
+      ? rules.split("|")
+      : [...(at > 0 ? rules.slice(0, at).split("|") : []), rules.slice(at ? at + 1 : 0)];
+  return parts.every((rule) => {
+    const colon = rule.indexOf(":");
+    const name = colon < 0 ? rule : rule.slice(0, colon);
+    const args = RULE_ARGS[name];
+    return args !== undefined && (colon < 0 || args.test(rule.slice(colon + 1)));
+  });
+}
+
+/**
+ * A word of prose in any language — letters and their marks, an apostrophe within (`You've`), a
+ * script's own sentence punctuation after it (`。`, `।`, `؟`) — as `characters` is in English: not
+ * a credential after a code-style name, as `correcthorse` is not. (ASCII punctuation stays part of
+ * the word: `Hunter!` may be a password.)
+ */
+const PROSE_WORD =
+  /^[¿¡]?[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*[\u3001\u3002\uFF01\uFF0C\uFF1F\u0964\u0965\u060C\u061F\u06D4]?$/u;
+
 /** Stripe's publishable keys: public by design, written into web pages. */
 export const PUBLISHABLE_KEY = /^pk_(?:live|test)_[A-Za-z0-9]+$/;
 /** An authentication scheme's name (`"auth": "oauth2"`, `auth: basic`), not a credential. */
@@ -115,12 +168,13 @@ const KEY_FILE =
  */
 export function credentialValue(value: string, envFile: boolean, name = ""): boolean {
   if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
-  // Already masked by a pattern before (`x-access-token:[REDACTED]@github.com`).
-  if (value.startsWith("[REDACTED]")) return false;
+  // Already masked by a pattern before (`x-access-token:[REDACTED]@github.com`), or by Rails.
+  if (value.startsWith("[REDACTED]") || value.startsWith("[FILTERED]")) return false;
   if (PUBLISHABLE_KEY.test(value) || AUTH_SCHEME.test(value) || KEY_ID.test(value) || KEY_FILE.test(value))
     return false;
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
+  if (validationRules(value) || PROSE_WORD.test(value)) return false;
   return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

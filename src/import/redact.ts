@@ -135,6 +135,13 @@ const fromStart = (re: RegExp) => new RegExp(String.raw`(?=[^\s\\])${START}${re.
 
 /** A quote (or a Markdown backtick) around a name or a value, escaped when the text is a JSON string. */
 const QUOTE = String.raw`(?:\\{0,16}["'\`])?`;
+/** Spaces and tabs, a tab escaped too (`\t` in text that is a JSON string). */
+const GAP = String.raw`(?:[ \t]|\\{1,16}t)*`;
+/**
+ * Between a secret's name and its value: `=` or `:`, after the name's closing quote if it has one,
+ * or `=` after a subscript (`$config['db_password'] = …`, `os.environ["API_KEY"] = …`).
+ */
+const NAME_END = String.raw`(?:\\{0,16}["']\]${GAP}=|${QUOTE}${GAP}(?:=|:(?!:)))`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
 const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
@@ -322,7 +329,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
+        String.raw`${SECRET_NAME}(${NAME_END}[ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
       (
@@ -337,6 +344,31 @@ const PATTERNS: [RegExp, Replacer][] = (
       ) => {
         const key = secretKeyAt(name, at, text);
         return key !== undefined && credentialWords(value, key) ? `${name}${sep}${MASK}` : m;
+      },
+    ],
+    // A hash entry of Ruby, PHP or Perl (`'db_password' => 'hunter22'`, `:api_key => "…"`): only a
+    // quoted value, all up to its closing quote, and not one an operator follows. A bare word, a
+    // call or an expression after `=>` is code (`password => !x`, `'password' => Hash::make($p)`,
+    // an arrow function's body `token => "Bearer " + token`).
+    [
+      new RegExp(
+        String.raw`${SECRET_NAME}(${QUOTE}${GAP}=>${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4(?!${GAP}(?:[-+.*/%?|&<>=^]|\?\?)))`,
+        "gi",
+      ),
+      (
+        m: string,
+        name: string,
+        sep: string,
+        _bs: string,
+        _q: string,
+        value: string,
+        at: number,
+        text: string,
+      ) => {
+        const key = secretKeyAt(name, at, text);
+        if (key === undefined) return m;
+        const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
+        return secret ? `${name}${sep}${MASK}` : m;
       },
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
@@ -407,7 +439,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     [QUERY_RE, queryPair],
     [
       new RegExp(
-        String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*${QUOTE})${PAIR_VALUE}`,
+        String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}[ \t]*${QUOTE})${PAIR_VALUE}`,
         "gi",
       ),
       (_m: string, name: string, sep: string, value: string, at: number, text: string) => {

@@ -1006,3 +1006,96 @@ test("a YAML block passphrase cut at its bound keeps the line's CRLF (eighth red
     `password: |\r\n  ${M}\r\nuser: ana`,
   );
 });
+
+describe("redactText: hash entries, subscripts and validation rules", () => {
+  test.each([
+    // A Ruby, PHP or Perl hash entry: the quoted value after `=>`.
+    ["'db_password' => 'hunter22x',", `'db_password' => '${M}',`],
+    [':api_key => "sk9f8a7s6d5f4g",', `:api_key => "${M}",`],
+    ["password => 'Tr0ub4dor&3'", `password => '${M}'`],
+    ["'secret' => 'c0rrect h0rse battery',", `'secret' => '${M}',`],
+    // A subscript's closing `]` between the name and `=`.
+    ["$config['db_password'] = 'hunter22x';", `$config['db_password'] = '${M}';`],
+    ['os.environ["API_KEY"] = "a8f7d6s5a4s3d2"', `os.environ["API_KEY"] = "${M}"`],
+    ["env['DB_PASSWORD'] = 'correct horse battery staple'", `env['DB_PASSWORD'] = '${M}'`],
+  ])("masked: %s", (input, expected) => {
+    expectRedacted(input, expected);
+  });
+
+  test.each([
+    // After `=>`, a bare word or a call is code: an arrow function's body, a hash's computed value.
+    "token => !token.expired",
+    'const header = token => "Bearer " + token;',
+    "'password' => Hash::make($request->password),",
+    "'password' => $request->input('password'),",
+    "apiKey => 'default-key-value'",
+    // Laravel's validation rules, after `=>` or `:`.
+    "'password' => 'required|string|min:8|confirmed',",
+    '"password": "required|min:8"',
+    "'password' => 'min:8',",
+    "'password' => 'between:8,64',",
+    "'password' => 'regex:/^(?=.*[A-Z])(?=.*\\d).+$/',",
+    // A message in any language is prose, as an English one is.
+    "'password' => 'The password must be at least 8 characters.',",
+    "'password' => 'Le mot de passe doit contenir au moins huit caractères.',",
+    "'password' => 'Пароль должен содержать не менее восьми символов.',",
+    // A comparison and a call are not assignments of a value.
+    "if ($c['password'] == 'hunter22x') {",
+    "settings['password'] = get_password()",
+  ])("kept: %s", (input) => {
+    expectRedacted(input, input);
+  });
+
+  test.each([
+    // A user and a password is no validation rule, though the user be one's name (review 9, R1).
+    ['"auth": "admin:s3cretpw"', `"auth": "${M}"`],
+    ["'password' => 'admin:hunter22'", `'password' => '${M}'`],
+    ['"auth": "max:hunter22"', `"auth": "${M}"`],
+    ['"credentials": "max:Sup3rS3cret"', `"credentials": "${M}"`],
+    ['auth_token = "same:abc123XYZ"', `auth_token = "${M}"`],
+    ['"basic_auth": "digits:8675309x"', `"basic_auth": "${M}"`],
+    ['"password": "admin:P@ss|word"', `"password": "${M}"`],
+    ['password: "dev:hunter22|ops"', `password: "${M}"`],
+    // Tabs, escaped in text that is a JSON string (review 9, L1).
+    ["'password'\t=>\t'hunter22x'", `'password'\t=>\t'${M}'`],
+    ["$config['db_password']\t= 'hunter22x';", `$config['db_password']\t= '${M}';`],
+    // ASCII punctuation is part of a password.
+    ["password = 'Hunter!'", `password = '${M}'`],
+  ])("masked (ninth redact review): %s", (input, expected) => {
+    expectRedacted(input, expected);
+  });
+
+  test.each([
+    // Messages in other scripts: no spaces, combining marks, a script's own full stop, decomposed
+    // accents, an English apostrophe (review 9, D1, D2).
+    'password: "Пароль должен содержать не менее восьми символов."',
+    '"password": "Contraseña incorrecta, inténtelo de nuevo"',
+    "'password' => 'パスワードが正しくありません。',",
+    "'token' => '密码重置令牌无效。',",
+    "'password' => 'รหัสผ่านไม่ถูกต้อง',",
+    "'password' => 'पासवर्ड कम से कम आठ अक्षरों का होना चाहिए।',",
+    '"password": "Le mot de passe doit être modifié"'.normalize("NFD"),
+    "'password' => \"You've entered a wrong password\",",
+    // A letters-only word is not masked after a code-style name in any script, as `correcthorse`
+    // is not (review 9, R2: these were masked in part).
+    'password = "contraseña segura"',
+    '"password": "mañana lluvia"',
+    // A string an operator follows is an expression's (review 9, D3).
+    'token => "prefix-" + token',
+    ".then(token => 'token=' + token)",
+    'users.map(password => "hashed:" + hash(password))',
+    // Laravel's own rules with their arguments, a rule list ending in `|` (review 9, D4).
+    "'password' => 'current_password:api',",
+    "'current_password' => 'password:api',",
+    "'password' => 'required_unless:role,admin',",
+    "'password' => 'exists:users,password',",
+    "'password' => 'required|confirmed|' . Password::defaults(),",
+    // What Rails masked itself (review 9, D5).
+    'Parameters: {"user"=>{"email"=>"a@b.c", "password"=>"[FILTERED]"}}',
+    // A static call's `::` is no separator: its name and the `]` after it stayed eaten.
+    "'password' => ['required', 'string', Password::min(8)->mixedCase()],",
+    "'password' => ['required', Rules\\Password::defaults()],",
+  ])("kept (ninth redact review): %s", (input) => {
+    expectRedacted(input, input);
+  });
+});

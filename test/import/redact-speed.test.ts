@@ -45,6 +45,8 @@ const LINES: [string, string][] = [
   ["YAML blocks", fill("password: |\n  ")],
   ["environment entries", fill("- name: DB_PASSWORD\n  value: ")],
   ["lists", fill('passwords: ["a", ')],
+  ["hash entries", fill("'password' => 'a ")],
+  ["subscripts", fill("$c['token'] = 'a ")],
 ];
 
 test.each(LINES)("%s: a megabyte redacted in under five seconds", (_name, line) => {
