@@ -229,6 +229,27 @@ const queryPair = (m: string, name: string, sep: string, value: string, at: numb
   if (key === undefined) return m;
   return credentialValue(value, false, key) ? `${name}${sep}${cutAt(value, 1024, QUERY_TAIL)}` : m;
 };
+/**
+ * A quoted value after a secret's name, masked whole up to its closing quote (the groups: the name,
+ * what comes between it and the value — its quote included —, the quote's backslashes, the quote,
+ * the value): words judged one by one, a single word as a value.
+ */
+function quotedValue(
+  m: string,
+  name: string,
+  sep: string,
+  _bs: string,
+  _q: string,
+  value: string,
+  at: number,
+  text: string,
+): string {
+  const key = secretKeyAt(name, at, text);
+  if (key === undefined) return m;
+  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
+  return secret ? `${name}${sep}${MASK}` : m;
+}
+
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -332,19 +353,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         String.raw`${SECRET_NAME}(${NAME_END}[ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
-      (
-        m: string,
-        name: string,
-        sep: string,
-        _bs: string,
-        _q: string,
-        value: string,
-        at: number,
-        text: string,
-      ) => {
-        const key = secretKeyAt(name, at, text);
-        return key !== undefined && credentialWords(value, key) ? `${name}${sep}${MASK}` : m;
-      },
+      quotedValue,
     ],
     // A hash entry of Ruby, PHP or Perl (`'db_password' => 'hunter22'`, `:api_key => "…"`): only a
     // quoted value, all up to its closing quote, and not one an operator follows. A bare word, a
@@ -355,21 +364,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         String.raw`${SECRET_NAME}(${QUOTE}${GAP}=>${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4(?!${GAP}(?:[-+.*/%?|&<>=^]|\?\?)))`,
         "gi",
       ),
-      (
-        m: string,
-        name: string,
-        sep: string,
-        _bs: string,
-        _q: string,
-        value: string,
-        at: number,
-        text: string,
-      ) => {
-        const key = secretKeyAt(name, at, text);
-        if (key === undefined) return m;
-        const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
-        return secret ? `${name}${sep}${MASK}` : m;
-      },
+      quotedValue,
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
     // code.
