@@ -85,7 +85,7 @@ export const passwordName = (name: string) => /pass|secret/i.test(name);
 
 /** A value that names where a secret comes from rather than holding it. */
 export const REFERENCE =
-  /^(?:[$%{<]|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][A-Za-z_$.]*<[A-Za-z_][\w$.]*(?:[,<>[\]]|$))/;
+  /^(?:[$%{<]|#\{|\.{0,2}\/|~\/|[\w$.]+[([]|[A-Za-z_$][A-Za-z_$.]*<[A-Za-z_][\w$.]*(?:[,<>[\]]|$))/;
 /** A type name, a variable or a member access: `string`, `secretKey`, `config.apiKey`. */
 const IDENTIFIER =
   /^[A-Za-z_$][A-Za-z_$]*(?:\??\.[A-Za-z_$][\w$]*)*(?:\??\.(?:[A-Z][A-Z0-9_]*|[a-z_$][\w$]*[A-Z][\w$]*)!)?$/;
@@ -95,57 +95,73 @@ const CONSTANT = /^[A-Z][A-Z0-9_]*$/;
 const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
 
 /**
- * Laravel's validation rules (`required|string|min:8`, `regex:/^(?=.*\d)/`): rule names with `|`
- * between them (one may end the string: `'required|' . Password::defaults()`), each rule's
- * arguments after its `:` as that rule takes them. Only Laravel's own rule names, and a size rule
- * only with numbers: `max:hunter22` and `admin:s3cret` are a user and a password.
+ * Laravel's validation rules (`required|string|min:8`, `regex:/^(?=.*\d)/`): Laravel's own rule
+ * names with `|` between them (one may end the string: `'required|' . Password::defaults()`), each
+ * rule's arguments after its `:`, as that rule takes them — none for most, numbers for a size rule
+ * (or a PHP variable: `min:{$min}`), a pattern for `regex`. Alone, only a size rule or a pattern:
+ * `max:hunter22`, `in:s3cr3tpw` and `admin:s3cret` are a user and a password.
  */
-const RULE_ARGS: Record<string, RegExp> = {};
-const FIELDS = /^[a-z0-9_.*,/-]*$/;
-const NUMBERS = /^\d+(?:\.\d+)?(?:,\d+(?:\.\d+)?)*$/;
+const ARGS = /^[\w.*,/:{}$-]+$/;
+const NUMBERS = /^(?:\d+(?:\.\d+)?|\{?\$\w+\}?)(?:,(?:\d+(?:\.\d+)?|\{?\$\w+\}?))*$/;
+const PATTERN = /^\/.*\/[a-z]*$/;
+const RULE_ARGS = new Map<string, RegExp | undefined>();
 for (const name of [
-  "accepted,active_url,alpha,alpha_dash,alpha_num,array,ascii,bail,boolean,confirmed,current_password",
-  "date,declined,distinct,email,file,filled,image,integer,ip,ipv4,ipv6,json,lowercase,mac_address",
-  "missing,nullable,numeric,password,present,prohibited,required,sometimes,string,timezone",
-  "uppercase,url,uuid,ulid,after,after_or_equal,before,before_or_equal,date_equals,date_format",
-  "different,dimensions,doesnt_start_with,doesnt_end_with,ends_with,enum,exclude,exclude_if",
-  "exclude_unless,exists,gt,gte,in,in_array,lt,lte,mimes,mimetypes,not_in,prohibited_if",
-  "prohibited_unless,prohibits,required_if,required_unless,required_with,required_with_all",
-  "required_without,required_without_all,same,starts_with,unique",
+  "accepted,active_url,alpha,alpha_dash,alpha_num,ascii,bail,boolean,confirmed,date,declined,distinct",
+  "filled,hex_color,image,integer,ip,ipv4,ipv6,json,list,lowercase,mac_address,missing,nullable",
+  "numeric,present,prohibited,required,sometimes,string,uppercase,url,uuid,ulid,file",
 ].flatMap((line) => line.split(",")))
-  RULE_ARGS[name] = FIELDS;
+  RULE_ARGS.set(name, undefined);
+for (const name of [
+  "accepted_if,after,after_or_equal,array,before,before_or_equal,contains,current_password,date_equals",
+  "date_format,declined_if,different,dimensions,doesnt_start_with,doesnt_end_with,email,ends_with",
+  "enum,exclude,exclude_if,exclude_unless,exclude_with,exclude_without,exists,extensions,gt,gte,in",
+  "in_array,lt,lte,mimes,mimetypes,missing_if,missing_unless,missing_with,missing_with_all,not_in",
+  "present_if,present_unless,present_with,present_with_all,prohibited_if,prohibited_unless,prohibits",
+  "required_array_keys,required_if,required_if_accepted,required_if_declined,required_unless",
+  "required_with,required_with_all,required_without,required_without_all,same,starts_with,timezone",
+  "unique",
+].flatMap((line) => line.split(",")))
+  RULE_ARGS.set(name, ARGS);
 for (const name of "min,max,size,between,digits,digits_between,min_digits,max_digits,multiple_of,decimal".split(
   ",",
 ))
-  RULE_ARGS[name] = NUMBERS;
-RULE_ARGS.regex = RULE_ARGS.not_regex = /^\/.*\/[a-z]*$/;
+  RULE_ARGS.set(name, NUMBERS);
+RULE_ARGS.set("regex", PATTERN).set("not_regex", PATTERN);
 
-/** Whether `value` is a list of validation rules (see `RULE_ARGS`). */
 function validationRules(value: string): boolean {
   if (!/[|:]/.test(value)) return false;
   const rules = value.endsWith("|") ? value.slice(0, -1) : value;
-  // A regex may hold `|`: it is the last rule, or the only one.
+  // A pattern may hold `|`: it is the last rule, or the only one.
   const at = rules.search(/(?:^|\|)(?:not_)?regex:/);
-  const parts =
-    at < 0
-      ? rules.split("|")
-      : [...(at > 0 ? rules.slice(0, at).split("|") : []), rules.slice(at ? at + 1 : 0)];
+  const head = at < 0 ? rules : rules.slice(0, at);
+  const parts = [...(head ? head.split("|") : []), ...(at < 0 ? [] : [rules.slice(at ? at + 1 : 0)])];
+  const alone = parts.length === 1;
   return parts.every((rule) => {
     const colon = rule.indexOf(":");
     const name = colon < 0 ? rule : rule.slice(0, colon);
-    const args = RULE_ARGS[name];
-    return args !== undefined && (colon < 0 || args.test(rule.slice(colon + 1)));
+    if (!RULE_ARGS.has(name)) return false;
+    const args = RULE_ARGS.get(name);
+    if (colon < 0) return !alone;
+    if (args === undefined || (alone && args === ARGS)) return false;
+    return args.test(rule.slice(colon + 1));
   });
 }
 
 /**
- * A word of prose in any language — letters and their marks, an apostrophe within (`You've`), a
- * script's own sentence punctuation after it (`。`, `।`, `؟`) — as `characters` is in English: not
- * a credential after a code-style name, as `correcthorse` is not. (ASCII punctuation stays part of
- * the word: `Hunter!` may be a password.)
+ * A word of prose in any script — letters and their marks, an apostrophe within (`You've`,
+ * `l’été`) — as `characters` is in English: among the words of a value, not a credential.
  */
-const PROSE_WORD =
-  /^[¿¡]?[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*[\u3001\u3002\uFF01\uFF0C\uFF1F\u0964\u0965\u060C\u061F\u06D4]?$/u;
+const PROSE_WORD = /^[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*$/u;
+export const proseWord = (word: string) => PROSE_WORD.test(word);
+/**
+ * A sentence of a script written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar): a
+ * run of its letters, with its own full stop or not (`パスワードが正しくありません。`). A message, where
+ * a password of these letters alone is rare.
+ */
+const SPACELESS_PROSE =
+  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{M}ー]{6,}[。！？、]?$/u;
+/** A sentence of a script with its own full stop (`…होना चाहिए।`, `…؟`): a message, not a password. */
+const SCRIPT_SENTENCE = /^[\p{L}\p{M}\s'’,-]+[。！？।॥؟۔]$/u;
 
 /** Stripe's publishable keys: public by design, written into web pages. */
 export const PUBLISHABLE_KEY = /^pk_(?:live|test)_[A-Za-z0-9]+$/;
@@ -169,12 +185,12 @@ const KEY_FILE =
 export function credentialValue(value: string, envFile: boolean, name = ""): boolean {
   if (value.length < 6 || REFERENCE.test(value) || /^[=>]/.test(value)) return false;
   // Already masked by a pattern before (`x-access-token:[REDACTED]@github.com`), or by Rails.
-  if (value.startsWith("[REDACTED]") || value.startsWith("[FILTERED]")) return false;
+  if (value.startsWith("[REDACTED]") || value === "[FILTERED]") return false;
   if (PUBLISHABLE_KEY.test(value) || AUTH_SCHEME.test(value) || KEY_ID.test(value) || KEY_FILE.test(value))
     return false;
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
-  if (validationRules(value) || PROSE_WORD.test(value)) return false;
+  if (validationRules(value) || SPACELESS_PROSE.test(value) || SCRIPT_SENTENCE.test(value)) return false;
   return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

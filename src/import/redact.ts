@@ -12,6 +12,7 @@ import {
   envName,
   PUBLISHABLE_KEY,
   passwordName,
+  proseWord,
   REFERENCE,
   SECRET_NAME,
   secretName,
@@ -135,13 +136,17 @@ const fromStart = (re: RegExp) => new RegExp(String.raw`(?=[^\s\\])${START}${re.
 
 /** A quote (or a Markdown backtick) around a name or a value, escaped when the text is a JSON string. */
 const QUOTE = String.raw`(?:\\{0,16}["'\`])?`;
-/** Spaces and tabs, a tab escaped too (`\t` in text that is a JSON string). */
-const GAP = String.raw`(?:[ \t]|\\{1,16}t)*`;
 /**
- * Between a secret's name and its value: `=` or `:`, after the name's closing quote if it has one,
- * or `=` after a subscript (`$config['db_password'] = …`, `os.environ["API_KEY"] = …`).
+ * Spaces and tabs, a tab escaped too (`\t` in text that is a JSON string): bounded, as a pattern
+ * tried from each start of a name in a long run of them is otherwise slow (seconds a megabyte).
  */
-const NAME_END = String.raw`(?:\\{0,16}["']\]${GAP}=|${QUOTE}${GAP}(?:=|:(?!:)))`;
+const GAP = String.raw`(?:[ \t]|\\{1,16}t){0,32}`;
+/**
+ * Between a secret's name and its value: `=` or `:` (not a static call's `::`), after the name's
+ * closing quote if it has one, or `=`, `||=`, `??=` after a subscript (`$config['db_password'] = …`,
+ * `os.environ["API_KEY"] = …`, `config[:password] = …`, Perl's `$h{password} = …`).
+ */
+const NAME_END = String.raw`(?:(?:\\{0,16}["'])?[\]}]${GAP}(?:\|\||\?\?)?=|${QUOTE}${GAP}(?:=|:(?!:)))${GAP}`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
 const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
@@ -172,10 +177,12 @@ function secretKeyAt(name: string, at: number, text: string): string | undefined
  */
 function credentialWords(value: string, name: string): boolean {
   if (envName(name)) return credentialValue(value.trim(), true, name);
-  // A word's closing or opening punctuation is prose's (`letters,`, `(optional)`), not the secret's.
+  // A word's closing or opening punctuation is prose's (`letters,`, `(optional)`), not the secret's;
+  // among words, one of letters alone is prose's in any script (`caractères`, `You've`).
   return value
     .split(/\s+/)
-    .some((word) => credentialValue(word.replace(/^[([]+|[.,!?:;)\]]+$/g, ""), false, name));
+    .map((word) => word.replace(/^[([¿¡]+|[.,!?:;)\]]+$/g, ""))
+    .some((word) => !proseWord(word) && credentialValue(word, false, name));
 }
 
 /**
@@ -350,18 +357,18 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${NAME_END}[ \t]*(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
+        String.raw`${SECRET_NAME}(${NAME_END}(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
       quotedValue,
     ],
     // A hash entry of Ruby, PHP or Perl (`'db_password' => 'hunter22'`, `:api_key => "…"`): only a
-    // quoted value, all up to its closing quote, and not one an operator follows. A bare word, a
-    // call or an expression after `=>` is code (`password => !x`, `'password' => Hash::make($p)`,
-    // an arrow function's body `token => "Bearer " + token`).
+    // quoted value, all up to its closing quote, and not one an operator follows (a method call,
+    // `.freeze`, and a comment may). A bare word, a call or an expression after `=>` is code
+    // (`password => !x`, `'password' => Hash::make($p)`, `token => "Bearer " + token`).
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${QUOTE}${GAP}=>${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4(?!${GAP}(?:[-+.*/%?|&<>=^]|\?\?)))`,
+        String.raw`${SECRET_NAME}(${QUOTE}${GAP}=>${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4(?!${GAP}(?:[-+*%?|&<>=^]|\.(?=[\s$'"])|\/(?![/*]))))`,
         "gi",
       ),
       quotedValue,
@@ -433,11 +440,10 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the line after it (a VALUE stops at an escaped `\n` already).
     [QUERY_RE, queryPair],
     [
-      new RegExp(
-        String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}[ \t]*${QUOTE})${PAIR_VALUE}`,
-        "gi",
-      ),
-      (_m: string, name: string, sep: string, value: string, at: number, text: string) => {
+      new RegExp(String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`, "gi"),
+      (m: string, name: string, sep: string, value: string, at: number, text: string) => {
+        // The first word of a quoted value of several: the rule for those judged it whole.
+        if (/["'`]$/.test(sep) && /[ \t]/.test(text[at + m.length] ?? "")) return m;
         const key = secretKeyAt(name, at, text);
         // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
         if (key === undefined) return `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;

@@ -1056,7 +1056,33 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     ['"basic_auth": "digits:8675309x"', `"basic_auth": "${M}"`],
     ['"password": "admin:P@ss|word"', `"password": "${M}"`],
     ['password: "dev:hunter22|ops"', `password: "${M}"`],
-    // Tabs, escaped in text that is a JSON string (review 9, L1).
+    // A rule alone with a user's name before `:` is a user and a password (review 10, a2).
+    ["auth: 'email:hunter22'", `auth: '${M}'`],
+    ["credentials: 'in:s3cr3tpw'", `credentials: '${M}'`],
+    ["password = 'ip:s3cretpass'", `password = '${M}'`],
+    ["token = 'string:8f3a9c2e7d1b4a6f'", `token = '${M}'`],
+    ["password = 'same:hunter22pw'", `password = '${M}'`],
+    ["'password' => 'exists:users,password',", `'password' => '${M}',`],
+    // A letters-only word with a letter outside ASCII, alone, as before (review 10, a1).
+    ["password = 'пароль'", `password = '${M}'`],
+    ["POSTGRES_PASSWORD: йцукен", `POSTGRES_PASSWORD: ${M}`],
+    ['"password": "contraseña"', `"password": "${M}"`],
+    ["api_key: 'Schlüsselwort'", `api_key: '${M}'`],
+    ['password = "don’tTellAnyone"', `password = "${M}"`],
+    ["'DB_PASSWORD' => 'contraseña',", `'DB_PASSWORD' => '${M}',`],
+    ["password: '[FILTERED]hunter22'", `password: '${M}'`],
+    // After a subscript of a symbol or in braces, `||=` (review 10, c).
+    ["config[:password] = 'hunter22'", `config[:password] = '${M}'`],
+    ["$ENV{DB_PASSWORD} = 'hunter22';", `$ENV{DB_PASSWORD} = '${M}';`],
+    ["ENV['API_KEY'] ||= 'abc123xyz'", `ENV['API_KEY'] ||= '${M}'`],
+    // A method call or a comment after a hash entry's value (review 10, c).
+    ['"password" => "hunter22".freeze,', `"password" => "${M}".freeze,`],
+    ["'password' => 'hunter22' // prod", `'password' => '${M}' // prod`],
+    ["'password' => 'hunter22'/* prod */", `'password' => '${M}'/* prod */`],
+    // Tabs, escaped in text that is a JSON string (review 9, L1; review 10, after the separator).
+    ["password:\thunter22", `password:\t${M}`],
+    ['"password":\t"hunter22"', `"password":\t"${M}"`],
+    ["API_KEY=\tabc123xyz", `API_KEY=\t${M}`],
     ["'password'\t=>\t'hunter22x'", `'password'\t=>\t'${M}'`],
     ["$config['db_password']\t= 'hunter22x';", `$config['db_password']\t= '${M}';`],
     // ASCII punctuation is part of a password.
@@ -1084,14 +1110,22 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     'token => "prefix-" + token',
     ".then(token => 'token=' + token)",
     'users.map(password => "hashed:" + hash(password))',
-    // Laravel's own rules with their arguments, a rule list ending in `|` (review 9, D4).
-    "'password' => 'current_password:api',",
-    "'current_password' => 'password:api',",
-    "'password' => 'required_unless:role,admin',",
-    "'password' => 'exists:users,password',",
+    // Laravel's own rules with their arguments in a list, a list ending in `|` (review 9, D4; the
+    // tenth review's names and arguments: upper case, a date format, a PHP variable).
+    "'password' => 'required|current_password:api',",
+    "'password' => 'required_unless:role,admin|min:8',",
+    "'password' => 'required|exists:users,password',",
     "'password' => 'required|confirmed|' . Password::defaults(),",
+    "'password' => 'required|date_format:Y-m-d',",
+    "'password' => 'required|string|min:8|max:255|different:Email',",
+    "'password' => 'required|min:8|required_if_accepted:x',",
+    "'secret' => 'required|string|extensions:pem,key',",
+    "'password' => \"required|min:{$min}\",",
+    "'password' => \"required|string|min:$min\",",
     // What Rails masked itself (review 9, D5).
     'Parameters: {"user"=>{"email"=>"a@b.c", "password"=>"[FILTERED]"}}',
+    // A Ruby interpolation names where the value comes from (review 10, b).
+    ":password => \"#{ENV['DB_PASSWORD']}\"",
     // A static call's `::` is no separator: its name and the `]` after it stayed eaten.
     "'password' => ['required', 'string', Password::min(8)->mixedCase()],",
     "'password' => ['required', Rules\\Password::defaults()],",
