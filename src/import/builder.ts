@@ -430,6 +430,16 @@ export class SessionBuilder {
   }
 
   /**
+   * Write now `callId`'s call, if unwritten, and the unwritten calls of its turn made before it: its
+   * result is known to come (a parser holds it, see `claude-held.ts`), after something that must
+   * come after the call (the end of the response that made it).
+   */
+  writeCallsThrough(callId: string): void {
+    const p = own(this.s.pending, callId);
+    if (p) this.callsBefore(callId, p, p.at);
+  }
+
+  /**
    * Write now the calls among `callIds` still unanswered: the response that made them ended (its
    * `model.response` comes next, their outputs later), or their turn is being aborted and no output
    * will come, so each goes in the log before the abort (`finish` would write it after).

@@ -8,6 +8,7 @@ import type { Part, StoredMessage } from "../storage/records.ts";
 import { own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import type { SessionBuilder } from "./builder.ts";
+import { resultHeld, writeHeld, writeOrHold } from "./claude-held.ts";
 import { type ClaudeContext, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor } from "./ids.ts";
 import { joinedHead } from "./text.ts";
@@ -144,7 +145,7 @@ function toolResult(
 ): boolean {
   const callId = String(block.tool_use_id ?? "");
   const call = b.pendingCall(callId);
-  if (!call) {
+  if (!call || resultHeld(ctx.st, b.id, callId)) {
     bump(ctx.counts.skipped, "user/tool_result(no matching call)");
     return false;
   }
@@ -153,22 +154,31 @@ function toolResult(
   // reason): join only that much of a long output.
   const head = typeof block.content === "string" ? block.content : joinedHead(blocksOf(block.content), 500);
   const denied = denial(e, block.content, head, isError);
-  let childId: string | undefined;
+  let child: { id: string; task?: string } | undefined;
   if (SUBAGENT_TOOLS.has(call.tool)) {
     const agentId = (e.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
     const main = ctx.st.main?.id ?? b.id;
-    childId =
+    const id =
       typeof agentId === "string"
         ? childIdFor(main, "agent", agentId)
         : childIdFor(main, "task", callId) in ctx.st.children
           ? childIdFor(main, "task", callId)
           : undefined;
     const task = (call.args as { description?: string } | undefined)?.description;
-    if (childId && !denied) b.subagent("start", callId, call.at, childId, task);
+    if (id) child = { id, ...(task !== undefined ? { task } : {}) };
   }
-  b.toolResult(callId, { at, output: block.content, failed: isError && !denied, denied });
-  if (childId && !denied) b.subagent("stop", callId, at, childId);
-  if (!denied && INTERRUPTED.test(head)) b.turnAbort(`${callId}.abort`, at, "interrupted");
+  // Claude Code runs a tool while its response still streams: whether this result came after the
+  // response's last line is known at the next line (see `claude-held.ts`).
+  writeOrHold(ctx.st, b, ctx.st.groups[b.id] !== undefined, {
+    kind: "result",
+    at,
+    callId,
+    output: block.content,
+    failed: isError && !denied,
+    ...(denied ? { denied } : {}),
+    ...(child ? { child } : {}),
+    ...(!denied && INTERRUPTED.test(head) ? { interrupted: true } : {}),
+  });
   return true;
 }
 
@@ -254,6 +264,8 @@ export function onAssistant(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntr
       });
     }
   }
+  // The response goes on: what was held came before its end.
+  writeHeld(ctx.st, b);
   const m = b.find(g.messageId)!;
   const blocks = blocksOf(msg.content);
   for (const block of blocks) {
@@ -333,8 +345,18 @@ export function onSystem(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEntry, 
     const startAt = ctx.st.prevAt[b.id] ?? at;
     b.modelError(uuid, { startAt, at, provider: "anthropic", model: ctx.st.lastModel ?? "unknown", error });
   } else if (subtype === "stop_hook_summary" && Array.isArray(e.hookInfos)) {
+    const open = ctx.st.groups[b.id] !== undefined;
     e.hookInfos.forEach((h: { command?: string }, i: number) => {
-      b.hook(`${uuid}.${i}`, at, String(h?.command ?? "stop-hook"), "Stop", e.preventedContinuation === true);
+      const name = String(h?.command ?? "stop-hook");
+      const blocked = e.preventedContinuation === true;
+      writeOrHold(ctx.st, b, open, {
+        kind: "hook",
+        at,
+        key: `${uuid}.${i}`,
+        name,
+        hookEvent: "Stop",
+        blocked,
+      });
     });
   } else {
     bump(ctx.counts.skipped, `system/${subtype}`);
@@ -358,13 +380,14 @@ export function onAttachment(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEnt
     type === "hook_non_blocking_error"
   ) {
     const name = String(a.hookName ?? a.command ?? "hook");
-    b.hook(
-      String(e.uuid ?? at),
+    writeOrHold(ctx.st, b, ctx.st.groups[b.id] !== undefined, {
+      kind: "hook",
       at,
+      key: String(e.uuid ?? at),
       name,
-      typeof a.hookEvent === "string" ? a.hookEvent : undefined,
-      type === "hook_blocking_error",
-    );
+      ...(typeof a.hookEvent === "string" ? { hookEvent: a.hookEvent } : {}),
+      blocked: type === "hook_blocking_error",
+    });
     ctx.counts.imported++;
   } else bump(ctx.counts.skipped, `${String(e.type)}/${type}`);
 }

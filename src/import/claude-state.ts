@@ -2,10 +2,12 @@
  * Shared state of the Claude Code importer: what is saved between runs (`ClaudeState`), the
  * context the entry handlers get, and closing a streamed response into its `model.response`.
  */
+
 import { drop } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import type { NumberSet } from "../util/number-set.ts";
 import type { BuilderState, SessionBuilder } from "./builder.ts";
+import { type HeldStore, writeHeld, writeHeldCalls } from "./claude-held.ts";
 import { foldHead } from "./text.ts";
 import type { EntryCounts, ImportWarning } from "./types.ts";
 
@@ -30,7 +32,7 @@ export interface OpenGroup {
   requested?: boolean;
 }
 
-export interface ClaudeState {
+export interface ClaudeState extends HeldStore {
   main?: BuilderState;
   children: Record<string, BuilderState>;
   groups: Record<string, OpenGroup>;
@@ -97,12 +99,21 @@ export function promptKey(content: unknown): string | undefined {
   return text ? Bun.hash(foldHead(text, 200)).toString(36) : undefined;
 }
 
-/** Close a builder's open response: `model.response` with the last line's usage. */
+/**
+ * Close a builder's open response (see `claude-held.ts`): what was held from no later than its
+ * last line (a hook Claude Code wrote after it), the calls whose results are held, then
+ * `model.response` with the last line's usage, then the rest held.
+ */
 export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
   if (ctx.st.cut) drop(ctx.st.cut, b.id);
   const g = ctx.st.groups[b.id];
-  if (!g) return;
+  if (!g) {
+    writeHeld(ctx.st, b);
+    return;
+  }
   delete ctx.st.groups[b.id];
+  writeHeld(ctx.st, b, g.at);
+  writeHeldCalls(ctx.st, b);
   const u = g.usage as Record<string, number | undefined> | undefined;
   const details = g.usage?.output_tokens_details as { thinking_tokens?: number } | undefined;
   b.modelResponse(g.responseId, {
@@ -130,4 +141,5 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
   });
   ctx.closed.add(idHash(g.responseId));
   b.release(g.messageId);
+  writeHeld(ctx.st, b);
 }

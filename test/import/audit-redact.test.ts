@@ -1133,3 +1133,66 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     expectRedacted(input, input);
   });
 });
+
+test("--redact: results and hooks a watch pass holds for the next one are masked in the import state (the whole parser state is)", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const f = join(dir.path, "held.jsonl");
+  const base = { sessionId: "s2", cwd: "/p", timestamp: "2026-01-01T00:00:00.000Z" };
+  const line = (o: Record<string, unknown>) => appendFileSync(f, `${JSON.stringify({ ...base, ...o })}\n`);
+  line({ type: "user", uuid: "u1", message: { role: "user", content: "read the env" } });
+  line({
+    type: "assistant",
+    uuid: "a1",
+    message: {
+      id: "m1",
+      model: "claude",
+      content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: ".env" } }],
+      usage: { input_tokens: 1, output_tokens: 1 },
+    },
+  });
+  // The response may still go on: the result and the hook wait for its next line or its end.
+  line({
+    type: "user",
+    uuid: "r1",
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "t1", content: `NPM_TOKEN=${NPM}` }],
+    },
+  });
+  line({
+    type: "attachment",
+    uuid: "h1",
+    attachment: { type: "hook_success", hookName: `notify --token ${HF}`, hookEvent: "PostToolUse" },
+  });
+  const pass = async (final: boolean) => {
+    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+    try {
+      await importSources({
+        agent: "claude",
+        paths: [f],
+        adapter,
+        home: home.path,
+        fsync: false,
+        redact: true,
+        final,
+      });
+      const events: unknown[] = [];
+      for await (const r of adapter.readEvents("claude-s2")) if (r.event) events.push(r.event);
+      return events;
+    } finally {
+      await adapter.close();
+    }
+  };
+  await pass(false);
+  const stateDir = join(home.path, "state");
+  const state = [...new Bun.Glob("**/*.json").scanSync(stateDir)]
+    .map((p) => readFileSync(join(stateDir, p), "utf8"))
+    .join("\n");
+  expect(state).toContain('"held"');
+  for (const secret of [NPM, HF]) expect(state).not.toContain(secret);
+  // The final pass writes them, masked.
+  const events = JSON.stringify(await pass(true));
+  expect(events).toContain(`NPM_TOKEN=${M}`);
+  for (const secret of [NPM, HF]) expect(events).not.toContain(secret);
+});

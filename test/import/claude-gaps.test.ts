@@ -424,3 +424,101 @@ test.each([
     );
   },
 );
+
+describe("claude: a response's end before what came after its last line", () => {
+  /** The log's events as `type id` (calls, outputs and hooks by call or tool; responses by id). */
+  const shape = (events: unknown[]) =>
+    (events as Record<string, unknown>[])
+      .filter((e) => e.type !== "session.started" && e.type !== "turn.started")
+      .map((e) => `${e.type} ${e.callId ?? e.responseId ?? e.hookName ?? ""}`.trim());
+
+  test("regression: results and hooks after a response's last line go in after its model.response, its calls before it", async () => {
+    // Two parallel calls, their results and a PostToolUse hook, then the next response. The
+    // model.response was written when the next response began, after the outputs that came
+    // after its last line, and earlier than them (245 of the corpus's responses).
+    const hook = () => ({
+      ...base("h1", "r2"),
+      type: "attachment",
+      attachment: {
+        type: "hook_success",
+        hookName: "PostToolUse:Read",
+        hookEvent: "PostToolUse",
+        command: "lint",
+      },
+    });
+    const { events } = await importLines([
+      prompt("u1", null, "read both"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Read", { file_path: "a" })]),
+      assistant("a2", "a1", "msg_1", [toolUse("toolu_2", "Read", { file_path: "b" })]),
+      result("r1", "a2", "toolu_1", "a's text", false),
+      result("r2", "r1", "toolu_2", "b's text", false),
+      hook(),
+      assistant("a3", "h1", "msg_2", [{ type: "text", text: "Both read." }]),
+    ]);
+    expect(shape(events)).toEqual([
+      "model.request",
+      "function.call toolu_1",
+      "function.call toolu_2",
+      "model.response msg_1",
+      "function.output toolu_1",
+      "function.output toolu_2",
+      "hook.triggered PostToolUse:Read",
+      "model.request",
+      "model.response msg_2",
+    ]);
+    const times = (events as { timestamp: number }[]).map((e) => e.timestamp);
+    expect(times).toEqual(times.toSorted((a, b) => a - b));
+  });
+
+  test("a result between two blocks of one response goes in before the response goes on", async () => {
+    const { events } = await importLines([
+      prompt("u1", null, "read, then write"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Read", { file_path: "a" })]),
+      result("r1", "a1", "toolu_1", "a's text", false),
+      assistant("a2", "r1", "msg_1", [toolUse("toolu_2", "Write", { file_path: "b" })]),
+      result("r2", "a2", "toolu_2", "written", false),
+      prompt("u2", "r2", "thanks"),
+    ]);
+    expect(shape(events)).toEqual([
+      "model.request",
+      "function.call toolu_1",
+      "function.output toolu_1",
+      "function.call toolu_2",
+      "model.response msg_1",
+      "function.output toolu_2",
+    ]);
+  });
+
+  test("a refusal after a response's last line is no call: its denial comes after the response", async () => {
+    const { events } = await importLines([
+      prompt("u1", null, "push"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "git push" })]),
+      result(
+        "r1",
+        "a1",
+        "toolu_1",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        true,
+      ),
+      prompt("u2", "r1", "no pushing"),
+    ]);
+    expect(shape(events)).toEqual(["model.request", "model.response msg_1", "function.denied toolu_1"]);
+  });
+
+  test("the corpus: no model.response is logged earlier than what comes before it", async () => {
+    await using home = await tempHome();
+    const { sessions } = await imported(home.path, "claude", join(CORPUS, "claude"));
+    let responses = 0;
+    for (const s of sessions) {
+      let latest = 0;
+      for (const e of s.events as { type: string; timestamp: number; id: string }[]) {
+        if (e.type === "model.response") {
+          responses++;
+          expect([s.meta.id, e.id, e.timestamp >= latest]).toEqual([s.meta.id, e.id, true]);
+        }
+        latest = Math.max(latest, e.timestamp);
+      }
+    }
+    expect(responses).toBeGreaterThan(250);
+  });
+});
