@@ -84,12 +84,10 @@ const failed = (at: number, error: string) => ({
 const running = (at: number) => ({ status: "running", input, metadata: {}, time: { start: at } });
 const pending = { status: "pending", input, raw: JSON.stringify(input) };
 
-/** Import an export of `messages` and read back its events, messages and trace. */
-async function importExport(messages: Raw[]) {
-  await using dir = await tempDir();
-  await using home = await tempHome();
+/** An OpenCode export (`opencode export`) of the session with `messages`. */
+function exportOf(messages: Raw[]) {
   const times = messages.map((m) => m.info.time.completed ?? m.info.time.created);
-  const doc = {
+  return {
     info: {
       id: SES,
       slug: "quiet-harbor",
@@ -102,8 +100,14 @@ async function importExport(messages: Raw[]) {
     messages,
     todos: [],
   };
+}
+
+/** Import an export of `messages` and read back its events, messages and trace. */
+async function importExport(messages: Raw[]) {
+  await using dir = await tempDir();
+  await using home = await tempHome();
   const path = join(dir.path, `${SES}.json`);
-  writeFileSync(path, JSON.stringify(doc, null, 2));
+  writeFileSync(path, JSON.stringify(exportOf(messages), null, 2));
   const { adapter, report } = await importOne(home.path, "opencode", path);
   try {
     expect(report.sources[0]!.warnings).toEqual([]);
@@ -381,4 +385,55 @@ test("regression: a step's model.request comes before the calls it makes, never 
     }
   }
   expect(requests).toBeGreaterThan(60);
+});
+
+test("a step imported while it runs and again once finished logs the events one import of the finished session does; its request after the calls logged as they ran", async () => {
+  await using dir = await tempDir();
+  const now = Date.now() - 60_000;
+  const prompt = user("msg_001", now, "push it");
+  const working = [
+    prompt,
+    assistant("msg_002", "msg_001", now + 1_000, [done(now + 1_100), running(now + 1_200)], false),
+  ];
+  const finished = [
+    prompt,
+    assistant("msg_002", "msg_001", now + 1_000, [done(now + 1_100), done(now + 1_200)]),
+  ];
+  const path = join(dir.path, `${SES}.json`);
+  const shape = (r: Awaited<ReturnType<typeof imported>>) =>
+    (r.sessions[0]!.events as EventRecord[]).map(
+      (e) => `${e.type} ${String(e.id).split(":").slice(2).join(":")}`,
+    );
+  writeFileSync(path, JSON.stringify(exportOf(working)));
+  await using home = await tempHome();
+  const live = shape(await imported(home.path, "opencode", path));
+  // The running step's calls are logged as they run (a trace of the session at work shows them);
+  // its request is not: the step's end names it.
+  expect(live.slice(1)).toEqual([
+    "turn.started msg_001",
+    "function.call call_msg_002_0",
+    "function.call call_msg_002_1",
+    "function.output call_msg_002_0",
+  ]);
+  writeFileSync(path, JSON.stringify(exportOf(finished)));
+  const grown = shape(await imported(home.path, "opencode", path));
+  await using once = await tempHome();
+  const whole = shape(await imported(once.path, "opencode", path));
+  expect(grown.toSorted()).toEqual(whole.toSorted());
+  // What the first import logged stays; the rest comes in the finished session's order.
+  expect(grown.slice(1)).toEqual([
+    ...live.slice(1),
+    "model.request prt_msg_002z",
+    "function.output call_msg_002_1",
+    "model.response prt_msg_002z",
+  ]);
+  expect(whole.slice(1)).toEqual([
+    "turn.started msg_001",
+    "model.request prt_msg_002z",
+    "function.call call_msg_002_0",
+    "function.call call_msg_002_1",
+    "function.output call_msg_002_0",
+    "function.output call_msg_002_1",
+    "model.response prt_msg_002z",
+  ]);
 });
