@@ -413,10 +413,10 @@ export class SessionBuilder {
 
   /**
    * The calls of `p`'s turn made before its output (at `outputAt`) and still unwritten: written
-   * now, ahead of the output, with `p`'s own call in its place among them. The log keeps the order the model made its calls in,
-   * which eval's sequences and the trace read: parallel calls often finish out of order (a third of
-   * the corpus's responses with several calls), and writing each call with its result put them in
-   * finishing order. `p` itself may be written already (its response ended first): a call made
+   * now, ahead of the output, with `p`'s own call in its place among them. The log keeps the order
+   * the model made its calls in, which eval's sequences and the trace read: parallel calls often
+   * finish out of order (a third of the corpus's responses with several calls), and writing each
+   * call with its result put them in finishing order. `p` itself may be written already (its response ended first): a call made
    * while it ran still goes before its result. One of them refused later has both a call and a
    * denial, which the folds read as refused (the call withdrawn); a refusal brings out no calls,
    * so that a call refused beside it (OpenCode's parallel calls share one time) has no call.

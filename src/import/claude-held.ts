@@ -19,7 +19,7 @@ export type HeldEntry =
       kind: "result";
       at: number;
       callId: string;
-      /** The result as the transcript gives it (masked when the import redacts). */
+      /** The result as the transcript gives it (a saved import state is masked whole with `--redact`). */
       output: unknown;
       failed: boolean;
       denied?: { source: DenySource; reason: string };

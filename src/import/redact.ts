@@ -257,6 +257,21 @@ function quotedValue(
   return secret ? `${name}${sep}${MASK}` : m;
 }
 
+/**
+ * Whether the quoted value that `sep` opens, whose first word `word` ends at `end` of `text`, goes
+ * on with more words to its closing quote within the several-words rule's bound: that rule judged
+ * it whole (a sentence it left stays whole). A value it cannot take (no closing quote on the line,
+ * past 256 characters) is not: its first word is judged on its own.
+ */
+function severalWords(sep: string, word: string, text: string, end: number): boolean {
+  const open = /(\\*)(["'`])$/.exec(sep);
+  if (!open || !/[ \t]/.test(text[end] ?? "")) return false;
+  const [, bs, q] = open as unknown as [string, string, string];
+  const rest = text.slice(end, end + 256 - word.length + bs.length + 1);
+  const stop = rest.search(new RegExp(`[\\n\\\\${q}]`));
+  return stop >= 0 && stop <= 256 - word.length && rest.startsWith(bs + q, stop);
+}
+
 const PATTERNS: [RegExp, Replacer][] = (
   [
     [/(Bearer)\s+([A-Za-z0-9._~+/=-]{16,})/gi, (m, word, v) => (bearerToken(v) ? `${word} ${MASK}` : m)],
@@ -443,7 +458,7 @@ const PATTERNS: [RegExp, Replacer][] = (
       new RegExp(String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`, "gi"),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
         // The first word of a quoted value of several: the rule for those judged it whole.
-        if (/["'`]$/.test(sep) && /[ \t]/.test(text[at + m.length] ?? "")) return m;
+        if (severalWords(sep, value, text, at + m.length)) return m;
         const key = secretKeyAt(name, at, text);
         // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
         if (key === undefined) return `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;

@@ -1071,6 +1071,10 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     ['password = "don’tTellAnyone"', `password = "${M}"`],
     ["'DB_PASSWORD' => 'contraseña',", `'DB_PASSWORD' => '${M}',`],
     ["password: '[FILTERED]hunter22'", `password: '${M}'`],
+    // The first word of a quoted value the several-words rule cannot take (no closing quote on the
+    // line, past its bound) is judged on its own, as before.
+    ['password: "hunter22 more text', `password: "${M} more text`],
+    [`password: "hunter22 ${"x ".repeat(200)}"`, `password: "${M} ${"x ".repeat(200)}"`],
     // After a subscript of a symbol or in braces, `||=` (review 10, c).
     ["config[:password] = 'hunter22'", `config[:password] = '${M}'`],
     ["$ENV{DB_PASSWORD} = 'hunter22';", `$ENV{DB_PASSWORD} = '${M}';`],
