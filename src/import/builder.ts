@@ -75,6 +75,8 @@ export interface ResponseUsage {
   reasoning?: number;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /** A finite number ≥ 0: what a cost must be. */
 const isCost = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
 
@@ -421,10 +423,15 @@ export class SessionBuilder {
    * denial, which the folds read as refused (the call withdrawn); a refusal brings out no calls,
    * so that a call refused beside it (OpenCode's parallel calls share one time) has no call.
    */
-  private callsBefore(callId: string, p: PendingCall, outputAt: number): void {
+  private callsBefore(
+    callId: string,
+    p: PendingCall,
+    outputAt: number,
+    refused: ReadonlySet<string> = NONE,
+  ): void {
     const until = Math.max(p.at, outputAt);
     for (const [id, q] of this.pendingInOrder()) {
-      if (q.emitted) continue;
+      if (q.emitted || refused.has(id)) continue;
       if (id === callId || (q.turnId === p.turnId && q.at <= until)) this.emitCall(id, q);
     }
   }
@@ -432,11 +439,12 @@ export class SessionBuilder {
   /**
    * Write now `callId`'s call, if unwritten, and the unwritten calls of its turn made before it: its
    * result is known to come (a parser holds it, see `claude-held.ts`), after something that must
-   * come after the call (the end of the response that made it).
+   * come after the call (the end of the response that made it). Not the calls in `refused`: their
+   * refusals are held too, and a refused call has no `function.call`.
    */
-  writeCallsThrough(callId: string): void {
+  writeCallsThrough(callId: string, refused: ReadonlySet<string>): void {
     const p = own(this.s.pending, callId);
-    if (p) this.callsBefore(callId, p, p.at);
+    if (p) this.callsBefore(callId, p, p.at, refused);
   }
 
   /**

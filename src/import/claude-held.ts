@@ -69,8 +69,11 @@ export function writeHeld(st: HeldStore, b: SessionBuilder, until = Number.POSIT
  * before the response that made them ends. A refusal's call is not (it never ran).
  */
 export function writeHeldCalls(st: HeldStore, b: SessionBuilder): void {
-  const held = st.held && own(st.held, b.id);
-  for (const h of held ?? []) if (h.kind === "result" && !h.denied) b.writeCallsThrough(h.callId);
+  const results = (st.held ? (own(st.held, b.id) ?? []) : []).flatMap((h) =>
+    h.kind === "result" ? [h] : [],
+  );
+  const refused = new Set(results.flatMap((h) => (h.denied ? [h.callId] : [])));
+  for (const h of results) if (!h.denied) b.writeCallsThrough(h.callId, refused);
 }
 
 /** Write `h` into `b`'s log now: a hook run, or a result with its subagent's start and stop. */

@@ -15,7 +15,6 @@ import { idHash } from "../util/id-hash.ts";
 import { NumberSet } from "../util/number-set.ts";
 import { newBuilderState, type ResultMeta, SessionBuilder } from "./builder.ts";
 import { type ClaudeEntry, onAssistant, onAttachment, onSystem, onUser } from "./claude-entries.ts";
-import { writeHeld } from "./claude-held.ts";
 import { type ClaudeContext, type ClaudeState, flushGroup, promptKey } from "./claude-state.ts";
 import { childIdFor, sessionIdFor } from "./ids.ts";
 import { QUIET_MS, stillWritten, within } from "./live.ts";
@@ -225,12 +224,10 @@ export class ClaudeParser {
       // not yet quiet: their results (and, in 2.1.1xx, its other blocks) come after its last line.
       // Closed at once, it was written before them, and the log differed from one read of the
       // whole file. One that ended its turn is closed at once (a CI run imports as the agent exits).
-      if (final && g && live && (!g.stopped || (g.awaitsTools && !quiet))) {
-        open = true;
-        // What it holds goes in now, ahead of the response's end: a final read shows every result
-        // the file has. (A watch pass keeps them for the next, as one read of the file would.)
-        writeHeld(this.st, b);
-      } else if (g && (final || (g.stopped && quiet))) {
+      // What it holds stays held, as in a watch pass: written now, the results would go in before
+      // the response's end, which the next read writes (see `claude-held.ts`).
+      if (final && g && live && (!g.stopped || (g.awaitsTools && !quiet))) open = true;
+      else if (g && (final || (g.stopped && quiet))) {
         flushGroup(this.ctx, b);
         put((this.st.cut ??= {}), id, g.responseId);
       } else if (g?.stopped) settling = true;

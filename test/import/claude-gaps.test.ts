@@ -522,3 +522,30 @@ describe("claude: a response's end before what came after its last line", () => 
     expect(responses).toBeGreaterThan(250);
   });
 });
+
+test("regression: a refusal held beside a result that ran gives the refused call no function.call (held-results review 2)", async () => {
+  const { events } = await importLines([
+    prompt("u1", null, "push, then read"),
+    assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "git push" })]),
+    assistant("a2", "a1", "msg_1", [toolUse("toolu_2", "Read", { file_path: "b" })]),
+    result(
+      "r1",
+      "a2",
+      "toolu_1",
+      "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+      true,
+    ),
+    result("r2", "r1", "toolu_2", "b's text", false),
+    prompt("u2", "r2", "ok"),
+  ]);
+  const shape = (events as Record<string, unknown>[])
+    .filter((e) => String(e.type).startsWith("function.") || String(e.type).startsWith("model."))
+    .map((e) => `${e.type} ${e.callId ?? e.responseId ?? ""}`.trim());
+  expect(shape).toEqual([
+    "model.request",
+    "function.call toolu_2",
+    "model.response msg_1",
+    "function.denied toolu_1",
+    "function.output toolu_2",
+  ]);
+});

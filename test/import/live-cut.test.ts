@@ -237,13 +237,16 @@ describe("an import that cuts a response the agent is still writing", () => {
         ["assistant", "text", "tool"],
       ]);
       expect(grown.skipped).toEqual({});
-      expect(grown.calls).toHaveLength(1);
-      expect(grown.outputs).toEqual(grown.calls);
       if (agent === "claude") {
-        // Claude Code's response may go on (no stop_reason yet): still open, read again.
+        // Claude Code's response may go on (no stop_reason yet): still open, read again. The
+        // result after its last line waits with it (written now, it would go in before the
+        // response's end; see claude-held.ts).
+        expect([grown.calls, grown.outputs]).toEqual([[], []]);
         expect([grown.responses, grown.open]).toEqual([[], 1]);
         expect(view(await imported(home.path, agent, path)).read).toBe(1);
       } else {
+        expect(grown.calls).toHaveLength(1);
+        expect(grown.outputs).toEqual(grown.calls);
         // Codex's usage closed it: settled, the next import finds the file unchanged.
         expect([grown.responses, grown.open]).toEqual([[[10, 20, ["shell"]]], 0]);
         expect(view(await imported(home.path, agent, path)).read).toBe(0);
@@ -255,6 +258,8 @@ describe("an import that cuts a response the agent is still writing", () => {
         [[10, 20, [agent === "claude" ? "Bash" : "shell"]]],
         0,
       ]);
+      expect(closed.calls).toHaveLength(1);
+      expect(closed.outputs).toEqual(closed.calls);
     });
 
     test(`${agent}: a file not written for the wait is closed at once, even unchanged since`, async () => {
@@ -334,6 +339,13 @@ describe("an import that cuts a response the agent is still writing", () => {
     age(path); // a copy arriving late, a clock behind, a long pause: the cut is closed
     expect(view(await imported(home.path, "claude", path)).responses).toEqual([[10, 5, []]]);
     appendFileSync(path, all.slice(2).join(""));
+    const live = view(await imported(home.path, "claude", path));
+    // Just written, the response goes on and may go on further: its result waits with it.
+    expect([live.calls, live.outputs, live.open]).toEqual([[], [], 1]);
+    expect(live.warnings).toEqual([
+      expect.stringContaining("response msg_1 continued after an import closed it"),
+    ]);
+    age(path);
     const grown = view(await imported(home.path, "claude", path));
     // Not a replay: the tool call is kept, paired with its result, in a message of its own.
     expect(grown.skipped).toEqual({});
@@ -344,11 +356,8 @@ describe("an import that cuts a response the agent is still writing", () => {
     ]);
     expect(grown.calls).toEqual(["toolu_1"]);
     expect(grown.outputs).toEqual(["toolu_1"]);
-    // One model call, with the usage its lines gave when it was written; the warning says so.
+    // One model call, with the usage its lines gave when it was written; the warning said so.
     expect(grown.responses).toEqual([[10, 5, []]]);
-    expect(grown.warnings).toEqual([
-      expect.stringContaining("response msg_1 continued after an import closed it"),
-    ]);
   });
 
   test("claude: a call waiting for permission is not written as a call before the user refuses it", async () => {
@@ -775,4 +784,37 @@ describe("regression: a Codex response an import closed right before its token_c
       expect(inputOf(grown.messages)).toBe(once.meta.tokens?.input ?? -1);
     });
   }
+});
+
+test("claude: final imports of a file still being written, cut after each line, log what one import of it does (results held past a cut)", async () => {
+  // A final import cut right after a tool result wrote the result before the open response, and
+  // the response's end came after it, earlier than it (held-results review 1).
+  const all = [
+    ...claudeLines(),
+    ...lines([block("a3", "u2", 4, { type: "text", text: "Two files." }, 7, "end_turn", "msg_2")]),
+  ];
+  await using dir = await tempDir();
+  const path = join(dir.path, `${SID}.jsonl`);
+  const shape = (r: Imported) =>
+    (r.sessions[0]?.events ?? []).map(
+      (e) => `${(e as { type: string }).type} ${String((e as { id: string }).id)}`,
+    );
+  await using home = await tempHome();
+  for (let n = 1; n <= all.length; n++) {
+    writeFileSync(path, all.slice(0, n).join(""));
+    await imported(home.path, "claude", path);
+  }
+  const grown = shape(await imported(home.path, "claude", path));
+  await using once = await tempHome();
+  expect(grown).toEqual(shape(await imported(once.path, "claude", path)));
+  expect(grown.map((e) => e.split(" ")[0])).toEqual([
+    "session.started",
+    "turn.started",
+    "model.request",
+    "function.call",
+    "model.response",
+    "function.output",
+    "model.request",
+    "model.response",
+  ]);
 });
