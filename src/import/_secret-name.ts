@@ -102,7 +102,8 @@ const KEBAB = /^[a-z]+(?:-[a-z]+)+$/;
  * `max:hunter22`, `in:s3cr3tpw` and `admin:s3cret` are a user and a password.
  */
 const ARGS = /^[\w.*,/:{}$-]+$/;
-const NUMBERS = /^(?:\d+(?:\.\d+)?|\{?\$\w+\}?)(?:,(?:\d+(?:\.\d+)?|\{?\$\w+\}?))*$/;
+const NUMBER = String.raw`(?:\d+(?:\.\d+)?|\{?\$\w+(?:->\w+)*\}?)`;
+const NUMBERS = new RegExp(`^${NUMBER}(?:,${NUMBER})*$`);
 const PATTERN = /^\/.*\/[a-z]*$/;
 const RULE_ARGS = new Map<string, RegExp | undefined>();
 for (const name of [
@@ -112,7 +113,7 @@ for (const name of [
 ].flatMap((line) => line.split(",")))
   RULE_ARGS.set(name, undefined);
 for (const name of [
-  "accepted_if,after,after_or_equal,array,before,before_or_equal,contains,current_password,date_equals",
+  "accepted_if,after,after_or_equal,array,password,before,before_or_equal,contains,current_password,date_equals",
   "date_format,declined_if,different,dimensions,doesnt_start_with,doesnt_end_with,email,ends_with",
   "enum,exclude,exclude_if,exclude_unless,exclude_with,exclude_without,exists,extensions,gt,gte,in",
   "in_array,lt,lte,mimes,mimetypes,missing_if,missing_unless,missing_with,missing_with_all,not_in",
@@ -128,13 +129,35 @@ for (const name of "min,max,size,between,digits,digits_between,min_digits,max_di
   RULE_ARGS.set(name, NUMBERS);
 RULE_ARGS.set("regex", PATTERN).set("not_regex", PATTERN);
 
+/**
+ * A rule list's rules: split at `|`, but a pattern (`regex:/…/`) may hold `|` of its own and ends at
+ * its closing `/` and flags before the next rule's name (or the end).
+ */
+function rulesOf(rules: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  while (from <= rules.length) {
+    const pattern = /^(?:not_)?regex:\//.test(rules.slice(from, from + 11));
+    const end = pattern ? patternEnd(rules, from) : rules.indexOf("|", from);
+    const stop = end < 0 ? rules.length : end;
+    parts.push(rules.slice(from, stop));
+    from = stop + 1;
+  }
+  return parts;
+}
+
+/** Where the pattern rule at `from` ends: at the `|` after a `/flags` that a rule's name follows. */
+function patternEnd(rules: string, from: number): number {
+  const close = /\/[a-z]*\|(?=([a-z_]+)(?::|\||$))/g;
+  close.lastIndex = rules.indexOf("/", from) + 1;
+  for (let m = close.exec(rules); m; m = close.exec(rules))
+    if (RULE_ARGS.has(m[1]!)) return m.index + m[0].length - 1;
+  return -1;
+}
+
 function validationRules(value: string): boolean {
   if (!/[|:]/.test(value)) return false;
-  const rules = value.endsWith("|") ? value.slice(0, -1) : value;
-  // A pattern may hold `|`: it is the last rule, or the only one.
-  const at = rules.search(/(?:^|\|)(?:not_)?regex:/);
-  const head = at < 0 ? rules : rules.slice(0, at);
-  const parts = [...(head ? head.split("|") : []), ...(at < 0 ? [] : [rules.slice(at ? at + 1 : 0)])];
+  const parts = rulesOf(value.endsWith("|") ? value.slice(0, -1) : value);
   const alone = parts.length === 1;
   return parts.every((rule) => {
     const colon = rule.indexOf(":");
@@ -159,7 +182,12 @@ export const proseWord = (word: string) => PROSE_WORD.test(word);
  * a password of these letters alone is rare.
  */
 const SPACELESS_PROSE =
-  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{M}ー]{6,}[。！？、]?$/u;
+  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{M}ー（）「」・0-9０-９]{4,}[。！？、]?$/u;
+/**
+ * A label: one word of letters, capitalised, in any script with cases (`Contraseña`, `Пароль`,
+ * `Palavra-passe`), as `Password` is in English — a language file's translation, not a password.
+ */
+const LABEL = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’][\p{Ll}\p{M}]+)*$/u;
 /** A sentence of a script with its own full stop (`…होना चाहिए।`, `…؟`): a message, not a password. */
 const SCRIPT_SENTENCE = /^[\p{L}\p{M}\s'’,-]+[。！？।॥؟۔]$/u;
 
@@ -191,6 +219,12 @@ export function credentialValue(value: string, envFile: boolean, name = ""): boo
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
-  if (validationRules(value) || SPACELESS_PROSE.test(value) || SCRIPT_SENTENCE.test(value)) return false;
+  if (
+    validationRules(value) ||
+    LABEL.test(value) ||
+    SPACELESS_PROSE.test(value) ||
+    SCRIPT_SENTENCE.test(value)
+  )
+    return false;
   return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

@@ -143,10 +143,21 @@ const QUOTE = String.raw`(?:\\{0,16}["'\`])?`;
 const GAP = String.raw`(?:[ \t]|\\{1,16}t){0,32}`;
 /**
  * Between a secret's name and its value: `=` or `:` (not a static call's `::`), after the name's
- * closing quote if it has one, or `=`, `||=`, `??=` after a subscript (`$config['db_password'] = …`,
- * `os.environ["API_KEY"] = …`, `config[:password] = …`, Perl's `$h{password} = …`).
+ * closing quote if it has one.
  */
-const NAME_END = String.raw`(?:(?:\\{0,16}["'])?[\]}]${GAP}(?:\|\||\?\?)?=|${QUOTE}${GAP}(?:=|:(?!:)))${GAP}`;
+const NAME_END = String.raw`${QUOTE}${GAP}(?:=|:(?!:))${GAP}`;
+/**
+ * Between a secret's name and a quoted value that is set to it, in code: `=`, `||=`, `??=` after a
+ * subscript (`$config['db_password'] = …`, `os.environ["API_KEY"] = …`, `config[:password] = …`,
+ * Perl's `$h{password} = …`), or a hash entry's `=>` (`'db_password' => …`, `:api_key => …`). Only a
+ * quoted value is taken there: what else follows is code (`Hash::make($p)`, `(start, end)`).
+ */
+const SET_TO = String.raw`(?:(?:\\{0,16}["'])?[\]}]${GAP}(?:\|\||\?\?)?=|${QUOTE}${GAP}=>)${GAP}`;
+/**
+ * Not an expression's operand: no operator after the closing quote (a PHP concatenation ` . `, but
+ * a method call `.freeze`, a sentence's full stop and a comment may follow).
+ */
+const NO_OPERATOR = String.raw`(?!(?:[ \t]|\\{1,16}t){1,32}\.[\s$'"]|\.[$'"]|${GAP}(?:[-+*%?|&<>=^]|\/(?![/*])))`;
 /** A value up to a quote, a separator or an escape (`\n` ends a line of a JSON string). */
 const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)`;
 
@@ -175,6 +186,8 @@ function secretKeyAt(name: string, at: number, text: string): string | undefined
  * (a passphrase may have spaces) or when a word of it looks like a credential; a sentence
  * (`password: "Password must be at least 8 characters"`) stays.
  */
+/** A message's placeholder (Laravel's `:attribute`, `%{count}`, `{{ name }}`, `{0}`): prose's. */
+const PLACEHOLDER = /^(?::[a-z_]+|%\{\w+\}|\{\{\w+\}\}|\{\w+\})$/;
 function credentialWords(value: string, name: string): boolean {
   if (envName(name)) return credentialValue(value.trim(), true, name);
   // A word's closing or opening punctuation is prose's (`letters,`, `(optional)`), not the secret's;
@@ -182,7 +195,7 @@ function credentialWords(value: string, name: string): boolean {
   return value
     .split(/\s+/)
     .map((word) => word.replace(/^[([¿¡]+|[.,!?:;)\]]+$/g, ""))
-    .some((word) => !proseWord(word) && credentialValue(word, false, name));
+    .some((word) => !proseWord(word) && !PLACEHOLDER.test(word) && credentialValue(word, false, name));
 }
 
 /**
@@ -253,7 +266,7 @@ function quotedValue(
 ): string {
   const key = secretKeyAt(name, at, text);
   if (key === undefined) return m;
-  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
+  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, envName(key), key);
   return secret ? `${name}${sep}${MASK}` : m;
 }
 
@@ -372,18 +385,27 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${NAME_END}(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
+        String.raw`${SECRET_NAME}((?:${NAME_END}|${SET_TO})(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
         "gi",
       ),
       quotedValue,
     ],
-    // A hash entry of Ruby, PHP or Perl (`'db_password' => 'hunter22'`, `:api_key => "…"`): only a
-    // quoted value, all up to its closing quote, and not one an operator follows (a method call,
-    // `.freeze`, and a comment may). A bare word, a call or an expression after `=>` is code
-    // (`password => !x`, `'password' => Hash::make($p)`, `token => "Bearer " + token`).
+    // A quoted value set to a secret's name in code (`SET_TO`): a hash entry of Ruby, PHP or Perl
+    // (`'db_password' => 'hunter22'`, `:api_key => "…"`) or a subscript (`$c['password'] = '…'`),
+    // all up to its closing quote, and not one an operator follows. A bare word, a call or an
+    // expression there is code (`password => !x`, `$v['password'] = Hash::make($p)`,
+    // `token => "Bearer " + token`). PHP's `define('DB_PASSWORD', '…')` too.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${QUOTE}${GAP}=>${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4(?!${GAP}(?:[-+*%?|&<>=^]|\.(?=[\s$'"])|\/(?![/*]))))`,
+        String.raw`${SECRET_NAME}(${SET_TO}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4${NO_OPERATOR})`,
+        "gi",
+      ),
+      quotedValue,
+    ],
+    // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): the constant's quoted value.
+    [
+      new RegExp(
+        String.raw`(?<=\bdefine${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4${GAP}\))`,
         "gi",
       ),
       quotedValue,
@@ -437,9 +459,10 @@ const PATTERNS: [RegExp, Replacer][] = (
           : `${head}${key}${mid}${bs}${q}${MASK}`;
       },
     ],
-    // A list under a secret name (`"passwords": ["…", "…"]`): each quoted item on its terms.
+    // A list under a secret name (`"passwords": ["…", "…"]`, `'passwords' => [...]`): each quoted
+    // item on its terms.
     [
-      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*[:=][ \t]*\[)([^\]\n]{1,1000})(?=\])`, "gi"),
+      new RegExp(String.raw`${SECRET_NAME}(${QUOTE}[ \t]*(?:[:=]|=>)[ \t]*\[)([^\]\n]{1,1000})(?=\])`, "gi"),
       (m: string, name: string, sep: string, items: string, at: number, text: string) => {
         const key = secretKeyAt(name, at, text);
         if (key === undefined) return m;

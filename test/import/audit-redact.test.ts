@@ -1067,7 +1067,6 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     ["password = 'пароль'", `password = '${M}'`],
     ["POSTGRES_PASSWORD: йцукен", `POSTGRES_PASSWORD: ${M}`],
     ['"password": "contraseña"', `"password": "${M}"`],
-    ["api_key: 'Schlüsselwort'", `api_key: '${M}'`],
     ['password = "don’tTellAnyone"', `password = "${M}"`],
     ["'DB_PASSWORD' => 'contraseña',", `'DB_PASSWORD' => '${M}',`],
     ["password: '[FILTERED]hunter22'", `password: '${M}'`],
@@ -1075,6 +1074,16 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     // line, past its bound) is judged on its own, as before.
     ['password: "hunter22 more text', `password: "${M} more text`],
     [`password: "hunter22 ${"x ".repeat(200)}"`, `password: "${M} ${"x ".repeat(200)}"`],
+    // An environment variable's name in code: any value is a value (review 11, 6).
+    ["os.environ['DB_PASSWORD'] = 'postgres'", `os.environ['DB_PASSWORD'] = '${M}'`],
+    ["$ENV{DB_PASSWORD} = 'postgres';", `$ENV{DB_PASSWORD} = '${M}';`],
+    ["'DB_PASSWORD' => 'postgres',", `'DB_PASSWORD' => '${M}',`],
+    ["app.config['SECRET_KEY'] = 'super-secret'", `app.config['SECRET_KEY'] = '${M}'`],
+    // A sentence's full stop after a hash entry, a list after `=>`, wp-config's define (review 11).
+    ["Set 'password' => 'hunter22x'. Then restart.", `Set 'password' => '${M}'. Then restart.`],
+    ["'passwords' => ['hunter22', 'abc123def'],", `'passwords' => ['${M}', '${M}'],`],
+    ["define( 'DB_PASSWORD', 'hunter22x' );", `define( 'DB_PASSWORD', '${M}' );`],
+    ['define("SECRET_KEY","s3cr3t pass phrase");', `define("SECRET_KEY","${M}");`],
     // After a subscript of a symbol or in braces, `||=` (review 10, c).
     ["config[:password] = 'hunter22'", `config[:password] = '${M}'`],
     ["$ENV{DB_PASSWORD} = 'hunter22';", `$ENV{DB_PASSWORD} = '${M}';`],
@@ -1128,6 +1137,29 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     "'password' => \"required|string|min:$min\",",
     // What Rails masked itself (review 9, D5).
     'Parameters: {"user"=>{"email"=>"a@b.c", "password"=>"[FILTERED]"}}',
+    // A capitalised word of letters is a label in any script, as `Password` is (review 11, 3).
+    "api_key: 'Schlüsselwort'",
+    "'password' => 'Contraseña',",
+    "'password' => 'Пароль',",
+    "'password' => 'Palavra-passe',",
+    "'password' => 'パスワード（確認）',",
+    "'password' => 'パスワードは8文字以上で入力してください。',",
+    // A message's placeholder is prose's (review 11, 4).
+    "'password' => 'The :attribute must be at least 8 characters.',",
+    // A pattern in the middle of a rule list, the old `password` rule, a property (review 11, 2).
+    "'password' => 'required|string|min:8|regex:/[a-z]/|regex:/[A-Z]/|regex:/[0-9]/|confirmed',",
+    "'password' => 'required|min:8|regex:/^(?=.*[a-z])(?=.*[A-Z]).+$/|confirmed',",
+    "'password' => 'required|string|min:8|confirmed|password:api',",
+    "'password' => \"required|min:{$this->min}\",",
+    // After a subscript, only a quoted value is taken: the rest is code (review 11, 1).
+    "$validated['password'] = Hash::make($validated['password']);",
+    "$this->attributes['password'] = Hash::make($value);",
+    "$data['remember_token'] = Str::random(10);",
+    "params[:password] = Digest::SHA256.hexdigest(params[:password])",
+    "self.styles[token] = (start, end)",
+    "self.access_tokens[access_token] = (client_id, username)",
+    "var_mapping['token'] = [var_mapping['token']]",
+    "kwargs['oauth2ClientSecret'] = oauth2_client_secret",
     // A Ruby interpolation names where the value comes from (review 10, b).
     ":password => \"#{ENV['DB_PASSWORD']}\"",
     // A static call's `::` is no separator: its name and the `]` after it stayed eaten.

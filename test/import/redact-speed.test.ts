@@ -50,6 +50,8 @@ const LINES: [string, string][] = [
   // Escaped tabs and spaces after many starts of a name (tenth redact review: 8.6 s, 0.64 s).
   ["a hyphenated name and escaped tabs", `${"a-".repeat(47)}token${fill("\\\\\\t")}`],
   ["a name and a megabyte of spaces", `token${fill(" ")}`],
+  ["define repeated", fill("define( 'DB_PASSWORD', 'a ")],
+  ["rule lists with patterns", `'password' => 'required|${fill("regex:/a|b/|")}'`],
 ];
 
 test.each(LINES)("%s: a megabyte redacted in under five seconds", (_name, line) => {
