@@ -385,7 +385,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}((?:${NAME_END}|${SET_TO})(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}[ \t])((?:(?!\4)[^\n\\]){1,256})(?=\3\4)`,
+        String.raw`(?<!\w-)${SECRET_NAME}((?:${NAME_END}|${SET_TO})(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}?[ \t])(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
         "gi",
       ),
       quotedValue,
@@ -397,7 +397,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // `token => "Bearer " + token`). PHP's `define('DB_PASSWORD', '…')` too.
     [
       new RegExp(
-        String.raw`${SECRET_NAME}(${SET_TO}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4${NO_OPERATOR})`,
+        String.raw`(?<!\w-)${SECRET_NAME}(${SET_TO}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${NO_OPERATOR})`,
         "gi",
       ),
       quotedValue,
@@ -405,7 +405,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): the constant's quoted value.
     [
       new RegExp(
-        String.raw`(?<=\bdefine${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(\\*)(["']))((?:(?!\4)[^\n\\]){1,256})(?=\3\4${GAP}\))`,
+        String.raw`(?<=\bdefine${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${GAP}\))`,
         "gi",
       ),
       quotedValue,

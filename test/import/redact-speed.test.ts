@@ -51,6 +51,10 @@ const LINES: [string, string][] = [
   ["a hyphenated name and escaped tabs", `${"a-".repeat(47)}token${fill("\\\\\\t")}`],
   ["a name and a megabyte of spaces", `token${fill(" ")}`],
   ["define repeated", fill("define( 'DB_PASSWORD', 'a ")],
+  // A value of several words with no closing quote, after a hyphenated name tried from each of its
+  // words (third redact review: ~3 s; a hash entry's too).
+  ["unclosed values after hyphenated names", fill(`${"a-".repeat(40)}token: "a ${"x".repeat(200)}`)],
+  ["unclosed hash values after hyphenated names", fill(`${"a-".repeat(40)}token => 'a ${"x".repeat(200)}`)],
   ["rule lists with patterns", `'password' => 'required|${fill("regex:/a|b/|")}'`],
 ];
 
