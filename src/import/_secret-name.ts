@@ -113,7 +113,7 @@ for (const name of [
 ].flatMap((line) => line.split(",")))
   RULE_ARGS.set(name, undefined);
 for (const name of [
-  "accepted_if,after,after_or_equal,array,password,before,before_or_equal,contains,current_password,date_equals",
+  "accepted_if,after,after_or_equal,array,before,before_or_equal,contains,current_password,date_equals",
   "date_format,declined_if,different,dimensions,doesnt_start_with,doesnt_end_with,email,ends_with",
   "enum,exclude,exclude_if,exclude_unless,exclude_with,exclude_without,exists,extensions,gt,gte,in",
   "in_array,lt,lte,mimes,mimetypes,missing_if,missing_unless,missing_with,missing_with_all,not_in",
@@ -178,16 +178,18 @@ const PROSE_WORD = /^[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*$/u;
 export const proseWord = (word: string) => PROSE_WORD.test(word);
 /**
  * A sentence of a script written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar): a
- * run of its letters, with its own full stop or not (`パスワードが正しくありません。`). A message, where
- * a password of these letters alone is rare.
+ * run of its letters (four at least: digits alone are a password), with brackets and digits among
+ * them and its own full stop or not (`パスワードが正しくありません。`). A message, where a password of
+ * these letters alone is rare.
  */
 const SPACELESS_PROSE =
-  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{M}ー（）「」・0-9０-９]{4,}[。！？、]?$/u;
+  /^(?=(?:[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]*[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]){4})[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{M}ー（）「」・0-9０-９]+[。！？、]?$/u;
 /**
  * A label: one word of letters, capitalised, in any script with cases (`Contraseña`, `Пароль`,
- * `Palavra-passe`), as `Password` is in English — a language file's translation, not a password.
+ * `Palavra-passe`), as `Password` is in English — a language file's translation (`'password' =>
+ * 'Contraseña'`), where the hash-entry rule asks. Elsewhere a password may look so (`Frühling`).
  */
-const LABEL = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’][\p{Ll}\p{M}]+)*$/u;
+export const LABEL = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’][\p{Ll}\p{M}]+)*$/u;
 /** A sentence of a script with its own full stop (`…होना चाहिए।`, `…؟`): a message, not a password. */
 const SCRIPT_SENTENCE = /^[\p{L}\p{M}\s'’,-]+[。！？।॥؟۔]$/u;
 
@@ -219,12 +221,6 @@ export function credentialValue(value: string, envFile: boolean, name = ""): boo
   // A count (`auth_token_ttl`, `next_token: 100000`) unless the name is a password's.
   if (/^\d+$/.test(value) && !passwordName(name)) return false;
   if (envFile) return true;
-  if (
-    validationRules(value) ||
-    LABEL.test(value) ||
-    SPACELESS_PROSE.test(value) ||
-    SCRIPT_SENTENCE.test(value)
-  )
-    return false;
+  if (validationRules(value) || SPACELESS_PROSE.test(value) || SCRIPT_SENTENCE.test(value)) return false;
   return !IDENTIFIER.test(value) && !CONSTANT.test(value) && !KEBAB.test(value);
 }

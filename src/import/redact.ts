@@ -10,6 +10,7 @@
 import {
   credentialValue,
   envName,
+  LABEL,
   PUBLISHABLE_KEY,
   passwordName,
   proseWord,
@@ -266,19 +267,25 @@ function quotedValue(
 ): string {
   const key = secretKeyAt(name, at, text);
   if (key === undefined) return m;
-  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, envName(key), key);
+  const env = envName(key);
+  // A language file's translation (`'password' => 'Contraseña'`): a label, not the password.
+  if (!env && sep.includes("=>") && LABEL.test(value)) return m;
+  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, env, key);
   return secret ? `${name}${sep}${MASK}` : m;
 }
 
+/** Where the quoted-value rules do not start: inside a hyphenated name (`a-b-token`, `a--token`). */
+const INSIDE_NAME = /[\w-]-$/;
 /**
  * Whether the quoted value that `sep` opens, whose first word `word` ends at `end` of `text`, goes
  * on with more words to its closing quote within the several-words rule's bound: that rule judged
  * it whole (a sentence it left stays whole). A value it cannot take (no closing quote on the line,
  * past 256 characters) is not: its first word is judged on its own.
  */
-function severalWords(sep: string, word: string, text: string, end: number): boolean {
+function severalWords(sep: string, word: string, text: string, at: number, end: number): boolean {
   const open = /(\\*)(["'`])$/.exec(sep);
   if (!open || !/[ \t]/.test(text[end] ?? "")) return false;
+  if (INSIDE_NAME.test(text.slice(Math.max(0, at - 2), at))) return false;
   const [, bs, q] = open as unknown as [string, string, string];
   const rest = text.slice(end, end + 256 - word.length + bs.length + 1);
   const stop = rest.search(new RegExp(`[\\n\\\\${q}]`));
@@ -385,7 +392,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // first word.
     [
       new RegExp(
-        String.raw`(?<!\w-)${SECRET_NAME}((?:${NAME_END}|${SET_TO})(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}?[ \t])(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        String.raw`(?<![\w-]-)${SECRET_NAME}((?:${NAME_END}|${SET_TO})(\\*)(["'\`]))(?=(?:(?!\4)[^\n\\]){0,256}?[ \t])(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
         "gi",
       ),
       quotedValue,
@@ -397,7 +404,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // `token => "Bearer " + token`). PHP's `define('DB_PASSWORD', '…')` too.
     [
       new RegExp(
-        String.raw`(?<!\w-)${SECRET_NAME}(${SET_TO}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${NO_OPERATOR})`,
+        String.raw`(?<![\w-]-)${SECRET_NAME}(${SET_TO}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${NO_OPERATOR})`,
         "gi",
       ),
       quotedValue,
@@ -481,7 +488,7 @@ const PATTERNS: [RegExp, Replacer][] = (
       new RegExp(String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`, "gi"),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
         // The first word of a quoted value of several: the rule for those judged it whole.
-        if (severalWords(sep, value, text, at + m.length)) return m;
+        if (severalWords(sep, value, text, at, at + m.length)) return m;
         const key = secretKeyAt(name, at, text);
         // Kept: the query parameters after it (`page_token=x&refresh_token=…`) are judged on their own.
         if (key === undefined) return `${name}${sep}${value.replace(QUERY_RE, queryPair as never)}`;

@@ -1074,6 +1074,21 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     // line, past its bound) is judged on its own, as before.
     ['password: "hunter22 more text', `password: "${M} more text`],
     [`password: "hunter22 ${"x ".repeat(200)}"`, `password: "${M} ${"x ".repeat(200)}"`],
+    // Digits alone, a capitalised word outside a hash entry, the old `password` rule taking any
+    // argument (review 12: these leaked after review 11).
+    ["    MYSQL_ROOT_PASSWORD: 123456", `    MYSQL_ROOT_PASSWORD: ${M}`],
+    ['{"password": "12345678"}', `{"password": "${M}"}`],
+    ["'password' => '123456',", `'password' => '${M}',`],
+    ["spring.datasource.password=123456", `spring.datasource.password=${M}`],
+    ["api_key: 'Schlüsselwort'", `api_key: '${M}'`],
+    ["password: Correct-horse-battery", `password: ${M}`],
+    ["  DB_PASSWORD: Frühling", `  DB_PASSWORD: ${M}`],
+    ['password = "Frühling"', `password = "${M}"`],
+    ["'DB_PASSWORD' => 'Frühling',", `'DB_PASSWORD' => '${M}',`],
+    ['password: "password:s3cr3tpw|required"', `password: "${M}"`],
+    // A quoted value of several words after a name started by a digit's word (review 12, 4): its
+    // first word is judged as before.
+    ['"2fa-backup-token": "abc123 def456"', `"2fa-backup-token": "${M} def456"`],
     // An environment variable's name in code: any value is a value (review 11, 6).
     ["os.environ['DB_PASSWORD'] = 'postgres'", `os.environ['DB_PASSWORD'] = '${M}'`],
     ["$ENV{DB_PASSWORD} = 'postgres';", `$ENV{DB_PASSWORD} = '${M}';`],
@@ -1137,8 +1152,8 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     "'password' => \"required|string|min:$min\",",
     // What Rails masked itself (review 9, D5).
     'Parameters: {"user"=>{"email"=>"a@b.c", "password"=>"[FILTERED]"}}',
-    // A capitalised word of letters is a label in any script, as `Password` is (review 11, 3).
-    "api_key: 'Schlüsselwort'",
+    // A capitalised word of letters in a language file's hash entry is a label in any script, as
+    // `Password` is (review 11, 3).
     "'password' => 'Contraseña',",
     "'password' => 'Пароль',",
     "'password' => 'Palavra-passe',",
@@ -1149,7 +1164,6 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     // A pattern in the middle of a rule list, the old `password` rule, a property (review 11, 2).
     "'password' => 'required|string|min:8|regex:/[a-z]/|regex:/[A-Z]/|regex:/[0-9]/|confirmed',",
     "'password' => 'required|min:8|regex:/^(?=.*[a-z])(?=.*[A-Z]).+$/|confirmed',",
-    "'password' => 'required|string|min:8|confirmed|password:api',",
     "'password' => \"required|min:{$this->min}\",",
     // After a subscript, only a quoted value is taken: the rest is code (review 11, 1).
     "$validated['password'] = Hash::make($validated['password']);",

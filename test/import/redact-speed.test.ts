@@ -55,6 +55,8 @@ const LINES: [string, string][] = [
   // words (third redact review: ~3 s; a hash entry's too).
   ["unclosed values after hyphenated names", fill(`${"a-".repeat(40)}token: "a ${"x".repeat(200)}`)],
   ["unclosed hash values after hyphenated names", fill(`${"a-".repeat(40)}token => 'a ${"x".repeat(200)}`)],
+  ["the same after double hyphens", fill(`${"a--".repeat(30)}token => 'a ${"x".repeat(200)}`)],
+  ["subscripts after double hyphens", fill(`${"a--".repeat(31)}token'] = 'a ${"x".repeat(256)}`)],
   ["rule lists with patterns", `'password' => 'required|${fill("regex:/a|b/|")}'`],
 ];
 
