@@ -485,7 +485,11 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the line after it (a VALUE stops at an escaped `\n` already).
     [QUERY_RE, queryPair],
     [
-      new RegExp(String.raw`(?:(?<![?&])|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`, "gi"),
+      // Not a query parameter's name, nor a part of one (`?x-api-key=…&page=2`: the query rule's).
+      new RegExp(
+        String.raw`(?:(?<![?&][\w-]{0,100})|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`,
+        "gi",
+      ),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {
         // The first word of a quoted value of several: the rule for those judged it whole.
         if (severalWords(sep, value, text, at, at + m.length)) return m;

@@ -1174,6 +1174,9 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     "self.access_tokens[access_token] = (client_id, username)",
     "var_mapping['token'] = [var_mapping['token']]",
     "kwargs['oauth2ClientSecret'] = oauth2_client_secret",
+    // A query parameter's hyphenated name is the query rule's: the pair rule, started inside it,
+    // took the rest of the query with a value the query rule left (`&page=2` was lost).
+    "https://h/p?x-api-key=required|min:8&page=2",
     // A Ruby interpolation names where the value comes from (review 10, b).
     ":password => \"#{ENV['DB_PASSWORD']}\"",
     // A static call's `::` is no separator: its name and the `]` after it stayed eaten.
