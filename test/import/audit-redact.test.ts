@@ -7,6 +7,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { importSources } from "../../src/import/import.ts";
 import { redactDeep, redactText } from "../../src/import/redact.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
 import { openStore } from "../../src/storage/select.ts";
 import { tempDir, tempHome } from "../_helpers.ts";
 
@@ -23,6 +24,25 @@ function expectRedacted(input: string, expected: string): void {
   expect(JSON.parse(redactText(once))).toEqual({ out: expected, more: 1 });
   expect(JSON.parse(JSON.parse(redactText(JSON.stringify(once))))).toEqual({ out: expected, more: 1 });
 }
+/**
+ * Import the Claude Code transcript `f` into `home`'s files store with `--redact` (`final` false: as
+ * a watch pass), then `read` the store before it is closed.
+ */
+async function importRedacted<T>(
+  home: string,
+  f: string,
+  read: (adapter: StorageAdapter) => Promise<T>,
+  final?: boolean,
+): Promise<T> {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  try {
+    await importSources({ agent: "claude", paths: [f], adapter, home, fsync: false, redact: true, final });
+    return await read(adapter);
+  } finally {
+    await adapter.close();
+  }
+}
+
 const STRIPE = `sk_live_51Hq${"a1B2c3D4".repeat(4)}`;
 const HF = `hf_${"AbCdEfGhIj".repeat(3)}klmn`;
 const NPM = `npm_${"a1b2C3d4E5".repeat(3)}f6g7h8`;
@@ -155,16 +175,7 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
       { command: `curl -H 'Authorization: Basic dXNlcjpwYXNz' https://deploy:Hunter2Secret@hooks` },
     ],
   });
-  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
-  try {
-    await importSources({
-      agent: "claude",
-      paths: [f],
-      adapter,
-      home: home.path,
-      fsync: false,
-      redact: true,
-    });
+  await importRedacted(home.path, f, async (adapter) => {
     const { messages } = await adapter.readMessages("claude-s1");
     const events: Record<string, unknown>[] = [];
     for await (const r of adapter.readEvents("claude-s1")) if (r.event) events.push(r.event as never);
@@ -185,9 +196,7 @@ test("--redact reaches messages, events, denied arguments, subagent tasks, hooks
     expect(of("subagent.start")[0]?.task).toBe(`publish with ${M}`);
     expect(String(of("hook.triggered")[0]?.hookName)).toContain(`Basic ${M}`);
     expect(meta?.title).toBe(`ship with ${M}`);
-  } finally {
-    await adapter.close();
-  }
+  });
 });
 
 describe("redactText: a secret starting a line of JSON-encoded text (redact review 1)", () => {
@@ -1218,25 +1227,17 @@ test("--redact: results and hooks a watch pass holds for the next one are masked
     uuid: "h1",
     attachment: { type: "hook_success", hookName: `notify --token ${HF}`, hookEvent: "PostToolUse" },
   });
-  const pass = async (final: boolean) => {
-    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
-    try {
-      await importSources({
-        agent: "claude",
-        paths: [f],
-        adapter,
-        home: home.path,
-        fsync: false,
-        redact: true,
-        final,
-      });
-      const events: unknown[] = [];
-      for await (const r of adapter.readEvents("claude-s2")) if (r.event) events.push(r.event);
-      return events;
-    } finally {
-      await adapter.close();
-    }
-  };
+  const pass = (final: boolean) =>
+    importRedacted(
+      home.path,
+      f,
+      async (adapter) => {
+        const events: unknown[] = [];
+        for await (const r of adapter.readEvents("claude-s2")) if (r.event) events.push(r.event);
+        return events;
+      },
+      final,
+    );
   await pass(false);
   const stateDir = join(home.path, "state");
   const state = [...new Bun.Glob("**/*.json").scanSync(stateDir)]
