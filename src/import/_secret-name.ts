@@ -23,8 +23,20 @@ const CURSOR_WORDS = new Set([
   "cursor",
   "resume",
 ]);
-/** `…_key` names that are secrets: `AccountKey` (Azure), `SharedAccessKey`, `signing_key`. */
-const SECRET_KEY_KINDS = new Set(["account", "access", "signing", "encryption", "master", "client"]);
+/**
+ * `…_key` names that are secrets: `AccountKey` (Azure), `SharedAccessKey`, `signing_key`, and
+ * WordPress's keys (`AUTH_KEY`, `SECURE_AUTH_KEY`, `NONCE_KEY`; `LOGGED_IN_KEY` below).
+ */
+const SECRET_KEY_KINDS = new Set([
+  "account",
+  "access",
+  "signing",
+  "encryption",
+  "master",
+  "client",
+  "auth",
+  "nonce",
+]);
 
 /**
  * A name worth asking `secretName` about, captured (group 1): a word of up to 100 characters that
@@ -75,6 +87,9 @@ export function secretName(name: string): boolean {
     return false;
   if (SECRET_ANYWHERE.test(name)) return true;
   if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
+  if (last === "key" && words.at(-2) === "in" && words.at(-3) === "logged") return true;
+  // WordPress's salts named for a key (`AUTH_SALT`, `SECURE_AUTH_SALT`).
+  if (last === "salt" && words.at(-2) === "auth") return true;
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
 }
 

@@ -1108,6 +1108,12 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     ["'passwords' => ['hunter22', 'abc123def'],", `'passwords' => ['${M}', '${M}'],`],
     ["define( 'DB_PASSWORD', 'hunter22x' );", `define( 'DB_PASSWORD', '${M}' );`],
     ['define("SECRET_KEY","s3cr3t pass phrase");', `define("SECRET_KEY","${M}");`],
+    // WordPress's keys and salts (wp-config.php).
+    ["define( 'AUTH_KEY', 'x8#Kq!2@mZ p9$Lw{Tr' );", `define( 'AUTH_KEY', '${M}' );`],
+    ["define( 'SECURE_AUTH_KEY', 'Qv7&wE-1r]pY' );", `define( 'SECURE_AUTH_KEY', '${M}' );`],
+    ["define( 'LOGGED_IN_KEY', 'b9M~z)4Lq^2x' );", `define( 'LOGGED_IN_KEY', '${M}' );`],
+    ["define( 'NONCE_KEY', 'T5%hG8*kW!3e' );", `define( 'NONCE_KEY', '${M}' );`],
+    ["define( 'AUTH_SALT', 'f2@Lp9#Vx7&q' );", `define( 'AUTH_SALT', '${M}' );`],
     // After a subscript of a symbol or in braces, `||=` (review 10, c).
     ["config[:password] = 'hunter22'", `config[:password] = '${M}'`],
     ["$ENV{DB_PASSWORD} = 'hunter22';", `$ENV{DB_PASSWORD} = '${M}';`],
@@ -1186,6 +1192,9 @@ describe("redactText: hash entries, subscripts and validation rules", () => {
     // A query parameter's hyphenated name is the query rule's: the pair rule, started inside it,
     // took the rest of the query with a value the query rule left (`&page=2` was lost).
     "https://h/p?x-api-key=required|min:8&page=2",
+    // An auth key's name before code is code's.
+    "auth_key = get_auth_key()",
+    "const nonceKey = crypto.randomBytes(32);",
     // A Ruby interpolation names where the value comes from (review 10, b).
     ":password => \"#{ENV['DB_PASSWORD']}\"",
     // A static call's `::` is no separator: its name and the `]` after it stayed eaten.
