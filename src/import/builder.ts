@@ -31,6 +31,17 @@ export interface PendingCall {
   emitted?: boolean;
   /** Its place among the session's calls (`BuilderState.calls`): the order the model made them. */
   n?: number;
+  /** Hook runs for it read before its `function.call` was written: they go in after it (`hookForCall`). */
+  hooks?: HookRun[];
+}
+
+/** A hook run, as `SessionBuilder.hook` takes it. */
+export interface HookRun {
+  key: string;
+  at: number;
+  command: string;
+  hookEvent?: string;
+  blocked?: boolean;
 }
 
 export interface BuilderState {
@@ -381,6 +392,9 @@ export class SessionBuilder {
     const turnId = p.turnId ?? this.turn(r.at);
     if (r.denied) {
       const reason = r.denied.reason === undefined ? undefined : this.r(r.denied.reason);
+      // Its hooks ran before the refusal (a `PreToolUse` hook, one that refused it).
+      this.runHooks(p.hooks ?? []);
+      delete p.hooks;
       this.ev("function.denied", callId, r.at, {
         turnId,
         tool: p.tool,
@@ -430,10 +444,12 @@ export class SessionBuilder {
     refused: ReadonlySet<string> = NONE,
   ): void {
     const until = Math.max(p.at, outputAt);
+    const hooks: HookRun[] = [];
     for (const [id, q] of this.pendingInOrder()) {
       if (q.emitted || refused.has(id)) continue;
-      if (id === callId || (q.turnId === p.turnId && q.at <= until)) this.emitCall(id, q);
+      if (id === callId || (q.turnId === p.turnId && q.at <= until)) this.emitCall(id, q, hooks);
     }
+    this.runHooks(hooks);
   }
 
   /**
@@ -453,10 +469,12 @@ export class SessionBuilder {
    * will come, so each goes in the log before the abort (`finish` would write it after).
    */
   writeUnanswered(callIds: Iterable<string>): void {
+    const hooks: HookRun[] = [];
     for (const callId of callIds) {
       const p = this.pendingCall(callId);
-      if (p && !p.emitted) this.emitCall(callId, p);
+      if (p && !p.emitted) this.emitCall(callId, p, hooks);
     }
+    this.runHooks(hooks);
   }
 
   /**
@@ -473,7 +491,11 @@ export class SessionBuilder {
       .map((i) => all[i]!);
   }
 
-  private emitCall(callId: string, p: PendingCall): void {
+  /**
+   * Write `p`'s `function.call`; its hooks (`hookForCall`) go in after it, or into `later` when
+   * calls are written in a batch: after the batch, by time (a hook ran after the calls made before it).
+   */
+  private emitCall(callId: string, p: PendingCall, later?: HookRun[]): void {
     p.emitted = true;
     this.ev("function.call", callId, p.at, {
       ...(p.turnId ? { turnId: p.turnId } : {}),
@@ -481,6 +503,29 @@ export class SessionBuilder {
       args: p.args,
       callId,
     });
+    const hooks = p.hooks ?? [];
+    delete p.hooks;
+    if (later) later.push(...hooks);
+    else this.runHooks(hooks);
+  }
+
+  /**
+   * A hook run for the call `callId` (Claude Code's `PreToolUse`, named by its `toolUseID`): held
+   * with the call while its `function.call` is unwritten, and written right after it (or before its
+   * refusal), so the log has the call before the hook that ran for it. Returns false when the call
+   * is written already or unknown (the caller writes the hook as any other).
+   */
+  hookForCall(callId: string, run: HookRun): boolean {
+    const p = own(this.s.pending, callId);
+    if (!p || p.emitted) return false;
+    (p.hooks ??= []).push(run);
+    return true;
+  }
+
+  /** Write hook runs held with calls, in the order they ran. */
+  private runHooks(hooks: HookRun[]): void {
+    for (const h of hooks.sort((a, b) => a.at - b.at))
+      this.hook(h.key, h.at, h.command, h.hookEvent, h.blocked);
   }
 
   /**

@@ -387,6 +387,7 @@ export function onAttachment(ctx: ClaudeContext, b: SessionBuilder, e: ClaudeEnt
       name,
       ...(typeof a.hookEvent === "string" ? { hookEvent: a.hookEvent } : {}),
       blocked: type === "hook_blocking_error",
+      ...(a.hookEvent === "PreToolUse" && typeof a.toolUseID === "string" ? { callId: a.toolUseID } : {}),
     });
     ctx.counts.imported++;
   } else bump(ctx.counts.skipped, `${String(e.type)}/${type}`);

@@ -28,7 +28,16 @@ export type HeldEntry =
       /** The tool was interrupted (`[Request interrupted by user for tool use]`): its turn is cut off. */
       interrupted?: boolean;
     }
-  | { kind: "hook"; at: number; key: string; name: string; hookEvent?: string; blocked: boolean };
+  | {
+      kind: "hook";
+      at: number;
+      key: string;
+      name: string;
+      hookEvent?: string;
+      blocked: boolean;
+      /** The call it ran for (`toolUseID`): it goes in after that call (`hookForCall`). */
+      callId?: string;
+    };
 
 /** Where held entries are kept, per session: the import state (`ClaudeState.held`). */
 export interface HeldStore {
@@ -79,7 +88,9 @@ export function writeHeldCalls(st: HeldStore, b: SessionBuilder): void {
 /** Write `h` into `b`'s log now: a hook run, or a result with its subagent's start and stop. */
 export function write(b: SessionBuilder, h: HeldEntry): void {
   if (h.kind === "hook") {
-    b.hook(h.key, h.at, h.name, h.hookEvent, h.blocked);
+    const run = { key: h.key, at: h.at, command: h.name, hookEvent: h.hookEvent, blocked: h.blocked };
+    if (!(h.callId !== undefined && b.hookForCall(h.callId, run)))
+      b.hook(run.key, run.at, run.command, run.hookEvent, run.blocked);
     return;
   }
   const call = b.pendingCall(h.callId);

@@ -549,3 +549,63 @@ test("regression: a refusal held beside a result that ran gives the refused call
     "function.output toolu_2",
   ]);
 });
+
+describe("claude: a PreToolUse hook after the call it ran for", () => {
+  const preToolUse = (uuid: string, parent: string, callId: string) => ({
+    ...base(uuid, parent),
+    type: "attachment",
+    attachment: {
+      type: "hook_success",
+      hookName: "PreToolUse:Bash",
+      toolUseID: callId,
+      hookEvent: "PreToolUse",
+      command: "guard.sh",
+    },
+  });
+  const shape = (events: unknown[]) =>
+    (events as Record<string, unknown>[])
+      .filter((e) => String(e.type).startsWith("function.") || e.type === "hook.triggered")
+      .map((e) => `${e.type} ${e.callId ?? e.hookName ?? ""}`.trim());
+
+  test("regression: the hook goes in after the call's function.call, not before it (14 corpus calls were after their hook)", async () => {
+    // The call is written with its output (or its response's end); the hook, read in between, went
+    // in first.
+    const { events } = await importLines([
+      prompt("u1", null, "run it"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "make" })]),
+      preToolUse("h1", "a1", "toolu_1"),
+      assistant("a2", "h1", "msg_1", [toolUse("toolu_2", "Bash", { command: "make test" })]),
+      preToolUse("h2", "a2", "toolu_2"),
+      result("r1", "h2", "toolu_1", "built", false),
+      result("r2", "r1", "toolu_2", "passed", false),
+      prompt("u2", "r2", "thanks"),
+    ]);
+    expect(shape(events)).toEqual([
+      "function.call toolu_1",
+      "hook.triggered PreToolUse:Bash",
+      "function.call toolu_2",
+      "hook.triggered PreToolUse:Bash",
+      "function.output toolu_1",
+      "function.output toolu_2",
+    ]);
+    const times = (events as { timestamp: number }[]).map((e) => e.timestamp);
+    expect(times).toEqual(times.toSorted((a, b) => a - b));
+  });
+
+  test("a refused call's hook goes in before its denial, and the call has no function.call", async () => {
+    const { events } = await importLines([
+      prompt("u1", null, "push"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "git push" })]),
+      preToolUse("h1", "a1", "toolu_1"),
+      result(
+        "r1",
+        "h1",
+        "toolu_1",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        true,
+      ),
+      prompt("u2", "r1", "no"),
+    ]);
+    expect(shape(events)).toEqual(["hook.triggered PreToolUse:Bash", "function.denied toolu_1"]);
+  });
+});
