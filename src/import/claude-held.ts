@@ -70,7 +70,7 @@ export function writeHeld(st: HeldStore, b: SessionBuilder, until = Number.POSIT
   if (later.length > 0) put(st.held!, b.id, later);
   else drop(st.held!, b.id);
   if (Object.keys(st.held!).length === 0) delete st.held;
-  for (const h of now) write(b, h);
+  for (const h of now.sort((x, y) => x.at - y.at)) write(b, h);
 }
 
 /**

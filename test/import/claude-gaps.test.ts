@@ -609,3 +609,30 @@ describe("claude: a PreToolUse hook after the call it ran for", () => {
     expect(shape(events)).toEqual(["hook.triggered PreToolUse:Bash", "function.denied toolu_1"]);
   });
 });
+
+test("what a response's end lets out goes in by time: a hook Claude Code wrote after a result but ran before it comes first", async () => {
+  const call = assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "make" })]);
+  const hook = {
+    ...base("h1", "a1"),
+    type: "attachment",
+    attachment: {
+      type: "hook_success",
+      hookName: "PostToolUse:Bash",
+      hookEvent: "PostToolUse",
+      command: "lint",
+    },
+  };
+  const output = result("r1", "a1", "toolu_1", "built", false);
+  // Written out of time order, as Claude Code does: the result's line first, the hook's after it.
+  const { events } = await importLines([
+    prompt("u1", null, "build"),
+    call,
+    output,
+    hook,
+    prompt("u2", "h1", "ok"),
+  ]);
+  const shape = (events as Record<string, unknown>[])
+    .filter((e) => String(e.type).startsWith("function.") || e.type === "hook.triggered")
+    .map((e) => e.type);
+  expect(shape).toEqual(["function.call", "hook.triggered", "function.output"]);
+});
