@@ -88,6 +88,13 @@ export interface ResponseUsage {
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** The hook runs held with `p` (`hookForCall`), taken off it to be written. */
+function takeHooks(p: PendingCall): HookRun[] {
+  const hooks = p.hooks ?? [];
+  delete p.hooks;
+  return hooks;
+}
+
 /** A finite number ≥ 0: what a cost must be. */
 const isCost = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
 
@@ -393,8 +400,7 @@ export class SessionBuilder {
     if (r.denied) {
       const reason = r.denied.reason === undefined ? undefined : this.r(r.denied.reason);
       // Its hooks ran before the refusal (a `PreToolUse` hook, one that refused it).
-      this.runHooks(p.hooks ?? []);
-      delete p.hooks;
+      this.runHooks(takeHooks(p));
       this.ev("function.denied", callId, r.at, {
         turnId,
         tool: p.tool,
@@ -503,8 +509,7 @@ export class SessionBuilder {
       args: p.args,
       callId,
     });
-    const hooks = p.hooks ?? [];
-    delete p.hooks;
+    const hooks = takeHooks(p);
     if (later) later.push(...hooks);
     else this.runHooks(hooks);
   }
