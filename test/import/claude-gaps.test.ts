@@ -425,12 +425,24 @@ test.each([
   },
 );
 
+/**
+ * The log's events `keep` takes, as `type id`: calls, outputs and refusals by call id, responses by
+ * id, hooks by name.
+ */
+const eventLines = (events: unknown[], keep: (type: string) => boolean) =>
+  (events as Record<string, unknown>[])
+    .filter((e) => keep(String(e.type)))
+    .map((e) => `${e.type} ${e.callId ?? e.responseId ?? e.hookName ?? ""}`.trim());
+
+/** The log's times never go back. */
+function expectTimeOrder(events: unknown[]): void {
+  const times = (events as { timestamp: number }[]).map((e) => e.timestamp);
+  expect(times).toEqual(times.toSorted((a, b) => a - b));
+}
+
 describe("claude: a response's end before what came after its last line", () => {
-  /** The log's events as `type id` (calls, outputs and hooks by call or tool; responses by id). */
   const shape = (events: unknown[]) =>
-    (events as Record<string, unknown>[])
-      .filter((e) => e.type !== "session.started" && e.type !== "turn.started")
-      .map((e) => `${e.type} ${e.callId ?? e.responseId ?? e.hookName ?? ""}`.trim());
+    eventLines(events, (type) => type !== "session.started" && type !== "turn.started");
 
   test("regression: results and hooks after a response's last line go in after its model.response, its calls before it", async () => {
     // Two parallel calls, their results and a PostToolUse hook, then the next response. The
@@ -466,8 +478,7 @@ describe("claude: a response's end before what came after its last line", () => 
       "model.request",
       "model.response msg_2",
     ]);
-    const times = (events as { timestamp: number }[]).map((e) => e.timestamp);
-    expect(times).toEqual(times.toSorted((a, b) => a - b));
+    expectTimeOrder(events);
   });
 
   test("a result between two blocks of one response goes in before the response goes on", async () => {
@@ -538,9 +549,7 @@ test("regression: a refusal held beside a result that ran gives the refused call
     result("r2", "r1", "toolu_2", "b's text", false),
     prompt("u2", "r2", "ok"),
   ]);
-  const shape = (events as Record<string, unknown>[])
-    .filter((e) => String(e.type).startsWith("function.") || String(e.type).startsWith("model."))
-    .map((e) => `${e.type} ${e.callId ?? e.responseId ?? ""}`.trim());
+  const shape = eventLines(events, (type) => type.startsWith("function.") || type.startsWith("model."));
   expect(shape).toEqual([
     "model.request",
     "function.call toolu_2",
@@ -563,9 +572,7 @@ describe("claude: a PreToolUse hook after the call it ran for", () => {
     },
   });
   const shape = (events: unknown[]) =>
-    (events as Record<string, unknown>[])
-      .filter((e) => String(e.type).startsWith("function.") || e.type === "hook.triggered")
-      .map((e) => `${e.type} ${e.callId ?? e.hookName ?? ""}`.trim());
+    eventLines(events, (type) => type.startsWith("function.") || type === "hook.triggered");
 
   test("regression: the hook goes in after the call's function.call, not before it (14 corpus calls were after their hook)", async () => {
     // The call is written with its output (or its response's end); the hook, read in between, went
@@ -588,8 +595,7 @@ describe("claude: a PreToolUse hook after the call it ran for", () => {
       "function.output toolu_1",
       "function.output toolu_2",
     ]);
-    const times = (events as { timestamp: number }[]).map((e) => e.timestamp);
-    expect(times).toEqual(times.toSorted((a, b) => a - b));
+    expectTimeOrder(events);
   });
 
   test("a refused call's hook goes in before its denial, and the call has no function.call", async () => {
