@@ -274,6 +274,8 @@ function quotedValue(
   return secret ? `${name}${sep}${MASK}` : m;
 }
 
+/** Where a quoted value of the several-words rule stops, by its quote: a newline, an escape, the quote. */
+const VALUE_STOP: Record<string, RegExp> = { '"': /[\n\\"]/, "'": /[\n\\']/, "`": /[\n\\`]/ };
 /** Where the quoted-value rules do not start: inside a hyphenated name (`a-b-token`, `a--token`). */
 const INSIDE_NAME = /[\w-]-$/;
 /**
@@ -288,7 +290,7 @@ function severalWords(sep: string, word: string, text: string, at: number, end: 
   if (INSIDE_NAME.test(text.slice(Math.max(0, at - 2), at))) return false;
   const [, bs, q] = open as unknown as [string, string, string];
   const rest = text.slice(end, end + 256 - word.length + bs.length + 1);
-  const stop = rest.search(new RegExp(`[\\n\\\\${q}]`));
+  const stop = rest.search(VALUE_STOP[q]!);
   return stop >= 0 && stop <= 256 - word.length && rest.startsWith(bs + q, stop);
 }
 
