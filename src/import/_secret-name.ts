@@ -44,8 +44,12 @@ const SECRET_KEY_KINDS = new Set([
  * time (`(?=(…))\1`): tried from each word start of a long line of `[\w-]` (a base64url blob, a
  * rule of `-`), an unbounded name took seconds a megabyte.
  */
-export const SECRET_NAME = String.raw`(?=([A-Za-z_][\w-]{0,99}))(?=[\w-]{0,96}?(?:key|secret|pass|token|auth|credential))\1`;
+export const SECRET_NAME = String.raw`(?=([A-Za-z_][\w-]{0,99}))(?=[\w-]{0,96}?(?:key|secret|pass|token|auth|credential|salt))\1`;
 
+/** Words before `salt` that make it one of WordPress's salts (`AUTH_SALT`, `NONCE_SALT`). */
+const SALT_KINDS = new Set(["auth", "nonce"]);
+/** WordPress's `LOGGED_IN_KEY` and `LOGGED_IN_SALT`: `logged in` before the last word. */
+const loggedIn = (words: string[]) => words.at(-2) === "in" && words.at(-3) === "logged";
 /** Whether a field or variable so named holds a secret. */
 const METADATA_LAST = new Set([
   "url",
@@ -87,9 +91,10 @@ export function secretName(name: string): boolean {
     return false;
   if (SECRET_ANYWHERE.test(name)) return true;
   if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
-  if (last === "key" && words.at(-2) === "in" && words.at(-3) === "logged") return true;
-  // WordPress's salts named for a key (`AUTH_SALT`, `SECURE_AUTH_SALT`).
-  if (last === "salt" && words.at(-2) === "auth") return true;
+  if (last === "key" && loggedIn(words)) return true;
+  // WordPress's salts, named for its keys (`AUTH_SALT`, `SECURE_AUTH_SALT`, `LOGGED_IN_SALT`,
+  // `NONCE_SALT`).
+  if (last === "salt" && (SALT_KINDS.has(words.at(-2) ?? "") || loggedIn(words))) return true;
   return SECRET_LAST.has(last) || (last === "key" && SECRET_KEY_KINDS.has(words.at(-2) ?? ""));
 }
 

@@ -567,13 +567,11 @@ const prose = (value: string, key: string) =>
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+  if (Array.isArray(value)) return redactList(value) as T;
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      // A list under the key (`passwords: [...]`): each item on the same terms.
-      if (Array.isArray(v)) out[k] = v.map((item) => (secretUnder(k, item) ? MASK : redactDeep(item)));
-      else out[k] = secretUnder(k, v) ? MASK : redactDeep(v);
+      out[k] = Array.isArray(v) ? redactList(v, k) : secretUnder(k, v) ? MASK : redactDeep(v);
     }
     // An environment entry as Kubernetes and ECS write it: `{name: "DB_PASSWORD", value: "…"}`.
     const { name, value: held } = value as Record<string, unknown>;
@@ -582,6 +580,23 @@ export function redactDeep<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * A list's items, masked on the terms of the key it is under (`passwords: [...]`) or, in a
+ * command's argument list (`["mysql", "--password", "…"]`), of the long option before an item: a
+ * value after `--password` is judged as under `password`, as `--password …` in text is.
+ */
+function redactList(items: unknown[], key?: string): unknown[] {
+  return items.map((item, i) => {
+    const option =
+      typeof items[i - 1] === "string" ? LONG_OPTION.exec(items[i - 1] as string)?.[1] : undefined;
+    // An option after an option is the next option (`--password --verbose` asks for it).
+    const afterOption = option !== undefined && !String(item).startsWith("-") && secretUnder(option, item);
+    return afterOption || (key !== undefined && secretUnder(key, item)) ? MASK : redactDeep(item);
+  });
+}
+/** `--name` or `-name` (not a one-letter flag: `-p` is a port as often as a password). */
+const LONG_OPTION = /^--?([A-Za-z][\w-]+)$/;
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
 function secretUnder(key: string, value: unknown): boolean {

@@ -1259,3 +1259,45 @@ test("--redact: results and hooks a watch pass holds for the next one are masked
   expect(events).toContain(`NPM_TOKEN=${M}`);
   for (const secret of [NPM, HF]) expect(events).not.toContain(secret);
 });
+
+test.each([
+  ["define( 'LOGGED_IN_SALT', 'b9M~z)4Lq^2x' );", `define( 'LOGGED_IN_SALT', '${M}' );`],
+  ["define( 'NONCE_SALT', 'T5%hG8*kW!3e' );", `define( 'NONCE_SALT', '${M}' );`],
+  ["define('SECURE_AUTH_SALT', 'Qv7&wE-1r]pY');", `define('SECURE_AUTH_SALT', '${M}');`],
+  ["NONCE_SALT=T5hG8kW3eQ", `NONCE_SALT=${M}`],
+])("WordPress's salts are masked: %s", (input, expected) => {
+  expectRedacted(input, expected);
+});
+
+test.each(["salt = bcrypt.gensalt()", "SALT=abc123xyz", "table_salt = 'himalayan'"])(
+  "other salts stay: %s",
+  (input) => {
+    expectRedacted(input, input);
+  },
+);
+
+test("a command's argument list: the value after a long option naming a secret is masked", () => {
+  const args = {
+    command: ["mysql", "-u", "root", "--password", "S3cretPass", "app"],
+    argv: ["curl", "--token", "abcdef123456XYZ", "--api-key", "sk_live_abcdefghij1234567890"],
+    single: ["deploy", "-client-secret", "Zq8xW2vL9pR4"],
+  };
+  expect(redactDeep(args)).toEqual({
+    command: ["mysql", "-u", "root", "--password", M, "app"],
+    argv: ["curl", "--token", M, "--api-key", M],
+    single: ["deploy", "-client-secret", M],
+  });
+  // Code, references, other options, one-letter flags and text stay, as `--password …` in text.
+  const kept = [
+    ["run", "--password", "--verbose"],
+    ["run", "--password", "$DB_PASSWORD"],
+    ["run", "--token-file", "/etc/token"],
+    ["run", "--max-tokens", "100000"],
+    ["run", "-p", "8080"],
+    ["git", "commit", "-m", "rotate the api token"],
+    ["run", "--password"],
+  ];
+  expect(redactDeep(kept)).toEqual(kept);
+  // A list under a secret's name still masks each item.
+  expect(redactDeep({ passwords: ["hunter22", "abc123def"] })).toEqual({ passwords: [M, M] });
+});
