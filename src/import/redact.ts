@@ -411,13 +411,30 @@ const PATTERNS: [RegExp, Replacer][] = (
       ),
       quotedValue,
     ],
-    // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): the constant's quoted value.
+    // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): the constant's quoted value; and the
+    // default of an environment lookup, a secret kept in code all the same: Laravel's
+    // `env('DB_PASSWORD', '…')`, Python's `os.getenv("API_KEY", "…")`, `os.environ.get(…)` and
+    // `config("…", default="…")`, Ruby's `ENV.fetch("…", "…")`.
     [
       new RegExp(
-        String.raw`(?<=\bdefine${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${GAP}\))`,
+        String.raw`(?<=\b(?:define|env|getenv|environ\.get|ENV\.fetch|config)${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(?:default${GAP}=${GAP})?(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${GAP}\))`,
         "gi",
       ),
       quotedValue,
+    ],
+    // A default after an environment variable in JavaScript (`process.env.DB_PASSWORD || "…"`,
+    // `?? "…"`) and in a shell or a compose file (`${DB_PASSWORD:-…}`, `${DB_PASSWORD:=…}`).
+    [
+      new RegExp(
+        String.raw`(?<=\b(?:process\.env|import\.meta\.env)\.)${SECRET_NAME}(${GAP}(?:\|\||\?\?)${GAP}(\\*)(["'\`]))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        "gi",
+      ),
+      quotedValue,
+    ],
+    [
+      new RegExp(String.raw`(?<=\$\{)${SECRET_NAME}(:?[-=])([^\s"'\\}]{1,256})(?=\})`, "gi"),
+      (m: string, name: string, sep: string, value: string) =>
+        secretName(name) && credentialValue(value, true, name) ? `${name}${sep}${MASK}` : m,
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
     // code.
@@ -487,9 +504,10 @@ const PATTERNS: [RegExp, Replacer][] = (
     // the line after it (a VALUE stops at an escaped `\n` already).
     [QUERY_RE, queryPair],
     [
-      // Not a query parameter's name, nor a part of one (`?x-api-key=…&page=2`: the query rule's).
+      // Not a query parameter's name, nor a part of one (`?x-api-key=…&page=2`: the query rule's),
+      // nor a shell expansion's (`${API_KEY:?must be set}`: its default is the rule above's).
       new RegExp(
-        String.raw`(?:(?<![?&][\w-]{0,100})|(?<=&&))${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`,
+        String.raw`(?:(?<![?&][\w-]{0,100})|(?<=&&))(?<!\$\{)${SECRET_NAME}(${NAME_END}${QUOTE})${PAIR_VALUE}`,
         "gi",
       ),
       (m: string, name: string, sep: string, value: string, at: number, text: string) => {

@@ -1301,3 +1301,41 @@ test("a command's argument list: the value after a long option naming a secret i
   // A list under a secret's name still masks each item.
   expect(redactDeep({ passwords: ["hunter22", "abc123def"] })).toEqual({ passwords: [M, M] });
 });
+
+test.each([
+  ["'password' => env('DB_PASSWORD', 'S3cretPass9'),", `'password' => env('DB_PASSWORD', '${M}'),`],
+  [
+    'DB_PASSWORD = os.environ.get("DB_PASSWORD", "S3cretPass9")',
+    `DB_PASSWORD = os.environ.get("DB_PASSWORD", "${M}")`,
+  ],
+  ['api_key = os.getenv("API_KEY", "S3cretPass9")', `api_key = os.getenv("API_KEY", "${M}")`],
+  [
+    'SECRET_KEY = config("SECRET_KEY", default="django-insecure-abc123xyz")',
+    `SECRET_KEY = config("SECRET_KEY", default="${M}")`,
+  ],
+  ['password = ENV.fetch("DB_PASSWORD", "S3cretPass9")', `password = ENV.fetch("DB_PASSWORD", "${M}")`],
+  ['const pw = process.env.DB_PASSWORD || "S3cretPass9";', `const pw = process.env.DB_PASSWORD || "${M}";`],
+  ["const pw = process.env.DB_PASSWORD ?? 'S3cretPass9';", `const pw = process.env.DB_PASSWORD ?? '${M}';`],
+  ["POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}", `POSTGRES_PASSWORD: \${POSTGRES_PASSWORD:-${M}}`],
+  ["export API_TOKEN=${API_TOKEN:=abc123xyz}", `export API_TOKEN=\${API_TOKEN:=${M}}`],
+  // JSON-encoded text (a tool's output of a settings file).
+  [
+    '"    \\"password\\" => env(\\"DB_PASSWORD\\", \\"S3cretPass9\\"),\\n"',
+    `"    \\"password\\" => env(\\"DB_PASSWORD\\", \\"${M}\\"),\\n"`,
+  ],
+])("an environment lookup's default is masked: %s", (input, expected) => {
+  expectRedacted(input, expected);
+});
+
+test.each([
+  "'password' => env('DB_PASSWORD', ''),",
+  'key = os.environ.get("API_KEY", None)',
+  "token = os.getenv('GITHUB_TOKEN', '')",
+  "x = ${API_KEY:-$FALLBACK_KEY}",
+  "x = ${API_KEY:?API_KEY must be set}",
+  'process.env.API_KEY || ""',
+  'const n = process.env.MAX_TOKENS || "4096"',
+  'timeout = os.getenv("TOKEN_TTL", "3600")',
+])("an environment lookup without a secret default stays: %s", (input) => {
+  expectRedacted(input, input);
+});
