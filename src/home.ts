@@ -1,7 +1,8 @@
 /** Where freecode keeps its data: `--home`, else `FREECODE_HOME`, else `~/.freecode`. */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { badInput } from "./errors.ts";
 import { writable } from "./util/writable.ts";
 
 /** Resolve the freecode home directory from an explicit flag and the environment. */
@@ -34,4 +35,23 @@ export function keepsState(home: string): boolean {
   if (!existsSync(home)) return false;
   const { state } = homePaths(home);
   return existsSync(state) ? writable(state) : writable(home);
+}
+
+/**
+ * Refuse a home that is a symbolic link to nothing (a disk not mounted, a moved folder): read, it
+ * looked like an empty store ("No sessions"); written, every command failed on a missing directory.
+ * Nothing is made at the link's target: where it points may be a mount point not mounted yet.
+ */
+export function checkHome(home: string, flag = "--home"): void {
+  let link = false;
+  try {
+    link = lstatSync(home).isSymbolicLink();
+  } catch {
+    return;
+  }
+  if (!link || existsSync(home)) return;
+  const target = resolve(dirname(home), readlinkSync(home));
+  throw badInput(
+    `${flag} ${home} is a symbolic link to ${target}, which does not exist (a disk not mounted?): make it, or choose another home`,
+  );
 }

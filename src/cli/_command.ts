@@ -8,7 +8,7 @@
 import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "citty";
 import { type Config, checkStoreName, configuredStore, loadConfig } from "../config.ts";
 import { usageError } from "../errors.ts";
-import { resolveHome } from "../home.ts";
+import { checkHome, resolveHome } from "../home.ts";
 import { writeJson } from "../util/json-write.ts";
 import { colorAllowed, log } from "./_log.ts";
 import { stdoutIsTerminal, stdoutPieces, writeStdout } from "./_stdout.ts";
@@ -108,6 +108,7 @@ export function makeContext(
   rawArgs: readonly string[] = [],
 ): CommandContext {
   const home = resolveHome(homeFlag);
+  checkHome(home, homeFlag ? "--home" : process.env.FREECODE_HOME ? "FREECODE_HOME" : "the home");
   let config: Config | undefined;
   return {
     json,

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { parseJson, runBinary, runCli, tempHome } from "../_helpers.ts";
+import { CORPUS, parseJson, runBinary, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 describe("CLI conventions", () => {
   test("--version prints the package version", () => {
@@ -277,4 +277,29 @@ describe("CLI conventions", () => {
     }
     expect(readdirSync(empty.path)).toEqual([]);
   });
+});
+
+test("a home that is a symbolic link to nothing is refused, for reads and writes, and nothing is made", async () => {
+  await using dir = await tempDir();
+  const home = join(dir.path, "home");
+  const missing = join(dir.path, "unmounted", "freecode");
+  symlinkSync(missing, home);
+  const said = `is a symbolic link to ${missing}, which does not exist`;
+  // Listing read it as an empty store ("No sessions", exit 0); an import failed on a directory.
+  for (const args of [
+    ["session", "list"],
+    ["import", "claude", join(CORPUS, "claude", "drmaciver_claude-reliability")],
+  ]) {
+    const flag = runCli([...args, "--home", home]);
+    expect([flag.code, flag.stderr]).toEqual([2, expect.stringContaining(`--home ${home} ${said}`)]);
+    const env = runCli(args, { home });
+    expect([env.code, env.stderr]).toEqual([2, expect.stringContaining(`FREECODE_HOME ${home} ${said}`)]);
+  }
+  await using real = await tempHome();
+  const m = runCli(["store", "migrate", "--to", "sqlite", "--to-home", home], { home: real.path });
+  expect([m.code, m.stderr]).toEqual([2, expect.stringContaining(`--to-home ${home} ${said}`)]);
+  expect(readdirSync(dir.path)).toEqual(["home"]);
+  // A link to a home that exists is that home.
+  mkdirSync(missing, { recursive: true });
+  expect(runCli(["session", "list"], { home }).code).toBe(0);
 });

@@ -1,6 +1,6 @@
 /** `freecode store migrate --to <adapter>`: copy everything into another (empty) adapter, verified. */
 import { usageError } from "../../../errors.ts";
-import { resolveHome } from "../../../home.ts";
+import { checkHome, resolveHome } from "../../../home.ts";
 import { copySnapshots, samePlace } from "../../../snapshot/copy.ts";
 import { migrateStore } from "../../../storage/migrate.ts";
 import { ADAPTER_LOADERS } from "../../../storage/select.ts";
@@ -31,6 +31,7 @@ export default command({
     if (!ADAPTER_LOADERS[to] || to === "memory")
       throw usageError(`--to must be one of files, sqlite, sqljs, json (got "${to}")`);
     const toHome = args["to-home"] ? resolveHome(args["to-home"]) : ctx.home;
+    checkHome(toHome, "--to-home");
     // A link to the home is the home (its snapshots were copied onto themselves, under their own lock).
     const sameHome = samePlace(toHome, ctx.home);
     const from = ctx.storeName();
