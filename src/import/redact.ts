@@ -150,10 +150,10 @@ const NAME_END = String.raw`${QUOTE}${GAP}(?:=|:(?!:))${GAP}`;
 /**
  * Between a secret's name and a quoted value that is set to it, in code: `=`, `||=`, `??=` after a
  * subscript (`$config['db_password'] = …`, `os.environ["API_KEY"] = …`, `config[:password] = …`,
- * Perl's `$h{password} = …`), or a hash entry's `=>` (`'db_password' => …`, `:api_key => …`). Only a
+ * Perl's `$h{password} = …`, spaces inside the brackets as WordPress writes them), or a hash entry's `=>` (`'db_password' => …`, `:api_key => …`). Only a
  * quoted value is taken there: what else follows is code (`Hash::make($p)`, `(start, end)`).
  */
-const SET_TO = String.raw`(?:(?:\\{0,16}["'])?[\]}]${GAP}(?:\|\||\?\?)?=|${QUOTE}${GAP}=>)${GAP}`;
+const SET_TO = String.raw`(?:(?:\\{0,16}["'])?${GAP}[\]}]${GAP}(?:\|\||\?\?)?=|${QUOTE}${GAP}=>)${GAP}`;
 /**
  * Not an expression's operand: no operator after the closing quote (a PHP concatenation ` . `, but
  * a method call `.freeze`, a sentence's full stop and a comment may follow).

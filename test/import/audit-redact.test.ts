@@ -1339,3 +1339,15 @@ test.each([
 ])("an environment lookup without a secret default stays: %s", (input) => {
   expectRedacted(input, input);
 });
+
+test.each([
+  ["$config[ 'db_password' ] = 'hunter22x';", `$config[ 'db_password' ] = '${M}';`],
+  ['$_ENV[ "API_KEY" ] = "abc123xyz";', `$_ENV[ "API_KEY" ] = "${M}";`],
+  ["$h{ password } = 'hunter22';", `$h{ password } = '${M}';`],
+  ["config[ :password ] = 'hunter22'", `config[ :password ] = '${M}'`],
+  // Code stays, spaces or not.
+  ["if ($c[ 'password' ] == 'hunter22x')", "if ($c[ 'password' ] == 'hunter22x')"],
+  ["$v[ 'password' ] = Hash::make($p);", "$v[ 'password' ] = Hash::make($p);"],
+])("a subscript with spaces inside its brackets (WordPress's style): %s", (input, expected) => {
+  expectRedacted(input, expected);
+});
