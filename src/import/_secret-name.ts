@@ -78,6 +78,20 @@ const METADATA_LAST = new Set([
   "label",
   "hint",
   "placeholder",
+  // What is set about a secret, not the secret (`PASSWORD_RESET_TIMEOUT`, `AUTH_PASSWORD_BROKER`).
+  "timeout",
+  "table",
+  "broker",
+  "provider",
+  "backend",
+  "driver",
+  "hasher",
+  "algorithm",
+  "method",
+  "mode",
+  "format",
+  "prefix",
+  "column",
 ]);
 export function secretName(name: string): boolean {
   const words = name
@@ -89,6 +103,8 @@ export function secretName(name: string): boolean {
   // Vault AppRole's `secret_id` is the credential itself.
   if (words.length > 1 && METADATA_LAST.has(last) && !(last === "id" && words.at(-2) === "secret"))
     return false;
+  // `ACCESS_TOKEN_EXPIRES_IN`: a duration.
+  if (last === "in" && words.at(-2) === "expires") return false;
   if (SECRET_ANYWHERE.test(name)) return true;
   if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
   if (last === "key" && loggedIn(words)) return true;

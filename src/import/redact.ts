@@ -215,6 +215,39 @@ const OPTION_PLACEHOLDER = new RegExp(
   ].join("|")}))$`,
 );
 
+/** The command-line options that take a secret (`--password …`, `--api-key=…`). */
+const SECRET_OPTIONS =
+  "password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key";
+/** Whether `word`, after `option` (one of them), is its value: not a path, a variable or a placeholder. */
+const optionValue = (word: string, option: string) =>
+  !/^[-$%{<~/]/.test(word) &&
+  !OPTION_PLACEHOLDER.test(word) &&
+  credentialValue(word, true, /token|key/.test(option) ? "token" : "password");
+
+/** Space in a call's parentheses: its arguments may be on lines of their own (escaped in JSON text). */
+const WS = String.raw`(?:[ \t\r\n]|\\{1,16}[nrt]){0,64}`;
+/** Calls that read an environment variable (or a setting) by name, with a default after it. */
+const LOOKUP = String.raw`\b(?:env(?:\.\w{1,20})?|getenv(?:_docker)?|environ\.(?:get|setdefault)|ENV\.fetch|config)`;
+/** What reads an environment variable named right after it: `process.env.`, `ENV['`, `getenv('`. */
+const ENV_READ = String.raw`(?:\b(?:process\.env|import\.meta\.env|Bun\.env)\.|(?:\b(?:process\.env|ENV)|\$_(?:ENV|SERVER))\[${WS}\\{0,16}["']|\b(?:getenv|environ\.get|Deno\.env\.get|ENV\.fetch|env)${WS}\(${WS}\\{0,16}["'])`;
+
+/**
+ * A default written in code after a secret's environment variable (`getenv("API_KEY", "…")`,
+ * `|| "…"`): judged as a value in code, not as an environment file's (where any value is one), so a
+ * table's, a driver's or a placeholder's name stays (`'password_reset_tokens'`, `"YOUR_API_KEY"`).
+ * The match ends with the value.
+ */
+function codeDefault(m: string, name: string, _sep: string, _bs: string, _q: string, value: string): string {
+  if (!secretName(name)) return m;
+  const key = name.toLowerCase();
+  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
+  return secret ? `${m.slice(0, m.length - value.length)}${MASK}` : m;
+}
+
+/** A PHP constant's literal: any value of a credential's length, unless PHP reads a variable in it (`"$pw"`). */
+const definedSecret = (value: string, quote: string) =>
+  value.length >= 6 && !value.startsWith(MASK) && !(quote === '"' && value.includes("$"));
+
 /** A backslash in a value that is not a JSON escape ending it (`\n`, `\"`, `\u003c`). */
 const ESC_OK = String.raw`\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4})`;
 /**
@@ -359,7 +392,10 @@ const PATTERNS: [RegExp, Replacer][] = (
     // Not a `$VAR`, a `<placeholder>`, a path or another option after it (`--password-stdin` is
     // another option's name).
     [
-      /((?:(?<![\w-])--(?:password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key)(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][`]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))/g,
+      new RegExp(
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTIONS})(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        "g",
+      ),
       (
         m: string,
         head: string,
@@ -381,8 +417,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         // A sentence's stop after a bare word is prose's (`--token abc123def456.`); a `!` may be the
         // password's own.
         const value = word!.replace(/[.:?,]+$/, "");
-        if (/^[-$%{<~/]/.test(value) || OPTION_PLACEHOLDER.test(value) || !credentialValue(value, true, name))
-          return m;
+        if (!optionValue(value, head)) return m;
         // Cut at the bound, a stop is the value's own: the rest of the value goes with it.
         if (word!.length >= 256) return `${head}${cutAt(word!, 256, OPTION_WORD_TAIL)}`;
         return `${head}${MASK}${word!.slice(value.length)}`;
@@ -411,30 +446,65 @@ const PATTERNS: [RegExp, Replacer][] = (
       ),
       quotedValue,
     ],
-    // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): the constant's quoted value; and the
-    // default of an environment lookup, a secret kept in code all the same: Laravel's
-    // `env('DB_PASSWORD', '…')`, Python's `os.getenv("API_KEY", "…")`, `os.environ.get(…)` and
-    // `config("…", default="…")`, Ruby's `ENV.fetch("…", "…")`.
+    // PHP's `define('DB_PASSWORD', '…')` (wp-config.php): a constant's literal, masked whatever it
+    // holds (WordPress's keys and salts hold `(`, `$`, `/` and spaces; `definedSecret`).
     [
       new RegExp(
-        String.raw`(?<=\b(?:define|env|getenv|environ\.get|ENV\.fetch|config)${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(?:default${GAP}=${GAP})?(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${GAP}\))`,
+        String.raw`(?<=\bdefine${GAP}\(${GAP}\\{0,16}["'])${SECRET_NAME}(\\{0,16}["']${GAP},${GAP}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${GAP}\))`,
         "gi",
       ),
-      quotedValue,
+      (
+        m: string,
+        name: string,
+        sep: string,
+        _bs: string,
+        q: string,
+        value: string,
+        at: number,
+        text: string,
+      ) =>
+        secretKeyAt(name, at, text) !== undefined && definedSecret(value, q) ? `${name}${sep}${MASK}` : m,
     ],
-    // A default after an environment variable in JavaScript (`process.env.DB_PASSWORD || "…"`,
-    // `?? "…"`) and in a shell or a compose file (`${DB_PASSWORD:-…}`, `${DB_PASSWORD:=…}`).
+    // An environment lookup's default, a secret kept in code all the same: Laravel's
+    // `env('DB_PASSWORD', '…')`, Python's `os.getenv("API_KEY", "…")`, `os.environ.get(…)`,
+    // `config("…", default="…")`, django-environ's `env.str(…)`, Ruby's `ENV.fetch("…", "…")`,
+    // the WordPress image's `getenv_docker(…)`; over several lines, more arguments after it.
     [
       new RegExp(
-        String.raw`(?<=\b(?:process\.env|import\.meta\.env)\.)${SECRET_NAME}(${GAP}(?:\|\||\?\?)${GAP}(\\*)(["'\`]))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        String.raw`${LOOKUP}${WS}\(${WS}\\{0,16}["']${SECRET_NAME}(\\{0,16}["']${WS},${WS}(?:default${GAP}=${GAP})?(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${WS}[,)])`,
         "gi",
       ),
-      quotedValue,
+      codeDefault,
     ],
+    // A default after reading an environment variable: `process.env.DB_PASSWORD || "…"`, `?? "…"`,
+    // `process.env['…']`, `Bun.env.…`, `Deno.env.get('…')`, PHP's `getenv('…') ?: '…'` and
+    // `$_ENV['…'] ?? '…'`, Ruby's `ENV['…'] || '…'`, Python's `os.environ.get('…') or '…'`.
     [
-      new RegExp(String.raw`(?<=\$\{)${SECRET_NAME}(:?[-=])([^\s"'\\}]{1,256})(?=\})`, "gi"),
-      (m: string, name: string, sep: string, value: string) =>
-        secretName(name) && credentialValue(value, true, name) ? `${name}${sep}${MASK}` : m,
+      new RegExp(
+        String.raw`${ENV_READ}${SECRET_NAME}((?:\\{0,16}["']${WS}[\])])?${WS}(?:\|\||\?\?|\?:|[ \t]or[ \t])${WS}(\\*)(["'\`]))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        "gi",
+      ),
+      codeDefault,
+    ],
+    // A shell's or a compose file's default (`${DB_PASSWORD:-…}`, `:=`, quoted too) and Spring's
+    // (`${JWT_SECRET:…}`): a value, as in an environment file. A nested expansion is judged alone.
+    [
+      new RegExp(
+        String.raw`(?<=\$\{)${SECRET_NAME}(:[-=]?|[-=])(\\{0,16}["']|)([^\s"'\\}{$]{1,256})(?=\3\})`,
+        "gi",
+      ),
+      (m: string, name: string, sep: string, q: string, value: string) =>
+        secretName(name) && credentialValue(value, true, name) ? `${name}${sep}${q}${MASK}` : m,
+    ],
+    // A quoted argument list in text (`["mysql", "--password", "…"]`, `args: ['--api-key', '…']`):
+    // the item after a secret's option, judged as the option's value in a command line.
+    [
+      new RegExp(
+        String.raw`(?<=["'])--(${SECRET_OPTIONS})(\\*["']${WS},${WS}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        "g",
+      ),
+      (m: string, option: string, _sep: string, _bs: string, _q: string, value: string) =>
+        optionValue(value, option) ? `${m.slice(0, m.length - value.length)}${MASK}` : m,
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
     // code.
@@ -599,22 +669,44 @@ export function redactDeep<T>(value: T): T {
   return value;
 }
 
-/**
- * A list's items, masked on the terms of the key it is under (`passwords: [...]`) or, in a
- * command's argument list (`["mysql", "--password", "…"]`), of the long option before an item: a
- * value after `--password` is judged as under `password`, as `--password …` in text is.
- */
+/** A list's items: each masked on the terms of the key it is under (`passwords: [...]`), if any. */
 function redactList(items: unknown[], key?: string): unknown[] {
-  return items.map((item, i) => {
-    const option =
-      typeof items[i - 1] === "string" ? LONG_OPTION.exec(items[i - 1] as string)?.[1] : undefined;
-    // An option after an option is the next option (`--password --verbose` asks for it).
-    const afterOption = option !== undefined && !String(item).startsWith("-") && secretUnder(option, item);
-    return afterOption || (key !== undefined && secretUnder(key, item)) ? MASK : redactDeep(item);
+  const args = argumentList(items);
+  return items.map((item, i) =>
+    key !== undefined && secretUnder(key, item) ? MASK : args ? args[i] : redactDeep(item),
+  );
+}
+
+/**
+ * A command's argument list (`["sshpass", "-p", "…", "ssh", "host"]`, an MCP server's `args`):
+ * each item redacted as it reads in the command line the list makes, after the six items before it
+ * (what the command-line patterns look back at: `docker login -u me -p …`). So `--password …`, `-p …` after `sshpass` or
+ * `docker login` and `curl -u user:…` are masked as in text, and what text keeps stays
+ * (`--password-stdin host`, `--token v1.2.3`). An item with spaces is shown quoted, as a shell
+ * would take it; one that also holds a quote, a backslash or a newline is redacted alone and
+ * breaks the line. Undefined for another list: not all short strings, or no option among them.
+ */
+function argumentList(items: unknown[]): string[] | undefined {
+  if (items.length < 2 || items.length > 256) return undefined;
+  if (!items.every((x) => typeof x === "string" && x.length <= 1024)) return undefined;
+  const words = items as string[];
+  if (!words.some((w) => w.startsWith("-"))) return undefined;
+  const shown = words.map((w) => (!/\s/.test(w) ? w : /["\\\n]/.test(w) ? undefined : `"${w}"`));
+  return words.map((w, i) => {
+    const item = shown[i];
+    let from = Math.max(0, i - 6);
+    for (let k = from; k < i; k++) if (shown[k] === undefined) from = k + 1;
+    if (item === undefined || from === i) return redactText(w);
+    const before = `${shown.slice(from, i).join(" ")} `;
+    const base = redactText(before);
+    const line = redactText(before + item);
+    // A pattern that took words of the items before too: the item is judged alone.
+    if (!line.startsWith(base)) return redactText(w);
+    const tail = line.slice(base.length);
+    if (item === w) return tail;
+    return tail.length >= 2 && tail.startsWith('"') && tail.endsWith('"') ? tail.slice(1, -1) : redactText(w);
   });
 }
-/** `--name` or `-name` (not a one-letter flag: `-p` is a port as often as a password). */
-const LONG_OPTION = /^--?([A-Za-z][\w-]+)$/;
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
 function secretUnder(key: string, value: unknown): boolean {

@@ -1276,31 +1276,85 @@ test.each(["salt = bcrypt.gensalt()", "SALT=abc123xyz", "table_salt = 'himalayan
   },
 );
 
-test("a command's argument list: the value after a long option naming a secret is masked", () => {
+test("a command's argument list is redacted as the command line it makes (redact review 13, 1, 5, 8, 9)", () => {
   const args = {
     command: ["mysql", "-u", "root", "--password", "S3cretPass", "app"],
     argv: ["curl", "--token", "abcdef123456XYZ", "--api-key", "sk_live_abcdefghij1234567890"],
-    single: ["deploy", "-client-secret", "Zq8xW2vL9pR4"],
+    letters: ["cmd", "--password", "raspberry"],
+    phrase: ["cmd", "--password", "correct horse battery"],
+    sshpass: ["sshpass", "-p", "S3cretPass9", "ssh", "host"],
+    docker: ["docker", "login", "-u", "me", "-p", "S3cretPass9", "reg.io"],
+    curl: ["curl", "--user", "elastic:S3cretPass9", "https://example.com"],
   };
   expect(redactDeep(args)).toEqual({
     command: ["mysql", "-u", "root", "--password", M, "app"],
     argv: ["curl", "--token", M, "--api-key", M],
-    single: ["deploy", "-client-secret", M],
+    letters: ["cmd", "--password", M],
+    phrase: ["cmd", "--password", M],
+    sshpass: ["sshpass", "-p", M, "ssh", "host"],
+    docker: ["docker", "login", "-u", "me", "-p", M, "reg.io"],
+    curl: ["curl", "--user", `elastic:${M}`, "https://example.com"],
   });
-  // Code, references, other options, one-letter flags and text stay, as `--password …` in text.
+  // What the same command line in text keeps stays: options that take no secret or no value,
+  // references, versions, other options, prose.
   const kept = [
+    [
+      "docker",
+      "login",
+      "--username",
+      "AWS",
+      "--password-stdin",
+      "123456789012.dkr.ecr.us-east-1.amazonaws.com",
+    ],
+    ["docker", "build", "--secret", "id=npmrc,src=/home/me/.npmrc", "."],
+    ["aws", "secretsmanager", "get-secret-value", "--secret-id", "prod/app2/db"],
+    ["ansible-playbook", "-i", "hosts", "--ask-become-pass", "deploy-prod.yml"],
+    ["psql", "--no-password", "analytics_v2"],
     ["run", "--password", "--verbose"],
     ["run", "--password", "$DB_PASSWORD"],
-    ["run", "--token-file", "/etc/token"],
+    ["run", "--token", "v1.2.3"],
+    ["run", "--token", "2024-05-01"],
+    ["ssh", "-i", "key", "--private-key", "deploy_key_2"],
     ["run", "--max-tokens", "100000"],
     ["run", "-p", "8080"],
     ["git", "commit", "-m", "rotate the api token"],
     ["run", "--password"],
   ];
   expect(redactDeep(kept)).toEqual(kept);
-  // A list under a secret's name still masks each item.
+  // A list under a secret's name still masks each item; a script item is redacted on its own.
   expect(redactDeep({ passwords: ["hunter22", "abc123def"] })).toEqual({ passwords: [M, M] });
+  expect(redactDeep(["bash", "-lc", "export API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123\nrun"])).toEqual([
+    "bash",
+    "-lc",
+    `export API_KEY=${M}\nrun`,
+  ]);
 });
+
+test.each([
+  [
+    '{"command": "npx", "args": ["-y", "some-mcp", "--api-key", "S3cretPass9"]}',
+    `{"command": "npx", "args": ["-y", "some-mcp", "--api-key", "${M}"]}`,
+  ],
+  [
+    'subprocess.run(["mysql", "--password", "S3cretPass9"])',
+    `subprocess.run(["mysql", "--password", "${M}"])`,
+  ],
+  [
+    '{\\"args\\":[\\"mysql\\",\\"--password\\",\\"S3cretPass9\\"]}',
+    `{\\"args\\":[\\"mysql\\",\\"--password\\",\\"${M}\\"]}`,
+  ],
+  ['"args": [\n  "--api-key",\n  "S3cretPass9"\n]', `"args": [\n  "--api-key",\n  "${M}"\n]`],
+  [
+    '["docker", "login", "--password-stdin", "localhost:5000"]',
+    '["docker", "login", "--password-stdin", "localhost:5000"]',
+  ],
+  ['["run", "--token", "v1.2.3"]', '["run", "--token", "v1.2.3"]'],
+])(
+  "an argument list in text: the item after a secret's option (redact review 13, 7): %s",
+  (input, expected) => {
+    expectRedacted(input, expected);
+  },
+);
 
 test.each([
   ["'password' => env('DB_PASSWORD', 'S3cretPass9'),", `'password' => env('DB_PASSWORD', '${M}'),`],
@@ -1350,4 +1404,73 @@ test.each([
   ["$v[ 'password' ] = Hash::make($p);", "$v[ 'password' ] = Hash::make($p);"],
 ])("a subscript with spaces inside its brackets (WordPress's style): %s", (input, expected) => {
   expectRedacted(input, expected);
+});
+
+test.each([
+  // Spring's and Quarkus's `${NAME:default}` (review 13, 3: a regression of the shell rule).
+  ['@Value("${JWT_SECRET:mySecretKey123}")', `@Value("\${JWT_SECRET:${M}}")`],
+  [
+    "quarkus.datasource.password=${DB_PASSWORD:S3cretPass9}",
+    `quarkus.datasource.password=\${DB_PASSWORD:${M}}`,
+  ],
+  // Quoted and nested shell defaults (review 13, 6).
+  ["PASSWORD=${DB_PASSWORD:-'S3cretPass9'}", `PASSWORD=\${DB_PASSWORD:-'${M}'}`],
+  [
+    "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-${DB_PASSWORD:-S3cretPass9}}",
+    `POSTGRES_PASSWORD: \${POSTGRES_PASSWORD:-\${DB_PASSWORD:-${M}}}`,
+  ],
+  // More lookups and fallbacks (review 13, 6).
+  [
+    "SECRET_KEY = config('SECRET_KEY', default='django-insecure-abc123xyz', cast=str)",
+    `SECRET_KEY = config('SECRET_KEY', default='${M}', cast=str)`,
+  ],
+  [
+    "SECRET_KEY = env.str('SECRET_KEY', default='django-insecure-x1')",
+    `SECRET_KEY = env.str('SECRET_KEY', default='${M}')`,
+  ],
+  [
+    'os.environ.get(\n    "DJANGO_SECRET_KEY", "django-insecure-abc123xyz"\n)',
+    `os.environ.get(\n    "DJANGO_SECRET_KEY", "${M}"\n)`,
+  ],
+  ['os.getenv("SECRET_KEY", "django-insecure-abc123xyz",)', `os.getenv("SECRET_KEY", "${M}",)`],
+  ["os.environ.get('SECRET_KEY') or 'django-insecure-x1'", `os.environ.get('SECRET_KEY') or '${M}'`],
+  [
+    "os.environ.setdefault('SECRET_KEY', 'django-insecure-x1')",
+    `os.environ.setdefault('SECRET_KEY', '${M}')`,
+  ],
+  ["getenv('DB_PASSWORD') ?: 'S3cretPass9'", `getenv('DB_PASSWORD') ?: '${M}'`],
+  ["$_ENV['DB_PASSWORD'] ?? 'S3cretPass9'", `$_ENV['DB_PASSWORD'] ?? '${M}'`],
+  ["ENV['DB_PASSWORD'] || 'S3cretPass9'", `ENV['DB_PASSWORD'] || '${M}'`],
+  ["process.env['DB_PASSWORD'] || 'S3cretPass9'", `process.env['DB_PASSWORD'] || '${M}'`],
+  ["Bun.env.DB_PASSWORD || 'S3cretPass9'", `Bun.env.DB_PASSWORD || '${M}'`],
+  ["Deno.env.get('DB_PASSWORD') ?? 'S3cretPass9'", `Deno.env.get('DB_PASSWORD') ?? '${M}'`],
+  [
+    "define( 'DB_PASSWORD', getenv_docker('WORDPRESS_DB_PASSWORD', 'S3cretPass9') );",
+    `define( 'DB_PASSWORD', getenv_docker('WORDPRESS_DB_PASSWORD', '${M}') );`,
+  ],
+  // A constant's literal is masked whatever it holds (review 13, 4).
+  ["define( 'AUTH_SALT',        'ab(Lq^2x8hJk' );", `define( 'AUTH_SALT',        '${M}' );`],
+  ["define( 'NONCE_SALT',        '/AS; wTMB%/j8#)K#' );", `define( 'NONCE_SALT',        '${M}' );`],
+])("an environment lookup's default, more forms (redact review 13): %s", (input, expected) => {
+  expectRedacted(input, expected);
+});
+
+test.each([
+  // A default in code is judged as code: a table's, a broker's, a duration, a placeholder
+  // (review 13, 2).
+  "'table' => env('AUTH_PASSWORD_RESET_TOKEN_TABLE', 'password_reset_tokens'),",
+  'PASSWORD_RESET_TIMEOUT = int(os.getenv("PASSWORD_RESET_TIMEOUT", "259200"))',
+  "'passwords' => env('AUTH_PASSWORD_BROKER', 'customers'),",
+  "expiresIn: process.env.ACCESS_TOKEN_EXPIRES_IN || '15 minutes',",
+  "os.getenv('CREDENTIALS_PROVIDER', 'environment')",
+  "os.environ.get('SECRETS_BACKEND', 'hashicorp-vault')",
+  'os.getenv("PASSWORD_HASHER", "argon2")',
+  'os.getenv("OPENAI_API_KEY", "YOUR_API_KEY")',
+  'os.getenv("OPENAI_API_KEY", "your-api-key-here")',
+  'os.getenv("OPENAI_API_KEY", "not configured")',
+  "_ACCESS_TOKEN_TABLE = 'access_tokens'",
+  // PHP reads a variable in a double-quoted constant.
+  "define('DB_PASSWORD', \"$password\");",
+])("what is set about a secret, or a placeholder, stays (redact review 13, 2): %s", (input) => {
+  expectRedacted(input, input);
 });
