@@ -164,8 +164,9 @@ function toolResult(
         : childIdFor(main, "task", callId) in ctx.st.children
           ? childIdFor(main, "task", callId)
           : undefined;
-    const task = (call.args as { description?: string } | undefined)?.description;
-    if (id) child = { id, ...(task !== undefined ? { task } : {}) };
+    // A description of another type (a damaged line) is no task: the start is logged without one.
+    const task = (call.args as { description?: unknown } | undefined)?.description;
+    if (id) child = { id, ...(typeof task === "string" ? { task } : {}) };
   }
   // Claude Code runs a tool while its response still streams: whether this result came after the
   // response's last line is known at the next line (see `claude-held.ts`).

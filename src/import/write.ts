@@ -9,11 +9,18 @@
 import { dirname, isAbsolute } from "node:path";
 import * as v from "valibot";
 import { EventDraftSchema, isValidDraft } from "../rollout/validate.ts";
+import { checkStorableEvent } from "../storage/_events.ts";
 import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { isWindowsPath } from "../storage/project-key.ts";
-import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
+import {
+  type EventDraft,
+  type EventRecord,
+  MessageSchema,
+  type SessionMeta,
+  type StoredMessage,
+} from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
@@ -119,6 +126,23 @@ function withinSize(m: StoredMessage, rejected: WriteOutcome["rejected"]): boole
   }
 }
 
+/**
+ * An event the store would refuse for its size or depth (a tool's arguments nested a thousand
+ * levels): left out and reported, as a message over the limit is. The store checks a batch whole
+ * when it is appended, after the session was made: one such event left a session with messages and
+ * no rollout log, and every import after failed the same way.
+ */
+function storable(e: EventDraft, sessionId: string, rejected: WriteOutcome["rejected"]): boolean {
+  try {
+    // What the store adds to the line: `seq` (at most 32 bytes) and the session's id.
+    checkStorableEvent(e, `event ${e.id}`, 64 + sessionId.length);
+    return true;
+  } catch (error) {
+    rejected.push({ what: `event ${e.id}`, message: (error as Error).message });
+    return false;
+  }
+}
+
 const digest = (m: StoredMessage) => Bun.hash(JSON.stringify(m)).toString(36);
 
 async function loadKnown(adapter: StorageAdapter, id: string, exists: boolean): Promise<Known> {
@@ -185,6 +209,33 @@ function newMeta(s: ImportedSession): SessionMeta {
     ...(m.parentId ? { parentId: m.parentId } : {}),
     source: { ...m.source, title: m.title },
   };
+}
+
+/**
+ * The project a new session is stored under: the recorded working directory, or the transcript's
+ * folder (said in `said`) where that is none a store can key or `--project` can find: none at all
+ * (the files store refused an empty one: the session was lost), a relative path (to a directory the
+ * transcript does not name), or one holding a NUL (a damaged byte: the store refuses it).
+ */
+function projectOf(recorded: string, transcript: string, said: string[]): string {
+  const folder = dirname(transcript);
+  if (!recorded) {
+    said.push(`no working directory recorded: the transcript's folder stands in as its project (${folder})`);
+    return folder;
+  }
+  if (recorded.includes("\0")) {
+    said.push(
+      `working directory ${JSON.stringify(recorded)} holds a NUL byte: the transcript's folder stands in as its project (${folder})`,
+    );
+    return folder;
+  }
+  if (!isAbsolute(recorded) && !isWindowsPath(recorded)) {
+    said.push(
+      `working directory "${recorded}" is not an absolute path: the transcript's folder stands in as its project (${folder})`,
+    );
+    return folder;
+  }
+  return recorded;
 }
 
 /** Fold in what an import learned, without undoing a rename the user made in freecode. */
@@ -337,7 +388,8 @@ export async function writeSession(
     (e) =>
       (e.id === undefined || !known.events.has(e.id)) &&
       // Checked as a draft: the store stamps `seq` and the session id.
-      keepValid(e, isValidDraft, EventDraftSchema, `event ${e.id}`, rejected),
+      keepValid(e, isValidDraft, EventDraftSchema, `event ${e.id}`, rejected) &&
+      storable(e, id, rejected),
   );
   let status: WriteStatus = "unchanged";
 
@@ -347,22 +399,7 @@ export async function writeSession(
       return { status: "empty", messages: 0, events: events.length, rejected, notes: said };
     }
     const meta = newMeta(s);
-    if (!meta.projectPath) {
-      // No working directory anywhere in the transcript: the files store keys sessions by project
-      // and refuses an empty one (the session was lost). The transcript's folder stands in.
-      meta.projectPath = dirname(s.meta.source.path);
-      said.push(
-        `no working directory recorded: the transcript's folder stands in as its project (${meta.projectPath})`,
-      );
-    } else if (!isAbsolute(meta.projectPath) && !isWindowsPath(meta.projectPath)) {
-      // Relative to a directory the transcript does not name: `--project` could never find it.
-      // The transcript's folder stands in, the recorded one is said.
-      const recorded = meta.projectPath;
-      meta.projectPath = dirname(s.meta.source.path);
-      said.push(
-        `working directory "${recorded}" is not an absolute path: the transcript's folder stands in as its project (${meta.projectPath})`,
-      );
-    }
+    meta.projectPath = projectOf(meta.projectPath, s.meta.source.path, said);
     // A rewind's messages count in the turns and tokens, as their events do (see `withdrawnCounters`).
     await adapter.createSession(
       { ...foldMessagesIntoMeta(meta, fresh), ...withdrawnCounters(s, fresh) },

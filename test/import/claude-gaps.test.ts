@@ -350,6 +350,28 @@ describe("claude entries beyond the corpus", () => {
     expect(ofType(s.events, "model.response").length).toBe(3);
   });
 
+  test("regression: an event nested too deep for the store is left out and reported; the session keeps its rollout log", async () => {
+    // A tool's input 1,100 levels deep: its message and its `function.call` are over the store's
+    // depth limit. The event was refused with the whole batch after the session was made (messages,
+    // no rollout log, "not imported"), and every import after failed the same way.
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 1100; i++) deep = { a: deep };
+    const lines = [
+      prompt("u1", null, "nest it"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "ls", deep })]),
+      result("r1", "a1", "toolu_1", "ok", false),
+      assistant("a2", "r1", "msg_2", [{ type: "text", text: "Done." }]),
+    ];
+    const s = await importLines(lines);
+    expect(s.summary.sessions).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect(s.summary.warnings.map((w) => w.message)).toEqual([
+      "message a1 not imported: message a1 nests more than 1000 levels deep",
+      `event claude-${SID}:function.call:toolu_1 not imported: invalid event: function.call nests more than 1000 levels deep`,
+    ]);
+    expect(ofType(s.events, "model.response").length).toBe(2);
+    expect(ofType(s.events, "function.output").length).toBe(1);
+  });
+
   test("regression: a transcript with no working directory anywhere is imported, its folder standing in", async () => {
     const noCwd = (e: Record<string, unknown>) => {
       const { cwd: _, ...rest } = e;
@@ -364,6 +386,38 @@ describe("claude entries beyond the corpus", () => {
     expect(s.meta.projectPath.endsWith(join("projects", "-work-app"))).toBe(true);
     expect(s.summary.warnings.map((w) => w.message)).toEqual([
       expect.stringContaining("no working directory recorded: the transcript's folder stands in"),
+    ]);
+  });
+
+  test("regression: a Task call whose description is not a text starts its subagent without one", async () => {
+    const s = await importLines([
+      prompt("u1", null, "explore"),
+      assistant("a1", "u1", "msg_1", [
+        toolUse("toolu_1", "Task", { description: {}, prompt: "look around" }),
+      ]),
+      { ...result("r1", "a1", "toolu_1", "found it", false), toolUseResult: { agentId: "a0f1" } },
+      assistant("a2", "r1", "msg_2", [{ type: "text", text: "Done." }]),
+    ]);
+    // The start was refused by the catalogue ("Expected string but received Object (field task)").
+    expect(s.summary.warnings).toEqual([]);
+    const start = ofType(s.events, "subagent.start");
+    expect(start.length).toBe(1);
+    expect(start[0]!.task).toBeUndefined();
+  });
+
+  test("regression: a working directory holding a NUL byte: the transcript's folder stands in, the session is kept", async () => {
+    const nul = (e: Record<string, unknown>) => ({ ...e, cwd: "/work/app\u0000" });
+    const s = await importLines([
+      nul(prompt("u1", null, "hello")),
+      nul(assistant("a1", "u1", "msg_1", [{ type: "text", text: "Hi." }])),
+    ]);
+    // The store refused it ("project path must not contain NUL"): the session was not imported.
+    expect(s.messages.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(s.meta.projectPath.endsWith(join("projects", "-work-app"))).toBe(true);
+    expect(s.summary.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining(
+        'working directory "/work/app\\u0000" holds a NUL byte: the transcript\'s folder stands in',
+      ),
     ]);
   });
 
