@@ -150,7 +150,9 @@ export class CodexParser {
     else
       bump(
         this.counts.skipped,
-        type === "event_msg" || type === "response_item" ? `${type}/${p.type}` : type,
+        type === "event_msg" || type === "response_item"
+          ? `${type}/${typeof p.type === "string" ? p.type : "(no type)"}`
+          : type,
       );
     this.st.prevAt = at;
     if (mapped && sendsRequest(type, p)) this.st.inputAt = at;

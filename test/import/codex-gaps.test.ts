@@ -475,3 +475,23 @@ test("a line whose payload is not an object is reported as unreadable with its l
     await adapter.close();
   }
 });
+
+test("a payload without a type is counted under (no type), not `undefined`", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, FILE);
+  const lines = [
+    meta("0.80.0"),
+    prompt(100, "hi"),
+    line(150, "response_item", { role: "user" }),
+    ...answer(200, "hello"),
+  ];
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  await using home = await tempHome();
+  const { adapter, report } = await importOne(home.path, "codex", path);
+  try {
+    expect(report.sources[0]!.entries.skipped).toMatchObject({ "response_item/(no type)": 1 });
+    expect(Object.keys(report.sources[0]!.entries.skipped)).not.toContain("response_item/undefined");
+  } finally {
+    await adapter.close();
+  }
+});
