@@ -159,11 +159,16 @@ export function defaultRoots(agent: Agent, env: Record<string, string | undefine
  * import over thousands of small transcripts sniffs each one. */
 let scratch = Buffer.allocUnsafe(0);
 
-/** The file's text from its start up to its first newline, or its first `limit` bytes. */
-function readHead(path: string, limit: number, toNewline: boolean): string {
+/**
+ * The file's text from its start up to its `lines`-th newline (left out), or its first `limit`
+ * bytes. It reads 16 KiB, then twice as much each time it needs more: most files tell their agent
+ * in their first line, and a look-ahead past it reads only as far as its lines go.
+ */
+function readHead(path: string, limit: number, lines: number): string {
   const fd = openSync(path, "r");
   try {
     let have = 0;
+    let newlines = 0;
     for (let size = Math.min(limit, 16 * 1024); ; size = Math.min(limit, size * 2)) {
       if (scratch.length < size) {
         const bigger = Buffer.allocUnsafe(size);
@@ -171,12 +176,11 @@ function readHead(path: string, limit: number, toNewline: boolean): string {
         scratch = bigger;
       }
       const n = readSync(fd, scratch, have, size - have, have);
-      if (toNewline) {
-        const nl = scratch.subarray(have, have + n).indexOf(10);
-        if (nl !== -1) return scratch.toString("utf8", 0, have + nl);
-      }
+      const read = scratch.subarray(have, have + n);
+      for (let nl = read.indexOf(10); nl !== -1; nl = read.indexOf(10, nl + 1))
+        if (++newlines === lines) return scratch.toString("utf8", 0, have + nl);
       have += n;
-      if (n === 0 || have >= limit || !toNewline) return scratch.toString("utf8", 0, have);
+      if (n === 0 || have >= limit) return scratch.toString("utf8", 0, have);
     }
   } finally {
     closeSync(fd);
@@ -189,14 +193,14 @@ function readHead(path: string, limit: number, toNewline: boolean): string {
  * one left empty for `STREAM_WAIT_MS` never will.
  */
 function hasCompleteLine(path: string): boolean {
-  const head = readHead(path, 256 * 1024, true);
+  const head = readHead(path, 256 * 1024, 1);
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st || st.size === 0) return !st || !mayStillStream(st.mtimeMs);
   return Buffer.byteLength(head) < st.size;
 }
 
 /** A JSONL file's first line (up to 256 KiB of it). */
-const firstLine = (path: string) => readHead(path, 256 * 1024, true);
+const firstLine = (path: string) => readHead(path, 256 * 1024, 1);
 
 /** Which agent wrote this file, from its name and first line; undefined when none did. */
 export function detectFile(path: string): Candidate | undefined {
@@ -205,24 +209,32 @@ export function detectFile(path: string): Candidate | undefined {
   if (!name.endsWith(".jsonl") && !name.endsWith(".json")) return undefined;
   if (name.endsWith(".json")) {
     // Whole documents: peek at the top-level keys without parsing the whole file twice.
-    const start = readHead(path, 4096, false);
+    const start = readHead(path, 4096, Number.POSITIVE_INFINITY);
     if (/"sessionId"\s*:/.test(start) && /"projectHash"\s*:/.test(start))
       return { agent: "gemini", kind: "document", path };
     if (/"(session_row|info)"\s*:/.test(start) || /"messages"\s*:\s*\[\s*\{\s*"info"/.test(start)) {
       return { agent: "opencode", kind: "document", path };
     }
+    // A legacy Gemini recording that lost its `projectHash` is still one where Gemini keeps them.
+    if (inGeminiChats(path) && /"(sessionId|messages)"\s*:/.test(start))
+      return { agent: "gemini", kind: "document", path };
     return undefined;
   }
-  const found = identify(firstLine(path), path);
+  const first = firstLine(path);
+  const found = identify(first, path);
   if (found) return found;
   // A first line that tells nothing (damaged, or of a kind the others are not): the next few.
-  const lines = readHead(path, LOOK_AHEAD_BYTES, false)
+  const next = readHead(path, LOOK_AHEAD_BYTES, 1 + LOOK_AHEAD_LINES)
     .split("\n")
     .slice(1, 1 + LOOK_AHEAD_LINES);
-  for (const line of lines) {
-    const next = identify(line, path);
-    if (next) return next;
+  for (const line of next) {
+    const later = identify(line, path);
+    if (later) return later;
   }
+  // Only Gemini's metadata line names its agent: without it (torn, lost), its messages and updates
+  // do, in the folder Gemini keeps them in.
+  if (inGeminiChats(path) && [first, ...next].some((line) => isGeminiRecord(parseLine(line))))
+    return { agent: "gemini", kind: "document", path };
   return name.startsWith("rollout-") ? { agent: "codex", kind: "jsonl", path } : undefined;
 }
 
@@ -230,15 +242,20 @@ export function detectFile(path: string): Candidate | undefined {
 const LOOK_AHEAD_LINES = 8;
 const LOOK_AHEAD_BYTES = 1024 * 1024;
 
-/** The agent one JSONL line says wrote its file; undefined when it does not say. */
-function identify(line: string, path: string): Candidate | undefined {
-  let head: Record<string, unknown>;
+/** One JSONL line's object; undefined when it is not one. */
+function parseLine(line: string): Record<string, unknown> | undefined {
   try {
-    head = JSON.parse(line.trim()) as Record<string, unknown>;
+    const value = JSON.parse(line.trim()) as unknown;
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
-  if (!head || typeof head !== "object") return undefined;
+}
+
+/** The agent one JSONL line says wrote its file; undefined when it does not say. */
+function identify(line: string, path: string): Candidate | undefined {
+  const head = parseLine(line);
+  if (!head) return undefined;
   if ("payload" in head && typeof head.type === "string") return { agent: "codex", kind: "jsonl", path };
   if (typeof head.sessionId === "string" && "projectHash" in head)
     return { agent: "gemini", kind: "document", path };
@@ -250,6 +267,27 @@ function identify(line: string, path: string): Candidate | undefined {
   }
   return undefined;
 }
+
+/**
+ * Where Gemini CLI keeps a chat: `chats/session-<time>-<id>.json[l]`, or a subagent's
+ * `chats/<parent id>/<id>.jsonl`. No other agent writes there, so a recording found there is
+ * told by its records when its metadata does not tell it.
+ */
+function inGeminiChats(path: string): boolean {
+  const dir = dirname(path);
+  if (basename(dir) === "chats") return /^session-.+\.jsonl?$/.test(basename(path));
+  return basename(dirname(dir)) === "chats" && path.endsWith(".jsonl");
+}
+
+const GEMINI_MESSAGE_TYPES = new Set(["user", "gemini", "info", "error", "warning"]);
+
+/** A line of a Gemini recording: its metadata (even without `projectHash`), a message, an update. */
+const isGeminiRecord = (r: Record<string, unknown> | undefined) =>
+  r !== undefined &&
+  (typeof r.sessionId === "string" ||
+    (typeof r.id === "string" && GEMINI_MESSAGE_TYPES.has(String(r.type))) ||
+    (typeof r.$set === "object" && r.$set !== null) ||
+    typeof r.$rewindTo === "string");
 
 /**
  * What an earlier pass already told of a file that has not changed since (same size and mtime):

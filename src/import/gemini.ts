@@ -11,6 +11,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { badInput } from "../errors.ts";
 import { splitLines } from "../util/lines.ts";
 import { idleSince, newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
@@ -36,6 +37,7 @@ const textOf = (content: unknown): string =>
       ? content.map((p) => (p && typeof p.text === "string" ? p.text : "")).join("")
       : "";
 
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const time = (v: unknown) => n(Date.parse(String(v)));
 
@@ -59,9 +61,11 @@ export function readGemini(
   path: string,
   text: string,
   warnings: ImportWarning[],
+  counts?: EntryCounts,
 ): { meta: Obj; messages: GeminiMessage[]; rewound: Set<GeminiMessage> } {
   if (path.endsWith(".json")) {
-    const doc = JSON.parse(text) as Obj;
+    const doc = JSON.parse(text) as unknown;
+    if (!isObj(doc)) throw badInput("not a Gemini recording: not a JSON object", { file: path });
     const messages = Array.isArray(doc.messages) ? (doc.messages as GeminiMessage[]) : [];
     return { meta: doc, messages: messages.filter((m) => m && typeof m.id === "string"), rewound: new Set() };
   }
@@ -70,22 +74,26 @@ export function readGemini(
   const messages: GeminiMessage[] = [];
   const rewound = new Set<GeminiMessage>();
   const index = new Map<string, number>();
+  const malformed = (lineNo: number, message: string) => {
+    warnings.push({ file: path, line: lineNo, message });
+    if (counts) bump(counts.skipped, "(malformed line)");
+  };
   for (const line of splitLines(text)) {
     if (!line.text.trim()) continue;
-    let rec: Obj;
+    let value: unknown;
     try {
-      rec = JSON.parse(line.text) as Obj;
+      value = JSON.parse(line.text);
     } catch (error) {
       // A torn last line is a live write; anything else is reported.
-      if (!line.torn) {
-        warnings.push({
-          file: path,
-          line: line.lineNo,
-          message: `malformed JSON: ${(error as Error).message}`,
-        });
-      }
+      if (!line.torn) malformed(line.lineNo, `malformed JSON: ${(error as Error).message}`);
       continue;
     }
+    // A line of `null` or `42` is damage like a malformed one: it must not cost the recording.
+    if (!isObj(value)) {
+      malformed(line.lineNo, "line is not a JSON object");
+      continue;
+    }
+    const rec = value;
     if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
     else if (typeof rec.$rewindTo === "string") {
       // The message and everything after it leave the conversation; what they did stays recorded.
@@ -140,7 +148,7 @@ export function mapGemini(
   /** `finished`: the agent is done (`import --finished`): the session is taken as idle. */
   opts: { redact?: boolean; counts: EntryCounts; warnings: ImportWarning[]; finished?: boolean },
 ): ImportedSession | undefined {
-  const { meta, messages, rewound } = readGemini(path, text, opts.warnings);
+  const { meta, messages, rewound } = readGemini(path, text, opts.warnings, opts.counts);
   const sourceId =
     typeof meta.sessionId === "string" ? meta.sessionId : basename(path).replace(/\.jsonl?$/, "");
   const state = newBuilderState(sessionIdFor("gemini", sourceId));

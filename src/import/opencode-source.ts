@@ -12,7 +12,7 @@ import { badInput } from "../errors.ts";
 import { own, put } from "../util/dict.ts";
 import { splitLines } from "../util/lines.ts";
 import type { OcMessage, OcSession } from "./opencode.ts";
-import type { ImportWarning } from "./types.ts";
+import { bump, type EntryCounts, type ImportWarning } from "./types.ts";
 
 type Row = Record<string, unknown>;
 export interface OcBundle {
@@ -96,29 +96,57 @@ export function* readOpencodeDb(
   }
 }
 
-function readRows(path: string, warnings: ImportWarning[]): Row[] {
+/**
+ * The rows of one dump file. A line that is not a row (malformed JSON, `null`, `42`) or that
+ * `unusable` rejects is reported with its line (and counted as a malformed line, given `counts`)
+ * and skipped: one damaged row must not cost the dump the others.
+ */
+function readRows(
+  path: string,
+  io: { warnings: ImportWarning[]; counts?: EntryCounts },
+  unusable: (row: Row) => string | undefined = () => undefined,
+): Row[] {
   if (!existsSync(path)) return [];
+  const skip = (line: number, message: string) => {
+    io.warnings.push({ file: path, line, message });
+    if (io.counts) bump(io.counts.skipped, "(malformed line)");
+  };
   const rows: Row[] = [];
-  for (const line of splitLines(readFileSync(path, "utf8"))) {
+  // A dump saved with a byte-order mark (an editor, PowerShell's `>`) keeps its first row.
+  const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
+  for (const line of splitLines(text)) {
     if (!line.text.trim()) continue;
+    let row: unknown;
     try {
-      rows.push(JSON.parse(line.text) as Row);
+      row = JSON.parse(line.text);
     } catch (error) {
-      warnings.push({
-        file: path,
-        line: line.lineNo,
-        message: `malformed JSON: ${(error as Error).message}`,
-      });
+      skip(line.lineNo, `malformed JSON: ${(error as Error).message}`);
+      continue;
     }
+    if (!row || typeof row !== "object" || Array.isArray(row)) {
+      skip(line.lineNo, "line is not a JSON object");
+      continue;
+    }
+    const why = unusable(row as Row);
+    if (why) skip(line.lineNo, why);
+    else rows.push(row as Row);
   }
   return rows;
 }
 
-/** A folder of row dumps (`session.jsonl`, `message.jsonl`, `part.jsonl`). */
-export function readOpencodeRows(dir: string, warnings: ImportWarning[]): OcBundle[] {
-  const sessions = readRows(join(dir, "session.jsonl"), warnings);
-  const messages = readRows(join(dir, "message.jsonl"), warnings);
-  const parts = readRows(join(dir, "part.jsonl"), warnings);
+/** A session row's id names its messages: without one, they cannot be told from another's. */
+const sessionWithoutId = (r: Row) =>
+  typeof r.id === "string" && r.id !== "" ? undefined : "session row without an id: skipped";
+
+/**
+ * A folder of row dumps (`session.jsonl`, `message.jsonl`, `part.jsonl`). A damaged row is a
+ * warning (and, given `counts`, a `(malformed line)`); the rest of the dump is read.
+ */
+export function readOpencodeRows(dir: string, warnings: ImportWarning[], counts?: EntryCounts): OcBundle[] {
+  const io = { warnings, counts };
+  const sessions = readRows(join(dir, "session.jsonl"), io, sessionWithoutId);
+  const messages = readRows(join(dir, "message.jsonl"), io);
+  const parts = readRows(join(dir, "part.jsonl"), io);
   return sessions.map((row) => {
     const session = sessionFromRow(row);
     const mine = messages.filter((m) => m.session_id === session.id);

@@ -498,7 +498,7 @@ async function readDocument(
     for (const raw of Object.keys(stamps))
       if (!readIds.has(raw)) noteOutcome(sum, sessionIdFor("opencode", raw), "unchanged");
   } else if (c.kind === "opencode-rows") {
-    const sessions = readOpencodeRows(c.path, warnings).map((b) =>
+    const sessions = readOpencodeRows(c.path, warnings, counts).map((b) =>
       mapOpencodeSession(b.session, b.messages, base),
     );
     for (const s of sessions) opened(s);
