@@ -17,7 +17,7 @@ import {
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { mayStillStream } from "./live.ts";
-import type { Agent, ImportWarning } from "./types.ts";
+import { type Agent, GEMINI_MESSAGE_TYPES, type ImportWarning } from "./types.ts";
 
 /** How a source is read. */
 export type SourceKind = "jsonl" | "document" | "opencode-db" | "opencode-rows";
@@ -278,8 +278,6 @@ function inGeminiChats(path: string): boolean {
   if (basename(dir) === "chats") return /^session-.+\.jsonl?$/.test(basename(path));
   return basename(dirname(dir)) === "chats" && path.endsWith(".jsonl");
 }
-
-const GEMINI_MESSAGE_TYPES = new Set(["user", "gemini", "info", "error", "warning"]);
 
 /** A line of a Gemini recording: its metadata (even without `projectHash`), a message, an update. */
 const isGeminiRecord = (r: Record<string, unknown> | undefined) =>

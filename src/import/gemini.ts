@@ -19,6 +19,7 @@ import { mayStillStream } from "./live.ts";
 import {
   bump,
   type EntryCounts,
+  GEMINI_MESSAGE_TYPES,
   type ImportedSession,
   type ImportWarning,
   unreadableEntry,
@@ -63,11 +64,21 @@ export function readGemini(
   warnings: ImportWarning[],
   counts?: EntryCounts,
 ): { meta: Obj; messages: GeminiMessage[]; rewound: Set<GeminiMessage> } {
+  // A message that cannot be told from the others (no id): reported and counted, the rest read.
+  const unreadable = (message: string, line?: number) => {
+    warnings.push({ file: path, ...(line !== undefined ? { line } : {}), message });
+    if (counts) bump(counts.skipped, "(unreadable entry)");
+  };
   if (path.endsWith(".json")) {
     const doc = JSON.parse(text) as unknown;
     if (!isObj(doc)) throw badInput("not a Gemini recording: not a JSON object", { file: path });
-    const messages = Array.isArray(doc.messages) ? (doc.messages as GeminiMessage[]) : [];
-    return { meta: doc, messages: messages.filter((m) => m && typeof m.id === "string"), rewound: new Set() };
+    const messages = Array.isArray(doc.messages) ? (doc.messages as unknown[]) : [];
+    const kept = messages.filter((m, i) => {
+      if (isObj(m) && typeof m.id === "string") return true;
+      unreadable(`message ${i + 1} of the recording has no id: skipped`);
+      return false;
+    });
+    return { meta: doc, messages: kept as GeminiMessage[], rewound: new Set() };
   }
   let meta: Obj = {};
   // Every message, in the order it first came; `index` maps the ids still in the conversation.
@@ -110,6 +121,8 @@ export function readGemini(
       if (at === undefined) index.set(rec.id, messages.push(rec as GeminiMessage) - 1);
       else messages[at] = rec as GeminiMessage;
     } else if (typeof rec.sessionId === "string") meta = { ...meta, ...rec };
+    else if (typeof rec.type === "string" && GEMINI_MESSAGE_TYPES.has(rec.type))
+      unreadable(`${rec.type} message without an id: skipped`, line.lineNo);
   }
   return { meta, messages, rewound };
 }

@@ -127,3 +127,12 @@ export function unreadableEntry(
 
 /** An empty counter set. */
 export const newCounts = (): EntryCounts => ({ imported: 0, skipped: {} });
+
+/** The kinds of message a Gemini CLI recording holds (`type` of a message record). */
+export const GEMINI_MESSAGE_TYPES: ReadonlySet<string> = new Set([
+  "user",
+  "gemini",
+  "info",
+  "error",
+  "warning",
+]);

@@ -192,6 +192,27 @@ describe("bug 2: detection looks past a damaged first line as far as it means to
   });
 });
 
+test("Gemini: a message without an id is reported and counted, in a recording and in a legacy .json", async () => {
+  await using dir = await tempDir();
+  const doc = JSON.parse(readFileSync(GEMINI, "utf8")) as Obj & { messages: Obj[] };
+  const clean = await importSummary("gemini", GEMINI);
+  // The second message's id a number: it was dropped without a word.
+  const broken = { ...doc, messages: doc.messages.map((m, i) => (i === 1 ? { ...m, id: 7 } : m)) };
+  const jsonPath = join(dir.path, `${GEMINI_NAME}.json`);
+  writeFileSync(jsonPath, JSON.stringify(broken));
+  const legacy = await importSummary("gemini", jsonPath);
+  expect(legacy.entries.skipped).toEqual({ ...clean.entries.skipped, "(unreadable entry)": 1 });
+  expect(legacy.warnings.map((w) => w.message)).toContain("message 2 of the recording has no id: skipped");
+  const { messages, ...meta } = broken;
+  const jsonlPath = join(dir.path, `${GEMINI_NAME}.jsonl`);
+  writeFileSync(jsonlPath, `${[meta, ...messages].map((r) => JSON.stringify(r)).join("\n")}\n`);
+  const recording = await importSummary("gemini", jsonlPath);
+  expect(recording.entries.skipped["(unreadable entry)"]).toBe(1);
+  expect(lineWarnings(recording.warnings)).toEqual([
+    `${jsonlPath}:3 ${String(messages[1]!.type)} message without an id: skipped`,
+  ]);
+});
+
 describe("bug 3: a Gemini recording in Gemini's chats folder is found without its metadata", () => {
   const doc = () => JSON.parse(readFileSync(GEMINI, "utf8")) as Obj & { messages: Obj[] };
   /** The corpus recording as JSONL (metadata line, then messages), its metadata line through `meta`. */
