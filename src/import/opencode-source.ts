@@ -112,6 +112,7 @@ function readRows(
     if (io.counts) bump(io.counts.skipped, "(malformed line)");
   };
   const rows: Row[] = [];
+  const seen = new Map<string, number>();
   // A dump saved with a byte-order mark (an editor, PowerShell's `>`) keeps its first row.
   const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
   for (const line of splitLines(text)) {
@@ -128,8 +129,27 @@ function readRows(
       continue;
     }
     const why = unusable(row as Row);
-    if (why) skip(line.lineNo, why);
-    else rows.push(row as Row);
+    if (why) {
+      skip(line.lineNo, why);
+      continue;
+    }
+    // A row given again (a dump appended to twice, a damaged copy): the later one stands, in the
+    // earlier one's place, as a database keeps one row per id. Both kept, a message's calls were
+    // logged twice.
+    const id = (row as Row).id;
+    const at = typeof id === "string" ? seen.get(id) : undefined;
+    if (at === undefined) {
+      if (typeof id === "string") seen.set(id, rows.length);
+      rows.push(row as Row);
+    } else {
+      rows[at] = row as Row;
+      io.warnings.push({
+        file: path,
+        line: line.lineNo,
+        message: `row ${id} given again: the later one kept`,
+      });
+      if (io.counts) bump(io.counts.skipped, "(replayed entry)");
+    }
   }
   return rows;
 }

@@ -16,6 +16,7 @@ import { readOpencodeRows } from "../../src/import/opencode-source.ts";
 import type { EntryCounts, ImportWarning } from "../../src/import/types.ts";
 import { CORPUS, tempDir, tempHome } from "../_helpers.ts";
 import { importOne } from "./_corpus.ts";
+import { imported } from "./_store.ts";
 
 const ROWS = join(CORPUS, "opencode", "richardaiand_aiand-portfolio-web", "rows");
 const ROW_FILES = ["session.jsonl", "message.jsonl", "part.jsonl"];
@@ -80,6 +81,27 @@ describe("bug 1: a JSON line that is not an object costs its line, not the sourc
       `${join(bad.path, "session.jsonl")}:2 line is not a JSON object`,
       `${join(bad.path, "message.jsonl")}:5 line is not a JSON object`,
       `${join(bad.path, "part.jsonl")}:1 line is not a JSON object`,
+    ]);
+  });
+
+  test("OpenCode rows: a row given twice is read once (the later copy), its calls logged once", async () => {
+    await using clean = await tempDir();
+    await using bad = await tempDir();
+    await using cleanHome = await tempHome();
+    await using badHome = await tempHome();
+    const want = await imported(cleanHome.path, "opencode", dump(clean.path));
+    const got = await imported(
+      badHome.path,
+      "opencode",
+      dump(bad.path, { "message.jsonl": (l) => withLines(l, l.length + 1, l[2]!) }),
+    );
+    const shape = (r: typeof want) => r.sessions.map((s) => ({ messages: s.messages, events: s.events }));
+    // Both kept, the second as `<id>+2`, and its parts' calls and outputs logged again.
+    expect(shape(got)).toEqual(shape(want));
+    expect(got.summary.entries.skipped).toEqual({ ...want.summary.entries.skipped, "(replayed entry)": 1 });
+    const id = (JSON.parse(linesOf(join(ROWS, "message.jsonl"))[2]!) as Obj).id;
+    expect(lineWarnings(got.summary.warnings)).toEqual([
+      `${join(bad.path, "message.jsonl")}:${linesOf(join(ROWS, "message.jsonl")).length + 1} row ${id} given again: the later one kept`,
     ]);
   });
 
