@@ -88,10 +88,12 @@ const METADATA_LAST = new Set([
   "hasher",
   "algorithm",
   "method",
-  "mode",
-  "format",
   "prefix",
   "column",
+  "seconds",
+  "minutes",
+  "hours",
+  "days",
 ]);
 export function secretName(name: string): boolean {
   const words = name
@@ -101,8 +103,9 @@ export function secretName(name: string): boolean {
     .filter(Boolean);
   const last = words.at(-1) ?? "";
   // Vault AppRole's `secret_id` is the credential itself.
-  if (words.length > 1 && METADATA_LAST.has(last) && !(last === "id" && words.at(-2) === "secret"))
-    return false;
+  // A plural is what its word is (`PASSWORD_HASHERS`).
+  const about = METADATA_LAST.has(last) || (last.endsWith("s") && METADATA_LAST.has(last.slice(0, -1)));
+  if (words.length > 1 && about && !(last === "id" && words.at(-2) === "secret")) return false;
   // `ACCESS_TOKEN_EXPIRES_IN`: a duration.
   if (last === "in" && words.at(-2) === "expires") return false;
   if (SECRET_ANYWHERE.test(name)) return true;

@@ -7,6 +7,7 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
+import { basename } from "node:path";
 import {
   credentialValue,
   envName,
@@ -215,34 +216,49 @@ const OPTION_PLACEHOLDER = new RegExp(
   ].join("|")}))$`,
 );
 
-/** The command-line options that take a secret (`--password …`, `--api-key=…`). */
-const SECRET_OPTIONS =
-  "password|passwd|token|api-key|apikey|client-secret|access-token|auth-token|secret-key";
-/** Whether `word`, after `option` (one of them), is its value: not a path, a variable or a placeholder. */
+/**
+ * The name of a command-line option that takes a secret: one ending in what it holds (`password`,
+ * `--db-password`, `--github-token`, `--openai-api-key`, `--client_secret`, `--passphrase`,
+ * wp-cli's `--dbpass`, `--jwt-secret`), not one that asks for it or turns it off (`--no-password`,
+ * `--ask-become-pass`; `--password-stdin`, `--token-file` end otherwise). A bare `--secret` names
+ * one more often than it holds one (gcloud's `--secret=my-secret`, docker's `--secret id=…`).
+ */
+const SECRET_OPTION = String.raw`(?!no-|ask-|skip-|set-|with-|without-)(?:(?:[A-Za-z][\w-]{0,40}?[-_])?(?:password|passwd|passphrase|token|api[-_]?key|apikey|secret[-_]key|dbpass)|[A-Za-z][\w-]{0,40}?[-_]secret)`;
+const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(${SECRET_OPTION})$`, "i");
+/**
+ * Whether `word`, after a secret's option, is its value: not a path, a variable, a placeholder or
+ * another tool's `key=value` list (docker's `--secret id=npmrc,src=…`).
+ */
 const optionValue = (word: string, option: string) =>
   !/^[-$%{<~/]/.test(word) &&
+  !/^[a-z][\w-]*=/.test(word) &&
   !OPTION_PLACEHOLDER.test(word) &&
-  credentialValue(word, true, /token|key/.test(option) ? "token" : "password");
+  credentialValue(word, true, /token|key/i.test(option) ? "token" : "password");
 
 /** Space in a call's parentheses: its arguments may be on lines of their own (escaped in JSON text). */
 const WS = String.raw`(?:[ \t\r\n]|\\{1,16}[nrt]){0,64}`;
 /** Calls that read an environment variable (or a setting) by name, with a default after it. */
 const LOOKUP = String.raw`\b(?:env(?:\.\w{1,20})?|getenv(?:_docker)?|environ\.(?:get|setdefault)|ENV\.fetch|config)`;
 /** What reads an environment variable named right after it: `process.env.`, `ENV['`, `getenv('`. */
-const ENV_READ = String.raw`(?:\b(?:process\.env|import\.meta\.env|Bun\.env)\.|(?:\b(?:process\.env|ENV)|\$_(?:ENV|SERVER))\[${WS}\\{0,16}["']|\b(?:getenv|environ\.get|Deno\.env\.get|ENV\.fetch|env)${WS}\(${WS}\\{0,16}["'])`;
+const ENV_READ = String.raw`(?:\b(?:process\.env|import\.meta\.env|Bun\.env)\.|\$ENV\{${WS}\\{0,16}["']?|(?:\b(?:process\.env|ENV)|\$_(?:ENV|SERVER))\[${WS}\\{0,16}["']|\b(?:getenv|environ\.get|Deno\.env\.get|ENV\.fetch|env)${WS}\(${WS}\\{0,16}["'])`;
 
 /**
- * A default written in code after a secret's environment variable (`getenv("API_KEY", "…")`,
- * `|| "…"`): judged as a value in code, not as an environment file's (where any value is one), so a
- * table's, a driver's or a placeholder's name stays (`'password_reset_tokens'`, `"YOUR_API_KEY"`).
- * The match ends with the value.
+ * A default given in code for a secret's environment variable (`getenv("API_KEY", "…")`, `|| "…"`):
+ * the value the program runs with when the variable is not set, judged as an environment file's
+ * value (`'postgres'`, `'keyboard cat'` are passwords there). What is set about a secret is told by
+ * its name (`…_TABLE`, `…_TIMEOUT`, `…_BROKER`: `secretName`). The match ends with the value.
  */
-function codeDefault(m: string, name: string, _sep: string, _bs: string, _q: string, value: string): string {
-  if (!secretName(name)) return m;
-  const key = name.toLowerCase();
-  const secret = /\s/.test(value) ? credentialWords(value, key) : credentialValue(value, false, key);
-  return secret ? `${m.slice(0, m.length - value.length)}${MASK}` : m;
+function envDefault(m: string, name: string, _sep: string, _bs: string, _q: string, value: string): string {
+  if (!secretName(name) || !credentialWords(value, name.toUpperCase())) return m;
+  return `${m.slice(0, m.length - value.length)}${MASK}`;
 }
+
+/**
+ * The code-style judgement of a value that may be code (`'password_'`, a parameter's name, or a
+ * help text beside an option in a quoted list): a credential's shape, not any word.
+ */
+const codeSecret = (value: string, name: string) =>
+  /\s/.test(value) ? credentialWords(value, name) : credentialValue(value, false, name);
 
 /** A PHP constant's literal: any value of a credential's length, unless PHP reads a variable in it (`"$pw"`). */
 const definedSecret = (value: string, quote: string) =>
@@ -393,7 +409,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTIONS})(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (
@@ -474,37 +490,39 @@ const PATTERNS: [RegExp, Replacer][] = (
         String.raw`${LOOKUP}${WS}\(${WS}\\{0,16}["']${SECRET_NAME}(\\{0,16}["']${WS},${WS}(?:default${GAP}=${GAP})?(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4${WS}[,)])`,
         "gi",
       ),
-      codeDefault,
+      envDefault,
     ],
     // A default after reading an environment variable: `process.env.DB_PASSWORD || "…"`, `?? "…"`,
     // `process.env['…']`, `Bun.env.…`, `Deno.env.get('…')`, PHP's `getenv('…') ?: '…'` and
-    // `$_ENV['…'] ?? '…'`, Ruby's `ENV['…'] || '…'`, Python's `os.environ.get('…') or '…'`.
+    // `$_ENV['…'] ?? '…'`, Ruby's `ENV['…'] || '…'` and `ENV.fetch('…') { '…' }`, Perl's
+    // `$ENV{…} // '…'`, Python's `os.environ.get('…') or '…'`.
     [
       new RegExp(
-        String.raw`${ENV_READ}${SECRET_NAME}((?:\\{0,16}["']${WS}[\])])?${WS}(?:\|\||\?\?|\?:|[ \t]or[ \t])${WS}(\\*)(["'\`]))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        String.raw`${ENV_READ}${SECRET_NAME}((?:\\{0,16}["']?${WS}[\])}])?${WS}(?:\|\||\?\?|\?:|\/\/|[ \t]or[ \t]|\{)${WS}(\\*)(["'\`]))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
         "gi",
       ),
-      codeDefault,
+      envDefault,
     ],
-    // A shell's or a compose file's default (`${DB_PASSWORD:-…}`, `:=`, quoted too) and Spring's
-    // (`${JWT_SECRET:…}`): a value, as in an environment file. A nested expansion is judged alone.
+    // A shell's or a compose file's default (`${DB_PASSWORD:-…}`, `-`, `:=`, quoted too, compose's
+    // `$$` in it) and Spring's (`${JWT_SECRET:…}`): a value, as in an environment file. A nested
+    // expansion is judged alone. A variable's name holds no `-`: `${A-b}` is `A`'s default `b`.
     [
-      new RegExp(
-        String.raw`(?<=\$\{)${SECRET_NAME}(:[-=]?|[-=])(\\{0,16}["']|)([^\s"'\\}{$]{1,256})(?=\3\})`,
-        "gi",
-      ),
+      /(?<=\$\{)([A-Za-z_][A-Za-z0-9_]{0,99})(:[-=]?|[-=])(\\{0,16}["']|)((?:[^\s"'\\}{$]|\$\$){1,256})(?=\3\})/g,
       (m: string, name: string, sep: string, q: string, value: string) =>
         secretName(name) && credentialValue(value, true, name) ? `${name}${sep}${q}${MASK}` : m,
     ],
     // A quoted argument list in text (`["mysql", "--password", "…"]`, `args: ['--api-key', '…']`):
-    // the item after a secret's option, judged as the option's value in a command line.
+    // the item after a secret's option, judged as code (it may be code: click's
+    // `option('--password', 'password_')`, a help text beside the option).
     [
       new RegExp(
-        String.raw`(?<=["'])--(${SECRET_OPTIONS})(\\*["']${WS},${WS}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
-        "g",
+        String.raw`(?<=["'])--?(${SECRET_OPTION})(\\*["']${WS},${WS}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
+        "gi",
       ),
       (m: string, option: string, _sep: string, _bs: string, _q: string, value: string) =>
-        optionValue(value, option) ? `${m.slice(0, m.length - value.length)}${MASK}` : m,
+        optionValue(value, option) && codeSecret(value, option)
+          ? `${m.slice(0, m.length - value.length)}${MASK}`
+          : m,
     ],
     // A YAML block scalar (`password: |` and the value on the indented line below): a value, never
     // code.
@@ -671,41 +689,46 @@ export function redactDeep<T>(value: T): T {
 
 /** A list's items: each masked on the terms of the key it is under (`passwords: [...]`), if any. */
 function redactList(items: unknown[], key?: string): unknown[] {
-  const args = argumentList(items);
-  return items.map((item, i) =>
-    key !== undefined && secretUnder(key, item) ? MASK : args ? args[i] : redactDeep(item),
-  );
+  return items.map((item, i) => {
+    if (key !== undefined && secretUnder(key, item)) return MASK;
+    if (typeof item === "string" && i > 0) {
+      const arg = argument(items, i, item);
+      if (arg !== undefined) return arg;
+    }
+    return redactDeep(item);
+  });
 }
 
 /**
- * A command's argument list (`["sshpass", "-p", "…", "ssh", "host"]`, an MCP server's `args`):
- * each item redacted as it reads in the command line the list makes, after the six items before it
- * (what the command-line patterns look back at: `docker login -u me -p …`). So `--password …`, `-p …` after `sshpass` or
- * `docker login` and `curl -u user:…` are masked as in text, and what text keeps stays
- * (`--password-stdin host`, `--token v1.2.3`). An item with spaces is shown quoted, as a shell
- * would take it; one that also holds a quote, a backslash or a newline is redacted alone and
- * breaks the line. Undefined for another list: not all short strings, or no option among them.
+ * An item of a command's argument list (`["mysql", "--password", "…"]`, an MCP server's `args`)
+ * that is a secret's value by the item before it, as the same words in text are: after a secret's
+ * option (`SECRET_OPTION`), after `-p` in `sshpass` and `docker login`, after curl's `-u` or
+ * `--user` (`name:…`), or mysql's own `-p…`. The item is the whole value (no shell splits it), so
+ * it is masked whole. Undefined when it is no such value: the item is redacted on its own.
  */
-function argumentList(items: unknown[]): string[] | undefined {
-  if (items.length < 2 || items.length > 256) return undefined;
-  if (!items.every((x) => typeof x === "string" && x.length <= 1024)) return undefined;
-  const words = items as string[];
-  if (!words.some((w) => w.startsWith("-"))) return undefined;
-  const shown = words.map((w) => (!/\s/.test(w) ? w : /["\\\n]/.test(w) ? undefined : `"${w}"`));
-  return words.map((w, i) => {
-    const item = shown[i];
-    let from = Math.max(0, i - 6);
-    for (let k = from; k < i; k++) if (shown[k] === undefined) from = k + 1;
-    if (item === undefined || from === i) return redactText(w);
-    const before = `${shown.slice(from, i).join(" ")} `;
-    const base = redactText(before);
-    const line = redactText(before + item);
-    // A pattern that took words of the items before too: the item is judged alone.
-    if (!line.startsWith(base)) return redactText(w);
-    const tail = line.slice(base.length);
-    if (item === w) return tail;
-    return tail.length >= 2 && tail.startsWith('"') && tail.endsWith('"') ? tail.slice(1, -1) : redactText(w);
-  });
+function argument(items: unknown[], i: number, item: string): string | undefined {
+  const before = items[i - 1];
+  if (typeof before !== "string" || item.startsWith("-")) return mysqlPassword(items, item);
+  const command = typeof items[0] === "string" ? basename(items[0]) : "";
+  const option = SECRET_OPTION_WORD.exec(before)?.[1];
+  const pw =
+    option !== undefined ||
+    (before === "-p" && (command === "sshpass" || (command === "docker" && items.includes("login"))));
+  if (pw) return optionValue(item, option ?? "password") ? MASK : undefined;
+  if ((before === "-u" || before === "--user") && command === "curl") {
+    const colon = item.indexOf(":");
+    const pass = colon > 0 ? item.slice(colon + 1) : "";
+    return pass && !/^[$%{<]/.test(pass) ? `${item.slice(0, colon + 1)}${MASK}` : undefined;
+  }
+  return undefined;
+}
+
+const MYSQL_COMMAND = new RegExp(`^${MYSQL_WORD}$`);
+/** mysql's `-pPASSWORD`, when the list is a mysql client's command (`["mysql", "-u", "root", "-p…"]`). */
+function mysqlPassword(items: unknown[], item: string): string | undefined {
+  if (item.length <= 2 || !item.startsWith("-p") || typeof items[0] !== "string") return undefined;
+  if (!MYSQL_COMMAND.test(basename(items[0]))) return undefined;
+  return /^[$%{<]/.test(item.slice(2)) ? undefined : `-p${MASK}`;
 }
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */

@@ -1276,27 +1276,45 @@ test.each(["salt = bcrypt.gensalt()", "SALT=abc123xyz", "table_salt = 'himalayan
   },
 );
 
-test("a command's argument list is redacted as the command line it makes (redact review 13, 1, 5, 8, 9)", () => {
+test("a command's argument list: a secret option's value is masked whole (redact reviews 13 and 14)", () => {
   const args = {
     command: ["mysql", "-u", "root", "--password", "S3cretPass", "app"],
     argv: ["curl", "--token", "abcdef123456XYZ", "--api-key", "sk_live_abcdefghij1234567890"],
+    named: [
+      "tool",
+      "--db-password",
+      "hunter2xyz",
+      "--github-token",
+      "abc123XYZ789def",
+      "--client_secret",
+      "S3cretPass9",
+    ],
     letters: ["cmd", "--password", "raspberry"],
     phrase: ["cmd", "--password", "correct horse battery"],
+    // The item is the value whole: no shell splits it at `;`, `]`, a quote or a comma.
+    whole: ["cmd", "--password", "Tr0ub4dor;&3", "--token", "abc123XYZ789]", "--passphrase", "p@ss'w0rd,x"],
     sshpass: ["sshpass", "-p", "S3cretPass9", "ssh", "host"],
     docker: ["docker", "login", "-u", "me", "-p", "S3cretPass9", "reg.io"],
     curl: ["curl", "--user", "elastic:S3cretPass9", "https://example.com"],
+    mysql: ["/usr/bin/mysql", "-u", "root", "-pS3cretPass9", "db"],
+    // Other items do not stop it: a number, a long one.
+    mixed: ["run", "--password", "S3cretPass9", "--retries", 3, "--config", `{${"x".repeat(1100)}}`],
   };
   expect(redactDeep(args)).toEqual({
     command: ["mysql", "-u", "root", "--password", M, "app"],
     argv: ["curl", "--token", M, "--api-key", M],
+    named: ["tool", "--db-password", M, "--github-token", M, "--client_secret", M],
     letters: ["cmd", "--password", M],
     phrase: ["cmd", "--password", M],
+    whole: ["cmd", "--password", M, "--token", M, "--passphrase", M],
     sshpass: ["sshpass", "-p", M, "ssh", "host"],
     docker: ["docker", "login", "-u", "me", "-p", M, "reg.io"],
     curl: ["curl", "--user", `elastic:${M}`, "https://example.com"],
+    mysql: ["/usr/bin/mysql", "-u", "root", `-p${M}`, "db"],
+    mixed: ["run", "--password", M, "--retries", 3, "--config", `{${"x".repeat(1100)}}`],
   });
-  // What the same command line in text keeps stays: options that take no secret or no value,
-  // references, versions, other options, prose.
+  // Options that take no secret or ask for it, references, versions, other options stay; and the
+  // words around them are not read as a command line (`rg -n token <path>`, `-name mysql -prune`).
   const kept = [
     [
       "docker",
@@ -1317,6 +1335,11 @@ test("a command's argument list is redacted as the command line it makes (redact
     ["ssh", "-i", "key", "--private-key", "deploy_key_2"],
     ["run", "--max-tokens", "100000"],
     ["run", "-p", "8080"],
+    ["rg", "-n", "token", "src/api/v2/handlers"],
+    ["git", "log", "--grep", "token", "a1b2c3d4e5f6a7b8c9d0e1f2"],
+    ["kubectl", "create", "token", "github-actions-runner-01", "-n", "ci"],
+    ["find", "/var/lib", "-name", "mysql", "-prune", "-o", "-print"],
+    ["docker", "run", "-d", "--name", "mysql", "-p3306:3306", "mysql:8"],
     ["git", "commit", "-m", "rotate the api token"],
     ["run", "--password"],
   ];
@@ -1349,6 +1372,19 @@ test.each([
     '["docker", "login", "--password-stdin", "localhost:5000"]',
   ],
   ['["run", "--token", "v1.2.3"]', '["run", "--token", "v1.2.3"]'],
+  [
+    'subprocess.run(["mysql", "--db-password", "S3cretPass9"])',
+    `subprocess.run(["mysql", "--db-password", "${M}"])`,
+  ],
+  // Judged as code there: a parameter's name, a help text (review 14, 7).
+  [
+    "@click.option('--password', 'password_', prompt=True)",
+    "@click.option('--password', 'password_', prompt=True)",
+  ],
+  [
+    '[("--password", "Password to connect with"), ("--token", "Auth token to use")]',
+    '[("--password", "Password to connect with"), ("--token", "Auth token to use")]',
+  ],
 ])(
   "an argument list in text: the item after a secret's option (redact review 13, 7): %s",
   (input, expected) => {
@@ -1451,26 +1487,40 @@ test.each([
   // A constant's literal is masked whatever it holds (review 13, 4).
   ["define( 'AUTH_SALT',        'ab(Lq^2x8hJk' );", `define( 'AUTH_SALT',        '${M}' );`],
   ["define( 'NONCE_SALT',        '/AS; wTMB%/j8#)K#' );", `define( 'NONCE_SALT',        '${M}' );`],
+  // A default is a value, as in an environment file (review 14, 5 and 6).
+  ['os.getenv("TOTP_SECRET", "JBSWY3DPEHPK3PXP")', `os.getenv("TOTP_SECRET", "${M}")`],
+  ["process.env.SESSION_SECRET || 'keyboard cat'", `process.env.SESSION_SECRET || '${M}'`],
+  ['os.getenv("DB_PASSWORD", "postgres")', `os.getenv("DB_PASSWORD", "${M}")`],
+  ['os.getenv("OPENAI_API_KEY", "YOUR_API_KEY")', `os.getenv("OPENAI_API_KEY", "${M}")`],
+  ['ENV.fetch("SECRET_KEY_BASE") { "a1b2c3d4e5f6deadbeef" }', `ENV.fetch("SECRET_KEY_BASE") { "${M}" }`],
+  ["$ENV{DB_PASSWORD} // 'S3cretPass9'", `$ENV{DB_PASSWORD} // '${M}'`],
+  ["${DB_PASSWORD-S3cretPass9}", `\${DB_PASSWORD-${M}}`],
+  ["${DB_PASSWORD:-Pa$$w0rd}", `\${DB_PASSWORD:-${M}}`],
+  // Options named for a secret, in text (review 14, 1 and 6).
+  ["mysql --db-password S3cretPass9", `mysql --db-password ${M}`],
+  ["wp config create --dbpass=S3cretPass9", `wp config create --dbpass=${M}`],
 ])("an environment lookup's default, more forms (redact review 13): %s", (input, expected) => {
   expectRedacted(input, expected);
 });
 
 test.each([
-  // A default in code is judged as code: a table's, a broker's, a duration, a placeholder
-  // (review 13, 2).
+  // What is set about a secret is told by its name: a table's, a broker's, a duration (review 13,
+  // 2). A placeholder default is taken for a value (`"YOUR_API_KEY"`): as in an environment file.
   "'table' => env('AUTH_PASSWORD_RESET_TOKEN_TABLE', 'password_reset_tokens'),",
+  // A bare `--secret` names a secret (gcloud), and a header list is not one.
+  "gcloud secrets versions access 123 --secret=my-secret",
+  "--credential-source-headers=Key=Value --output-file=credentials.json",
   'PASSWORD_RESET_TIMEOUT = int(os.getenv("PASSWORD_RESET_TIMEOUT", "259200"))',
   "'passwords' => env('AUTH_PASSWORD_BROKER', 'customers'),",
   "expiresIn: process.env.ACCESS_TOKEN_EXPIRES_IN || '15 minutes',",
   "os.getenv('CREDENTIALS_PROVIDER', 'environment')",
   "os.environ.get('SECRETS_BACKEND', 'hashicorp-vault')",
   'os.getenv("PASSWORD_HASHER", "argon2")',
-  'os.getenv("OPENAI_API_KEY", "YOUR_API_KEY")',
-  'os.getenv("OPENAI_API_KEY", "your-api-key-here")',
-  'os.getenv("OPENAI_API_KEY", "not configured")',
+  'os.getenv("PASSWORD_HASHERS", "argon2,bcrypt")',
+  'int(os.getenv("PASSWORD_RESET_TIMEOUT_SECONDS", "259200"))',
   "_ACCESS_TOKEN_TABLE = 'access_tokens'",
   // PHP reads a variable in a double-quoted constant.
   "define('DB_PASSWORD', \"$password\");",
-])("what is set about a secret, or a placeholder, stays (redact review 13, 2): %s", (input) => {
+])("what is set about a secret stays, told by its name (redact reviews 13, 2 and 14, 8): %s", (input) => {
   expectRedacted(input, input);
 });
