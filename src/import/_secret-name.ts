@@ -95,12 +95,22 @@ const METADATA_LAST = new Set([
   "hours",
   "days",
 ]);
-export function secretName(name: string): boolean {
-  const words = name
+/** A name's words, lower case: `nextPageToken` and `NEXT_PAGE_TOKEN` are `next page token`. */
+const wordsOf = (name: string) =>
+  name
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
+
+/** A pagination cursor's name (`nextPageToken`, `--next-token`): a position, not a secret. */
+export function cursorName(name: string): boolean {
+  const words = wordsOf(name);
+  return words.at(-1) === "token" && CURSOR_WORDS.has(words.at(-2) ?? "");
+}
+
+export function secretName(name: string): boolean {
+  const words = wordsOf(name);
   const last = words.at(-1) ?? "";
   // Vault AppRole's `secret_id` is the credential itself.
   // A plural is what its word is (`PASSWORD_HASHERS`).
@@ -109,7 +119,7 @@ export function secretName(name: string): boolean {
   // `ACCESS_TOKEN_EXPIRES_IN`: a duration.
   if (last === "in" && words.at(-2) === "expires") return false;
   if (SECRET_ANYWHERE.test(name)) return true;
-  if (last === "token" && CURSOR_WORDS.has(words.at(-2) ?? "")) return false;
+  if (cursorName(name)) return false;
   if (last === "key" && loggedIn(words)) return true;
   // WordPress's salts, named for its keys (`AUTH_SALT`, `SECURE_AUTH_SALT`, `LOGGED_IN_SALT`,
   // `NONCE_SALT`).

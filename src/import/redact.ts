@@ -10,6 +10,7 @@
 import { basename } from "node:path";
 import {
   credentialValue,
+  cursorName,
   envName,
   LABEL,
   PUBLISHABLE_KEY,
@@ -226,14 +227,22 @@ const OPTION_PLACEHOLDER = new RegExp(
 const SECRET_OPTION = String.raw`(?!no-|ask-|skip-|set-|with-|without-)(?:(?:[A-Za-z][\w-]{0,40}?[-_])?(?:password|passwd|passphrase|token|api[-_]?key|apikey|secret[-_]key|dbpass)|[A-Za-z][\w-]{0,40}?[-_]secret)`;
 const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(${SECRET_OPTION})$`, "i");
 /**
- * Whether `word`, after a secret's option, is its value: not a path, a variable, a placeholder or
- * another tool's `key=value` list (docker's `--secret id=npmrc,src=…`).
+ * Whether `word`, after a secret's option (`option` holds its name, or is `-p` of sshpass and
+ * docker), is its value: not a path, a variable, a placeholder or another tool's `key=value` list
+ * (docker's `--secret id=npmrc,src=…`), and the option not a pagination cursor's
+ * (`--page-token`, `--next-token`).
  */
-const optionValue = (word: string, option: string) =>
-  !/^[-$%{<~/]/.test(word) &&
-  !/^[a-z][\w-]*=/.test(word) &&
-  !OPTION_PLACEHOLDER.test(word) &&
-  credentialValue(word, true, /token|key/i.test(option) ? "token" : "password");
+const OPTION_NAME = new RegExp(String.raw`--?(${SECRET_OPTION})(?![\w-])`, "i");
+function optionValue(word: string, option: string): boolean {
+  const name = OPTION_NAME.exec(option)?.[1];
+  if (name !== undefined && cursorName(name)) return false;
+  return (
+    !/^[-$%{<~/]/.test(word) &&
+    !/^[a-z][\w-]*=/.test(word) &&
+    !OPTION_PLACEHOLDER.test(word) &&
+    credentialValue(word, true, name ?? "password")
+  );
+}
 
 /** Space in a call's parentheses: its arguments may be on lines of their own (escaped in JSON text). */
 const WS = String.raw`(?:[ \t\r\n]|\\{1,16}[nrt]){0,64}`;
@@ -714,7 +723,7 @@ function argument(items: unknown[], i: number, item: string): string | undefined
   const pw =
     option !== undefined ||
     (before === "-p" && (command === "sshpass" || (command === "docker" && items.includes("login"))));
-  if (pw) return optionValue(item, option ?? "password") ? MASK : undefined;
+  if (pw) return optionValue(item, before) ? MASK : undefined;
   if ((before === "-u" || before === "--user") && command === "curl") {
     const colon = item.indexOf(":");
     const pass = colon > 0 ? item.slice(colon + 1) : "";

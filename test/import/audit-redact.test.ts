@@ -1334,6 +1334,8 @@ test("a command's argument list: a secret option's value is masked whole (redact
     ["run", "--token", "2024-05-01"],
     ["ssh", "-i", "key", "--private-key", "deploy_key_2"],
     ["run", "--max-tokens", "100000"],
+    ["aws", "s3api", "list-objects-v2", "--next-token", "eyJDb250aW51YXRpb25Ub2tlbiI6IDJ9"],
+    ["gcloud", "list", "--page-token", "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA5"],
     ["run", "-p", "8080"],
     ["rg", "-n", "token", "src/api/v2/handlers"],
     ["git", "log", "--grep", "token", "a1b2c3d4e5f6a7b8c9d0e1f2"],
