@@ -10,7 +10,6 @@
 import { basename } from "node:path";
 import {
   credentialValue,
-  cursorName,
   envName,
   LABEL,
   PUBLISHABLE_KEY,
@@ -218,29 +217,30 @@ const OPTION_PLACEHOLDER = new RegExp(
 );
 
 /**
- * The name of a command-line option that takes a secret: one ending in what it holds (`password`,
- * `--db-password`, `--github-token`, `--openai-api-key`, `--client_secret`, `--passphrase`,
- * wp-cli's `--dbpass`, `--jwt-secret`), not one that asks for it or turns it off (`--no-password`,
- * `--ask-become-pass`; `--password-stdin`, `--token-file` end otherwise). A bare `--secret` names
- * one more often than it holds one (gcloud's `--secret=my-secret`, docker's `--secret id=…`).
+ * The command-line options that take a secret, by name: the usual ones and those named for what
+ * they log in to (`--db-password`, `--master-user-password`, `--github-token`, wp-cli's `--dbpass`).
+ * A list, not any name ending in `token`, `secret` or `password`: most such options hold none
+ * (`--lock-token`, `--client-token`, `--idempotency-token` are request ids, `--next-token` a
+ * cursor, `--pull-secret` names a Kubernetes secret, `--disabled-password` takes no value).
  */
-const SECRET_OPTION = String.raw`(?!no-|ask-|skip-|set-|with-|without-)(?:(?:[A-Za-z][\w-]{0,40}?[-_])?(?:password|passwd|passphrase|token|api[-_]?key|apikey|secret[-_]key|dbpass)|[A-Za-z][\w-]{0,40}?[-_]secret)`;
-const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(${SECRET_OPTION})$`, "i");
+const SECRET_OPTION =
+  String.raw`(?:(?:db|database|root|admin|master|master-user|user|domain|auth|keystore|store|sql|mysql|postgres|redis|smtp|ldap|oracle)-)?(?:password|passwd)|db-?pass|passphrase|token|(?:\w+?-)?api-?key|client-secret|access-token|auth-token|secret-key|(?:github|gitlab|npm|hf|huggingface|slack|discord|telegram|bot|personal-access|registry|pypi|vault|api|cloudflare|netlify|vercel|sentry)-token|(?:auth|account|master)-key`.replaceAll(
+    "-",
+    "[-_]",
+  );
+const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i");
 /**
- * Whether `word`, after a secret's option (`option` holds its name, or is `-p` of sshpass and
- * docker), is its value: not a path, a variable, a placeholder or another tool's `key=value` list
- * (docker's `--secret id=npmrc,src=…`), and the option not a pagination cursor's
- * (`--page-token`, `--next-token`).
+ * Whether `word`, after a secret's option (`option`: the option, or the words before the value),
+ * is its value: not a path or a file URL, a variable, a placeholder or another tool's `key=value`
+ * list (`id=npmrc,src=…`).
  */
-const OPTION_NAME = new RegExp(String.raw`--?(${SECRET_OPTION})(?![\w-])`, "i");
 function optionValue(word: string, option: string): boolean {
-  const name = OPTION_NAME.exec(option)?.[1];
-  if (name !== undefined && cursorName(name)) return false;
   return (
     !/^[-$%{<~/]/.test(word) &&
-    !/^[a-z][\w-]*=/.test(word) &&
+    !/^[a-z]+:\/\//.test(word) &&
+    !/^[a-z][\w-]*=[^,]*,[a-z][\w-]*=/.test(word) &&
     !OPTION_PLACEHOLDER.test(word) &&
-    credentialValue(word, true, name ?? "password")
+    credentialValue(word, true, /token|key/i.test(option) ? "token" : "password")
   );
 }
 
@@ -254,14 +254,24 @@ const ENV_READ = String.raw`(?:\b(?:process\.env|import\.meta\.env|Bun\.env)\.|\
 /**
  * A default given in code for a secret's environment variable (`getenv("API_KEY", "…")`, `|| "…"`):
  * the value the program runs with when the variable is not set, judged as an environment file's
- * value (`'postgres'`, `'keyboard cat'` are passwords there). What is set about a secret is told by
- * its name (`…_TABLE`, `…_TIMEOUT`, `…_BROKER`: `secretName`). The match ends with the value.
+ * value (`'postgres'`, `'keyboard cat'` are passwords there) when the variable is named for the
+ * secret. What is set about a secret is told by its name (`…_TABLE`, `…_TIMEOUT`: `secretName`;
+ * `…_SOURCE`, `…_COOKIE`: `OWN_VALUE`). The match ends with the value.
  */
 function envDefault(m: string, name: string, _sep: string, _bs: string, _q: string, value: string): string {
-  if (!secretName(name) || !credentialWords(value, name.toUpperCase())) return m;
-  return `${m.slice(0, m.length - value.length)}${MASK}`;
+  if (!secretName(name)) return m;
+  // Only a variable named for the secret itself holds it (`DB_PASSWORD`, `JWT_SECRET`); one named for
+  // something about it (`CREDENTIALS_SOURCE`, `ACCESS_TOKEN_COOKIE`, `TOKEN_AUTH`) holds a setting,
+  // judged as code, and a count there is no password (`PASSWORD_HASH_ROUNDS`).
+  const own = OWN_VALUE.test(name);
+  const secret = own ? credentialWords(value, name.toUpperCase()) : codeSecret(value, "");
+  return secret ? `${m.slice(0, m.length - value.length)}${MASK}` : m;
 }
+/** A name whose last word is the secret it holds. */
+const OWN_VALUE = /(?:pass(?:wo?r?d)?|pwd|passphrase|secret|token|key|apikey)$/i;
 
+/** A snake-case name (`password_`, `db_password`): a parameter's, beside an option in code. */
+const SNAKE = /^[a-z][a-z0-9]*_[a-z0-9_]*$/;
 /**
  * The code-style judgement of a value that may be code (`'password_'`, a parameter's name, or a
  * help text beside an option in a quoted list): a credential's shape, not any word.
@@ -418,7 +428,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (
@@ -521,15 +531,19 @@ const PATTERNS: [RegExp, Replacer][] = (
         secretName(name) && credentialValue(value, true, name) ? `${name}${sep}${q}${MASK}` : m,
     ],
     // A quoted argument list in text (`["mysql", "--password", "…"]`, `args: ['--api-key', '…']`):
-    // the item after a secret's option, judged as code (it may be code: click's
-    // `option('--password', 'password_')`, a help text beside the option).
+    // the item after a secret's option, a word judged as the option's value; not a parameter's
+    // name (click's `option('--password', 'password_')`) nor prose (a help text beside it).
     [
       new RegExp(
         String.raw`(?<=["'])--?(${SECRET_OPTION})(\\*["']${WS},${WS}(\\*)(["']))(?=((?:(?!\4)[^\n\\]){1,256}))\5(?=\3\4)`,
         "gi",
       ),
       (m: string, option: string, _sep: string, _bs: string, _q: string, value: string) =>
-        optionValue(value, option) && codeSecret(value, option)
+        (
+          /\s/.test(value)
+            ? credentialWords(value, "password")
+            : optionValue(value, option) && !SNAKE.test(value)
+        )
           ? `${m.slice(0, m.length - value.length)}${MASK}`
           : m,
     ],
@@ -686,7 +700,13 @@ export function redactDeep<T>(value: T): T {
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = Array.isArray(v) ? redactList(v, k) : secretUnder(k, v) ? MASK : redactDeep(v);
+      // An MCP server's `args`, run by its `command`.
+      const command = k === "args" ? (value as { command?: unknown }).command : undefined;
+      out[k] = Array.isArray(v)
+        ? redactList(v, k, typeof command === "string" ? command : undefined)
+        : secretUnder(k, v)
+          ? MASK
+          : redactDeep(v);
     }
     // An environment entry as Kubernetes and ECS write it: `{name: "DB_PASSWORD", value: "…"}`.
     const { name, value: held } = value as Record<string, unknown>;
@@ -696,49 +716,80 @@ export function redactDeep<T>(value: T): T {
   return value;
 }
 
-/** A list's items: each masked on the terms of the key it is under (`passwords: [...]`), if any. */
-function redactList(items: unknown[], key?: string): unknown[] {
-  return items.map((item, i) => {
-    if (key !== undefined && secretUnder(key, item)) return MASK;
-    if (typeof item === "string" && i > 0) {
-      const arg = argument(items, i, item);
-      if (arg !== undefined) return arg;
-    }
-    return redactDeep(item);
-  });
+/**
+ * A list's items: each masked on the terms of the key it is under (`passwords: [...]`), if any, and
+ * as an argument list's (`argument`), `command` before them (an MCP server's `command` and `args`).
+ */
+function redactList(items: unknown[], key?: string, command?: string): unknown[] {
+  const seen = newCommands();
+  let before: unknown;
+  if (command !== undefined) {
+    notice(seen, command, undefined, undefined);
+    before = command;
+  }
+  const out: unknown[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const arg = typeof item === "string" ? argument(seen, before, item) : undefined;
+    out.push(key !== undefined && secretUnder(key, item) ? MASK : (arg ?? redactDeep(item)));
+    if (typeof item === "string") notice(seen, item, before, i > 0 ? items[i - 2] : undefined);
+    before = item;
+  }
+  return out;
+}
+
+/** The commands an argument list ran, read so far: what their `-p` and `-u` take. */
+const newCommands = () => ({ sshpass: false, dockerLogin: false, curl: false, mysql: false });
+type Commands = ReturnType<typeof newCommands>;
+/** What runs the command after it (`sudo mysql …`, `kubectl exec pod -- mysql …`). */
+const WRAPPERS = new Set(["sudo", "doas", "--", "env", "nice", "nohup", "time", "command", "exec"]);
+
+/** Note `word` if it is a command (first, or after a wrapper) whose options hold a password. */
+function notice(seen: Commands, word: string, before: unknown, twoBefore: unknown): void {
+  const commandAt =
+    before === undefined ||
+    (typeof before === "string" && WRAPPERS.has(basename(before))) ||
+    twoBefore === "exec"; // `docker exec db mysql …`
+  const name = basename(word);
+  if (commandAt) {
+    if (name === "sshpass") seen.sshpass = true;
+    else if (name === "curl" || name === "curl.exe") seen.curl = true;
+    else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
+  }
+  if (word === "login" && typeof before === "string" && basename(before) === "docker")
+    seen.dockerLogin = true;
 }
 
 /**
- * An item of a command's argument list (`["mysql", "--password", "…"]`, an MCP server's `args`)
- * that is a secret's value by the item before it, as the same words in text are: after a secret's
- * option (`SECRET_OPTION`), after `-p` in `sshpass` and `docker login`, after curl's `-u` or
- * `--user` (`name:…`), or mysql's own `-p…`. The item is the whole value (no shell splits it), so
- * it is masked whole. Undefined when it is no such value: the item is redacted on its own.
+ * An item of a command's argument list that is a secret's value by what came before it, as the
+ * same words in text are: after a secret's option (`SECRET_OPTION`), after `-p` in `sshpass` and
+ * `docker login` (or joined, `-pS3cret`), curl's `-u`/`--user` `name:…`, mysql's own `-p…`. The
+ * item is the whole value (no shell splits it), masked whole. Undefined when it is none: the item
+ * is redacted on its own.
  */
-function argument(items: unknown[], i: number, item: string): string | undefined {
-  const before = items[i - 1];
-  if (typeof before !== "string" || item.startsWith("-")) return mysqlPassword(items, item);
-  const command = typeof items[0] === "string" ? basename(items[0]) : "";
-  const option = SECRET_OPTION_WORD.exec(before)?.[1];
-  const pw =
-    option !== undefined ||
-    (before === "-p" && (command === "sshpass" || (command === "docker" && items.includes("login"))));
-  if (pw) return optionValue(item, before) ? MASK : undefined;
-  if ((before === "-u" || before === "--user") && command === "curl") {
+function argument(seen: Commands, before: unknown, item: string): string | undefined {
+  const pwOption = seen.sshpass || seen.dockerLogin;
+  if (item.startsWith("-")) {
+    const joined = /^-p(.+)$/.exec(item)?.[1];
+    if (joined !== undefined && (seen.mysql || seen.sshpass))
+      return /^[$%{<]/.test(joined) ? undefined : `-p${MASK}`;
+    const user = /^(?:-u|--user=)([^:]*:)(.+)$/.exec(item);
+    if (user && seen.curl)
+      return /^[$%{<]/.test(user[2]!) ? undefined : `${item.slice(0, item.length - user[2]!.length)}${MASK}`;
+    return undefined;
+  }
+  if (typeof before !== "string") return undefined;
+  if (SECRET_OPTION_WORD.test(before) || (before === "-p" && pwOption))
+    return optionValue(item, before) ? MASK : undefined;
+  if ((before === "-u" || before === "--user") && seen.curl) {
     const colon = item.indexOf(":");
-    const pass = colon > 0 ? item.slice(colon + 1) : "";
+    const pass = colon >= 0 ? item.slice(colon + 1) : "";
     return pass && !/^[$%{<]/.test(pass) ? `${item.slice(0, colon + 1)}${MASK}` : undefined;
   }
   return undefined;
 }
 
 const MYSQL_COMMAND = new RegExp(`^${MYSQL_WORD}$`);
-/** mysql's `-pPASSWORD`, when the list is a mysql client's command (`["mysql", "-u", "root", "-p…"]`). */
-function mysqlPassword(items: unknown[], item: string): string | undefined {
-  if (item.length <= 2 || !item.startsWith("-p") || typeof items[0] !== "string") return undefined;
-  if (!MYSQL_COMMAND.test(basename(items[0]))) return undefined;
-  return /^[$%{<]/.test(item.slice(2)) ? undefined : `-p${MASK}`;
-}
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
 function secretUnder(key: string, value: unknown): boolean {
