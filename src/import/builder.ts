@@ -75,6 +75,8 @@ export interface BuilderState {
   /** When the current turn started: a request of it is not written before (the time the transcript
    * gives a response's start may be an entry before the prompt that opened the turn). */
   turnAt?: number;
+  /** The event ids given out so far (`NumberSet.pack`): see `SessionBuilder.eventIds`. */
+  eventIds?: string;
 }
 
 /** Token usage of one provider response, in freecode's names. */
@@ -168,12 +170,14 @@ export class SessionBuilder {
   private readonly out = new Map<string, StoredMessage>();
   private readonly fresh = new Set<string>();
   /**
-   * The event ids given out in this run, as `idHash` numbers, to tell a repeated key (a damaged
-   * transcript) from a new one: kept as strings, a long transcript's ids made the whole import ~10%
-   * slower. Two ids that hash alike make the later one `#2`: still unique, and the same on every run
-   * over the same lines.
+   * The event ids given out, as `idHash` numbers, to tell a repeated key (a call id a server reuses,
+   * `call_0`; a damaged transcript) from a new one: kept as strings, a long transcript's ids made
+   * the whole import ~10% slower. Two ids that hash alike make the later one `#2`: still unique, and
+   * the same on every run over the same lines, wherever reads cut them: the set is saved with the
+   * state (`BuilderState.eventIds`; a read that began after the first `call_0` gave the second the
+   * same id, which the writer then dropped as stored).
    */
-  private readonly eventIds = new NumberSet();
+  private readonly eventIds: NumberSet;
   /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
   private lateInterrupts: string[] = [];
   /** Held messages the last partial result met, with how many partial results met them. */
@@ -184,6 +188,7 @@ export class SessionBuilder {
     private readonly redact = false,
   ) {
     this.s = state;
+    this.eventIds = NumberSet.parse(state.eventIds);
   }
 
   get id(): string {
@@ -729,6 +734,7 @@ export class SessionBuilder {
     }
     const events = this.events;
     if (partial) this.events = [];
+    if (events.length > 0) this.s.eventIds = this.eventIds.pack();
     if (!this.s.started && events.length > 0) {
       events.unshift(this.started(meta, events[0]!.timestamp ?? this.s.firstAt ?? 0));
       this.s.started = true;

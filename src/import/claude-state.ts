@@ -114,6 +114,16 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
   delete ctx.st.groups[b.id];
   writeHeld(ctx.st, b, g.at);
   writeHeldCalls(ctx.st, b);
+  // A response an earlier read closed (the file had aged) that went on: its model call is logged
+  // already, with the usage its lines then gave; its new blocks are a message of their own.
+  if (!g.noUsage) modelCall(b, g);
+  ctx.closed.add(idHash(g.responseId));
+  b.release(g.messageId);
+  writeHeld(ctx.st, b);
+}
+
+/** `g`'s `model.response` (and `model.request`, unless written when it began). */
+function modelCall(b: SessionBuilder, g: OpenGroup): void {
   const u = g.usage as Record<string, number | undefined> | undefined;
   const details = g.usage?.output_tokens_details as { thinking_tokens?: number } | undefined;
   b.modelResponse(g.responseId, {
@@ -121,16 +131,15 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     at: g.at,
     provider: "anthropic",
     model: g.model,
-    usage:
-      u && !g.noUsage
-        ? {
-            input: u.input_tokens ?? 0,
-            output: u.output_tokens ?? 0,
-            cacheRead: u.cache_read_input_tokens ?? 0,
-            cacheWrite: u.cache_creation_input_tokens ?? 0,
-            ...(details?.thinking_tokens !== undefined ? { reasoning: details.thinking_tokens } : {}),
-          }
-        : undefined,
+    usage: u
+      ? {
+          input: u.input_tokens ?? 0,
+          output: u.output_tokens ?? 0,
+          cacheRead: u.cache_read_input_tokens ?? 0,
+          cacheWrite: u.cache_creation_input_tokens ?? 0,
+          ...(details?.thinking_tokens !== undefined ? { reasoning: details.thinking_tokens } : {}),
+        }
+      : undefined,
     toolCalls: g.tools,
     textChars: g.textChars,
     thinkingChars: g.thinkingChars,
@@ -139,7 +148,4 @@ export function flushGroup(ctx: ClaudeContext, b: SessionBuilder): void {
     providerId: g.responseId,
     requested: g.requested === true,
   });
-  ctx.closed.add(idHash(g.responseId));
-  b.release(g.messageId);
-  writeHeld(ctx.st, b);
 }

@@ -8,7 +8,7 @@
  *   prompt starts a turn. Rollouts that do mark their turns keep them as they are.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadTrace } from "../../src/rollout/load.ts";
 import type { StorageAdapter } from "../../src/storage/contract.ts";
@@ -494,4 +494,34 @@ test("a payload without a type is counted under (no type), not `undefined`", asy
   } finally {
     await adapter.close();
   }
+});
+
+test("regression: a call id used again (a server numbering ids per response) logs both calls, in one read and in two", async () => {
+  const lines = [
+    meta("0.80.0"),
+    prompt(100, "look around"),
+    ...shellRound(200, "call_0", "ls", 0, "a.txt"),
+    ...shellRound(1200, "call_0", "pwd", 0, "/work"),
+    ...answer(2200, "Done."),
+  ];
+  const once = await importLines(lines);
+  const calls = (events: Ev[]) =>
+    events.filter((e) => e.type === "function.call").map((e) => [String(e.id).split(":").at(-1), e.callId]);
+  expect(calls(once)).toEqual([
+    ["call_0", "call_0"],
+    ["call_0#2", "call_0"],
+  ]);
+  // Read in two goes, cut between the calls: the second read numbered from nothing, gave the second
+  // call the first one's ids, and the writer dropped its call and output as already stored.
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const path = join(dir.path, FILE);
+  writeFileSync(path, `${lines.slice(0, 5).join("\n")}\n`);
+  utimesSync(path, new Date(T0), new Date(T0));
+  await imported(home.path, "codex", path);
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  utimesSync(path, new Date(T0), new Date(T0));
+  const grown = (await imported(home.path, "codex", path)).sessions[0]!.events as Ev[];
+  expect(calls(grown)).toEqual(calls(once));
+  expect(grown.map((e) => e.id)).toEqual(once.map((e) => e.id));
 });
