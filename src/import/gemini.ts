@@ -196,9 +196,12 @@ export function mapGemini(
           m.tokens != null || i < messages.length - 1 || rewound.has(m) || idle || !mayStillStream(at);
         if (!settled) waiting = true;
         const open = geminiTurn(b, m, at, prevAt, model, content, settled);
-        // The cut-off call keeps no output (`finish` writes it as a call); its turn was interrupted.
-        if (open !== undefined && (idle || i < lastResponse || rewound.has(m)))
-          b.turnAbort(`${m.id}.interrupted`, open, "interrupted");
+        // The cut-off call keeps no output (written as a call, before the abort: `finish` wrote it
+        // at the end of the log, after the turns that followed); its turn was interrupted.
+        if (open !== undefined && (idle || i < lastResponse || rewound.has(m))) {
+          b.writeUnanswered(open.calls);
+          b.turnAbort(`${m.id}.interrupted`, open.at, "interrupted");
+        }
       } else if (m.type === "error") {
         b.modelError(m.id, { provider: "google", model, startAt: prevAt, at, error: content });
       } else {
@@ -258,7 +261,7 @@ function askingCalls(m: GeminiMessage): Set<string> {
 
 /**
  * A model message: its text, its tool calls (each with its result), its token usage. Returns when
- * the last of its calls that never finished was made, if one did not.
+ * the last of its calls that never finished was made, and their ids, if one did not.
  */
 function geminiTurn(
   b: SessionBuilder,
@@ -268,7 +271,7 @@ function geminiTurn(
   model: string,
   content: string,
   settled: boolean,
-): number | undefined {
+): { at: number; calls: string[] } | undefined {
   const msg = b.addMessage({
     id: m.id,
     role: "assistant",
@@ -302,7 +305,7 @@ function geminiTurn(
       thinkingChars: thoughts.reduce((s, x) => s + String(x?.description ?? "").length, 0),
       messageId: msg.id,
     });
-  let open: number | undefined;
+  let open: { at: number; calls: string[] } | undefined;
   calls.forEach((c, i) => {
     const callId = String(c.id ?? `${m.id}.${i}`);
     const args = c.args && typeof c.args === "object" ? c.args : {};
@@ -319,7 +322,11 @@ function geminiTurn(
     else if (status === "success" || status === "error")
       b.toolResult(callId, { at: callAt, output: c.resultDisplay ?? c.result, failed: status === "error" });
     // scheduled, awaiting_approval, executing…: no result yet; `finish` writes the call alone.
-    else open = Math.max(open ?? 0, callAt);
+    else {
+      open ??= { at: callAt, calls: [] };
+      open.at = Math.max(open.at, callAt);
+      open.calls.push(callId);
+    }
   });
   return open;
 }

@@ -197,7 +197,12 @@ function exportJson(text: string): unknown {
 }
 
 /** An `opencode export` document (`{info, messages}`), or a reconstruction with `session_row`. */
-export function readOpencodeExport(path: string, text: string): OcBundle {
+export function readOpencodeExport(
+  path: string,
+  text: string,
+  warnings: ImportWarning[] = [],
+  counts?: EntryCounts,
+): OcBundle {
   const doc = exportJson(text) as { info?: Row; session_row?: Row; messages?: OcMessage[] };
   if (!Array.isArray(doc.messages))
     throw badInput("not an OpenCode export: no messages array", { file: path, field: "messages" });
@@ -215,9 +220,20 @@ export function readOpencodeExport(path: string, text: string): OcBundle {
       version: typeof i.version === "string" ? i.version : undefined,
     };
   } else throw badInput("not an OpenCode export: no session info", { file: path, field: "info" });
-  const messages = doc.messages.filter((m) => m?.info && typeof m.info.id === "string");
+  // A message listed again (an export edited or concatenated) is read once, the later copy in the
+  // earlier one's place, as a dump's row given twice is (`readRows`): both kept, its calls were
+  // logged twice.
+  const byId = new Map<string, OcMessage>();
+  for (const m of doc.messages)
+    if (m?.info && typeof m.info.id === "string") {
+      if (byId.has(m.info.id)) {
+        warnings.push({ file: path, message: `message ${m.info.id} given again: the later one kept` });
+        if (counts) bump(counts.skipped, "(replayed entry)");
+      }
+      byId.set(m.info.id, m);
+    }
   return {
     session,
-    messages: messages.map((m) => ({ info: m.info, parts: Array.isArray(m.parts) ? m.parts : [] })),
+    messages: [...byId.values()].map((m) => ({ info: m.info, parts: Array.isArray(m.parts) ? m.parts : [] })),
   };
 }

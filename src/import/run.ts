@@ -516,7 +516,7 @@ async function readDocument(
       opened(s);
       await write(s ? [s] : []);
     } else {
-      const b = readOpencodeExport(c.path, text);
+      const b = readOpencodeExport(c.path, text, warnings, counts);
       const s = mapOpencodeSession(b.session, b.messages, base);
       opened(s);
       await write([s]);

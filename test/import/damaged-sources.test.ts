@@ -105,6 +105,26 @@ describe("bug 1: a JSON line that is not an object costs its line, not the sourc
     ]);
   });
 
+  test("OpenCode export: a message listed twice is read once (the later copy), its calls logged once", async () => {
+    await using dir = await tempDir();
+    await using cleanHome = await tempHome();
+    await using badHome = await tempHome();
+    const doc = JSON.parse(readFileSync(OPENCODE_EXPORT, "utf8")) as Obj & { messages: Obj[] };
+    const cleanPath = join(dir.path, "clean.json");
+    const badPath = join(dir.path, "bad.json");
+    writeFileSync(cleanPath, JSON.stringify(doc));
+    writeFileSync(badPath, JSON.stringify({ ...doc, messages: [...doc.messages, doc.messages[1]] }));
+    const want = await imported(cleanHome.path, "opencode", cleanPath);
+    const got = await imported(badHome.path, "opencode", badPath);
+    const shape = (r: typeof want) => r.sessions.map((s) => ({ messages: s.messages, events: s.events }));
+    expect(shape(got)).toEqual(shape(want));
+    expect(got.summary.entries.skipped).toEqual({ ...want.summary.entries.skipped, "(replayed entry)": 1 });
+    const id = (doc.messages[1]!.info as Obj).id;
+    expect(got.summary.warnings.map((w) => w.message)).toContain(
+      `message ${id} given again: the later one kept`,
+    );
+  });
+
   test("OpenCode rows: a session row without an id is reported, not dropped silently", async () => {
     await using clean = await tempDir();
     await using bad = await tempDir();

@@ -157,6 +157,21 @@ describe("gemini importer gaps", () => {
     expect(interrupted).toEqual(["g1"]);
   });
 
+  test("regression: a cut-off call is logged in its turn, before its abort, not at the end of the log", async () => {
+    const { events } = await importRecording("session-2026-05-01T10-00-c0ffee00.jsonl", [
+      meta(OLD, OLD + 30_000),
+      user("u1", OLD + 1000, "run the tests"),
+      gemini("g1", OLD + 2000, [call("c1", OLD + 3000, "executing")]),
+      user("u2", OLD + 20_000, "again"),
+      gemini("g2", OLD + 21_000, []),
+    ]);
+    const order = events.map((e) => `${e.type}${e.callId ? ` ${e.callId}` : ""}`);
+    // The call went in after the next turn (`finish` wrote it), its turn showing no tool call.
+    expect(order.indexOf("function.call c1")).toBe(order.indexOf("turn.aborted") - 1);
+    expect(order.indexOf("turn.aborted")).toBeLessThan(order.lastIndexOf("turn.started"));
+    expect(events.find((e) => e.type === "function.call")!.turnId).toBe("u1");
+  });
+
   test("a message written again counts once, as last written: its usage, its calls' last status", async () => {
     const tokens = { input: 100, output: 10, cached: 40, thoughts: 5, tool: 2, total: 117 };
     const first = gemini("g1", OLD + 2000, [], { content: [{ text: "running them" }] });
