@@ -103,8 +103,8 @@ const wordsOf = (name: string) =>
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 
-/** A pagination cursor's name (`nextPageToken`, `--next-token`): a position, not a secret. */
-export function cursorName(name: string): boolean {
+/** A pagination cursor's name (`nextPageToken`, `next_token`): a position, not a secret. */
+function cursorName(name: string): boolean {
   const words = wordsOf(name);
   return words.at(-1) === "token" && CURSOR_WORDS.has(words.at(-2) ?? "");
 }

@@ -273,8 +273,8 @@ const OWN_VALUE = /(?:pass(?:wo?r?d)?|pwd|passphrase|secret|token|key|apikey)$/i
 /** A snake-case name (`password_`, `db_password`): a parameter's, beside an option in code. */
 const SNAKE = /^[a-z][a-z0-9]*_[a-z0-9_]*$/;
 /**
- * The code-style judgement of a value that may be code (`'password_'`, a parameter's name, or a
- * help text beside an option in a quoted list): a credential's shape, not any word.
+ * The code-style judgement of a value that may be code (a setting's default: `'access_token'`,
+ * `'environment'`, `'15 minutes'`): a credential's shape, not any word.
  */
 const codeSecret = (value: string, name: string) =>
   /\s/.test(value) ? credentialWords(value, name) : credentialValue(value, false, name);
