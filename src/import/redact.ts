@@ -213,21 +213,32 @@ const OPTION_PLACEHOLDER = new RegExp(
     "instead|directly|together|followed|should|must|will|would|can|could|may|is|are|was|were|be|been",
     "when|with|from|and|or|to|for|the|if|as|in|on|at|by|via|here|there|only|also|first|then|set|not",
     "which|that|this|you|your|its|it|to|of|required|optional|missing|header|env|environment|variable",
+    "requires|needs|prompt|none|null|true|false",
   ].join("|")}))$`,
 );
 
 /**
- * The command-line options that take a secret, by name: the usual ones and those named for what
- * they log in to (`--db-password`, `--master-user-password`, `--github-token`, wp-cli's `--dbpass`).
- * A list, not any name ending in `token`, `secret` or `password`: most such options hold none
- * (`--lock-token`, `--client-token`, `--idempotency-token` are request ids, `--next-token` a
- * cursor, `--pull-secret` names a Kubernetes secret, `--disabled-password` takes no value).
+ * The command-line options that take a secret, by name: a password named for anything it logs in
+ * to (`--db-password`, `--key-store-password`, `--new-password`), a key named for its API
+ * (`--azure-openai-api-key`), and tokens and secrets named for the services that issue them
+ * (`--github-token`, `--session-token`, `--webhook-secret`, `--client-secret`). Not any name ending
+ * in `token` or `secret`: most such options hold none (`--lock-token`, `--client-token`,
+ * `--idempotency-token` are request ids, `--next-token` a cursor, `--pull-secret` names a
+ * Kubernetes secret); nor an option that asks for a secret, makes one or turns it off
+ * (`--prompt-for-password`, `--generate-password`, `--disabled-password`, `--password-stdin`).
  */
-const SECRET_OPTION =
-  String.raw`(?:(?:db|database|root|admin|master|master-user|user|domain|auth|keystore|store|sql|mysql|postgres|redis|smtp|ldap|oracle)-)?(?:password|passwd)|db-?pass|passphrase|token|(?:\w+?-)?api-?key|client-secret|access-token|auth-token|secret-key|(?:github|gitlab|npm|hf|huggingface|slack|discord|telegram|bot|personal-access|registry|pypi|vault|api|cloudflare|netlify|vercel|sentry)-token|(?:auth|account|master)-key`.replaceAll(
-    "-",
-    "[-_]",
-  );
+/** Words joined by `-` in a name (`personal-access`): `-` or `_` in an option. */
+const dashed = (words: string) => words.replaceAll("-", "[-_]");
+const NOT_HOLDING = String.raw`(?!(?:${dashed("no|ask|skip|set|with|without|disabled?|prompt|prompt-for|generate|reset|retain|require|random|empty|use|allow|show|print|read|check|mask|perf-trace")})[-_])`;
+const TOKEN_ISSUERS = dashed(
+  "session|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|github-personal-access|gitlab|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
+);
+const SECRET_ISSUERS = dashed(
+  "client|google-client|oidc-client|jwt|webhook|app|consumer|signing|shared|aws|api|session|hmac|cookie|encryption|master",
+);
+/** Up to four words before a name's last (`key-store-`, `azure-openai-`). */
+const WORDS = String.raw`(?:[A-Za-z0-9]+[-_]){0,4}`;
+const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|${WORDS}secret[-_]key|(?:${TOKEN_ISSUERS})[-_]token|(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
 const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i");
 /**
  * Whether `word`, after a secret's option (`option`: the option, or the words before the value),
@@ -267,9 +278,12 @@ function envDefault(m: string, name: string, _sep: string, _bs: string, _q: stri
   const secret = own ? credentialWords(value, name.toUpperCase()) : codeSecret(value, "");
   return secret ? `${m.slice(0, m.length - value.length)}${MASK}` : m;
 }
-/** A name whose last word is the secret it holds. */
-const OWN_VALUE = /(?:pass(?:wo?r?d)?|pwd|passphrase|secret|token|key|apikey)$/i;
+/** A name whose last word is the secret it holds (after it, an environment's or a version's: `_DEV`, `_V2`). */
+const OWN_VALUE =
+  /(?:pass(?:wo?r?d)?|pwd|passphrase|secrets?|tokens?|keys?|apikeys?|salt|pepper|key_base)(?:[_-](?:dev|development|prod|production|test|testing|staging|stage|local|ci|v?\d+))?$/i;
 
+/** A secret's word itself (`'--password', 'password'`, `'x-access-token'`): a name beside an option. */
+const SECRET_WORD = /^[a-z-]*(?:password|passwd|secret|token|key)$/i;
 /** A snake-case name (`password_`, `db_password`): a parameter's, beside an option in code. */
 const SNAKE = /^[a-z][a-z0-9]*_[a-z0-9_]*$/;
 /**
@@ -428,7 +442,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]+)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]*)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (
@@ -542,7 +556,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         (
           /\s/.test(value)
             ? credentialWords(value, "password")
-            : optionValue(value, option) && !SNAKE.test(value)
+            : optionValue(value, option) && !SNAKE.test(value) && !SECRET_WORD.test(value)
         )
           ? `${m.slice(0, m.length - value.length)}${MASK}`
           : m,
@@ -724,7 +738,7 @@ function redactList(items: unknown[], key?: string, command?: string): unknown[]
   const seen = newCommands();
   let before: unknown;
   if (command !== undefined) {
-    notice(seen, command, undefined, undefined);
+    notice(seen, command, undefined);
     before = command;
   }
   const out: unknown[] = [];
@@ -732,59 +746,70 @@ function redactList(items: unknown[], key?: string, command?: string): unknown[]
     const item = items[i];
     const arg = typeof item === "string" ? argument(seen, before, item) : undefined;
     out.push(key !== undefined && secretUnder(key, item) ? MASK : (arg ?? redactDeep(item)));
-    if (typeof item === "string") notice(seen, item, before, i > 0 ? items[i - 2] : undefined);
+    if (typeof item === "string") notice(seen, item, before);
     before = item;
   }
   return out;
 }
 
-/** The commands an argument list ran, read so far: what their `-p` and `-u` take. */
-const newCommands = () => ({ sshpass: false, dockerLogin: false, curl: false, mysql: false });
+/**
+ * What an argument list runs, read so far: sshpass (until the command it runs begins: its own
+ * options hold the password, not `ssh -p2222`'s), `docker … login`, curl, a mysql client.
+ */
+const newCommands = () => ({ sshpass: false, docker: false, dockerLogin: false, curl: false, mysql: false });
 type Commands = ReturnType<typeof newCommands>;
-/** What runs the command after it (`sudo mysql …`, `kubectl exec pod -- mysql …`). */
-const WRAPPERS = new Set(["sudo", "doas", "--", "env", "nice", "nohup", "time", "command", "exec"]);
+/** A flag of `sudo` or `env` that takes no value, before the command they run (`sudo -E sshpass`). */
+const RUNNER_FLAG = /^-[EHSi]$/;
+/** sshpass's options that take a value (`-p PASS`, `-f FILE`, `-d FD`, `-P PROMPT`). */
+const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
 
-/** Note `word` if it is a command (first, or after a wrapper) whose options hold a password. */
-function notice(seen: Commands, word: string, before: unknown, twoBefore: unknown): void {
+/**
+ * Note `word`: a command, where one begins — first, or not an option's value (`sudo -u pg mysql`,
+ * `docker exec -it db mysql`, `kubectl exec pod -- mysql`; not `find -name mysql`, `--name login`).
+ */
+function notice(seen: Commands, word: string, before: unknown): void {
   const commandAt =
-    before === undefined ||
-    (typeof before === "string" && WRAPPERS.has(basename(before))) ||
-    twoBefore === "exec"; // `docker exec db mysql …`
+    typeof before !== "string" || before === "--" || !before.startsWith("-") || RUNNER_FLAG.test(before);
+  if (seen.sshpass && !word.startsWith("-") && !(typeof before === "string" && SSHPASS_VALUE.has(before)))
+    seen.sshpass = false;
+  if (!commandAt) return;
   const name = basename(word);
-  if (commandAt) {
-    if (name === "sshpass") seen.sshpass = true;
-    else if (name === "curl" || name === "curl.exe") seen.curl = true;
-    else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
-  }
-  if (word === "login" && typeof before === "string" && basename(before) === "docker")
-    seen.dockerLogin = true;
+  if (name === "sshpass") seen.sshpass = true;
+  else if (name === "docker") seen.docker = true;
+  else if (name === "curl" || name === "curl.exe") seen.curl = true;
+  else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
+  else if (word === "login" && seen.docker) seen.dockerLogin = true;
 }
+
+/** What `-p…` of find is (`-print`, `-prune`, `-perm`, `-path`): no password. */
+const FIND_OPTION = /^-(?:print0?|printf|prune|perm|path)$/;
+/** A value that names where a password comes from (`-p"$PW"`, `` -p`cat pw` ``, `-p[password]`). */
+const NAMED = /^["'`]?[$%{<`[]/;
 
 /**
  * An item of a command's argument list that is a secret's value by what came before it, as the
- * same words in text are: after a secret's option (`SECRET_OPTION`), after `-p` in `sshpass` and
- * `docker login` (or joined, `-pS3cret`), curl's `-u`/`--user` `name:…`, mysql's own `-p…`. The
- * item is the whole value (no shell splits it), masked whole. Undefined when it is none: the item
- * is redacted on its own.
+ * same words in text are: after a secret's option (`SECRET_OPTION`), after `-p` of `sshpass` and
+ * `docker login` (or joined, `-pS3cret`, and mysql's own `-p…`), curl's `-u`/`--user` `name:…`.
+ * The item is the whole value (no shell splits it), masked whole. Undefined when it is none: the
+ * item is redacted on its own.
  */
 function argument(seen: Commands, before: unknown, item: string): string | undefined {
-  const pwOption = seen.sshpass || seen.dockerLogin;
   if (item.startsWith("-")) {
     const joined = /^-p(.+)$/.exec(item)?.[1];
-    if (joined !== undefined && (seen.mysql || seen.sshpass))
-      return /^[$%{<]/.test(joined) ? undefined : `-p${MASK}`;
+    if (joined !== undefined && (seen.mysql || seen.sshpass || seen.dockerLogin) && !FIND_OPTION.test(item))
+      return NAMED.test(joined) ? undefined : `-p${MASK}`;
     const user = /^(?:-u|--user=)([^:]*:)(.+)$/.exec(item);
     if (user && seen.curl)
-      return /^[$%{<]/.test(user[2]!) ? undefined : `${item.slice(0, item.length - user[2]!.length)}${MASK}`;
+      return NAMED.test(user[2]!) ? undefined : `${item.slice(0, item.length - user[2]!.length)}${MASK}`;
     return undefined;
   }
   if (typeof before !== "string") return undefined;
-  if (SECRET_OPTION_WORD.test(before) || (before === "-p" && pwOption))
+  if (SECRET_OPTION_WORD.test(before) || (before === "-p" && (seen.sshpass || seen.dockerLogin)))
     return optionValue(item, before) ? MASK : undefined;
   if ((before === "-u" || before === "--user") && seen.curl) {
     const colon = item.indexOf(":");
     const pass = colon >= 0 ? item.slice(colon + 1) : "";
-    return pass && !/^[$%{<]/.test(pass) ? `${item.slice(0, colon + 1)}${MASK}` : undefined;
+    return pass && !NAMED.test(pass) ? `${item.slice(0, colon + 1)}${MASK}` : undefined;
   }
   return undefined;
 }

@@ -1607,3 +1607,68 @@ test.each([
 ])("a default of a setting about a secret stays (redact review 15): %s", (input) => {
   expectRedacted(input, input);
 });
+
+test("argument lists: any command where one begins, sshpass's own options only, more secret options (redact review 16)", () => {
+  const args = {
+    dockerExec: ["docker", "exec", "-it", "db", "mysql", "-uroot", "-pS3cretPass9"],
+    sudoUser: ["sudo", "-u", "postgres", "mysql", "-pS3cretPass9"],
+    sudoFlag: ["sudo", "-E", "sshpass", "-p", "S3cretPass9", "ssh", "host"],
+    env: ["env", "MYSQL_HOST=db", "mysql", "-pS3cretPass9"],
+    timeout: ["timeout", "30", "sshpass", "-p", "S3cretPass9", "ssh", "host"],
+    dockerConfig: ["docker", "--config", "/x", "login", "-u", "me", "-p", "S3cretPass9", "ghcr.io"],
+    dockerJoined: ["docker", "login", "-u", "me", "-pS3cretPass9", "ghcr.io"],
+    options: [
+      "x",
+      "--jira-token",
+      "ATATTabc123DEF456",
+      "--docker-password",
+      "S3cretPass9",
+      "--webhook-secret",
+      "abcDEF123456",
+    ],
+  };
+  expect(redactDeep(args)).toEqual({
+    dockerExec: ["docker", "exec", "-it", "db", "mysql", "-uroot", `-p${M}`],
+    sudoUser: ["sudo", "-u", "postgres", "mysql", `-p${M}`],
+    sudoFlag: ["sudo", "-E", "sshpass", "-p", M, "ssh", "host"],
+    env: ["env", "MYSQL_HOST=db", "mysql", `-p${M}`],
+    timeout: ["timeout", "30", "sshpass", "-p", M, "ssh", "host"],
+    dockerConfig: ["docker", "--config", "/x", "login", "-u", "me", "-p", M, "ghcr.io"],
+    dockerJoined: ["docker", "login", "-u", "me", `-p${M}`, "ghcr.io"],
+    options: ["x", "--jira-token", M, "--docker-password", M, "--webhook-secret", M],
+  });
+  // The command sshpass runs has options of its own; a password named by the shell stays.
+  const kept = [
+    ["sshpass", "-e", "ssh", "-p2222", "deploy@host"],
+    ["sshpass", "-e", "scp", "-P", "2222", "-p", "file.txt", "host:/tmp"],
+    ["ps", "-ef", "|", "grep", "mysql", "-printf"],
+    ["mysql", "-u", "root", '-p"$MYSQL_ROOT_PASSWORD"'],
+    ["mysql", "-p`cat /pw`"],
+  ];
+  expect(redactDeep(kept)).toEqual(kept);
+});
+
+test.each([
+  [
+    "aws kms create-custom-key-store --key-store-password kmsPswd9",
+    `aws kms create-custom-key-store --key-store-password ${M}`,
+  ],
+  [
+    "aws cognito-idp change-password --proposed-password NewPassw0rd",
+    `aws cognito-idp change-password --proposed-password ${M}`,
+  ],
+  [
+    "gcloud compute vpn-tunnels create t --shared-secret Xy7pQ2wLm9Rt",
+    `gcloud compute vpn-tunnels create t --shared-secret ${M}`,
+  ],
+  ["docker login -u me -pS3cretPass9 ghcr.io", `docker login -u me -p${M} ghcr.io`],
+  ["os.getenv('DB_PASSWORD_DEV', 'postgres')", `os.getenv('DB_PASSWORD_DEV', '${M}')`],
+  ["os.getenv('SECURITY_PASSWORD_SALT', 'changeme123')", `os.getenv('SECURITY_PASSWORD_SALT', '${M}')`],
+  // An option that asks for one, and the secret's own word beside an option in code, stay.
+  ["--shared-secret requires a non-empty argument.", null],
+  ["--generate-password  generate one", null],
+  ["@click.option('-p', '--password', 'password')", null],
+  ["['--token', 'x-access-token']", null],
+])("redact review 16: %s", (input, expected) => {
+  expectRedacted(input, expected ?? input);
+});
