@@ -394,7 +394,11 @@ export async function writeSession(
   let status: WriteStatus = "unchanged";
 
   if (!cur) {
-    if (fresh.length === 0) {
+    // Nothing to store yet: a part of a transcript before its first message (its events wait in the
+    // log for the session the next part makes). A whole document is all there is: one whose every
+    // message a rewind took back is still a session, with its events (as an import made before the
+    // rewind left it), not a log no session names.
+    if (fresh.length === 0 && (s.mode !== "full" || events.length === 0)) {
       if (events.length > 0) noteStored(known, await adapter.appendEvents(id, events), record);
       return { status: "empty", messages: 0, events: events.length, rejected, notes: said };
     }

@@ -169,3 +169,36 @@ test("regression: what a rewind dropped stays in the log and in the session's tu
   expect(events.filter((e) => e.type === "turn.started")).toHaveLength(3);
   expect([once.meta.turnCount, once.meta.messageCount, once.meta.tokens?.input]).toEqual([3, 4, 700]);
 });
+
+test("regression: a recording whose every message a rewind took back is a session, with its events, however it was imported", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "session-2026-05-01T10-00-rw000002.jsonl");
+  const at = (s: number) => `2026-05-01T10:00:${String(s).padStart(2, "0")}.000Z`;
+  const records = [
+    { sessionId: "rw000002", projectHash: "x", startTime: at(0), directories: ["/work/p"] },
+    { id: "u1", timestamp: at(1), type: "user", content: [{ text: "list files" }] },
+    { id: "g1", timestamp: at(2), type: "gemini", content: "done", model: "gemini-2.5-pro" },
+    { $rewindTo: "u1" },
+  ];
+  const write = (n: number) =>
+    writeFileSync(
+      path,
+      `${records
+        .slice(0, n)
+        .map((r) => JSON.stringify(r))
+        .join("\n")}\n`,
+    );
+  write(records.length);
+  await using onceHome = await tempHome();
+  const once = await imported(onceHome.path, "gemini", path);
+  // Its events went into a log no session named ("0 created", `session list` empty).
+  expect(once.summary.sessions).toEqual({ created: 1, updated: 0, unchanged: 0 });
+  expect(once.sessions.map((s) => [s.messages.length, s.events.length > 0])).toEqual([[0, true]]);
+  await using grownHome = await tempHome();
+  write(3);
+  await imported(grownHome.path, "gemini", path);
+  write(records.length);
+  const grown = (await imported(grownHome.path, "gemini", path)).sessions[0]!;
+  expect(grown.events).toEqual(once.sessions[0]!.events);
+  expect(grown.messages).toEqual([]);
+});
