@@ -92,7 +92,10 @@ export async function feedJsonl(
         return { offset, lineNo, torn: false };
       }
       lines.value(value, line.lineNo, line.start, line.end);
-      return { offset: line.end, lineNo: line.lineNo, torn: false };
+      // The next read starts at the newline that ends it, should one come: numbered as this line,
+      // it ends it (a blank line of its own pushed every later line number one further, and Codex
+      // keys its events and messages by line: a read from the start wrote them all again).
+      return { offset: line.end, lineNo: line.lineNo - 1, torn: false };
     }
     const start = item.base + item.start;
     if (start >= next) {

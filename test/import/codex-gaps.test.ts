@@ -525,3 +525,28 @@ test("regression: a call id used again (a server numbering ids per response) log
   expect(calls(grown)).toEqual(calls(once));
   expect(grown.map((e) => e.id)).toEqual(once.map((e) => e.id));
 });
+
+test("regression: a last line read without its newline, then the file grows: later lines keep their numbers (Codex keys by line)", async () => {
+  const lines = [
+    meta("0.80.0"),
+    prompt(100, "look around"),
+    ...shellRound(200, "call_a", "ls", 0, "a.txt"),
+    ...shellRound(1200, "call_b", "pwd", 0, "/work"),
+    ...answer(2200, "Done."),
+  ];
+  await using dir = await tempDir();
+  const path = join(dir.path, FILE);
+  // A file no longer written whose last line has no newline yet: that line is read as it is.
+  writeFileSync(path, lines.slice(0, 5).join("\n"));
+  utimesSync(path, new Date(T0), new Date(T0));
+  await using home = await tempHome();
+  await imported(home.path, "codex", path);
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  utimesSync(path, new Date(T0), new Date(T0));
+  const grown = (await imported(home.path, "codex", path)).sessions[0]!;
+  await using onceHome = await tempHome();
+  const once = (await imported(onceHome.path, "codex", path)).sessions[0]!;
+  // The newline after the line read first counted as a blank line: every later key moved by one.
+  expect(grown.events.map((e) => (e as Ev).id)).toEqual(once.events.map((e) => (e as Ev).id));
+  expect(grown.messages.map((m) => m.id)).toEqual(once.messages.map((m) => m.id));
+});
