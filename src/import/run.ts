@@ -19,7 +19,7 @@ import { feedJsonl } from "./jsonl.ts";
 import { mayStillStream, QUIET_MS, within } from "./live.ts";
 import { mapOpencodeSession } from "./opencode.ts";
 import { readOpencodeDb, readOpencodeExport, readOpencodeRows } from "./opencode-source.ts";
-import { redactDeep } from "./redact.ts";
+import { redactState } from "./redact-state.ts";
 import { type FileState, type Imports, loadParser, prefixHash } from "./state.ts";
 import type { Agent, EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
 import { type Known, type WriteStatus, writeSession } from "./write.ts";
@@ -449,7 +449,7 @@ async function readJsonl(
   next.prefixHash = await prefixHash(c.path, pos.offset);
   // Saved masked under --redact: the parser keeps titles (a /rename, an AI title) as read, and the
   // import state is a file in the home like the store (a key masked in the session stayed here).
-  next.parser = opts.redact === true ? redactDeep(parser.state) : parser.state;
+  next.parser = opts.redact === true ? redactState(parser.state) : parser.state;
   if (opts.final === false || result.open === true) next.open = true;
   if (result.settling === true) next.settling = true;
   if (result.open === true) sum.files.open++;
