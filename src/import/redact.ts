@@ -213,7 +213,7 @@ const OPTION_PLACEHOLDER = new RegExp(
     "instead|directly|together|followed|should|must|will|would|can|could|may|is|are|was|were|be|been",
     "when|with|from|and|or|to|for|the|if|as|in|on|at|by|via|here|there|only|also|first|then|set|not",
     "which|that|this|you|your|its|it|to|of|required|optional|missing|header|env|environment|variable",
-    "requires|needs|prompt|none|null|true|false",
+    "requires|needs|prompt|none|null|true|false|command|respectively|line|password|passwd|secret|token",
   ].join("|")}))$`,
 );
 
@@ -229,16 +229,16 @@ const OPTION_PLACEHOLDER = new RegExp(
  */
 /** Words joined by `-` in a name (`personal-access`): `-` or `_` in an option. */
 const dashed = (words: string) => words.replaceAll("-", "[-_]");
-const NOT_HOLDING = String.raw`(?!(?:${dashed("no|ask|skip|set|with|without|disabled?|prompt|prompt-for|generate|reset|retain|require|random|empty|use|allow|show|print|read|check|mask|perf-trace")})[-_])`;
+const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|dual|expired?|prompt|generate|reset|retain|require|random|empty|allow|show|print|read|check|mask|perf-trace|stored|export|import|try|delete|list")})[-_])`;
 const TOKEN_ISSUERS = dashed(
-  "session|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|github-personal-access|gitlab|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
+  "session|security|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|gitlab|bitbucket|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|codecov|snyk|tfe|doppler|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
 );
 const SECRET_ISSUERS = dashed(
   "client|google-client|oidc-client|jwt|webhook|app|consumer|signing|shared|aws|api|session|hmac|cookie|encryption|master",
 );
 /** Up to four words before a name's last (`key-store-`, `azure-openai-`). */
 const WORDS = String.raw`(?:[A-Za-z0-9]+[-_]){0,4}`;
-const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|${WORDS}secret[-_]key|(?:${TOKEN_ISSUERS})[-_]token|(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
+const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|${WORDS}secret[-_]key|(?:[A-Za-z0-9]+[-_]){0,2}(?:${TOKEN_ISSUERS})[-_]token|(?:[A-Za-z0-9]+[-_]){0,2}(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
 const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i");
 /**
  * Whether `word`, after a secret's option (`option`: the option, or the words before the value),
@@ -282,8 +282,13 @@ function envDefault(m: string, name: string, _sep: string, _bs: string, _q: stri
 const OWN_VALUE =
   /(?:pass(?:wo?r?d)?|pwd|passphrase|secrets?|tokens?|keys?|apikeys?|salt|pepper|key_base)(?:[_-](?:dev|development|prod|production|test|testing|staging|stage|local|ci|v?\d+))?$/i;
 
-/** A secret's word itself (`'--password', 'password'`, `'x-access-token'`): a name beside an option. */
-const SECRET_WORD = /^[a-z-]*(?:password|passwd|secret|token|key)$/i;
+/**
+ * A name beside an option in code, not its value: the option's own name (click's `'--password',
+ * 'password'`) or a header's (`'x-access-token'`).
+ */
+const nameOf = (value: string, option: string) =>
+  value.toLowerCase().replaceAll("_", "-") === option.toLowerCase().replace(/^-+/, "").replaceAll("_", "-") ||
+  /^x-[a-z]+(?:-[a-z]+)*$/i.test(value);
 /** A snake-case name (`password_`, `db_password`): a parameter's, beside an option in code. */
 const SNAKE = /^[a-z][a-z0-9]*_[a-z0-9_]*$/;
 /**
@@ -442,7 +447,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b[^\n|;&]{0,512}?[ \t]-p[ \t]*)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b(?:(?!\\n)[^\n|;&\x60]){0,512}?[ \t]-p[ \t]*)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (
@@ -556,7 +561,7 @@ const PATTERNS: [RegExp, Replacer][] = (
         (
           /\s/.test(value)
             ? credentialWords(value, "password")
-            : optionValue(value, option) && !SNAKE.test(value) && !SECRET_WORD.test(value)
+            : optionValue(value, option) && !SNAKE.test(value) && !nameOf(value, option)
         )
           ? `${m.slice(0, m.length - value.length)}${MASK}`
           : m,
@@ -756,29 +761,83 @@ function redactList(items: unknown[], key?: string, command?: string): unknown[]
  * What an argument list runs, read so far: sshpass (until the command it runs begins: its own
  * options hold the password, not `ssh -p2222`'s), `docker … login`, curl, a mysql client.
  */
-const newCommands = () => ({ sshpass: false, docker: false, dockerLogin: false, curl: false, mysql: false });
+const newCommands = () => ({
+  sshpass: false,
+  docker: false,
+  dockerVerb: false,
+  dockerLogin: false,
+  curl: false,
+  mysql: false,
+  /** Items since a word that runs the next command (`sudo`, `exec`, `ssh`, `--`): -1 for none. */
+  sinceRunner: -1,
+});
 type Commands = ReturnType<typeof newCommands>;
-/** A flag of `sudo` or `env` that takes no value, before the command they run (`sudo -E sshpass`). */
-const RUNNER_FLAG = /^-[EHSi]$/;
 /** sshpass's options that take a value (`-p PASS`, `-f FILE`, `-d FD`, `-P PROMPT`). */
 const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
-
 /**
- * Note `word`: a command, where one begins — first, or not an option's value (`sudo -u pg mysql`,
- * `docker exec -it db mysql`, `kubectl exec pod -- mysql`; not `find -name mysql`, `--name login`).
+ * Words that run the command after them, a few options and their values between
+ * (`sudo -u pg mysql`, `docker exec -it db mysql`, `kubectl exec pod -- mysql`, `ssh host mysql`).
  */
+const RUNNERS = new Set([
+  "sudo",
+  "doas",
+  "env",
+  "nice",
+  "nohup",
+  "time",
+  "timeout",
+  "xargs",
+  "exec",
+  "ionice",
+  "stdbuf",
+  "ssh",
+  "--",
+]);
+/** A command's name as it is run: bare, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
+const COMMAND_WORD = /^(?:(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;
+/** docker's verbs other than `login` (`docker run --name login` names a container). */
+const DOCKER_VERBS = new Set([
+  "run",
+  "exec",
+  "build",
+  "create",
+  "start",
+  "push",
+  "pull",
+  "tag",
+  "compose",
+  "network",
+  "volume",
+  "container",
+  "image",
+  "logs",
+  "stop",
+  "rm",
+  "cp",
+  "inspect",
+  "commit",
+  "kill",
+  "restart",
+  "attach",
+]);
+
+/** Note `word`, the item after `before`: a command where one begins (first, or soon after a runner). */
 function notice(seen: Commands, word: string, before: unknown): void {
-  const commandAt =
-    typeof before !== "string" || before === "--" || !before.startsWith("-") || RUNNER_FLAG.test(before);
   if (seen.sshpass && !word.startsWith("-") && !(typeof before === "string" && SSHPASS_VALUE.has(before)))
     seen.sshpass = false;
-  if (!commandAt) return;
-  const name = basename(word);
+  const commandAt = before === undefined || (seen.sinceRunner >= 0 && seen.sinceRunner <= 3);
+  if (seen.sinceRunner >= 0) seen.sinceRunner++;
+  if (RUNNERS.has(word)) seen.sinceRunner = 0;
+  if (seen.docker && !word.startsWith("-")) {
+    if (word === "login" && !seen.dockerVerb) seen.dockerLogin = true;
+    else if (DOCKER_VERBS.has(word)) seen.dockerVerb = true;
+  }
+  const name = commandAt ? COMMAND_WORD.exec(word)?.[1] : undefined;
+  if (name === undefined) return;
   if (name === "sshpass") seen.sshpass = true;
   else if (name === "docker") seen.docker = true;
   else if (name === "curl" || name === "curl.exe") seen.curl = true;
   else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
-  else if (word === "login" && seen.docker) seen.dockerLogin = true;
 }
 
 /** What `-p…` of find is (`-print`, `-prune`, `-perm`, `-path`): no password. */

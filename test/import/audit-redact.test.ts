@@ -1672,3 +1672,48 @@ test.each([
 ])("redact review 16: %s", (input, expected) => {
   expectRedacted(input, expected ?? input);
 });
+
+test("argument lists: paths, URLs and arguments named like a command are no command (redact review 17)", () => {
+  const kept = [
+    ["go", "test", "./internal/mysql", "-parallel", "4"],
+    ["rsync", "/var/lib/mysql/", "backup:/srv/", "-pavz"],
+    ["perl", "mysql", "-pi", "-e", "s/a/b/"],
+    ["pytest", "tests/mysql", "-pno:cacheprovider"],
+    ["gcc", "-o", "app", "main.c", "mysql", "-pthread"],
+    ["git", "clone", "https://github.com/curl/curl", "-u", "x:y"],
+    ["gcloud", "x", "--mysql-prompt-for-password", "my-profile-2024"],
+    ["x", "--sqlserver-secret-manager-stored-password", "projects/p/secrets/s/versions/latest"],
+  ];
+  expect(redactDeep(kept)).toEqual(kept);
+  const args = {
+    sudo: ["sudo", "-n", "mysql", "-uroot", "-pS3cretPass9"],
+    docker: ["docker", "--debug", "login", "-u", "me", "-p", "S3cretPass9"],
+    xargs: ["xargs", "-r", "sshpass", "-p", "S3cretPass9", "ssh"],
+    ionice: ["ionice", "-c3", "mysqldump", "-pS3cretPass9"],
+    issuers: ["x", "--twilio-auth-token", "abcDEF123456ghi", "--azure-client-secret", "abcDEF123456ghi"],
+  };
+  expect(redactDeep(args)).toEqual({
+    sudo: ["sudo", "-n", "mysql", "-uroot", `-p${M}`],
+    docker: ["docker", "--debug", "login", "-u", "me", "-p", M],
+    xargs: ["xargs", "-r", "sshpass", "-p", M, "ssh"],
+    ionice: ["ionice", "-c3", "mysqldump", `-p${M}`],
+    issuers: ["x", "--twilio-auth-token", M, "--azure-client-secret", M],
+  });
+});
+
+test.each([
+  // A password that ends in a secret's word is a password (review 17, 1).
+  ["subprocess.run(['mysql', '--password', 'monkey'])", `subprocess.run(['mysql', '--password', '${M}'])`],
+  ['["x", "--api-key", "whiskey"]', `["x", "--api-key", "${M}"]`],
+  // Options that take no secret, or another's name; prose and placeholders after one (review 17).
+  ["'--discard-dual-password', 'Cannot set --password to non-empty value ' +", null],
+  ["mysql --connect-expired-password production_db", null],
+  ["gpg --armor --export-secret-key alice@example.com > private.asc", null],
+  ["--ftp-passwd command line option", null],
+  ['.IX Item "--http-password=password"', null],
+  // docker login's scan stops at a command's end: an escaped newline, a backtick.
+  ["docker login ghcr.io -u USER --password-stdin\\ndocker run -p8080:80 app", null],
+  ["After `docker login`, run `docker run -p8080:80 app`", null],
+])("redact review 17: %s", (input, expected) => {
+  expectRedacted(input, expected ?? input);
+});
