@@ -213,7 +213,7 @@ const OPTION_PLACEHOLDER = new RegExp(
     "instead|directly|together|followed|should|must|will|would|can|could|may|is|are|was|were|be|been",
     "when|with|from|and|or|to|for|the|if|as|in|on|at|by|via|here|there|only|also|first|then|set|not",
     "which|that|this|you|your|its|it|to|of|required|optional|missing|header|env|environment|variable",
-    "requires|needs|prompt|none|null|true|false|command|respectively|line|password|passwd|secret|token",
+    "requires|needs|prompt|none|null|true|false|command|respectively",
   ].join("|")}))$`,
 );
 
@@ -229,7 +229,7 @@ const OPTION_PLACEHOLDER = new RegExp(
  */
 /** Words joined by `-` in a name (`personal-access`): `-` or `_` in an option. */
 const dashed = (words: string) => words.replaceAll("-", "[-_]");
-const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|dual|expired?|prompt|generate|reset|retain|require|random|empty|allow|show|print|read|check|mask|perf-trace|stored|export|import|try|delete|list")})[-_])`;
+const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|expired?|prompt|generate|reset|retain|require|random|empty|use|allow|show|print|read|check|mask|perf-trace|stored|clear|rotate|regenerate|remove|revoke|include|request|enable|fetch|verify")})[-_])`;
 const TOKEN_ISSUERS = dashed(
   "session|security|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|gitlab|bitbucket|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|codecov|snyk|tfe|doppler|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
 );
@@ -238,7 +238,7 @@ const SECRET_ISSUERS = dashed(
 );
 /** Up to four words before a name's last (`key-store-`, `azure-openai-`). */
 const WORDS = String.raw`(?:[A-Za-z0-9]+[-_]){0,4}`;
-const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|${WORDS}secret[-_]key|(?:[A-Za-z0-9]+[-_]){0,2}(?:${TOKEN_ISSUERS})[-_]token|(?:[A-Za-z0-9]+[-_]){0,2}(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
+const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|(?!(?:export|import|try|delete|list)[-_]secret)${WORDS}secret[-_]key|(?:[A-Za-z0-9]+[-_]){0,2}(?:${TOKEN_ISSUERS})[-_]token|(?:[A-Za-z0-9]+[-_]){0,2}(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
 const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i");
 /**
  * Whether `word`, after a secret's option (`option`: the option, or the words before the value),
@@ -247,7 +247,7 @@ const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i"
  */
 function optionValue(word: string, option: string): boolean {
   return (
-    !/^[-$%{<~/]/.test(word) &&
+    !/^(?:[-$%{<~/]|\\f[IBR])/.test(word) &&
     !/^[a-z]+:\/\//.test(word) &&
     !/^[a-z][\w-]*=[^,]*,[a-z][\w-]*=/.test(word) &&
     !OPTION_PLACEHOLDER.test(word) &&
@@ -288,7 +288,7 @@ const OWN_VALUE =
  */
 const nameOf = (value: string, option: string) =>
   value.toLowerCase().replaceAll("_", "-") === option.toLowerCase().replace(/^-+/, "").replaceAll("_", "-") ||
-  /^x-[a-z]+(?:-[a-z]+)*$/i.test(value);
+  /^x-(?:[a-z]+-)*(?:token|key|secret|auth|password)$/i.test(value);
 /** A snake-case name (`password_`, `db_password`): a parameter's, beside an option in code. */
 const SNAKE = /^[a-z][a-z0-9]*_[a-z0-9_]*$/;
 /**
@@ -447,7 +447,7 @@ const PATTERNS: [RegExp, Replacer][] = (
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b(?:(?!\\n)[^\n|;&\x60]){0,512}?[ \t]-p[ \t]*)|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b(?:(?<!\\\\)\\\\\\n|(?!\\n)[^\n|;&]){0,512}?[ \t]-p(?:[ \t]+|(?!\d+:\d)))|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (
@@ -775,65 +775,54 @@ type Commands = ReturnType<typeof newCommands>;
 /** sshpass's options that take a value (`-p PASS`, `-f FILE`, `-d FD`, `-P PROMPT`). */
 const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
 /**
- * Words that run the command after them, a few options and their values between
- * (`sudo -u pg mysql`, `docker exec -it db mysql`, `kubectl exec pod -- mysql`, `ssh host mysql`).
+ * Words that run a command after them, options and their values between (`sudo -u pg mysql`,
+ * `docker exec -it db mysql`, `docker run --rm mysql:8 mysql`, `kubectl exec pod -- mysql`,
+ * `ssh -i key host mysql`), within `RUNNER_REACH` items.
  */
-const RUNNERS = new Set([
-  "sudo",
-  "doas",
-  "env",
-  "nice",
-  "nohup",
-  "time",
-  "timeout",
-  "xargs",
-  "exec",
-  "ionice",
-  "stdbuf",
-  "ssh",
-  "--",
-]);
-/** A command's name as it is run: bare, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
-const COMMAND_WORD = /^(?:(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;
+const RUNNERS = new Set(
+  "sudo doas su env nice nohup time timeout xargs exec run ionice stdbuf ssh watch chroot gosu npx uvx parallel strace nsenter systemd-run --".split(
+    " ",
+  ),
+);
+const RUNNER_REACH = 8;
+/** A short option of a runner that takes a value (`sudo -u mysql cp -pr`: `mysql` is a user). */
+const VALUE_OPTIONS = new Set("-u -g -U -C -D -h -l -i -F -J -o -s -k -c -e -w -I -P -p -v".split(" "));
+/** Long options that take no value (`sudo --preserve-env sshpass`, `docker run --rm mysql:8 mysql`). */
+const LONG_FLAGS = new Set(
+  "--rm --preserve-env --login --interactive --tty --init --privileged --detach".split(" "),
+);
+/** Whether `option` takes the next item as its value: it is no command. */
+const takesValue = (option: unknown) =>
+  typeof option === "string" &&
+  option.startsWith("-") &&
+  option !== "--" &&
+  !option.includes("=") &&
+  (option.startsWith("--") ? !LONG_FLAGS.has(option) : VALUE_OPTIONS.has(option));
+/** A command's name as it is run: bare, `./`, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
+const COMMAND_WORD = /^(?:\.\/|(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;
 /** docker's verbs other than `login` (`docker run --name login` names a container). */
-const DOCKER_VERBS = new Set([
-  "run",
-  "exec",
-  "build",
-  "create",
-  "start",
-  "push",
-  "pull",
-  "tag",
-  "compose",
-  "network",
-  "volume",
-  "container",
-  "image",
-  "logs",
-  "stop",
-  "rm",
-  "cp",
-  "inspect",
-  "commit",
-  "kill",
-  "restart",
-  "attach",
-]);
+const DOCKER_VERBS = new Set(
+  "run exec build create start push pull tag compose network volume container image logs stop rm cp inspect commit kill restart attach".split(
+    " ",
+  ),
+);
 
-/** Note `word`, the item after `before`: a command where one begins (first, or soon after a runner). */
+/** Note `word`, the item after `before`: a command where one begins (first, or after a runner). */
 function notice(seen: Commands, word: string, before: unknown): void {
   if (seen.sshpass && !word.startsWith("-") && !(typeof before === "string" && SSHPASS_VALUE.has(before)))
     seen.sshpass = false;
-  const commandAt = before === undefined || (seen.sinceRunner >= 0 && seen.sinceRunner <= 3);
+  const reach = seen.sinceRunner >= 0 && seen.sinceRunner < RUNNER_REACH;
+  const commandAt = before === undefined || (reach && !takesValue(before));
   if (seen.sinceRunner >= 0) seen.sinceRunner++;
-  if (RUNNERS.has(word)) seen.sinceRunner = 0;
+  const name = COMMAND_WORD.exec(word)?.[1];
+  if (name !== undefined && RUNNERS.has(name) && (before === undefined || !takesValue(before)))
+    seen.sinceRunner = 0;
+  if (word === "--") seen.sinceRunner = 0;
   if (seen.docker && !word.startsWith("-")) {
     if (word === "login" && !seen.dockerVerb) seen.dockerLogin = true;
     else if (DOCKER_VERBS.has(word)) seen.dockerVerb = true;
   }
-  const name = commandAt ? COMMAND_WORD.exec(word)?.[1] : undefined;
-  if (name === undefined) return;
+  if (!commandAt || name === undefined) return;
   if (name === "sshpass") seen.sshpass = true;
   else if (name === "docker") seen.docker = true;
   else if (name === "curl" || name === "curl.exe") seen.curl = true;
@@ -855,7 +844,12 @@ const NAMED = /^["'`]?[$%{<`[]/;
 function argument(seen: Commands, before: unknown, item: string): string | undefined {
   if (item.startsWith("-")) {
     const joined = /^-p(.+)$/.exec(item)?.[1];
-    if (joined !== undefined && (seen.mysql || seen.sshpass || seen.dockerLogin) && !FIND_OPTION.test(item))
+    if (
+      joined !== undefined &&
+      (seen.mysql || seen.sshpass || seen.dockerLogin) &&
+      !FIND_OPTION.test(item) &&
+      !/^\d+:\d/.test(joined)
+    )
       return NAMED.test(joined) ? undefined : `-p${MASK}`;
     const user = /^(?:-u|--user=)([^:]*:)(.+)$/.exec(item);
     if (user && seen.curl)

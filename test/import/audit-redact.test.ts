@@ -1710,10 +1710,64 @@ test.each([
   ["mysql --connect-expired-password production_db", null],
   ["gpg --armor --export-secret-key alice@example.com > private.asc", null],
   ["--ftp-passwd command line option", null],
-  ['.IX Item "--http-password=password"', null],
+
   // docker login's scan stops at a command's end: an escaped newline, a backtick.
   ["docker login ghcr.io -u USER --password-stdin\\ndocker run -p8080:80 app", null],
   ["After `docker login`, run `docker run -p8080:80 app`", null],
 ])("redact review 17: %s", (input, expected) => {
   expectRedacted(input, expected ?? input);
+});
+
+test("argument lists: commands after a runner's options and values, runners by path (redact review 18)", () => {
+  const args = {
+    image: ["docker", "run", "--rm", "-it", "mysql", "mysql", "-hdb", "-pS3cretPass9"],
+    execUser: ["docker", "exec", "-it", "-u", "root", "db", "mysql", "-uroot", "-pS3cretPass9"],
+    sudoGroup: ["sudo", "-u", "deploy", "-g", "www", "sshpass", "-p", "S3cretPass9", "ssh", "h"],
+    timeout: ["timeout", "--preserve-status", "-s", "KILL", "30", "mysqldump", "-pS3cretPass9"],
+    env: ["env", "A=1", "B=2", "C=3", "D=4", "mysql", "-pS3cretPass9"],
+    ssh: ["ssh", "-i", "key.pem", "-p", "2222", "user@host", "mysql", "-pS3cretPass9"],
+    xargs: ["xargs", "-I", "{}", "-P", "4", "curl", "-u", "me:S3cretPass9", "{}"],
+    envPath: ["/usr/bin/env", "mysql", "-pS3cretPass9"],
+    local: ["./mysql", "-pS3cretPass9"],
+    options: ["dbptk", "migrate", "--import-password", "Xk9vLq2Ww8", "--export-password", "Yq7wLm3Zz1"],
+  };
+  expect(redactDeep(args)).toEqual({
+    image: ["docker", "run", "--rm", "-it", "mysql", "mysql", "-hdb", `-p${M}`],
+    execUser: ["docker", "exec", "-it", "-u", "root", "db", "mysql", "-uroot", `-p${M}`],
+    sudoGroup: ["sudo", "-u", "deploy", "-g", "www", "sshpass", "-p", M, "ssh", "h"],
+    timeout: ["timeout", "--preserve-status", "-s", "KILL", "30", "mysqldump", `-p${M}`],
+    env: ["env", "A=1", "B=2", "C=3", "D=4", "mysql", `-p${M}`],
+    ssh: ["ssh", "-i", "key.pem", "-p", "2222", "user@host", "mysql", `-p${M}`],
+    xargs: ["xargs", "-I", "{}", "-P", "4", "curl", "-u", `me:${M}`, "{}"],
+    envPath: ["/usr/bin/env", "mysql", `-p${M}`],
+    local: ["./mysql", `-p${M}`],
+    options: ["dbptk", "migrate", "--import-password", M, "--export-password", M],
+  });
+  expect(redactDeep({ command: "/usr/bin/env", args: ["mysql", "-pS3cretPass9"] })).toEqual({
+    command: "/usr/bin/env",
+    args: ["mysql", `-p${M}`],
+  });
+  // A runner's option's value is no command (`sudo -u mysql`: a user); flags that clear or rotate.
+  const kept = [
+    ["sudo", "-u", "mysql", "cp", "-pr", "/a", "/b"],
+    ["gcloud", "scheduler", "jobs", "update", "http", "--clear-auth-token", "backupJob2024"],
+    ["gcloud", "x", "--rotate-client-secret", "app2024"],
+    ["gpg", "--export-secret-key", "alice@example.com"],
+  ];
+  expect(redactDeep(kept)).toEqual(kept);
+});
+
+test.each([
+  ["mysql -u root --password secret mydb", `mysql -u root --password ${M} mydb`],
+  ['["mysql", "--password", "secret"]', `["mysql", "--password", "${M}"]`],
+  ["['--password', 'x-hunter']", `['--password', '${M}']`],
+  ["docker login -u `whoami` -p S3cretPass9 reg", `docker login -u \`whoami\` -p ${M} reg`],
+  [".B --passphrase \\fIstring\\fR", null],
+])("redact review 18: %s", (input, expected) => {
+  expectRedacted(input, expected ?? input);
+});
+
+test("docker login's scan goes on past a line continuation in JSON-encoded text (redact review 18, 4)", () => {
+  const text = String.raw`{"command":"docker login \\\n  -u me \\\n  -p S3cretPass9 reg"}`;
+  expect(redactText(text)).toBe(String.raw`{"command":"docker login \\\n  -u me \\\n  -p [REDACTED] reg"}`);
 });
