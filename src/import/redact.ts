@@ -7,7 +7,8 @@
  * when it looks like a credential, not like a type, a variable, an environment lookup or a path.
  */
 
-import { basename } from "node:path";
+import { argument, newCommands, notice } from "./_redact-argv.ts";
+import { MASK, MYSQL_WORD, optionValue, SECRET_OPTION } from "./_redact-options.ts";
 import {
   credentialValue,
   envName,
@@ -20,7 +21,6 @@ import {
   secretName,
 } from "./_secret-name.ts";
 
-const MASK = "[REDACTED]";
 /**
  * A value cut at its pattern's bound: `cutAt` notes the rest of it (a sticky regex of the value's own
  * characters) and `replaceCutting` skips that rest right after the match. No mark is written into
@@ -168,8 +168,6 @@ const VALUE = String.raw`((?:[^\s"'\`,;\\]|\\(?![nrtbf"'\\/]|u[0-9A-Fa-f]{4}))+)
  * `\` line continuation (`\\\n` once JSON-encoded), or a quoted string whole (escaped when the text
  * is a JSON string); not past another mysql word, each of which is tried on its own.
  */
-/** The mysql and MariaDB client commands that take `-pPASSWORD`. */
-const MYSQL_WORD = String.raw`(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check))?`;
 const MYSQL_ARG = String.raw`[^\n|;&"'\\]|\\\r?\n|\\{3,}[rn]|\\(?![\\nrt"'])|\\*"(?:[^"\\\n]|\\+(?![\\"])){0,2000}?\\*"|\\*'(?:[^'\\\n]|\\+(?![\\'])){0,2000}?\\*'`;
 
 /**
@@ -198,61 +196,6 @@ function credentialWords(value: string, name: string): boolean {
     .split(/\s+/)
     .map((word) => word.replace(/^[([¿¡]+|[.,!?:;)\]]+$/g, ""))
     .some((word) => !proseWord(word) && !PLACEHOLDER.test(word) && credentialValue(word, false, name));
-}
-
-/**
- * What a bare word after `--password`/`--token` is when it is no value: a help page's placeholder
- * (`--api-key API_KEY`, cobra's `--token string`), a word of prose about the option (`--token
- * instead of …`, `--api-key directly`, `the --password should be set`), a version or a date
- * (`--token v1.2.3`). A word outside the list is a value: a letters-only password (`--password
- * raspberry`) must not pass for prose.
- */
-const OPTION_PLACEHOLDER = new RegExp(
-  `^(?:[A-Z][A-Z0-9_]*|v?\\d+(?:\\.\\d+)+|\\d{4}-\\d{2}-\\d{2}.*|(?:${[
-    "strings?|stringArray|int|bool|duration|value|values|option|options|parameter|flag|flags|argument",
-    "instead|directly|together|followed|should|must|will|would|can|could|may|is|are|was|were|be|been",
-    "when|with|from|and|or|to|for|the|if|as|in|on|at|by|via|here|there|only|also|first|then|set|not",
-    "which|that|this|you|your|its|it|to|of|required|optional|missing|header|env|environment|variable",
-    "requires|needs|prompt|none|null|true|false|command|respectively",
-  ].join("|")}))$`,
-);
-
-/**
- * The command-line options that take a secret, by name: a password named for anything it logs in
- * to (`--db-password`, `--key-store-password`, `--new-password`), a key named for its API
- * (`--azure-openai-api-key`), and tokens and secrets named for the services that issue them
- * (`--github-token`, `--session-token`, `--webhook-secret`, `--client-secret`). Not any name ending
- * in `token` or `secret`: most such options hold none (`--lock-token`, `--client-token`,
- * `--idempotency-token` are request ids, `--next-token` a cursor, `--pull-secret` names a
- * Kubernetes secret); nor an option that asks for a secret, makes one or turns it off
- * (`--prompt-for-password`, `--generate-password`, `--disabled-password`, `--password-stdin`).
- */
-/** Words joined by `-` in a name (`personal-access`): `-` or `_` in an option. */
-const dashed = (words: string) => words.replaceAll("-", "[-_]");
-const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|expired?|prompt|generate|reset|retain|require|random|empty|use|allow|show|print|read|check|mask|perf-trace|stored|clear|rotate|regenerate|remove|revoke|include|request|enable|fetch|verify")})[-_])`;
-const TOKEN_ISSUERS = dashed(
-  "session|security|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|gitlab|bitbucket|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|codecov|snyk|tfe|doppler|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
-);
-const SECRET_ISSUERS = dashed(
-  "client|google-client|oidc-client|jwt|webhook|app|consumer|signing|shared|aws|api|session|hmac|cookie|encryption|master",
-);
-/** Up to four words before a name's last (`key-store-`, `azure-openai-`). */
-const WORDS = String.raw`(?:[A-Za-z0-9]+[-_]){0,4}`;
-const SECRET_OPTION = String.raw`${NOT_HOLDING}(?:${WORDS}(?:password|passwd)|db[-_]?pass|passphrase|token|${WORDS}api[-_]?key|(?!(?:export|import|try|delete|list)[-_]secret)${WORDS}secret[-_]key|(?:[A-Za-z0-9]+[-_]){0,2}(?:${TOKEN_ISSUERS})[-_]token|(?:[A-Za-z0-9]+[-_]){0,2}(?:${SECRET_ISSUERS})[-_]secret|(?:auth|account|master)[-_]key)`;
-const SECRET_OPTION_WORD = new RegExp(String.raw`^--?(?:${SECRET_OPTION})$`, "i");
-/**
- * Whether `word`, after a secret's option (`option`: the option, or the words before the value),
- * is its value: not a path or a file URL, a variable, a placeholder or another tool's `key=value`
- * list (`id=npmrc,src=…`).
- */
-function optionValue(word: string, option: string): boolean {
-  return (
-    !/^(?:[-$%{<~/]|\\f[IBR])/.test(word) &&
-    !/^[a-z]+:\/\//.test(word) &&
-    !/^[a-z][\w-]*=[^,]*,[a-z][\w-]*=/.test(word) &&
-    !OPTION_PLACEHOLDER.test(word) &&
-    credentialValue(word, true, /token|key/i.test(option) ? "token" : "password")
-  );
 }
 
 /** Space in a call's parentheses: its arguments may be on lines of their own (escaped in JSON text). */
@@ -756,118 +699,6 @@ function redactList(items: unknown[], key?: string, command?: string): unknown[]
   }
   return out;
 }
-
-/**
- * What an argument list runs, read so far: sshpass (until the command it runs begins: its own
- * options hold the password, not `ssh -p2222`'s), `docker … login`, curl, a mysql client.
- */
-const newCommands = () => ({
-  sshpass: false,
-  docker: false,
-  dockerVerb: false,
-  dockerLogin: false,
-  curl: false,
-  mysql: false,
-  /** Items since a word that runs the next command (`sudo`, `exec`, `ssh`, `--`): -1 for none. */
-  sinceRunner: -1,
-});
-type Commands = ReturnType<typeof newCommands>;
-/** sshpass's options that take a value (`-p PASS`, `-f FILE`, `-d FD`, `-P PROMPT`). */
-const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
-/**
- * Words that run a command after them, options and their values between (`sudo -u pg mysql`,
- * `docker exec -it db mysql`, `docker run --rm mysql:8 mysql`, `kubectl exec pod -- mysql`,
- * `ssh -i key host mysql`), within `RUNNER_REACH` items.
- */
-const RUNNERS = new Set(
-  "sudo doas su env nice nohup time timeout xargs exec run ionice stdbuf ssh watch chroot gosu npx uvx parallel strace nsenter systemd-run --".split(
-    " ",
-  ),
-);
-const RUNNER_REACH = 8;
-/** A short option of a runner that takes a value (`sudo -u mysql cp -pr`: `mysql` is a user). */
-const VALUE_OPTIONS = new Set("-u -g -U -C -D -h -l -i -F -J -o -s -k -c -e -w -I -P -p -v".split(" "));
-/** Long options that take no value (`sudo --preserve-env sshpass`, `docker run --rm mysql:8 mysql`). */
-const LONG_FLAGS = new Set(
-  "--rm --preserve-env --login --interactive --tty --init --privileged --detach".split(" "),
-);
-/** Whether `option` takes the next item as its value: it is no command. */
-const takesValue = (option: unknown) =>
-  typeof option === "string" &&
-  option.startsWith("-") &&
-  option !== "--" &&
-  !option.includes("=") &&
-  (option.startsWith("--") ? !LONG_FLAGS.has(option) : VALUE_OPTIONS.has(option));
-/** A command's name as it is run: bare, `./`, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
-const COMMAND_WORD = /^(?:\.\/|(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;
-/** docker's verbs other than `login` (`docker run --name login` names a container). */
-const DOCKER_VERBS = new Set(
-  "run exec build create start push pull tag compose network volume container image logs stop rm cp inspect commit kill restart attach".split(
-    " ",
-  ),
-);
-
-/** Note `word`, the item after `before`: a command where one begins (first, or after a runner). */
-function notice(seen: Commands, word: string, before: unknown): void {
-  if (seen.sshpass && !word.startsWith("-") && !(typeof before === "string" && SSHPASS_VALUE.has(before)))
-    seen.sshpass = false;
-  const reach = seen.sinceRunner >= 0 && seen.sinceRunner < RUNNER_REACH;
-  const commandAt = before === undefined || (reach && !takesValue(before));
-  if (seen.sinceRunner >= 0) seen.sinceRunner++;
-  const name = COMMAND_WORD.exec(word)?.[1];
-  if (name !== undefined && RUNNERS.has(name) && (before === undefined || !takesValue(before)))
-    seen.sinceRunner = 0;
-  if (word === "--") seen.sinceRunner = 0;
-  if (seen.docker && !word.startsWith("-")) {
-    if (word === "login" && !seen.dockerVerb) seen.dockerLogin = true;
-    else if (DOCKER_VERBS.has(word)) seen.dockerVerb = true;
-  }
-  if (!commandAt || name === undefined) return;
-  if (name === "sshpass") seen.sshpass = true;
-  else if (name === "docker") seen.docker = true;
-  else if (name === "curl" || name === "curl.exe") seen.curl = true;
-  else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
-}
-
-/** What `-p…` of find is (`-print`, `-prune`, `-perm`, `-path`): no password. */
-const FIND_OPTION = /^-(?:print0?|printf|prune|perm|path)$/;
-/** A value that names where a password comes from (`-p"$PW"`, `` -p`cat pw` ``, `-p[password]`). */
-const NAMED = /^["'`]?[$%{<`[]/;
-
-/**
- * An item of a command's argument list that is a secret's value by what came before it, as the
- * same words in text are: after a secret's option (`SECRET_OPTION`), after `-p` of `sshpass` and
- * `docker login` (or joined, `-pS3cret`, and mysql's own `-p…`), curl's `-u`/`--user` `name:…`.
- * The item is the whole value (no shell splits it), masked whole. Undefined when it is none: the
- * item is redacted on its own.
- */
-function argument(seen: Commands, before: unknown, item: string): string | undefined {
-  if (item.startsWith("-")) {
-    const joined = /^-p(.+)$/.exec(item)?.[1];
-    if (
-      joined !== undefined &&
-      (seen.mysql || seen.sshpass || seen.dockerLogin) &&
-      !FIND_OPTION.test(item) &&
-      !/^\d+:\d/.test(joined)
-    )
-      return NAMED.test(joined) ? undefined : `-p${MASK}`;
-    const user = /^(?:-u|--user=)([^:]*:)(.+)$/.exec(item);
-    if (user && seen.curl)
-      return NAMED.test(user[2]!) ? undefined : `${item.slice(0, item.length - user[2]!.length)}${MASK}`;
-    return undefined;
-  }
-  if (typeof before !== "string") return undefined;
-  if (SECRET_OPTION_WORD.test(before) || (before === "-p" && (seen.sshpass || seen.dockerLogin)))
-    return optionValue(item, before) ? MASK : undefined;
-  if ((before === "-u" || before === "--user") && seen.curl) {
-    const colon = item.indexOf(":");
-    const pass = colon >= 0 ? item.slice(colon + 1) : "";
-    return pass && !NAMED.test(pass) ? `${item.slice(0, colon + 1)}${MASK}` : undefined;
-  }
-  return undefined;
-}
-
-const MYSQL_COMMAND = new RegExp(`^${MYSQL_WORD}$`);
 
 /** Whether `value`, a string under the key `key`, is a credential rather than code or text. */
 function secretUnder(key: string, value: unknown): boolean {
