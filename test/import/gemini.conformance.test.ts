@@ -103,6 +103,10 @@ describe("gemini corpus conformance", () => {
   });
 });
 
+/** A JSONL recording of `records` at `path`. */
+const writeRecords = (path: string, records: unknown[]) =>
+  writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+
 test("regression: what a rewind dropped stays in the log and in the session's turns and tokens, whether the recording was imported before the rewind or after (usage, trace, search and eval depended on when)", async () => {
   await using dir = await tempDir();
   const path = join(dir.path, "session-2026-05-01T10-00-rw000001.jsonl");
@@ -141,14 +145,7 @@ test("regression: what a rewind dropped stays in the log and in the session's tu
       tokens: tok(400),
     },
   ];
-  const write = (n: number) =>
-    writeFileSync(
-      path,
-      `${records
-        .slice(0, n)
-        .map((r) => JSON.stringify(r))
-        .join("\n")}\n`,
-    );
+  const write = (n: number) => writeRecords(path, records.slice(0, n));
   await using grownHome = await tempHome();
   for (const n of [3, 5, 6, records.length]) {
     write(n);
@@ -180,14 +177,7 @@ test("regression: a recording whose every message a rewind took back is a sessio
     { id: "g1", timestamp: at(2), type: "gemini", content: "done", model: "gemini-2.5-pro" },
     { $rewindTo: "u1" },
   ];
-  const write = (n: number) =>
-    writeFileSync(
-      path,
-      `${records
-        .slice(0, n)
-        .map((r) => JSON.stringify(r))
-        .join("\n")}\n`,
-    );
+  const write = (n: number) => writeRecords(path, records.slice(0, n));
   write(records.length);
   await using onceHome = await tempHome();
   const once = await imported(onceHome.path, "gemini", path);
