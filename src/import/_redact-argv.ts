@@ -19,34 +19,59 @@ export const newCommands = () => ({
   mysql: false,
   /** Items since a word that runs the next command (`sudo`, `exec`, `ssh`, `--`): -1 for none. */
   sinceRunner: -1,
+  /** That word (`--` keeps the one before). */
+  runner: undefined as string | undefined,
 });
 export type Commands = ReturnType<typeof newCommands>;
 /** sshpass's options that take a value (`-p PASS`, `-f FILE`, `-d FD`, `-P PROMPT`). */
 const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
 /**
  * Words that run a command after them, options and their values between (`sudo -u pg mysql`,
- * `docker exec -it db mysql`, `docker run --rm mysql:8 mysql`, `kubectl exec pod -- mysql`,
- * `ssh -i key host mysql`), within `RUNNER_REACH` items.
+ * `env A=1 mysql`, `ssh -i key host mysql`, `kubectl exec pod -- mysql`), within `RUNNER_REACH`
+ * items, with the short options each takes a value for (`sudo -u mysql cp -pr`: `mysql` is a user;
+ * `sudo -i mysql`: a command). `run` and `exec` run one after a container tool only
+ * (`docker run --rm mysql:8 mysql`, `docker exec -it db mysql`; not `npm run mysql`), where long
+ * options take a value but for a few flags.
  */
-const RUNNERS = new Set(
-  "sudo doas su env nice nohup time timeout xargs exec run ionice stdbuf ssh watch chroot gosu npx uvx parallel strace nsenter systemd-run --".split(
-    " ",
-  ),
-);
-const RUNNER_REACH = 8;
-/** A short option of a runner that takes a value (`sudo -u mysql cp -pr`: `mysql` is a user). */
-const VALUE_OPTIONS = new Set("-u -g -U -C -D -h -l -i -F -J -o -s -k -c -e -w -I -P -p -v".split(" "));
-/** Long options that take no value (`sudo --preserve-env sshpass`, `docker run --rm mysql:8 mysql`). */
+const RUNNERS = new Map<string, string>([
+  ["sudo", "-u -g -h -C -D -U -p -r -t -T"],
+  ["doas", "-u -C"],
+  ["su", "-c -s -g -G"],
+  ["env", "-u -C -S"],
+  ["nice", "-n"],
+  ["nohup", ""],
+  ["time", "-f -o"],
+  ["timeout", "-s -k"],
+  ["xargs", "-I -P -n -s -L -E -d -a"],
+  ["ionice", "-c -n -p"],
+  ["stdbuf", "-i -o -e"],
+  ["ssh", "-i -p -l -o -F -J -L -R -D -b -c -E -e -I -m -O -Q -S -W -w"],
+  ["watch", "-n -d"],
+  ["chroot", ""],
+  ["npx", "-p -c"],
+  ["uvx", "--from --with"],
+  ["parallel", "-j -S"],
+  ["strace", "-e -o -p -s -u"],
+  ["nsenter", "-t -S -G"],
+  ["systemd-run", "-p -u"],
+  ["--", ""],
+]);
+const CONTAINER_TOOLS = new Set(["docker", "podman", "nerdctl", "kubectl", "flatpak", "crictl"]);
+const CONTAINER_RUN = "-u -e -v -w -p -l -h -m -c --";
+const RUNNER_REACH = 12;
+/** Long options that take no value after a container tool's `run`/`exec` (`--rm`, `--privileged`). */
 const LONG_FLAGS = new Set(
   "--rm --preserve-env --login --interactive --tty --init --privileged --detach".split(" "),
 );
-/** Whether `option` takes the next item as its value: it is no command. */
-const takesValue = (option: unknown) =>
-  typeof option === "string" &&
-  option.startsWith("-") &&
-  option !== "--" &&
-  !option.includes("=") &&
-  (option.startsWith("--") ? !LONG_FLAGS.has(option) : VALUE_OPTIONS.has(option));
+/** Whether `option`, within what `runner` runs, takes the next item as its value: it is no command. */
+function takesValue(option: unknown, runner: string | undefined): boolean {
+  if (typeof option !== "string" || !option.startsWith("-") || option === "--" || option.includes("="))
+    return false;
+  const container = runner === "run" || runner === "exec";
+  if (option.startsWith("--")) return container && !LONG_FLAGS.has(option);
+  const values = container ? CONTAINER_RUN : runner !== undefined ? RUNNERS.get(runner) : undefined;
+  return values !== undefined && values.split(" ").includes(option);
+}
 /** A command's name as it is run: bare, `./`, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
 const COMMAND_WORD = /^(?:\.\/|(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;
 /** docker's verbs other than `login` (`docker run --name login` names a container). */
@@ -61,12 +86,19 @@ export function notice(seen: Commands, word: string, before: unknown): void {
   if (seen.sshpass && !word.startsWith("-") && !(typeof before === "string" && SSHPASS_VALUE.has(before)))
     seen.sshpass = false;
   const reach = seen.sinceRunner >= 0 && seen.sinceRunner < RUNNER_REACH;
-  const commandAt = before === undefined || (reach && !takesValue(before));
+  const value = takesValue(before, seen.runner);
+  const commandAt = before === undefined || (reach && !value);
   if (seen.sinceRunner >= 0) seen.sinceRunner++;
   const name = COMMAND_WORD.exec(word)?.[1];
-  if (name !== undefined && RUNNERS.has(name) && (before === undefined || !takesValue(before)))
+  const beforeName = typeof before === "string" ? COMMAND_WORD.exec(before)?.[1] : undefined;
+  const runs =
+    name !== undefined &&
+    (before === undefined || !value) &&
+    (RUNNERS.has(name) || ((name === "run" || name === "exec") && CONTAINER_TOOLS.has(beforeName ?? "")));
+  if (runs || word === "--") {
     seen.sinceRunner = 0;
-  if (word === "--") seen.sinceRunner = 0;
+    if (word !== "--") seen.runner = name;
+  }
   if (seen.docker && !word.startsWith("-")) {
     if (word === "login" && !seen.dockerVerb) seen.dockerLogin = true;
     else if (DOCKER_VERBS.has(word)) seen.dockerVerb = true;
@@ -93,12 +125,7 @@ const NAMED = /^["'`]?[$%{<`[]/;
 export function argument(seen: Commands, before: unknown, item: string): string | undefined {
   if (item.startsWith("-")) {
     const joined = /^-p(.+)$/.exec(item)?.[1];
-    if (
-      joined !== undefined &&
-      (seen.mysql || seen.sshpass || seen.dockerLogin) &&
-      !FIND_OPTION.test(item) &&
-      !/^\d+:\d/.test(joined)
-    )
+    if (joined !== undefined && (seen.mysql || seen.sshpass || seen.dockerLogin) && !FIND_OPTION.test(item))
       return NAMED.test(joined) ? undefined : `-p${MASK}`;
     const user = /^(?:-u|--user=)([^:]*:)(.+)$/.exec(item);
     if (user && seen.curl)

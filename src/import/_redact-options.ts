@@ -39,7 +39,7 @@ const OPTION_PLACEHOLDER = new RegExp(
  */
 /** Words joined by `-` in a name (`personal-access`): `-` or `_` in an option. */
 const dashed = (words: string) => words.replaceAll("-", "[-_]");
-const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|expired?|prompt|generate|reset|retain|require|random|empty|use|allow|show|print|read|check|mask|perf-trace|stored|clear|rotate|regenerate|remove|revoke|include|request|enable|fetch|verify")})[-_])`;
+const NOT_HOLDING = String.raw`(?!(?:[A-Za-z0-9]+[-_])*(?:${dashed("no|ask|skip|set|with|without|disabled?|disallow|discard|expired?|prompt|generate|reset|retain|require|random|empty|allow|show|print|read|check|mask|perf-trace|stored|clear|rotate|regenerate|remove|revoke|include|request|fetch")})[-_])`;
 const TOKEN_ISSUERS = dashed(
   "session|security|web-identity|id|oidc|access|auth|refresh|bearer|api|bot|personal-access|github|gitlab|bitbucket|npm|hf|huggingface|slack|discord|telegram|registry|pypi|vault|consul|cloudflare|netlify|vercel|sentry|jira|confluence|sonar|circleci|codecov|snyk|tfe|doppler|heroku|digitalocean|linear|notion|openai|anthropic|supabase|fly|railway|render|push-auth|docker",
 );

@@ -1771,3 +1771,68 @@ test("docker login's scan goes on past a line continuation in JSON-encoded text 
   const text = String.raw`{"command":"docker login \\\n  -u me \\\n  -p S3cretPass9 reg"}`;
   expect(redactText(text)).toBe(String.raw`{"command":"docker login \\\n  -u me \\\n  -p [REDACTED] reg"}`);
 });
+
+test("argument lists: each runner's own options take values; run/exec only after a container tool (redact review 19)", () => {
+  const args = {
+    sudoI: ["sudo", "-i", "mysql", "-uroot", "-pS3cretPw9"],
+    envI: ["env", "-i", "mysql", "-pS3cretPw9"],
+    time: ["time", "-v", "mysqldump", "-pS3cretPw9"],
+    xargs: ["xargs", "--no-run-if-empty", "mysql", "-pS3cretPw9"],
+    far: [
+      "docker",
+      "run",
+      "--rm",
+      "-it",
+      "--network",
+      "host",
+      "-v",
+      "/d:/d",
+      "-e",
+      "A=b",
+      "mysql:8",
+      "mysql",
+      "-pS3cretPw9",
+    ],
+    colon: ["mysql", "-uroot", "-p12:34abc"],
+    enable: ["inspec", "exec", "p", "--enable-password", "EnableS3cret99"],
+  };
+  expect(redactDeep(args)).toEqual({
+    sudoI: ["sudo", "-i", "mysql", "-uroot", `-p${M}`],
+    envI: ["env", "-i", "mysql", `-p${M}`],
+    time: ["time", "-v", "mysqldump", `-p${M}`],
+    xargs: ["xargs", "--no-run-if-empty", "mysql", `-p${M}`],
+    far: [
+      "docker",
+      "run",
+      "--rm",
+      "-it",
+      "--network",
+      "host",
+      "-v",
+      "/d:/d",
+      "-e",
+      "A=b",
+      "mysql:8",
+      "mysql",
+      `-p${M}`,
+    ],
+    colon: ["mysql", "-uroot", `-p${M}`],
+    enable: ["inspec", "exec", "p", "--enable-password", M],
+  });
+  const kept = [
+    ["gosu", "mysql", "mkdir", "-pv", "/var/run/mysqld"],
+    ["npm", "run", "mysql", "--", "-p3306"],
+    ["go", "run", "./cmd/migrate", "mysql", "-p3306"],
+    ["git", "commit", "-m", "run", "mysql", "-pfoo"],
+  ];
+  expect(redactDeep(kept)).toEqual(kept);
+});
+
+test.each([
+  // The scan after `docker login` stops at the end of Markdown's inline code, and crosses `…` in it.
+  ["Authenticate with `docker login`, then run `docker run -p 8080:80 myimage`.", null],
+  ["`docker login` and `mkdir -p build/output`", null],
+  ["docker login -u `whoami` -p S3cretPass9 reg", `docker login -u \`whoami\` -p ${M} reg`],
+])("redact review 19: %s", (input, expected) => {
+  expectRedacted(input, expected ?? input);
+});
