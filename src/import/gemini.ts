@@ -12,10 +12,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { badInput } from "../errors.ts";
-import { splitLines } from "../util/lines.ts";
 import { idleSince, newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import { mayStillStream } from "./live.ts";
+import { objectLines } from "./object-lines.ts";
 import {
   bump,
   type EntryCounts,
@@ -89,22 +89,13 @@ export function readGemini(
     warnings.push({ file: path, line: lineNo, message });
     if (counts) bump(counts.skipped, "(malformed line)");
   };
-  for (const line of splitLines(text)) {
-    if (!line.text.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line.text);
-    } catch (error) {
+  for (const line of objectLines(text)) {
+    if ("problem" in line) {
       // A torn last line is a live write; anything else is reported.
-      if (!line.torn) malformed(line.lineNo, `malformed JSON: ${(error as Error).message}`);
+      if (!line.torn) malformed(line.lineNo, line.problem);
       continue;
     }
-    // A line of `null` or `42` is damage like a malformed one: it must not cost the recording.
-    if (!isObj(value)) {
-      malformed(line.lineNo, "line is not a JSON object");
-      continue;
-    }
-    const rec = value;
+    const rec = line.value;
     if (rec.$set && typeof rec.$set === "object") meta = { ...meta, ...(rec.$set as Obj) };
     else if (typeof rec.$rewindTo === "string") {
       // The message and everything after it leave the conversation; what they did stays recorded.

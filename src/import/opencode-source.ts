@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { badInput } from "../errors.ts";
 import { own, put } from "../util/dict.ts";
-import { splitLines } from "../util/lines.ts";
+import { objectLines } from "./object-lines.ts";
 import type { OcMessage, OcSession } from "./opencode.ts";
 import { bump, type EntryCounts, type ImportWarning } from "./types.ts";
 
@@ -113,22 +113,13 @@ function readRows(
   };
   const rows: Row[] = [];
   const seen = new Map<string, number>();
-  // A dump saved with a byte-order mark (an editor, PowerShell's `>`) keeps its first row.
-  const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
-  for (const line of splitLines(text)) {
-    if (!line.text.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(line.text);
-    } catch (error) {
-      skip(line.lineNo, `malformed JSON: ${(error as Error).message}`);
+  for (const line of objectLines(readFileSync(path, "utf8"))) {
+    if ("problem" in line) {
+      skip(line.lineNo, line.problem);
       continue;
     }
-    if (!row || typeof row !== "object" || Array.isArray(row)) {
-      skip(line.lineNo, "line is not a JSON object");
-      continue;
-    }
-    const why = unusable(row as Row);
+    const row = line.value;
+    const why = unusable(row);
     if (why) {
       skip(line.lineNo, why);
       continue;
@@ -136,13 +127,13 @@ function readRows(
     // A row given again (a dump appended to twice, a damaged copy): the later one stands, in the
     // earlier one's place, as a database keeps one row per id. Both kept, a message's calls were
     // logged twice.
-    const id = (row as Row).id;
+    const id = row.id;
     const at = typeof id === "string" ? seen.get(id) : undefined;
     if (at === undefined) {
       if (typeof id === "string") seen.set(id, rows.length);
-      rows.push(row as Row);
+      rows.push(row);
     } else {
-      rows[at] = row as Row;
+      rows[at] = row;
       io.warnings.push({
         file: path,
         line: line.lineNo,
