@@ -3,7 +3,6 @@
  * `args`), for `--redact` (`redact.ts`): which item is a secret's value by what came before it —
  * the command that runs (sshpass, `docker login`, curl, a mysql client) and the option before it.
  */
-import { basename } from "node:path";
 import { MASK, MYSQL_WORD, optionValue, SECRET_OPTION_WORD } from "./_redact-options.ts";
 
 /**
@@ -33,31 +32,35 @@ const SSHPASS_VALUE = new Set(["-p", "-f", "-d", "-P"]);
  * (`docker run --rm mysql:8 mysql`, `docker exec -it db mysql`; not `npm run mysql`), where long
  * options take a value but for a few flags.
  */
-const RUNNERS = new Map<string, string>([
-  ["sudo", "-u -g -h -C -D -U -p -r -t -T"],
-  ["doas", "-u -C"],
-  ["su", "-c -s -g -G"],
-  ["env", "-u -C -S"],
-  ["nice", "-n"],
-  ["nohup", ""],
-  ["time", "-f -o"],
-  ["timeout", "-s -k"],
-  ["xargs", "-I -P -n -s -L -E -d -a"],
-  ["ionice", "-c -n -p"],
-  ["stdbuf", "-i -o -e"],
-  ["ssh", "-i -p -l -o -F -J -L -R -D -b -c -E -e -I -m -O -Q -S -W -w"],
-  ["watch", "-n -d"],
-  ["chroot", ""],
-  ["npx", "-p -c"],
-  ["uvx", "--from --with"],
-  ["parallel", "-j -S"],
-  ["strace", "-e -o -p -s -u"],
-  ["nsenter", "-t -S -G"],
-  ["systemd-run", "-p -u"],
-  ["--", ""],
-]);
+const RUNNERS = new Map<string, ReadonlySet<string>>(
+  (
+    [
+      ["sudo", "-u -g -h -C -D -U -p -r -t -T"],
+      ["doas", "-u -C"],
+      ["su", "-c -s -g -G"],
+      ["env", "-u -C -S"],
+      ["nice", "-n"],
+      ["nohup", ""],
+      ["time", "-f -o"],
+      ["timeout", "-s -k"],
+      ["xargs", "-I -P -n -s -L -E -d -a"],
+      ["ionice", "-c -n -p"],
+      ["stdbuf", "-i -o -e"],
+      ["ssh", "-i -p -l -o -F -J -L -R -D -b -c -E -e -I -m -O -Q -S -W -w"],
+      ["watch", "-n -d"],
+      ["chroot", ""],
+      ["npx", "-p -c"],
+      ["uvx", "--from --with"],
+      ["parallel", "-j -S"],
+      ["strace", "-e -o -p -s -u"],
+      ["nsenter", "-t -S -G"],
+      ["systemd-run", "-p -u"],
+      ["--", ""],
+    ] as const
+  ).map(([runner, options]) => [runner, new Set(options.split(" "))]),
+);
 const CONTAINER_TOOLS = new Set(["docker", "podman", "nerdctl", "kubectl", "flatpak", "crictl"]);
-const CONTAINER_RUN = "-u -e -v -w -p -l -h -m -c --";
+const CONTAINER_RUN: ReadonlySet<string> = new Set("-u -e -v -w -p -l -h -m -c --".split(" "));
 const RUNNER_REACH = 12;
 /** Long options that take no value after a container tool's `run`/`exec` (`--rm`, `--privileged`). */
 const LONG_FLAGS = new Set(
@@ -70,7 +73,7 @@ function takesValue(option: unknown, runner: string | undefined): boolean {
   const container = runner === "run" || runner === "exec";
   if (option.startsWith("--")) return container && !LONG_FLAGS.has(option);
   const values = container ? CONTAINER_RUN : runner !== undefined ? RUNNERS.get(runner) : undefined;
-  return values !== undefined && values.split(" ").includes(option);
+  return values?.has(option) === true;
 }
 /** A command's name as it is run: bare, `./`, or a `bin` folder's (`/usr/bin/mysql`); not a path or a URL. */
 const COMMAND_WORD = /^(?:\.\/|(?:\/[\w.-]+)*\/s?bin\/)?([\w.-]+)$/;

@@ -14,13 +14,7 @@ import { checkMessageSize, isValidMessage } from "../storage/_message-check.ts";
 import { foldMessagesIntoMeta, usageRepeatMessage, usageRepeats } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { isWindowsPath } from "../storage/project-key.ts";
-import {
-  type EventDraft,
-  type EventRecord,
-  MessageSchema,
-  type SessionMeta,
-  type StoredMessage,
-} from "../storage/records.ts";
+import { type EventRecord, MessageSchema, type SessionMeta, type StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
 import { messageIdFor } from "./ids.ts";
 import { normalizeProjectPath } from "./project-path.ts";
@@ -113,32 +107,18 @@ function keepValid(
 }
 
 /**
- * A message over the store's line limit (a tool output of megabytes) would make the store refuse
- * the whole batch: it is left out and reported, and the rest of the session is written.
+ * Whether `check` (the store's own, for one record) passes; else the record is left out and
+ * reported, and the rest of the session is written. The store checks a batch whole: a message over
+ * its line limit (a tool output of megabytes) made it refuse the whole batch, and an event over its
+ * size or depth (a tool's arguments nested a thousand levels), refused when the events were
+ * appended after the session was made, left a session without its rollout log for good.
  */
-function withinSize(m: StoredMessage, rejected: WriteOutcome["rejected"]): boolean {
+function storable(check: () => void, what: string, rejected: WriteOutcome["rejected"]): boolean {
   try {
-    checkMessageSize(m);
+    check();
     return true;
   } catch (error) {
-    rejected.push({ what: `message ${m.id}`, message: (error as Error).message });
-    return false;
-  }
-}
-
-/**
- * An event the store would refuse for its size or depth (a tool's arguments nested a thousand
- * levels): left out and reported, as a message over the limit is. The store checks a batch whole
- * when it is appended, after the session was made: one such event left a session with messages and
- * no rollout log, and every import after failed the same way.
- */
-function storable(e: EventDraft, sessionId: string, rejected: WriteOutcome["rejected"]): boolean {
-  try {
-    // What the store adds to the line: `seq` (at most 32 bytes) and the session's id.
-    checkStorableEvent(e, `event ${e.id}`, 64 + sessionId.length);
-    return true;
-  } catch (error) {
-    rejected.push({ what: `event ${e.id}`, message: (error as Error).message });
+    rejected.push({ what, message: (error as Error).message });
     return false;
   }
 }
@@ -366,7 +346,7 @@ export async function writeSession(
   const derived = [...s.changed, ...s.messages].filter(
     (m) =>
       keepValid(m, isValidMessage, MessageSchema, `message ${String(m.id)}`, rejected) &&
-      withinSize(m, rejected),
+      storable(() => checkMessageSize(m), `message ${m.id}`, rejected),
   );
   const said = distinctIds(derived);
   // A message derived again (a full document, or a re-read after a lost state) is compared by
@@ -389,7 +369,8 @@ export async function writeSession(
       (e.id === undefined || !known.events.has(e.id)) &&
       // Checked as a draft: the store stamps `seq` and the session id.
       keepValid(e, isValidDraft, EventDraftSchema, `event ${e.id}`, rejected) &&
-      storable(e, id, rejected),
+      // What the store adds to the line: `seq` (at most 32 bytes) and the session's id.
+      storable(() => checkStorableEvent(e, `event ${e.id}`, 64 + id.length), `event ${e.id}`, rejected),
   );
   let status: WriteStatus = "unchanged";
 
