@@ -178,6 +178,9 @@ export class SessionBuilder {
    * same id, which the writer then dropped as stored).
    */
   private readonly eventIds: NumberSet;
+  /** Whether `eventIds` holds ids `s.eventIds` does not yet: packed when the state is saved
+   * (`saved`), not with every part a long read writes (each pack is the whole set again). */
+  private idsChanged = false;
   /** Stored messages an interrupt marks, for the writer (see `turnAbort`). */
   private lateInterrupts: string[] = [];
   /** Held messages the last partial result met, with how many partial results met them. */
@@ -193,6 +196,15 @@ export class SessionBuilder {
 
   get id(): string {
     return this.s.id;
+  }
+
+  /** The state to save, with the event ids given out so far. */
+  saved(): BuilderState {
+    if (this.idsChanged) {
+      this.s.eventIds = this.eventIds.pack();
+      this.idsChanged = false;
+    }
+    return this.s;
   }
 
   /** Apply `--redact` to anything that lands in a message or an event. */
@@ -235,6 +247,7 @@ export class SessionBuilder {
       h = idHash(id);
     }
     this.eventIds.add(h);
+    this.idsChanged = true;
     // A time from a mangled field is not a number: the event keeps its place (the last time seen)
     // rather than failing the write. (Durations and counts are made numbers where they are made.)
     const timestamp = isTimeMs(at) ? at : (this.s.lastAt ?? 0);
@@ -734,7 +747,6 @@ export class SessionBuilder {
     }
     const events = this.events;
     if (partial) this.events = [];
-    if (events.length > 0) this.s.eventIds = this.eventIds.pack();
     if (!this.s.started && events.length > 0) {
       events.unshift(this.started(meta, events[0]!.timestamp ?? this.s.firstAt ?? 0));
       this.s.started = true;

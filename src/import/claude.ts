@@ -62,6 +62,7 @@ export class ClaudeParser {
   }
 
   get state(): ClaudeState {
+    for (const b of this.builders.values()) b.saved();
     this.st.seen = this.seen.pack();
     this.st.closed = this.ctx.closed.pack();
     return this.st;

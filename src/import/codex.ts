@@ -104,6 +104,7 @@ export class CodexParser {
   }
 
   get state(): CodexState {
+    this.b?.saved();
     return this.st;
   }
 
