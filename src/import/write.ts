@@ -218,7 +218,12 @@ function projectOf(recorded: string, transcript: string, said: string[]): string
   return recorded;
 }
 
-/** Fold in what an import learned, without undoing a rename the user made in freecode. */
+/**
+ * Fold in what an import learned, without undoing a rename the user made in freecode. `createdAt`
+ * moves back to the earliest time read (a clock set back mid-session times a later line first),
+ * so a transcript read in parts or in several imports gives what one read of it gives (a read
+ * that met no time at all says 0: nothing known).
+ */
 function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
   const m = s.meta;
   const renamedHere = cur.title !== (cur.source as { title?: string } | undefined)?.title;
@@ -228,6 +233,7 @@ function mergeMeta(cur: SessionMeta, s: ImportedSession): SessionMeta {
     ...(m.model ? { model: m.model } : {}),
     ...(m.provider ? { provider: m.provider } : {}),
     ...(m.parentId ? { parentId: m.parentId } : {}),
+    createdAt: m.createdAt > 0 ? Math.min(cur.createdAt, m.createdAt) : cur.createdAt,
     updatedAt: Math.max(cur.updatedAt, m.updatedAt),
     source: { ...m.source, title: m.title },
   };

@@ -397,6 +397,28 @@ describe("incremental import", () => {
   });
 });
 
+describe("a transcript whose times go backwards", () => {
+  test("gives its session the same createdAt read in two goes as read at once", async () => {
+    // A clock set back mid-session: a later line is timed before the first one.
+    const lines = readFileSync(SRC, "utf8").split("\n").filter(Boolean);
+    const at = lines.length - 3;
+    const earliest = Math.min(...lines.map((l) => Date.parse(JSON.parse(l).timestamp ?? "")).filter(Boolean));
+    const back = new Date(earliest - 3_600_000).toISOString();
+    lines[at] = JSON.stringify({ ...JSON.parse(lines[at]!), timestamp: back });
+    await using dir = await tempDir();
+    const file = join(dir.path, "t.jsonl");
+    writeFileSync(file, `${lines.slice(0, at).join("\n")}\n`);
+    await using grown = await tempHome();
+    await run(grown.path, [file]);
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const twice = await run(grown.path, [file]);
+    await using home = await tempHome();
+    const once = await run(home.path, [file]);
+    expect(once.meta?.createdAt).toBe(Date.parse(back));
+    expect(twice.meta?.createdAt).toBe(once.meta?.createdAt);
+  });
+});
+
 describe("a session deleted while it is imported", () => {
   test("is left deleted, not made again from the rest of the transcript; the next import makes it whole", async () => {
     await using home = await tempHome();
