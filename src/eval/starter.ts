@@ -4,6 +4,7 @@
  * session today, so it passes as written; the user then deletes, loosens and adds.
  */
 import type { Trace } from "../rollout/folds/trace-types.ts";
+import { deniedNeverRan } from "./assertions/denied.ts";
 
 /** A path a Windows agent recorded: a drive letter, a `\\server` share, or backslashes and no slash. */
 const isWindowsPath = (p: string) =>
@@ -46,13 +47,8 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
       bySource.set(key, e);
     }
     for (const e of bySource.values()) expect.push({ expectDenied: e });
-    if (
-      !trace.toolSpans.some((t) =>
-        trace.deniedSpans.some((d) => d.callId !== undefined && d.callId === t.callId),
-      )
-    ) {
-      expect.push({ deniedNeverRan: true });
-    }
+    // By the assertion's own rule (a refusal without an id is matched by tool and arguments too).
+    if (deniedNeverRan(trace).verdict === "pass") expect.push({ deniedNeverRan: true });
   }
   if (!trace.hung) expect.push({ noHung: true });
   if (!trace.hung && !trace.inFlight && trace.pendingCalls.length === 0) expect.push({ noInFlight: true });

@@ -9,6 +9,7 @@ import { createTurnKeyer } from "../rollout/folds/turns.ts";
 import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../storage/records.ts";
 import { countAtMost } from "../util/count-at-most.ts";
+import { jsonEqual } from "../util/json-equal.ts";
 import { outputText } from "./output-text.ts";
 import type { DerivedThread, ToolCall, Turn } from "./types.ts";
 
@@ -118,6 +119,9 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
    * them (search showed a call with no arguments, at its output's time).
    */
   const refusedRan = new Map<string, { args: unknown; at: number }>();
+  /** Calls without an id a refusal without one withdrew, by tool, oldest first: an output without an
+   * id no call waits for is the oldest of them, run anyway (as the trace pairs it). */
+  const refusedIdless = new Map<string, { args: unknown; at: number }[]>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
   const entry = (callId: string) => {
@@ -229,6 +233,42 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     if (waiting.length === 0) open.delete(key);
     return call;
   };
+  /**
+   * The open call a refusal naming no id withdraws: the newest of its tool with the same arguments
+   * (either side recording none matches), with an id or none, as the trace withdraws it (left open,
+   * it took the output of the call after it). Rare: a look through every open call.
+   */
+  const newestMatching = (tool: string, args: unknown): { call: ToolCall; key: string } | undefined => {
+    let best: { call: ToolCall; key: string } | undefined;
+    for (const [key, waiting] of open)
+      for (const c of waiting)
+        if (
+          c.name === tool &&
+          (!best || c.sequence > best.call.sequence) &&
+          (args === undefined || c.args === undefined || jsonEqual(c.args, args))
+        )
+          best = { call: c, key };
+    if (!best) return undefined;
+    const waiting = open.get(best.key)!;
+    waiting.splice(waiting.indexOf(best.call), 1);
+    if (waiting.length === 0) {
+      open.delete(best.key);
+      const keys = idlessKeys.get(tool);
+      if (keys?.delete(best.key) && keys.size === 0) idlessKeys.delete(tool);
+    }
+    return best;
+  };
+  /** An output without an id no call waits for: the oldest refused id-less call of its tool, run anyway. */
+  const ranIdless = (e: EventRecord, tool: string): ToolCall | undefined => {
+    const list = refusedIdless.get(tool);
+    const ran = list?.shift();
+    if (!ran) return undefined;
+    if (list!.length === 0) refusedIdless.delete(tool);
+    const call = orphan(e, undefined);
+    call.timestamp = ran.at;
+    if (ran.args !== undefined) call.args = ran.args;
+    return call;
+  };
   const add = (e: EventRecord) => {
     const turn = turnOfEvent(e);
     const callId = str(e.callId);
@@ -266,7 +306,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         // In a session the rollout alone holds, one no call waits for is a call of its own, as the
         // trace shows it (it was left out).
         if (!d && callId === undefined && knownCalls.size === 0)
-          d = oldestWithId(tool, turnId) ?? orphan(e, undefined);
+          d = oldestWithId(tool, turnId) ?? ranIdless(e, tool) ?? orphan(e, undefined);
         const ran = !d && callId ? refusedRan.get(callId) : undefined;
         if (ran) {
           refusedRan.delete(callId!);
@@ -339,11 +379,20 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           entry(callId).deniedBy = by;
           break;
         }
-        // Only an id says which call was refused (the trace closes none without one).
-        const call = callId ? oldestOpen(callId) : undefined;
+        // The call with its id; without one, the newest of its tool with the same arguments.
+        const found = callId
+          ? { call: oldestOpen(callId), key: callId }
+          : newestMatching(str(e.tool) ?? "?", e.args);
+        const call = found?.call;
         if (call) {
           // What was refused is what the refusal names (the trace's denial span), else the call's.
-          if (callId) refusedRan.set(callId, { args: call.args ?? e.args, at: call.timestamp });
+          const ran = { args: call.args ?? e.args, at: call.timestamp };
+          if (!found.key.startsWith("\0")) refusedRan.set(found.key, ran);
+          else {
+            const list = refusedIdless.get(call.name);
+            if (list) list.push(ran);
+            else refusedIdless.set(call.name, [ran]);
+          }
           call.deniedBy = by;
           if (e.args !== undefined) call.args = e.args;
           break;

@@ -5,6 +5,10 @@ import {
   forbidDenied,
   noRetryAfterDenial,
 } from "../../src/eval/assertions/denied.ts";
+import { starterCase } from "../../src/eval/starter.ts";
+import type { RolloutEvent } from "../../src/rollout/events.ts";
+import { replaySession } from "../../src/rollout/folds/replay.ts";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { trace } from "./_trace.ts";
 
 describe("denied calls", () => {
@@ -50,6 +54,54 @@ describe("denied calls", () => {
       tools: [{ tool: "bash", args: { command: "ls" }, callSeq: 2, outputSeq: 4 }],
     });
     expect(deniedNeverRan(ran).verdict).toBe("fail");
+  });
+  // The events of a log with no call ids (an agent that records none): the fold pairs them.
+  const log = (...events: Record<string, unknown>[]) =>
+    events.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1000 + i * 10, ...e }) as RolloutEvent);
+  const call = (command: string) => ({ type: "function.call", tool: "bash", args: { command } });
+  const refusal = (args?: Record<string, unknown>) => ({
+    type: "function.denied",
+    tool: "bash",
+    source: "permission",
+    ...(args ? { args } : {}),
+  });
+  const output = (text: string) => ({ type: "function.output", tool: "bash", output: text, failed: false });
+  test("regression: a refusal without an id withdraws its call, which takes no later output (a refused `ls` took the output of the `pwd` run after it)", () => {
+    const events = log(call("ls"), refusal({ command: "ls" }), call("pwd"), output("/work/app"));
+    const trace = buildTrace("s", events);
+    expect(trace.toolSpans.map((t) => [t.args, t.callSeq, t.outputSeq])).toEqual([
+      [{ command: "pwd" }, 3, 4],
+    ]);
+    expect(trace.pendingCalls).toEqual([]);
+    const replay = replaySession("s", events);
+    expect(replay.turns.flatMap((t) => t.calls.map((c) => [c.args, c.seq, c.done]))).toEqual([
+      [{ command: "pwd" }, 3, true],
+    ]);
+    expect(deniedNeverRan(trace).verdict).toBe("pass");
+    // The starter case written from it passes on it, `deniedNeverRan` included.
+    const starter = starterCase(trace);
+    expect(starter.expect).toContainEqual({ deniedNeverRan: true });
+    expect(starter.expect).toContainEqual({ expectSequence: { mode: "in_order", steps: ["bash"] } });
+    // A refusal naming no arguments answers the newest open call of its tool.
+    const bare = buildTrace("s", log(call("ls"), call("rm -rf /"), refusal(), output("a.txt")));
+    expect(bare.toolSpans.map((t) => [t.args, t.callSeq])).toEqual([[{ command: "ls" }, 1]]);
+    expect(bare.pendingCalls).toEqual([]);
+  });
+  test("regression: a refused call without an id that ran anyway fails deniedNeverRan, and `eval add` leaves that check out", () => {
+    const events = log(call("ls"), refusal({ command: "ls" }), output("a.txt"));
+    const trace = buildTrace("s", events);
+    expect(trace.toolSpans.map((t) => [t.args, t.callSeq, t.outputSeq, t.unpaired])).toEqual([
+      [{ command: "ls" }, 1, 3, true],
+    ]);
+    const r = deniedNeverRan(trace);
+    expect([r.verdict, r.message]).toEqual([
+      "fail",
+      "denied bash (source=permission) at seq 2 ran anyway: its output is at seq 3",
+    ]);
+    expect(replaySession("s", events).turns.flatMap((t) => t.calls.map((c) => [c.args, c.seq]))).toEqual([
+      [{ command: "ls" }, 1],
+    ]);
+    expect(starterCase(trace).expect).not.toContainEqual({ deniedNeverRan: true });
   });
   test("no retry loop after a denial: retries counted by position", () => {
     const loop = trace({

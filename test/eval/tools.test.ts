@@ -12,7 +12,9 @@ import {
   toolCallCount,
 } from "../../src/eval/assertions/tools.ts";
 import { runEval } from "../../src/eval/runner.ts";
+import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { argumentSpec, DEFAULT_CHANGED_FILE_TOOLS } from "../../src/rollout/folds/changed-files.ts";
+import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { CORPUS, tempHome } from "../_helpers.ts";
 import { importOne } from "../import/_corpus.ts";
 import { trace } from "./_trace.ts";
@@ -92,28 +94,28 @@ describe("forbidTools / expectNoTools / first / parallel / count", () => {
       "expected no tool call, but bash was started at seq 5 (no output recorded)",
     );
     expect(forbidTools(t, ["read"]).verdict).toBe("pass");
-    // Refused by a denial naming no id (the fold withdraws only by id): not started.
-    const refused = trace({
-      pendingCalls: [{ tool: "bash", seq: 3, at: 1000, args: { command: "rm -rf /" } }],
-      denied: [{ tool: "bash", source: "user", seq: 4 }],
-    });
+    // Refused by a denial naming no id: the fold withdraws the call, which never started.
+    const log = (...events: Record<string, unknown>[]) =>
+      buildTrace(
+        "s",
+        events.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1000 + i, ...e }) as RolloutEvent),
+      );
+    const rm = { type: "function.call", tool: "bash", args: { command: "rm -rf /" } };
+    const refused = log(rm, { type: "function.denied", tool: "bash", source: "user" });
+    expect(refused.pendingCalls).toEqual([]);
     expect(forbidTools(refused, ["bash"]).verdict).toBe("pass");
     expect(forbidBashMatches(refused, ["rm -rf"]).verdict).toBe("pass");
     // The same arguments with their keys in another order are the same arguments; other values are not.
     const reordered = (command: string) =>
-      trace({
-        pendingCalls: [
-          { tool: "bash", seq: 3, at: 1000, args: { command: "ls", timeout: 5, env: { A: "1", B: "2" } } },
-        ],
-        denied: [
-          {
-            tool: "bash",
-            source: "permission",
-            seq: 4,
-            args: { env: { B: "2", A: "1" }, timeout: 5, command },
-          },
-        ],
-      });
+      log(
+        { type: "function.call", tool: "bash", args: { command: "ls", timeout: 5, env: { A: "1", B: "2" } } },
+        {
+          type: "function.denied",
+          tool: "bash",
+          source: "permission",
+          args: { env: { B: "2", A: "1" }, timeout: 5, command },
+        },
+      );
     expect(forbidTools(reordered("ls"), ["bash"]).verdict).toBe("pass");
     expect(forbidTools(reordered("ls -a"), ["bash"]).verdict).toBe("fail");
   });

@@ -12,7 +12,12 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
   let ms = 0;
   let turn = 0;
   let call = 0;
-  const open: { tool: string; callId?: string; turnId?: string }[] = [];
+  const open: {
+    tool: string;
+    callId?: string;
+    turnId?: string;
+    args?: { file_path: string; command: string };
+  }[] = [];
   /** Calls whose output was written first (two processes writing one log): they come later. */
   const late: { tool: string; callId: string }[] = [];
   const turnId = () => (r.chance(0.1) ? undefined : r.chance(0.1) ? `stray-${r.int(3)}` : `turn-${turn}`);
@@ -60,10 +65,10 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
       const reused = open.filter((o) => o.callId !== undefined);
       if (reused.length > 0 && r.chance(0.1)) c.callId = r.pick(reused).callId;
       else if (r.chance(0.8)) c.callId = `c${call++}`;
-      open.push(c);
       const args = r.chance(0.9)
         ? { file_path: `src/f${r.int(5)}.ts`, command: "é ✓ ".repeat(r.chance(0.3) ? 150 : r.int(4)) }
         : undefined;
+      open.push({ ...c, args });
       add({ type: "function.call", ...c, args });
     } else if (k < 84) {
       // An output: mostly for an open call (not always the oldest), sometimes for none.
@@ -98,7 +103,12 @@ export function randomLog(seed: number, n: number): RolloutEvent[] {
         callId: "callId" in c ? c.callId : undefined,
         turnId: turnId(),
         source,
-        args: { n: i },
+        // Mostly the call's own arguments (keys in another order): a refusal without an id answers
+        // the newest open call of its tool with the same ones.
+        args:
+          "args" in c && c.args !== undefined && r.chance(0.7)
+            ? { command: c.args.command, file_path: c.args.file_path }
+            : { n: i },
       });
     } else if (k < 93) add({ type: "compact.occurred", beforeTokens: r.int(9000), afterTokens: r.int(9000) });
     else if (k < 96) add({ type: "turn.aborted", turnId: turnId() ?? `turn-${turn}`, reason: "user" });

@@ -6,7 +6,6 @@
 import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
 import { compileRegex } from "../match/args.ts";
 import { fail, type Outcome, pass, show } from "../outcome.ts";
-import { startedCalls } from "./started.ts";
 
 /**
  * Shell tools and where each keeps its command. The Codex names are also listed, by the argument
@@ -79,7 +78,7 @@ export function forbidBashMatches(trace: Trace, patterns: string[]): Outcome {
     }
   }
   // A command started with no output recorded ran as far as anyone knows (a killed `rm -rf`).
-  for (const call of startedCalls(trace)) {
+  for (const call of trace.pendingCalls) {
     if (!isShellTool(call.tool)) continue;
     const cmd = commandOf(call) ?? "";
     const i = res.findIndex((re) => re.test(cmd));

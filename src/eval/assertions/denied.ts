@@ -5,7 +5,7 @@
  */
 import type { DenySource } from "../../rollout/events.ts";
 import type { DeniedSpan, Trace } from "../../rollout/folds/trace-types.ts";
-import { deepEqual } from "../match/args.ts";
+import { jsonEqual } from "../../util/json-equal.ts";
 import { nameMatches } from "../match/glob.ts";
 import { type CountSpec, checkCount, fail, type Outcome, pass, plural, show } from "../outcome.ts";
 
@@ -59,8 +59,9 @@ export function forbidDenied(trace: Trace, spec: { except?: DenySource[]; tool?:
 
 /**
  * A denied call never ran: no tool output belongs to it. With a `callId` the pairing is exact; without
- * one, a same-tool call with equal args whose call came before the denial and whose output came after
- * it is taken as the denied call having run anyway.
+ * one, a same-tool call made before the denial whose output came after it is taken as the denied call
+ * having run anyway: the call the fold withdrew for that denial, answered after all (an output that
+ * found no open call, `unpaired`, carrying its call's seq), or one with the denial's arguments.
  */
 export function deniedNeverRan(trace: Trace, spec: { tool?: string } = {}): Outcome {
   const denials = trace.deniedSpans.filter((d) => !spec.tool || nameMatches(spec.tool, d.tool));
@@ -68,7 +69,10 @@ export function deniedNeverRan(trace: Trace, spec: { tool?: string } = {}): Outc
     const ran = trace.toolSpans.find((t) =>
       d.callId !== undefined && t.callId !== undefined
         ? t.callId === d.callId
-        : t.tool === d.tool && t.callSeq < d.seq && t.outputSeq > d.seq && deepEqual(t.args, d.args),
+        : t.tool === d.tool &&
+          t.callSeq < d.seq &&
+          t.outputSeq > d.seq &&
+          (t.unpaired === true || jsonEqual(t.args, d.args)),
     );
     if (ran) {
       return fail(`denied ${describe(d)} ran anyway: its output is at seq ${ran.outputSeq}`, {
@@ -90,7 +94,7 @@ export function noRetryAfterDenial(trace: Trace, spec: { maxRetries?: number; to
   const max = spec.maxRetries ?? 1;
   for (const d of trace.deniedSpans) {
     if (spec.tool && !nameMatches(spec.tool, d.tool)) continue;
-    const same = (tool: string, args: unknown) => tool === d.tool && deepEqual(args, d.args);
+    const same = (tool: string, args: unknown) => tool === d.tool && jsonEqual(args, d.args);
     const retries = [
       ...trace.toolSpans.filter((t) => t.callSeq > d.seq && same(t.tool, t.args)).map((t) => t.callSeq),
       ...trace.deniedSpans.filter((o) => o.seq > d.seq && same(o.tool, o.args)).map((o) => o.seq),

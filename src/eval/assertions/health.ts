@@ -7,7 +7,6 @@ import type { ModelErrorKind } from "../../rollout/events.ts";
 import type { Trace } from "../../rollout/folds/trace-types.ts";
 import { nameMatches } from "../match/glob.ts";
 import { type CountSpec, cannot, checkCount, fail, type Outcome, pass, plural } from "../outcome.ts";
-import { startedCalls } from "./started.ts";
 
 /** No model request was left open past the hang threshold. */
 export function noHung(trace: Trace): Outcome {
@@ -141,7 +140,7 @@ export function durationPoints(trace: Trace, of: "model" | "tool" | "session", t
     // A call with no output counts with its age so far, as an open model call does: a `npm test`
     // left running an hour passed a 30 s bound (the worst calls are the ones a bound is for).
     const asOf = trace.asOf ?? trace.endedAt;
-    const open: Timed = startedCalls(trace)
+    const open: Timed = trace.pendingCalls
       .filter((c) => !tool || nameMatches(tool, c.tool))
       .map((c) => ({
         ms: Math.max(0, asOf - c.at),

@@ -6,7 +6,6 @@ import type { Trace } from "../../rollout/folds/trace-types.ts";
 import { type Price, priceFor } from "../../rollout/folds/usage.ts";
 import { type PlacedPath, placedMatches, placePath } from "../match/glob.ts";
 import { type CountSpec, cannot, checkCount, fail, type Outcome, pass, plural } from "../outcome.ts";
-import { startedCalls } from "./started.ts";
 
 export interface ChangedFilesSpec {
   /** Each glob matches at least one changed file. */
@@ -49,9 +48,7 @@ export function changedFiles(trace: Trace, spec: ChangedFilesSpec): Outcome {
   // What a write started with no output recorded may have changed is held to `exclude` and `only`
   // too (a started `Write /etc/passwd` passed `only: [src/**]` while forbidTools called it run);
   // `include` asks for files that were written, so it reads the finished writes alone.
-  const started = startedCalls(trace)
-    .flatMap((c) => c.paths ?? [])
-    .filter((f) => !files.includes(f));
+  const started = trace.pendingCalls.flatMap((c) => c.paths ?? []).filter((f) => !files.includes(f));
   const all = [...files, ...started];
   const placedAll = [...placed, ...started.map((f) => placePath(f, project))];
   for (const [i, f] of all.entries()) {

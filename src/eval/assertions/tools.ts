@@ -8,7 +8,6 @@ import type { ToolSpan, Trace } from "../../rollout/folds/trace-types.ts";
 import { type ArgSpec, type ArgsMode, argsMatch, describeDiffs, diffArgs } from "../match/args.ts";
 import { anyNameMatches, nameMatches } from "../match/glob.ts";
 import { type CountSpec, checkCount, fail, type Outcome, pass, plural, show } from "../outcome.ts";
-import { startedCalls } from "./started.ts";
 
 export interface ExpectToolSpec {
   /** Tool name or glob (case-insensitive). */
@@ -78,7 +77,7 @@ export function forbidTools(
   }
   // Started with no output recorded (still running, or the agent died mid-call): it ran as far as
   // anyone knows — a started `rm -rf` passed "none of bash ran".
-  const started = startedCalls(trace).find((c) => anyNameMatches(names, c.tool));
+  const started = trace.pendingCalls.find((c) => anyNameMatches(names, c.tool));
   if (started)
     return fail(`forbidden tool ${started.tool} was started at seq ${started.seq} (no output recorded)`, {
       expected: `none of ${names.join(", ")}`,
@@ -114,7 +113,7 @@ export function expectNoTools(trace: Trace): Outcome {
     return fail(`expected no tool call, but ${denied.tool} was attempted at seq ${denied.seq}`, {
       seq: denied.seq,
     });
-  const started = startedCalls(trace)[0];
+  const started = trace.pendingCalls[0];
   if (started)
     return fail(
       `expected no tool call, but ${started.tool} was started at seq ${started.seq} (no output recorded)`,

@@ -9,6 +9,7 @@
  * result is the list of differing paths (empty = match), so a failure can say exactly where a call
  * went wrong.
  */
+import { jsonEqual } from "../../util/json-equal.ts";
 import { type ArgDiff, show } from "../outcome.ts";
 
 export type ArgMatcher =
@@ -36,20 +37,6 @@ export function compileRegex(source: string, flags = "i"): RegExp {
 
 const isPlainObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
-
-/** Deep structural equality of JSON values. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a))
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a);
-    return (
-      ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]))
-    );
-  }
-  return false;
-}
 
 /** A value by key: the literal key first, then the key as a dotted path. */
 function lookup(obj: Record<string, unknown>, key: string): unknown {
@@ -87,7 +74,7 @@ function matchValue(actual: unknown, m: ArgMatcher, path: string, mode: ArgsMode
     return;
   }
   if ("$eq" in m) {
-    if (!deepEqual(actual, m.$eq)) diff(`equals ${show(m.$eq)}`);
+    if (!jsonEqual(actual, m.$eq)) diff(`equals ${show(m.$eq)}`);
     return;
   }
   if ("$regex" in m && typeof m.$regex === "string") {
@@ -161,7 +148,7 @@ function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
   if (m === null || typeof m !== "object") return actual === m;
   if (Array.isArray(m))
     return Array.isArray(actual) && actual.length === m.length && m.every((x, i) => fits(actual[i], x, mode));
-  if ("$eq" in m) return deepEqual(actual, m.$eq);
+  if ("$eq" in m) return jsonEqual(actual, m.$eq);
   if ("$regex" in m && typeof m.$regex === "string") {
     return (
       actual !== undefined &&

@@ -6,6 +6,8 @@
  * answers a call that lacked one); an output whose id no call has takes only one without an id (a
  * call with another id waits for its own output). Within each, the oldest of the output's turn
  * before the oldest of any turn (a call whose output was lost in an earlier turn does not take a later turn's output).
+ * A denial naming an id withdraws that call (`deny`); one naming none, the newest open call of its
+ * tool with the same arguments, whatever its id (`denyNewest`).
  * An id is closed once an output or a denial has named it, or a call filed under it was answered: a
  * later output naming it, with no open call of that id, answers no other call (a second output, or
  * the output of a denied call that ran anyway, is its own: taking another call's slot would show
@@ -94,6 +96,15 @@ class Queue<T> {
       q.head = 0;
     }
     return item;
+  }
+
+  /** Take `item`, an open entry (a refusal answers one anywhere in its queue). */
+  remove(item: T): void {
+    const turn = this.access.turn(item);
+    const q = this.turns.get(turn)!;
+    q.items.splice(q.items.indexOf(item, q.head), 1);
+    this.size--;
+    if (q.head === q.items.length) this.turns.delete(turn);
   }
 
   /** Open entries, oldest first. */
@@ -253,6 +264,44 @@ export class PendingCalls<T> {
     if (item !== undefined) this.closed?.add(callId);
     else (this.closed ?? this.unannounced).add(callId);
     return item;
+  }
+
+  /**
+   * A denial naming no call id: it answers the newest open call of `tool` that `matches` it (the
+   * same arguments), id or none, which is taken. Its id, if it had one, is closed as `deny` closes
+   * it. A scan of the open calls: refusals without an id are rare.
+   */
+  denyNewest(
+    tool: string,
+    matches: (item: T) => boolean,
+  ): { item: T; callId: string | undefined } | undefined {
+    let best: { item: T; callId: string | undefined; recent: number } | undefined;
+    const newer = (item: T) =>
+      this.access.tool(item) === tool &&
+      (best === undefined || this.access.order(item) > this.access.order(best.item)) &&
+      matches(item);
+    for (let i = 0; i < this.recentItems.length; i++)
+      if (newer(this.recentItems[i]!))
+        best = { item: this.recentItems[i]!, callId: this.recentIds[i], recent: i };
+    for (const id in this.byId) {
+      const known = this.byId[id]!;
+      for (const item of Array.isArray(known) ? known : [known])
+        if (newer(item)) best = { item, callId: id, recent: -1 };
+    }
+    for (const item of this.idless[tool]?.open() ?? [])
+      if (newer(item)) best = { item, callId: undefined, recent: -2 };
+    if (best === undefined) return undefined;
+    const { item, callId, recent } = best;
+    if (recent >= 0) this.removeRecent(recent);
+    else if (recent === -1) this.removeMoved(callId!, item);
+    else {
+      const q = this.idless[tool]!;
+      q.remove(item);
+      this.count--;
+      if (q.empty) delete this.idless[tool];
+    }
+    if (callId !== undefined) (this.closed ?? this.unannounced).add(callId);
+    return { item, callId };
   }
 
   /**

@@ -10,6 +10,7 @@
  * finished span is a row of `ToolColumns`, and the Trace's spans are views of rows.
  */
 
+import { jsonEqual } from "../../util/json-equal.ts";
 import type { LineAt } from "../../util/line-at.ts";
 import type { EventOf } from "../events.ts";
 import { KeptValues, keptField } from "./_line-fields.ts";
@@ -35,6 +36,17 @@ interface Pending {
   args: number | undefined;
   /** The paths the call writes (file-writing tools), taken from its arguments when it is made. */
   paths: string[] | undefined;
+}
+
+/** A refused call, for an output that may come after all (it ran anyway). */
+interface Refused {
+  /** Where its arguments are kept (the call's, else the refusal's), read only if an output comes:
+   * kept as text per refusal, they took the real-shaped bench log's peak from 108 to 124 MB. */
+  from?: { code: number; type: "function.call" | "function.denied"; seq: number };
+  paths?: string[];
+  at: number;
+  /** The withdrawn call's seq (none: a refusal recorded without its call). */
+  callSeq?: number;
 }
 
 // Doubles: times and durations.
@@ -182,16 +194,13 @@ export function createToolPairing(
    * and is that call (with no arguments, a refused `Write /etc/passwd` that ran passed
    * `changedFiles` and a `git push --force` passed `forbidBashMatches`). Few: refusals are rare.
    */
-  const refused = new Map<
-    string,
-    {
-      /** Where its arguments are kept (the call's, else the refusal's), read only if an output comes:
-       * kept as text per refusal, they took the real-shaped bench log's peak from 108 to 124 MB. */
-      from?: { code: number; type: "function.call" | "function.denied"; seq: number };
-      paths?: string[];
-      at: number;
-    }
-  >();
+  const refused = new Map<string, Refused>();
+  /**
+   * Calls without an id withdrawn by a refusal without one, by tool, oldest first: an output without
+   * an id that finds no open call of its tool is the oldest of them, run anyway. (Left open, a
+   * refused `ls` took the output of the `pwd` run after it.)
+   */
+  const refusedIdless = new Map<string, Refused[]>();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
@@ -256,14 +265,16 @@ export function createToolPairing(
         columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true && p.paths) for (const path of p.paths) changed.add(path);
       } else {
-        const was = e.callId === undefined ? undefined : refused.get(e.callId);
-        if (was) refused.delete(e.callId!);
+        const was = e.callId === undefined ? refusedIdless.get(e.tool)?.shift() : refused.get(e.callId);
+        if (was && e.callId !== undefined) refused.delete(e.callId);
+        if (e.callId === undefined && refusedIdless.get(e.tool)?.length === 0) refusedIdless.delete(e.tool);
         // Its arguments kept whole, not as their line's place: the span they go to is the output's
         // (its seq is not the line's).
         const from = was?.from;
         const args =
           from && columns.kept.add(undefined, columns.kept.get(from.code, from.type, from.seq, "args"));
-        const call = { tool: e.tool, callId: e.callId, args, seq: e.seq };
+        callSeq = was?.callSeq ?? e.seq;
+        const call = { tool: e.tool, callId: e.callId, args, seq: callSeq };
         // A refused call that ran anyway ran from its call on (it showed 0 ms: ten minutes passed a
         // 60 s bound).
         const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
@@ -275,7 +286,19 @@ export function createToolPairing(
       lastCallSeq = callSeq;
     },
     denied(e: EventOf<"function.denied">, turn: number, line?: number) {
-      const withdrawn = e.callId === undefined ? undefined : pending.deny(e.callId);
+      // Without an id, the newest open call of the tool with the same arguments (see `_pending.ts`).
+      const newest =
+        e.callId === undefined
+          ? pending.denyNewest(
+              e.tool,
+              (p) =>
+                e.args === undefined ||
+                p.args === undefined ||
+                jsonEqual(columns.kept.get(p.args, "function.call", p.seq, "args"), e.args),
+            )
+          : undefined;
+      const withdrawn = e.callId === undefined ? newest?.item : pending.deny(e.callId);
+      const refusedId = e.callId ?? newest?.callId;
       const span: Omit<DeniedSpan, "turnKey" | "args"> = {
         tool: e.tool,
         seq: e.seq,
@@ -286,7 +309,7 @@ export function createToolPairing(
       if (e.reason !== undefined) span.reason = e.reason;
       const args = e.args === undefined ? undefined : columns.kept.add(line, e.args);
       denied.push(args === undefined ? { span, turn } : { span, turn, args });
-      if (e.callId !== undefined) {
+      if (refusedId !== undefined || withdrawn !== undefined) {
         // Where the call's own arguments are, else the refusal's.
         const from =
           withdrawn?.args !== undefined
@@ -302,11 +325,18 @@ export function createToolPairing(
             : e.args === undefined
               ? undefined
               : changedPaths(e.tool, e.args, fileTools);
-        refused.set(e.callId, {
+        const entry: Refused = {
           ...(from ? { from } : {}),
           ...(paths && paths.length > 0 ? { paths } : {}),
           at: withdrawn ? withdrawn.at : e.timestamp,
-        });
+          ...(withdrawn ? { callSeq: withdrawn.seq } : {}),
+        };
+        if (refusedId !== undefined) refused.set(refusedId, entry);
+        else {
+          const list = refusedIdless.get(e.tool);
+          if (list) list.push(entry);
+          else refusedIdless.set(e.tool, [entry]);
+        }
       }
     },
     /** Tool spans in call order, numbered, as views over the columns. */

@@ -13,6 +13,7 @@
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
+import { jsonEqual } from "../../util/json-equal.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
 import { earlyOutput, PendingCalls } from "./_pending.ts";
@@ -68,6 +69,16 @@ export interface ReplayOptions {
 }
 
 /** Start a replay fold. */
+/** A refused call, for an output that may come after all: where its arguments are (the withdrawn
+ * call's row, else the refusal's kept arguments) and when it was made. */
+interface Refused {
+  row?: number;
+  denial?: { code: number; seq: number };
+  at: number;
+  /** The withdrawn call's seq (none: a refusal recorded without its call). */
+  seq?: number;
+}
+
 export function createReplayFold(sessionId: string, options: ReplayOptions = {}) {
   // A structured output (an MCP result, a JSON object) is clipped as its JSON text.
   const clip = (output: unknown) => {
@@ -98,14 +109,15 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     const row = turns.rowFor(turnId, e.timestamp, e.seq);
     return row >= 0 ? row : turns.openNone(e.timestamp, e.seq);
   };
-  /** Refused calls' arguments by id (rare), for an output that comes after all (see `_tools.ts`). */
   /**
    * Refused calls by id, for an output that comes after all: where their arguments are — the
    * withdrawn call's row, else the refusal's kept arguments — read only if that output comes. Held
    * parsed, every refusal's arguments (a file a refused `Write` would have written) lived to the
    * end: the real-shaped bench log's peak went from 96 to 159 MB.
    */
-  const refusedArgs = new Map<string, { row?: number; denial?: { code: number; seq: number }; at: number }>();
+  const refusedArgs = new Map<string, Refused>();
+  /** Calls without an id withdrawn by a refusal without one, by tool, oldest first (see `_tools.ts`). */
+  const refusedIdless = new Map<string, Refused[]>();
   // Open calls (rows), paired by the rule the trace fold uses (`_pending.ts`).
   const pending = new PendingCalls<number>({
     tool: (row) => calls.tool(row),
@@ -161,9 +173,10 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           calls.setCallId(row, e.callId);
         if (row === undefined) {
           // A refused call that ran anyway: its arguments and its start (it showed as `Write({})`, 0 ms).
-          const was = e.callId === undefined ? undefined : refusedArgs.get(e.callId);
-          if (was !== undefined) refusedArgs.delete(e.callId!);
-          row = calls.add(e.tool, e.seq, was?.at ?? e.timestamp, turn, e.callId);
+          const was = e.callId === undefined ? refusedIdless.get(e.tool)?.shift() : refusedArgs.get(e.callId);
+          if (was !== undefined && e.callId !== undefined) refusedArgs.delete(e.callId);
+          if (e.callId === undefined && refusedIdless.get(e.tool)?.length === 0) refusedIdless.delete(e.tool);
+          row = calls.add(e.tool, was?.seq ?? e.seq, was?.at ?? e.timestamp, turn, e.callId);
           const args =
             was?.row !== undefined
               ? calls.args(was.row)
@@ -185,26 +198,40 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
         if (list) list.push(entry);
         else denied.set(turn, [entry]);
         totalDenied++;
-        // A call announced and then refused never ran: it leaves the calls.
-        const withdrawn = e.callId === undefined ? undefined : pending.deny(e.callId);
+        // A call announced and then refused never ran: it leaves the calls. Without an id, the
+        // newest open call of the tool with the same arguments (see `_pending.ts`).
+        const newest =
+          e.callId === undefined
+            ? pending.denyNewest(
+                e.tool,
+                (row) => e.args === undefined || !calls.hasArgs(row) || jsonEqual(calls.args(row), e.args),
+              )
+            : undefined;
+        const withdrawn = e.callId === undefined ? newest?.item : pending.deny(e.callId);
+        const refusedId = e.callId ?? newest?.callId;
         if (withdrawn !== undefined) {
           calls.withdraw(withdrawn);
           totalCalls--;
         }
-        // For an output that may come with this id (it ran anyway): where the call's arguments are,
-        // else (a call made without any) the refusal's; it ran from its call.
-        if (e.callId !== undefined)
-          refusedArgs.set(
-            e.callId,
-            withdrawn !== undefined && calls.hasArgs(withdrawn)
-              ? { row: withdrawn, at: calls.at(withdrawn) }
-              : entry.args !== undefined
-                ? {
-                    denial: { code: entry.args, seq: e.seq },
-                    at: withdrawn === undefined ? e.timestamp : calls.at(withdrawn),
-                  }
-                : { at: withdrawn === undefined ? e.timestamp : calls.at(withdrawn) },
-          );
+        if (refusedId === undefined && withdrawn === undefined) return;
+        // For an output that may come (it ran anyway): where the call's arguments are, else (a call
+        // made without any) the refusal's; it ran from its call.
+        const when =
+          withdrawn === undefined
+            ? { at: e.timestamp }
+            : { at: calls.at(withdrawn), seq: calls.seq(withdrawn) };
+        const refusal: Refused =
+          withdrawn !== undefined && calls.hasArgs(withdrawn)
+            ? { row: withdrawn, ...when }
+            : entry.args !== undefined
+              ? { denial: { code: entry.args, seq: e.seq }, ...when }
+              : when;
+        if (refusedId !== undefined) refusedArgs.set(refusedId, refusal);
+        else {
+          const list = refusedIdless.get(e.tool);
+          if (list) list.push(refusal);
+          else refusedIdless.set(e.tool, [refusal]);
+        }
         return;
       }
       case "compact.occurred":
