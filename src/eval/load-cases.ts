@@ -293,11 +293,18 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
         `invalid ${name}`,
       );
     const label = (item as { label?: unknown }).label;
+    // Shown in place of the assertion's own name: a label of another type was dropped unsaid.
+    if (label !== undefined && (typeof label !== "string" || label.trim() === ""))
+      throw badInput(`label must be a non-empty string (got ${JSON.stringify(label)})`, {
+        file,
+        line: line(["expect", i, "label"]),
+        field: [...at, "expect", i, "label"].join("."),
+      });
     expectations.push({
       name: name as AssertionName,
       value: r.output,
       line: line(["expect", i]),
-      label: typeof label === "string" ? label : labelOf(name, r.output),
+      label: label ?? labelOf(name, r.output),
     });
   });
 

@@ -170,6 +170,21 @@ describe("case files", () => {
     expect(inUnion.message).toBe('invalid expectTool: unknown field "nmae" (did you mean name?)');
   });
 
+  test("regression: a label that is not a non-empty string is refused with its line (it was dropped unsaid)", async () => {
+    for (const value of ["[not, a, string]", "42", '""', "null"]) {
+      const e = await errorOf(
+        "l.yaml",
+        `id: x\nsessions: all\nexpect:\n  - label: ${value}\n    noHung: true\n`,
+      );
+      expect([
+        e.code,
+        e.message.startsWith("label must be a non-empty string"),
+        e.source?.line,
+        e.source?.field,
+      ]).toEqual(["bad_input", true, 4, "expect.0.label"]);
+    }
+  });
+
   test("syntax errors carry the line", async () => {
     expect((await errorOf("s.json", '{\n "id": "a",\n "expect": [,]\n}')).source?.line).toBe(3);
     expect(
