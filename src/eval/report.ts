@@ -51,6 +51,18 @@ export interface EvalReport {
   cases: CaseResult[];
 }
 
+/**
+ * A case's sessions in a few words — how many, how many failed, how many could not be evaluated
+ * (`3 sessions, 1 failed`) — never "passed": a case whose sessions all passed may still fail or
+ * go unevaluated on a check over the whole selection (a summary table said `1/1 passed` there).
+ */
+export function describeSessions(counts: CaseResult["counts"]): string {
+  const parts = [`${counts.sessions} session${counts.sessions === 1 ? "" : "s"}`];
+  if (counts.failed) parts.push(`${counts.failed} failed`);
+  if (counts.errored) parts.push(`${counts.errored} could not be evaluated`);
+  return parts.join(", ");
+}
+
 /** The exit code for a set of case verdicts: "could not evaluate" outranks "failed". */
 export function exitCodeOf(cases: { verdict: CaseVerdict }[]): 0 | 1 | 2 {
   if (cases.some((c) => c.verdict === "error")) return 2;

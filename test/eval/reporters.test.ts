@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { EvalReport } from "../../src/eval/report.ts";
 import { ANNOTATION_LIMIT, renderGithub, renderStepSummary } from "../../src/eval/reporters/github.ts";
@@ -222,6 +222,28 @@ describe("github", () => {
     expect(md).toContain("### freecode eval: 7 passed, 1 failed, 0 could not be evaluated");
     expect(md).toContain("| ❌ | demo-deliberate-failure |");
     expect(md).toContain("| demo-deliberate-failure | hung-request | noHung |");
+  });
+  test("regression: a case whose sessions passed but whose check over the selection could not be evaluated is not shown as passed in the step summary", async () => {
+    await using dir = await tempDir();
+    // A session whose log records no first-token time: the ttft bound has nothing to measure.
+    mkdirSync(join(dir.path, "rollouts", "s1"), { recursive: true });
+    const events = [
+      { type: "session.started", projectPath: "/work/app", reason: "new" },
+      { type: "turn.started", turnId: "turn-0" },
+      { type: "model.request", turnId: "turn-0", provider: "anthropic", model: "m" },
+      { type: "model.response", turnId: "turn-0", provider: "anthropic", model: "m" },
+    ].map((e, i) =>
+      JSON.stringify({ ...e, id: `e${i}`, seq: i + 1, aggregateID: "s1", timestamp: 1000 + i }),
+    );
+    writeFileSync(join(dir.path, "rollouts", "s1", "events.jsonl"), `${events.join("\n")}\n`);
+    const file = join(dir.path, "w.yaml");
+    writeFileSync(file, "id: w\nsessions: [s1]\nexpect: [{ttft: {max: 1}}]\n");
+    const r = await runEval({ cases: [file], sessions: join(dir.path, "rollouts") });
+    const w = r.cases[0]!;
+    expect([w.verdict, w.counts.passed, w.counts.sessions]).toEqual(["error", 1, 1]);
+    const md = renderStepSummary(r);
+    expect(md).toContain("| ⚠️ | w | 1 session | ");
+    expect(md).not.toContain("passed |");
   });
 });
 

@@ -5,7 +5,7 @@
  * full table goes to the step summary (`$GITHUB_STEP_SUMMARY`).
  */
 import { isAbsolute, relative, resolve } from "node:path";
-import { type EvalReport, problemsOf } from "../report.ts";
+import { describeSessions, type EvalReport, problemsOf } from "../report.ts";
 import type { RunError } from "../run-error.ts";
 
 /** At most this many annotations of each kind (GitHub's per-step limit). */
@@ -82,7 +82,7 @@ export function renderStepSummary(report: EvalReport): string {
   ];
   for (const k of report.cases)
     out.push(
-      `| ${icon[k.verdict]} | ${cell(k.id)} | ${k.counts.passed}/${k.counts.sessions} passed | ${cell(`${k.file}:${k.line}`)} |`,
+      `| ${icon[k.verdict]} | ${cell(k.id)} | ${describeSessions(k.counts)} | ${cell(`${k.file}:${k.line}`)} |`,
     );
   const problems = report.cases.flatMap((k) =>
     k.verdict === "pass" ? [] : problemsOf(k).map((p) => ({ k, ...p })),

@@ -6,7 +6,13 @@
 
 import { escapeLine } from "../../util/one-line.ts";
 import { show } from "../outcome.ts";
-import { type CaseResult, type CheckResult, type EvalReport, failuresTolerated } from "../report.ts";
+import {
+  type CaseResult,
+  type CheckResult,
+  describeSessions,
+  type EvalReport,
+  failuresTolerated,
+} from "../report.ts";
 import type { RunError } from "../run-error.ts";
 
 const paint = (on: boolean) => (code: number, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -37,21 +43,13 @@ export function renderPretty(report: EvalReport, options: { color?: boolean } = 
       );
   };
 
-  const describeCase = (k: CaseResult) => {
-    const n = k.counts;
-    const parts = [`${n.sessions} session${n.sessions === 1 ? "" : "s"}`];
-    if (n.failed) parts.push(`${n.failed} failed`);
-    if (n.errored) parts.push(`${n.errored} could not be evaluated`);
-    return parts.join(", ");
-  };
-
   for (const k of report.cases) {
     const head = `${mark[k.verdict]} ${c(1, k.id)}  ${c(90, `${k.file}:${k.line}`)}`;
     if (k.verdict === "skip") {
       out.push(`${head}  skipped: ${k.skipReason}`);
       continue;
     }
-    out.push(`${head}  ${describeCase(k)}${k.description ? c(90, ` — ${k.description}`) : ""}`);
+    out.push(`${head}  ${describeSessions(k.counts)}${k.description ? c(90, ` — ${k.description}`) : ""}`);
     for (const s of k.sessions) {
       if (s.verdict === "pass") continue;
       const tolerated = s.verdict === "fail" && failuresTolerated(k) ? c(90, " (tolerated by passRate)") : "";
