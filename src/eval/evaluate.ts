@@ -47,10 +47,18 @@ export interface EvaluateOptions {
  */
 export function untrustedLog(trace: Trace, file?: string): string | undefined {
   const log = file === undefined ? "rollout log" : `rollout log ${file}`;
-  if (trace.eventCount === 0) return `the ${log} has no events`;
   const corrupt = trace.parseErrors.find((e) => !e.torn);
-  if (!corrupt) return undefined;
   const more = trace.parseErrors.length > 1 ? ` (and ${trace.parseErrors.length - 1} more)` : "";
+  // No line an event: an agent's own transcript given where a rollout log goes, most likely (a
+  // Claude Code transcript of 38 lines was said to have "no events", and nothing else).
+  const transcript =
+    "an agent's own transcript? `freecode import auto <path>` makes a session and a rollout log of it";
+  if (trace.eventCount === 0 && corrupt)
+    return `the ${log} holds no rollout event: line ${corrupt.line ?? "?"}: ${corrupt.message}${more} (${transcript})`;
+  if (trace.eventCount === 0 && trace.skippedEvents)
+    return `the ${log} holds no rollout event: its ${trace.skippedEvents} line${trace.skippedEvents === 1 ? " is" : "s are"} of types the event catalogue does not know (${transcript})`;
+  if (trace.eventCount === 0) return `the ${log} has no events`;
+  if (!corrupt) return undefined;
   return `corrupt ${log}: line ${corrupt.line ?? "?"}: ${corrupt.message}${more}`;
 }
 

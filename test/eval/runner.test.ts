@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runEval } from "../../src/eval/runner.ts";
 import { openStore } from "../../src/storage/select.ts";
-import { ROOT, tempDir, tempHome } from "../_helpers.ts";
+import { CORPUS, ROOT, tempDir, tempHome } from "../_helpers.ts";
 
 const EXAMPLES = join(ROOT, "examples");
 
@@ -106,6 +106,24 @@ describe("runEval", () => {
         3,
       ]);
     }
+  });
+
+  test('regression: an agent\'s own transcript given as a rollout log says it holds no rollout event and how to import it (it said only "has no events")', async () => {
+    await using dir = await tempDir();
+    const raw = join(dir.path, "raw");
+    mkdirSync(raw);
+    cpSync(
+      join(CORPUS, "claude", "drmaciver_claude-reliability", "coverage-test-fix.transcript.jsonl"),
+      join(raw, "t.jsonl"),
+    );
+    writeFileSync(join(dir.path, "c.yaml"), "id: x\nsessions: all\nexpect: [{noHung: true}]\n");
+    const r = await runEval({ cases: [join(dir.path, "c.yaml")], sessions: raw });
+    const error = r.cases[0]!.sessions[0]!.error!;
+    expect(error).toStartWith(`the rollout log ${join(raw, "t.jsonl")} holds no rollout event: line 1: `);
+    expect(error).toEndWith(
+      "(an agent's own transcript? `freecode import auto <path>` makes a session and a rollout log of it)",
+    );
+    expect(r.exitCode).toBe(2);
   });
 
   test("missing, corrupt and still-running sessions could not be evaluated (exit 2), apart from failures", async () => {
