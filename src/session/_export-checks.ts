@@ -13,7 +13,7 @@
 import * as v from "valibot";
 import { badInput } from "../errors.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
-import { UsageInputSchema } from "./schema.ts";
+import { UsageCountsSchema } from "./schema.ts";
 import { checkTag, MAX_TAGS } from "./tag-rules.ts";
 
 type At = (field: string) => { file?: string; field: string };
@@ -47,7 +47,7 @@ export function metaAsCommandsMake(meta: SessionMeta, at: At): SessionMeta {
 /** Message `i` as `session append` would hold it (see above); `bad_input` naming the field otherwise. */
 export function messageAsCommandsMake(m: StoredMessage, i: number, at: At): StoredMessage {
   if (m.usage !== undefined) {
-    const usage = v.safeParse(UsageInputSchema, m.usage);
+    const usage = v.safeParse(UsageCountsSchema, m.usage);
     if (!usage.success) {
       const issue = usage.issues[0];
       throw badInput(

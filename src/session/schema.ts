@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { IdSchema, PartSchema } from "../storage/records.ts";
 import { isCount, timeMs } from "../util/number-schemas.ts";
+import { closest } from "../util/unknown-field.ts";
 
 export {
   MessageSchema,
@@ -55,6 +56,18 @@ const PartInputSchema = v.pipe(
     (issue) =>
       `a ${(issue.input as { type?: string }).type} part's words go in "content"${(issue.input as { text?: unknown }).text !== undefined ? ' (not "text")' : ""}`,
   ),
+  // A tool's output goes in `result`, its arguments in `tool.args`: given under other APIs' names
+  // (`output`, `input`), they were stored and never read (`session show` said "no result", search
+  // did not find it).
+  v.check(
+    (p) => p.type !== "tool" || (p.output === undefined && p.content === undefined),
+    (issue) =>
+      `a tool part's output goes in "result" (not "${(issue.input as { output?: unknown }).output !== undefined ? "output" : "content"}")`,
+  ),
+  v.check(
+    (p) => p.tool?.input === undefined || p.tool.args !== undefined,
+    'a tool call\'s arguments go in "tool.args" (not "tool.input")',
+  ),
 );
 
 /**
@@ -71,14 +84,65 @@ const tokenCount = v.pipe(
   ),
 );
 
-/** A message's usage as a caller gives it: its token counts whole numbers ≥ 0. */
-export const UsageInputSchema = v.looseObject({
-  inputTokens: v.optional(tokenCount),
-  outputTokens: v.optional(tokenCount),
-  cacheReadInputTokens: v.optional(tokenCount),
-  cacheCreationInputTokens: v.optional(tokenCount),
-  reasoningTokens: v.optional(tokenCount),
-});
+const TOKEN_COUNTS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+  "reasoningTokens",
+] as const;
+
+/** A count's name without case, `_` or `-`: `input_tokens` is `inputTokens`. */
+const flat = (key: string) => key.toLowerCase().replace(/[_-]/g, "");
+/** Other APIs' and the rollout's names for the counts (flattened). */
+const COUNT_ALIASES: Record<string, (typeof TOKEN_COUNTS)[number]> = {
+  prompttokens: "inputTokens",
+  completiontokens: "outputTokens",
+  cachereadtokens: "cacheReadInputTokens",
+  cachedtokens: "cacheReadInputTokens",
+  cachewritetokens: "cacheCreationInputTokens",
+  cachecreationtokens: "cacheCreationInputTokens",
+};
+const countFor = (key: string) =>
+  TOKEN_COUNTS.find((k) => flat(k) === flat(key)) ?? COUNT_ALIASES[flat(key)] ?? closest(key, TOKEN_COUNTS);
+
+/** A message's token counts, whole numbers ≥ 0; other keys are kept as they are. What an export
+ * document's messages are held to: one an older version wrote keeps the keys it was given. */
+export const UsageCountsSchema = v.looseObject(
+  Object.fromEntries(TOKEN_COUNTS.map((k) => [k, v.optional(tokenCount)])) as Record<
+    (typeof TOKEN_COUNTS)[number],
+    v.OptionalSchema<typeof tokenCount, undefined>
+  >,
+);
+
+/**
+ * A message's usage as a caller gives it: its token counts whole numbers ≥ 0, under their names.
+ * Other keys are kept as they are (a cost, a provider's own figures), but not a token count under
+ * another name (`cacheReadTokens`, the rollout's; `input_tokens`, Anthropic's): it was stored,
+ * counted nowhere, and barred the response's real usage for good (a response carries usage once).
+ */
+export const UsageInputSchema = v.pipe(
+  UsageCountsSchema,
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const usage = dataset.value as Record<string, unknown>;
+    for (const key of Object.keys(usage)) {
+      // A total is derived, not a count of its own: kept.
+      if (
+        !/tokens?$/i.test(key) ||
+        (TOKEN_COUNTS as readonly string[]).includes(key) ||
+        flat(key) === "totaltokens"
+      )
+        continue;
+      const hint = countFor(key);
+      addIssue({
+        message: `unknown token count "${key}"${hint ? ` (did you mean ${hint}?)` : ""}: the counts are ${TOKEN_COUNTS.join(", ")}`,
+        path: [{ type: "object", origin: "value", input: usage, key, value: usage[key] }],
+      });
+      return;
+    }
+  }),
+);
 
 /** A message as given by a caller: `id` and `timestamp` optional. */
 export const MessageInputSchema = v.looseObject({

@@ -215,6 +215,38 @@ test("regression: a text part given its words as `text`, not `content`, is refus
   );
   expect(refusal([{ type: "text", content: "" }])).toBe("accepted");
   expect(refusal([{ type: "tool", tool: { name: "bash", args: {} } }])).toBe("accepted");
+  // A tool's output and arguments under other APIs' names were stored and never read.
+  expect(refusal([{ type: "tool", tool: { name: "bash", args: {} }, output: "quagga" }])).toBe(
+    'invalid message: a tool part\'s output goes in "result" (not "output") (field parts.0)',
+  );
+  expect(refusal([{ type: "tool", tool: { name: "bash", input: { command: "ls" } } }])).toBe(
+    'invalid message: a tool call\'s arguments go in "tool.args" (not "tool.input") (field parts.0)',
+  );
+  expect(refusal([{ type: "tool", tool: { name: "bash", args: {} }, result: "a.txt" }])).toBe("accepted");
+});
+
+test("regression: a token count under another name (the rollout's, Anthropic's) is refused naming the count meant (it was stored, counted nowhere, and barred the response's real usage)", () => {
+  const refusal = (usage: Record<string, unknown>) => {
+    try {
+      toStoredMessages([
+        { role: "assistant", parts: [{ type: "text", content: "a" }], usage, responseId: "r1" },
+      ]);
+    } catch (e) {
+      return (e as FreecodeError).oneLine;
+    }
+    return "accepted";
+  };
+  const counts =
+    "the counts are inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens, reasoningTokens";
+  expect(refusal({ input_tokens: 5 })).toBe(
+    `invalid message: unknown token count "input_tokens" (did you mean inputTokens?): ${counts} (field usage.input_tokens)`,
+  );
+  expect(refusal({ inputTokens: 5, cacheReadTokens: 500 })).toBe(
+    `invalid message: unknown token count "cacheReadTokens" (did you mean cacheReadInputTokens?): ${counts} (field usage.cacheReadTokens)`,
+  );
+  expect(refusal({ completion_tokens: 5 })).toContain("(did you mean outputTokens?)");
+  // Other figures are kept as they are: a cost, a total.
+  expect(refusal({ inputTokens: 5, costUsd: 0.25, totalTokens: 9, total_tokens: 9 })).toBe("accepted");
 });
 
 test("regression: a session put away while a live process runs it comes back running, still that process's (it came back interrupted and a second process took it over); one whose run ended meanwhile comes back idle; a deleted one is not archived", async () => {
