@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
+import { cutText } from "../util/cut-text.ts";
 import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "../util/duplicate-keys.ts";
 import { closest, firstIssue, isUnknownKey, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
@@ -357,5 +358,5 @@ function toCase(raw: unknown, at: PathSegment[], file: string, doc: Doc): Loaded
 export function labelOf(name: string, value: unknown): string {
   if (value === true) return name;
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  return `${name} ${text.length > 60 ? `${text.slice(0, 59)}…` : text}`;
+  return `${name} ${cutText(text, 60)}`;
 }

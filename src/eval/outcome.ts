@@ -5,6 +5,8 @@
  * diverging step of a sequence, the differing argument paths.
  */
 
+import { cutText } from "../util/cut-text.ts";
+
 export type Verdict = "pass" | "fail" | "error";
 
 /** One argument path where a call differs from what was expected. */
@@ -83,7 +85,7 @@ export function checkCount(
 export function show(value: unknown, max = 120): string {
   if (value === undefined) return "(missing)";
   const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return cutText(text, max);
 }
 
 export { plural } from "../util/plural.ts";

@@ -10,6 +10,7 @@
 
 import type { DenySource } from "../rollout/events.ts";
 import type { EventDraft, Part, StoredMessage, TokenTotals } from "../storage/records.ts";
+import { cutText, headOf } from "../util/cut-text.ts";
 import { drop, has, own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import { isCount, isTimeMs } from "../util/number-schemas.ts";
@@ -158,7 +159,7 @@ export function outputSummary(result: unknown): string | undefined {
   else if (Array.isArray(result)) text = joinedHead(result, OUTPUT_CHARS);
   else if (result !== undefined && result !== null) text = JSON.stringify(result);
   if (text === undefined) return undefined;
-  return text.length > OUTPUT_CHARS ? `${text.slice(0, OUTPUT_CHARS)}…` : text;
+  return text.length > OUTPUT_CHARS ? `${headOf(text, OUTPUT_CHARS)}…` : text;
 }
 
 /** What a parser adds to a result's meta (the builder knows the rest). */
@@ -231,7 +232,7 @@ export class SessionBuilder {
     // A prompt title keeps 50 characters: fold only the head of a long prompt.
     const clean = source === "prompt" ? foldHead(whole, 51) : whole.replace(/\s+/g, " ").trim();
     if (!clean) return;
-    const value = source === "prompt" && clean.length > 50 ? `${clean.slice(0, 49)}…` : clean;
+    const value = source === "prompt" ? cutText(clean, 50) : clean;
     this.s.title = { text: value, source };
   }
 
@@ -648,7 +649,7 @@ export class SessionBuilder {
       model: r.model,
       duration_ms: elapsed(r.at - startAt),
       kind: "provider",
-      error: this.r(r.error).slice(0, 500),
+      error: headOf(this.r(r.error), 500),
     });
   }
 

@@ -5,6 +5,7 @@
  */
 import type { DenySource } from "../rollout/events.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
+import { headOf } from "../util/cut-text.ts";
 import { own, put } from "../util/dict.ts";
 import { idHash } from "../util/id-hash.ts";
 import type { SessionBuilder } from "./builder.ts";
@@ -65,13 +66,13 @@ function denial(
   const kind = typeof e.toolDenialKind === "string" ? e.toolDenialKind : undefined;
   if (kind) {
     const source: DenySource = kind.includes("rule") ? "rule" : kind.includes("hook") ? "hook" : "permission";
-    return { source, reason: head.slice(0, 500) };
+    return { source, reason: headOf(head, 500) };
   }
   if (isError && REJECTED.test(head)) {
     const said = /the user said:\n([\s\S]*)$/.exec(textOf(content))?.[1];
-    return { source: "user", reason: (said ?? "rejected by the user").slice(0, 500) };
+    return { source: "user", reason: headOf(said ?? "rejected by the user", 500) };
   }
-  if (isError && UNGRANTED.test(head)) return { source: "permission", reason: head.slice(0, 500) };
+  if (isError && UNGRANTED.test(head)) return { source: "permission", reason: headOf(head, 500) };
   return undefined;
 }
 

@@ -10,6 +10,7 @@
 import type { DenySource } from "../rollout/events.ts";
 import { recordedCost } from "../rollout/recorded-cost.ts";
 import type { Part, StoredMessage } from "../storage/records.ts";
+import { headOf } from "../util/cut-text.ts";
 import { count, idleSince, newBuilderState, type ResponseUsage, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import type { EntryCounts, ImportedSession, ImportWarning } from "./types.ts";
@@ -386,7 +387,7 @@ function tool(
             at: endAt,
             output: error,
             failed: true,
-            ...(source ? { denied: { source, reason: said.slice(0, 500) } } : {}),
+            ...(source ? { denied: { source, reason: headOf(said, 500) } } : {}),
           }),
       },
     };

@@ -5,6 +5,8 @@
  * Recorded text (tool names, arguments, errors, reasons) is shown with its control characters
  * escaped: only the colours asked for reach the terminal.
  */
+
+import { cutText } from "../util/cut-text.ts";
 import { escapeLine } from "../util/one-line.ts";
 import { plural } from "../util/plural.ts";
 import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
@@ -61,7 +63,7 @@ export function fmtTokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, Math.max(0, n - 1))}…`);
+const cut = (s: string, n: number) => cutText(s, Math.max(1, n));
 
 function argHint(args: unknown): string {
   if (typeof args === "string") return args.split("\n")[0] ?? "";

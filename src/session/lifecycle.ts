@@ -17,6 +17,7 @@ import {
 } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
 import { unreadableLog } from "../storage/unreadable-log.ts";
+import { charCount, clusterStart, cutText } from "../util/cut-text.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema, UsageInputSchema } from "./schema.ts";
@@ -84,7 +85,7 @@ export function messageText(m: StoredMessage): string {
 function titleFrom(first: StoredMessage | undefined): string {
   const text = (first ? messageText(first) : "").replace(/\s+/g, " ").trim();
   if (!text) return "Untitled session";
-  return text.length > TITLE_FROM_PROMPT_CHARS ? `${text.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…` : text;
+  return cutText(text, TITLE_FROM_PROMPT_CHARS);
 }
 
 /**
@@ -216,8 +217,9 @@ export async function appendGivenMessages(
 export function userTitle(title: string): string {
   const t = title.replace(/[\r\n\t]+/g, " ").trim();
   if (!t) throw badInput("title must not be empty", { field: "title" });
-  if (t.length > MAX_TITLE)
-    throw badInput(`title must be at most ${MAX_TITLE} characters`, { field: "title" });
+  const chars = charCount(t);
+  if (chars > MAX_TITLE)
+    throw badInput(`title must be at most ${MAX_TITLE} characters (got ${chars})`, { field: "title" });
   return t;
 }
 
@@ -341,7 +343,7 @@ export async function forkSession(
   const meta: SessionMeta = {
     ...rest,
     id: newId,
-    title: title ?? `${parent.title.slice(0, MAX_TITLE - FORK.length)}${FORK}`,
+    title: title ?? `${parent.title.slice(0, clusterStart(parent.title, MAX_TITLE - FORK.length))}${FORK}`,
     titleSource: title === undefined ? parent.titleSource : "user",
     status: "idle",
     parentId: parent.id,

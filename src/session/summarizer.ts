@@ -4,6 +4,7 @@
  * the same summary — and reads only the transcript (an LLM-backed one plugs in the same way).
  */
 import type { StoredMessage } from "../storage/records.ts";
+import { cutText } from "../util/cut-text.ts";
 import { messageText } from "./lifecycle.ts";
 
 export interface CompactionSummary {
@@ -27,7 +28,7 @@ export interface Summarizer {
 
 const clip = (s: string, n: number) => {
   const t = s.replace(/\s+/g, " ").trim();
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+  return cutText(t, n);
 };
 
 const DECISION = /\b(decid\w*|chose|choos\w*|instead|will use|going with|because|prefer\w*)\b/i;

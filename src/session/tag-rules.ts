@@ -3,9 +3,11 @@
  * `session create --tag` and by the library's `createSession`. Apart from `tags.ts` so that
  * `lifecycle.ts` can check a new session's tags without an import cycle.
  */
-import { badInput } from "../errors.ts";
 
-/** The longest tag, in characters (UTF-16 code units, as `String.length` counts them). */
+import { badInput } from "../errors.ts";
+import { charCount } from "../util/cut-text.ts";
+
+/** The longest tag, in characters (code points: an emoji is one). */
 export const MAX_TAG_CHARS = 128;
 /** The most tags a session may hold after an add. */
 export const MAX_TAGS = 256;
@@ -17,8 +19,9 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export function checkTag(tag: string, field = "tags"): string {
   const t = tag.trim();
   if (!t) throw badInput("a tag must not be empty", { field });
-  if (t.length > MAX_TAG_CHARS)
-    throw badInput(`a tag must be at most ${MAX_TAG_CHARS} characters (got ${t.length})`, { field });
+  const chars = charCount(t);
+  if (chars > MAX_TAG_CHARS)
+    throw badInput(`a tag must be at most ${MAX_TAG_CHARS} characters (got ${chars})`, { field });
   if (CONTROL.test(t)) throw badInput(`tag ${JSON.stringify(t)} contains a control character`, { field });
   if (t.includes(",")) throw badInput(`tag ${JSON.stringify(t)} contains a comma`, { field });
   return t;

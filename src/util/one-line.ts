@@ -8,10 +8,12 @@
  * terminal: recorded tool output carries colour codes and worse (see `escapeLine`).
  */
 
+import { cutText } from "./cut-text.ts";
+
 const WS = /\s+/g;
 
 /** `s` cut to `n` characters, the last one an ellipsis when it was longer. */
-export const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+export const clip = (s: string, n: number): string => cutText(s, n);
 
 /**
  * `s` folded (each run of whitespace one space) as far as needed: a folded prefix longer than `n`

@@ -13,6 +13,7 @@
 
 import type { ReadIssue } from "../../storage/contract.ts";
 import { assertNever } from "../../util/assert-never.ts";
+import { headOf } from "../../util/cut-text.ts";
 import { jsonEqual } from "../../util/json-equal.ts";
 import { LineAt } from "../../util/line-at.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
@@ -86,7 +87,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
     if (max === undefined || output === undefined || output === null) return output;
     const text = typeof output === "string" ? output : JSON.stringify(output);
     if (text === undefined || text.length <= max) return output;
-    return `${text.slice(0, max)}…`;
+    return `${headOf(text, max)}…`;
   };
   const strings = new StringTable();
   const turns = new TurnRows(strings);
