@@ -31,15 +31,24 @@ export function oneLine(x: unknown, n: number): string {
   return clip(escapeLine(foldedHead(typeof x === "string" ? x : (JSON.stringify(x) ?? ""), n)), n);
 }
 
-/** A control character as text: `\n`, `\r`, else `\xHH`. */
-export const escapeControl = (c: string): string =>
-  c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+/** A control character as text: `\n`, `\r`, `\xHH`, else `\uHHHH`. */
+export const escapeControl = (c: string): string => {
+  const code = c.charCodeAt(0);
+  if (c === "\n") return "\\n";
+  if (c === "\r") return "\\r";
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : `\\u${code.toString(16).padStart(4, "0")}`;
+};
 
 // C0 controls, DEL and C1 controls: what a terminal acts on (colours, cursor moves, title changes,
-// clearing the screen) rather than shows. A tab is shown as it is.
-const LINE_CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+// clearing the screen) rather than shows. A tab is shown as it is. Also the bidirectional
+// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what follows
+// them, so `invoice\u202Egnp.exe` read as `invoice…exe.png` (the marks LRM, RLM and ALM, which
+// right-to-left text uses, move no runs and are kept).
+const LINE_CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 // The same, keeping line ends (`\n`, and `\r` just before one) in text shown on several lines.
-const TEXT_CONTROLS = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+const TEXT_CONTROLS = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Recorded text (a tool's output, a message, a reason) made safe to print on one line: every

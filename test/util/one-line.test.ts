@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import { foldHead } from "../../src/import/text.ts";
-import { clip, oneLine } from "../../src/util/one-line.ts";
+import { clip, escapeLine, escapeText, oneLine } from "../../src/util/one-line.ts";
 import { seeded } from "../_random.ts";
 
 const naiveHead = (s: string, n: number) => s.replace(/\s+/g, " ").trim().slice(0, n);
@@ -43,4 +43,12 @@ test("random strings of letters and whitespace runs give what folding the whole 
     const n = 1 + r.int(150);
     expect([seed, oneLine(s, n), foldHead(s, n)]).toEqual([seed, naive(s, n), naiveHead(s, n)]);
   }
+});
+
+test("regression: bidirectional overrides and isolates are escaped, so recorded text cannot reorder what the terminal shows (`invoice\\u202egnp.exe` read as `invoice…exe.png`)", () => {
+  expect(escapeLine("open invoice\u202egnp.exe now")).toBe("open invoice\\u202egnp.exe now");
+  expect(escapeText("a\u2066b\u2069\nc\u202ad")).toBe("a\\u2066b\\u2069\nc\\u202ad");
+  // The marks right-to-left text uses move no runs: kept.
+  expect(escapeLine("שלום\u200f abc\u200e")).toBe("שלום\u200f abc\u200e");
+  expect(escapeLine("\x1b[2J")).toBe("\\x1b[2J");
 });

@@ -6,8 +6,9 @@ import { escapeControl, escapeLine } from "../../util/one-line.ts";
 import { command, wholeNumber } from "../_command.ts";
 import { withOpenStore } from "./store/_open.ts";
 
-/** Control characters of recorded text, but the match markers (\x02 \x03) `renderSnippet` reads. */
-const SNIPPET_CONTROLS = /[\x00\x01\x04-\x08\x0e-\x1f\x7f-\x9f]/g;
+/** Control characters of recorded text (bidirectional overrides too: see `one-line.ts`), but the
+ * match markers (\x02 \x03) `renderSnippet` reads. */
+const SNIPPET_CONTROLS = /[\x00\x01\x04-\x08\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
