@@ -420,7 +420,7 @@ async function indexDrift(adapter: StorageAdapter, home: string): Promise<boolea
   const listed = new Set(page.items.map((m) => m.id));
   return (
     unlistedSessionDirs(home, listed).some((u) => u.kind === "unindexed") ||
-    (await staleRows(adapter, page.items)) > 0
+    (await staleRows(adapter, page.items)).length > 0
   );
 }
 
@@ -431,11 +431,15 @@ const LISTED = ["title", "status", "projectPath", "pinned", "tags", "createdAt",
  * Listing rows of the files store that disagree with their `meta.json` (one edited by hand, or by a
  * process whose index update was lost): `session list` would show the old title until a reindex.
  */
-async function staleRows(adapter: StorageAdapter, items: SessionMeta[]): Promise<number> {
-  let stale = 0;
+async function staleRows(
+  adapter: StorageAdapter,
+  items: SessionMeta[],
+): Promise<{ id: string; fields: string[] }[]> {
+  const stale: { id: string; fields: string[] }[] = [];
   for (const row of items) {
     const meta = await adapter.getMeta(row.id);
-    if (meta && LISTED.some((k) => JSON.stringify(meta[k]) !== JSON.stringify(row[k]))) stale++;
+    const fields = meta ? LISTED.filter((k) => JSON.stringify(meta[k]) !== JSON.stringify(row[k])) : [];
+    if (fields.length > 0) stale.push({ id: row.id, fields });
   }
   return stale;
 }
@@ -498,24 +502,35 @@ export async function verifyStore(
   const listed = new Set(page.items.map((m) => m.id));
   // A total that disagrees with the listed items is a stale counter (sqlite/sqljs keep them).
   let drift = page.total !== page.items.length;
-  if (adapter.name === "files")
-    drift =
-      checkFilesLayout(home, listed, repair, problems) || (await staleRows(adapter, page.items)) > 0 || drift;
+  if (adapter.name === "files") drift = checkFilesLayout(home, listed, repair, problems) || drift;
+  // Rows that say otherwise than their session's meta.json: each named, with what differs (one
+  // problem said only "the index disagrees", naming neither the session nor the field).
+  const stale = adapter.name === "files" ? await staleRows(adapter, page.items) : [];
   checkStaleTemps(home, adapter.name === "files", repair, problems);
   if (adapter.name === "files") checkBatchMarks(home, repair, problems);
-  if (drift) {
-    const p: Problem = {
+  if (drift || stale.length > 0) {
+    const drifts: Problem[] = stale.map(({ id, fields }) => ({
       kind: "index_drift",
-      detail: "the index disagrees with the sessions stored",
+      sessionId: id,
+      detail: `the index lists it with another ${fields.join(", ")} than its meta.json holds`,
       repairable: Boolean(adapter.reindex),
-    };
+    }));
+    if (drift)
+      drifts.push({
+        kind: "index_drift",
+        detail: "the index disagrees with the sessions stored",
+        repairable: Boolean(adapter.reindex),
+      });
     if (repair && adapter.reindex) {
       await adapter.reindex();
       // Repaired only if the rebuilt index now agrees: a rebuild cannot list what it cannot read.
-      p.repaired = !(await indexDrift(adapter, home));
-      if (!p.repaired) p.detail += "; still after a rebuild";
+      const repaired = !(await indexDrift(adapter, home));
+      for (const p of drifts) {
+        p.repaired = repaired;
+        if (!repaired) p.detail += "; still after a rebuild";
+      }
     }
-    problems.push(p);
+    problems.push(...drifts);
   }
   return {
     adapter: adapter.name,

@@ -262,7 +262,13 @@ test("store verify finds listing rows that disagree with meta.json; --repair reb
   expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("stale title");
   const found = runCli(["store", "verify"], { home: home.path });
   expect(found.code).toBe(1);
+  // Named, with what differs (regression: "index_drift  : the index disagrees …" named neither).
   expect(found.stdout).toContain("index_drift");
+  expect(found.stdout).toContain("s1: the index lists it with another title than its meta.json holds");
+  const json = JSON.parse(runCli(["store", "verify", "--json"], { home: home.path }).stdout);
+  expect(json.problems).toEqual([
+    expect.objectContaining({ kind: "index_drift", sessionId: "s1", repairable: true }),
+  ]);
   expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
   expect(runCli(["session", "list"], { home: home.path }).stdout).toContain("the title");
 });
