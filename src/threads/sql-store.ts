@@ -31,9 +31,11 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * longer moves the erased calls. 11: a rollout-only session's turns are keyed as the trace keys them
  * (a turn id started again is another turn), a refusal before its call is a refusal alone, an
  * id-less output no call waits for is a call of its own, and a refused call that ran anyway is
- * searched by what was refused and what ran.
+ * searched by what was refused and what ran. 12: a refusal naming no call id withdraws the newest
+ * open call of its tool with the same arguments (it took a later call's output); words fold `ł ø
+ * ß æ œ đ ð ħ ı ŧ þ` to Latin letters.
  */
-const THREAD_SCHEMA = 11;
+const THREAD_SCHEMA = 12;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

@@ -40,6 +40,26 @@ function cjkPairs(run: string): string[] {
   return out;
 }
 
+/**
+ * Letters compatibility decomposition leaves whole though a reader takes them for a base letter
+ * with a mark, or for two letters: `Łódź` is found by `lodz`, `Ørsted` by `orsted`, `Straße` by
+ * `strasse` (the README says accents are ignored; these were not).
+ */
+const LETTER_FOLDS: Record<string, string> = {
+  ł: "l",
+  ø: "o",
+  đ: "d",
+  ð: "d",
+  ħ: "h",
+  ı: "i",
+  ŧ: "t",
+  ß: "ss",
+  æ: "ae",
+  œ: "oe",
+  þ: "th",
+};
+const FOLDED_LETTERS = new RegExp(`[${Object.keys(LETTER_FOLDS).join("")}]`, "g");
+
 /** The folded forms of one raw word (usually one; none when it was marks only). */
 function foldWord(raw: string): string[] {
   if (ASCII.test(raw)) return [raw.toLowerCase()];
@@ -50,6 +70,7 @@ function foldWord(raw: string): string[] {
       .toLowerCase()
       // A capital sigma ending a word lowers to ς, which then prefixes no longer word (σ inside it).
       .replaceAll("ς", "σ")
+      .replace(FOLDED_LETTERS, (c) => LETTER_FOLDS[c]!)
       .match(LETTERS) ?? [];
   if (!words.some((w) => CJK.test(w))) return words;
   return words.flatMap((w) =>

@@ -446,6 +446,23 @@ test("regression: a Greek word's prefix ending in Σ finds it (ς never prefixed
   ]);
 });
 
+test("regression: letters folding leaves whole are found by the Latin letters a reader takes them for (Łódź by lodz, Ørsted by orsted, Straße by strasse), with both engines", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const prompt = "meeting in Łódź with Ørsted about Straße names, Þórr and Æsir, ĦAL, İzmir ıI";
+  expect(
+    runCli(["session", "create", "--prompt", prompt, "--id", "lt", "--project", home.path], h).code,
+  ).toBe(0);
+  for (const engine of ["sqlite", "json"])
+    for (const q of ["lodz", "LODZ", "orsted", "strasse", "thorr", "aesir", "hal", "Łódź", "straße"])
+      expect([engine, q, runCli(["search", q], { ...h, env: { FREECODE_THREADS: engine } }).stdout]).toEqual([
+        engine,
+        q,
+        expect.stringMatching(/\b[12] of [12] match/),
+      ]);
+  expect(runCli(["search", "lodzx"], h).stdout).not.toMatch(/\b[12] of [12] match/);
+});
+
 test("regression: a session with no prompt (system and synthetic messages, then the model's work) has its calls searched, in turn 0, which it does not count (they were in no turn, never found)", async () => {
   await using home = await tempHome();
   const a = files({ home: home.path });
