@@ -94,16 +94,26 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
       return store.readMessages(meta.id);
     }),
     "session.list": rpcMethod(
-      v.strictObject({
-        projectPath: v.optional(ClientPath),
-        /** The CLI's name for `projectPath`. */
-        project: v.optional(ClientPath),
-        status: v.optional(v.union([Status, v.array(Status)])),
-        all: v.optional(v.boolean()),
-        limit: v.optional(Count(0)),
-        offset: v.optional(Count(0)),
-        pinnedFirst: v.optional(v.boolean()),
-      }),
+      v.pipe(
+        v.strictObject({
+          projectPath: v.optional(ClientPath),
+          /** The CLI's name for `projectPath`. */
+          project: v.optional(ClientPath),
+          status: v.optional(v.union([Status, v.array(Status)])),
+          all: v.optional(v.boolean()),
+          limit: v.optional(Count(0)),
+          offset: v.optional(Count(0)),
+          pinnedFirst: v.optional(v.boolean()),
+        }),
+        // Two names for one filter: both given and not alike, one was silently dropped.
+        v.forward(
+          v.check(
+            (p) => p.project === undefined || p.projectPath === undefined || p.project === p.projectPath,
+            "give project or projectPath, not both with different paths",
+          ),
+          ["project"],
+        ),
+      ),
       async ({ project, projectPath, limit, offset, ...rest }) => {
         await recoverCrashed(store);
         const path = projectPath ?? project;

@@ -117,6 +117,17 @@ describe("audit: export, sync and serve", () => {
     }
   });
 
+  test("regression: session.list given project and projectPath naming different paths is invalid params (one was dropped unsaid); the same path twice is taken", async () => {
+    const r = await server.rpc("session.list", { project: "/tmp/a", projectPath: "/elsewhere" });
+    expect([r.error?.code, r.error?.message]).toEqual([
+      -32602,
+      "invalid params: give project or projectPath, not both with different paths (field project)",
+    ]);
+    expect(
+      (await server.rpc("session.list", { project: "/tmp/a", projectPath: "/tmp/a" })).error,
+    ).toBeUndefined();
+  });
+
   test("uploads past --max-stored-bytes are 507 until older links expire", async () => {
     const body = JSON.stringify(doc);
     const statuses: number[] = [];
