@@ -141,6 +141,10 @@ describe("outcome", () => {
   test("token and cost budgets; an unpriced model cannot be evaluated", () => {
     expect(tokens(t, { maxTotal: 1200 }).verdict).toBe("pass");
     expect(tokens(t, { maxOutput: 100 }).message).toBe("output tokens 200 > budget 100");
+    // Every budget exceeded is said (a failing maxTotal hid behind a failing maxInput).
+    const both = tokens(t, { maxInput: 1, maxOutput: 10_000, maxTotal: 2 });
+    expect(both.message).toMatch(/^input tokens \d+ .*> budget 1; total tokens \d+ .*> budget 2$/);
+    expect(both.expected).toBe("≤ 1; ≤ 2");
     const priced = trace({ models: [{ model: "claude-x", inputTokens: 1_000_000, outputTokens: 100_000 }] });
     expect(cost(priced, { maxUsd: 5 }, { "claude-*": { input: 3, output: 15 } }).message).toBe(
       "cost $4.5000 within $5",

@@ -117,10 +117,13 @@ export function tokens(trace: Trace, budget: TokenBudget): Outcome {
     [`total tokens ${input + output} (${parts}, ${output} output)`, input + output, budget.maxTotal],
     [`cache read tokens ${read}`, read, budget.maxCacheRead],
   ];
-  for (const [what, n, max] of checks) {
-    if (max !== undefined && n > max)
-      return fail(`${what} > budget ${max}`, { expected: `≤ ${max}`, actual: n });
-  }
+  // Every budget exceeded, not the first alone (a failing maxTotal hid behind maxInput).
+  const over = checks.filter(([, n, max]) => max !== undefined && n > max);
+  if (over.length > 0)
+    return fail(over.map(([what, , max]) => `${what} > budget ${max}`).join("; "), {
+      expected: over.map(([, , max]) => `≤ ${max}`).join("; "),
+      actual: over.length === 1 ? over[0]![1] : over.map(([, n]) => n).join("; "),
+    });
   return pass(`tokens within budget (input ${input} incl. ${read + write} cached, output ${output})`);
 }
 
