@@ -297,6 +297,20 @@ export async function purgeSession(store: StorageAdapter, id: string, options?: 
  * `responseId` stays): that cost is the parent's, and a plain sum of usage over every session must
  * stay the true cost. The rollout log is not copied either.
  */
+/**
+ * The turns of `parent` its compaction summary stands for: what it counts beyond the turns of the
+ * messages it holds (0 when it was never compacted). A fork `--at` a message carries them with the
+ * summary, so its turns are numbered as the parent's (it counted 3 where the parent said 224).
+ */
+function summarizedTurns(parent: SessionMeta, messages: StoredMessage[]): number {
+  if (!parent.summary) return 0;
+  const held = foldMessagesIntoMeta(
+    { ...parent, turnCount: 0, messageCount: 0, tokens: undefined },
+    messages,
+  );
+  return Math.max(0, parent.turnCount - held.turnCount);
+}
+
 export async function forkSession(
   store: StorageAdapter,
   id: string,
@@ -349,7 +363,7 @@ export async function forkSession(
     parentId: parent.id,
     createdAt: now,
     updatedAt: now,
-    turnCount: full ? parent.turnCount : counted.turnCount,
+    turnCount: full ? parent.turnCount : summarizedTurns(parent, messages) + counted.turnCount,
     pinned: false,
     ...(full ? {} : { forkedAt: options.at }),
   };

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FreecodeError } from "../../src/errors.ts";
+import { compactSession } from "../../src/session/compaction.ts";
 import {
   appendMessages,
   archiveSession,
@@ -139,6 +140,26 @@ for (const [name, make] of [
         );
         expect((await store.readMessages("parent")).messages).toHaveLength(4);
         await expect(forkSession(store, "parent", { at: "nope" })).rejects.toThrow("no message nope");
+      }));
+
+    test("regression: a fork --at of a compacted session counts the turns its summary stands for (it counted 3 where the parent said 224)", () =>
+      withStore(async (store) => {
+        await createSession(store, { projectPath: "/p", id: "parent" }, conv());
+        const turn = (n: number) =>
+          toStoredMessages([
+            { id: `u${n}`, role: "user", parts: [{ type: "text", content: `prompt ${n}` }] },
+            { id: `a${n}`, role: "assistant", parts: [{ type: "text", content: `answer ${n}` }] },
+          ]);
+        await store.appendMessages("parent", [...turn(3), ...turn(4)]);
+        await compactSession(store, "parent", { keepUserTurns: 1 });
+        const parent = (await store.getMeta("parent"))!;
+        expect([
+          parent.turnCount,
+          (await store.readMessages("parent")).messages.some((m) => m.id === "u3"),
+        ]).toEqual([4, false]);
+        const at = await forkSession(store, "parent", { at: "a4" });
+        expect([at.turnCount, at.summary?.text]).toEqual([4, parent.summary?.text]);
+        expect((await forkSession(store, "parent")).turnCount).toBe(4);
       }));
 
     test("fork: a compaction the parent left half done stays the parent's", () =>
