@@ -6,7 +6,7 @@
  * escaped: only the colours asked for reach the terminal.
  */
 
-import { cutText } from "../util/cut-text.ts";
+import { fitColumns, padColumns } from "../util/columns.ts";
 import { escapeLine } from "../util/one-line.ts";
 import { plural } from "../util/plural.ts";
 import type { DeniedSpan, ModelSpan, ToolSpan, Trace } from "./folds/trace-types.ts";
@@ -62,8 +62,6 @@ export function fmtTokens(n: number): string {
   if (Math.round(n / 100) < 10_000) return `${(n / 1000).toFixed(1)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
-
-const cut = (s: string, n: number) => cutText(s, Math.max(1, n));
 
 function argHint(args: unknown): string {
   if (typeof args === "string") return args.split("\n")[0] ?? "";
@@ -153,14 +151,18 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
   for (const line of summary(trace, paint)) write(line);
 
   const bar = (r: Row) => {
-    const start = Math.min(barW - 1, Math.floor(((r.at - t0) / span) * barW));
-    const len = Math.max(1, Math.min(barW - start, Math.round((r.dur / span) * barW)));
+    // A span may reach back before the log's first event (an output or a response with no call or
+    // request before it, started its duration earlier): drawn from the first column (a negative
+    // start threw, and `trace` died with a stack trace).
+    const from = Math.max(r.at, t0);
+    const start = Math.min(barW - 1, Math.floor(((from - t0) / span) * barW));
+    const len = Math.max(1, Math.min(barW - start, Math.round(((r.at + r.dur - from) / span) * barW)));
     return `${" ".repeat(start)}${paint(r.tone, r.glyph.repeat(len))}${" ".repeat(barW - start - len)}`;
   };
   const line = (r: Row) => {
     const offset = `+${fmtMs(Math.max(0, r.at - t0))}`.padStart(9);
-    const detail = cut(escapeLine(r.detail), detailW);
-    return `${paint("dim", offset)} ${cut(escapeLine(r.label), labelW).padEnd(labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
+    const detail = fitColumns(r.detail, detailW).text;
+    return `${paint("dim", offset)} ${padColumns(r.label, labelW)} ${bar(r)} ${r.tone === "hung" || r.tone === "fail" || r.tone === "denied" ? paint(r.tone, detail) : detail}`;
   };
 
   const groups = new Map<string, number[]>();

@@ -28,9 +28,54 @@ describe("replay", () => {
     expect(text).toContain("⊘ Write denied by mode: plan mode forbids writes");
     expect(text).toContain("unreadable line 29");
   });
+  test("regression: a finished call whose output records no failed flag is marked unknown (?), not succeeded (✓)", async () => {
+    await using home = await tempHome();
+    const events = [
+      { type: "function.call", tool: "Bash", callId: "a" },
+      { type: "function.output", tool: "Bash", callId: "a", output: "?" },
+      { type: "function.call", tool: "Bash", callId: "b" },
+      { type: "function.output", tool: "Bash", callId: "b", output: "ok", failed: false },
+    ];
+    const stdin = `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
+    expect(runCli(["rollout", "append", "s"], { home: home.path, stdin }).code).toBe(0);
+    const text = runCli(["replay", "s"], { home: home.path }).stdout;
+    expect(text).toContain("  ? Bash({})");
+    expect(text).toContain("  ✓ Bash({})");
+  });
 });
 
 describe("usage", () => {
+  test("regression: a model id longer than the column widens it, so every row's numbers stay under their headings", async () => {
+    await using home = await tempHome();
+    const model = "anthropic.claude-sonnet-in-a-very-long-deployment-name";
+    const events = [
+      { type: "model.request", turnId: "t", provider: "bedrock", model },
+      {
+        type: "model.response",
+        turnId: "t",
+        provider: "bedrock",
+        model,
+        inputTokens: 1000,
+        outputTokens: 100,
+      },
+      { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
+      {
+        type: "model.response",
+        turnId: "t",
+        provider: "openai",
+        model: "gpt-4o",
+        inputTokens: 10,
+        outputTokens: 1,
+      },
+    ];
+    const stdin = `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
+    expect(runCli(["rollout", "append", "s"], { home: home.path, stdin }).code).toBe(0);
+    const lines = runCli(["usage", "s"], { home: home.path }).stdout.trimEnd().split("\n");
+    const callsEnd = lines[0]!.indexOf("CALLS") + "CALLS".length;
+    expect(lines.slice(1, 4).map((l) => l.slice(callsEnd - 1, callsEnd))).toEqual(["1", "1", "2"]);
+    expect(lines[1]).toContain(`bedrock/${model}`);
+  });
+
   test("unpriced models say cost unknown, never $0; prices from config.json apply by glob", async () => {
     await using home = await tempHome();
     setup(home.path);

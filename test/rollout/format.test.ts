@@ -1,5 +1,6 @@
 /** The waterfall's numbers: rounded first, so a value just under a unit's edge carries over. */
 import { expect, test } from "bun:test";
+import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { fmtMs, fmtTokens, renderWaterfall } from "../../src/rollout/waterfall.ts";
 
@@ -33,4 +34,78 @@ test("token counts carry from k to M", () => {
 test("an empty log says it has no events rather than starting in 1970", () => {
   const text = renderWaterfall(buildTrace("empty", []), { width: 100, color: false });
   expect(text.split("\n")[0]).toBe("session empty  (no events)  open (no session.ended)");
+});
+
+const events = (...es: Record<string, unknown>[]) =>
+  es.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1_700_000_000_000, ...e }) as RolloutEvent);
+
+test("regression: a span reaching back before the log's first event (an output, a response or an error with no call or request, started its duration earlier) is drawn from the first column (trace threw a RangeError)", () => {
+  for (const orphan of [
+    { type: "function.output", turnId: "t", tool: "Bash", output: "ok", duration_ms: 1200 },
+    { type: "model.response", turnId: "t", provider: "anthropic", model: "m", duration_ms: 5000 },
+    {
+      type: "model.error",
+      turnId: "t",
+      provider: "anthropic",
+      model: "m",
+      duration_ms: 5000,
+      kind: "provider",
+    },
+  ]) {
+    const text = renderWaterfall(buildTrace("s", events({ type: "turn.started", turnId: "t" }, orphan)), {
+      width: 100,
+    });
+    expect(text).toContain("── turn t#1");
+  }
+});
+
+test("regression: rows are fitted by terminal columns: wide characters count two, escapes are never cut (a row of Chinese names ran 122 columns in 100, its bar shifted)", () => {
+  const trace = buildTrace(
+    "s",
+    events(
+      { type: "turn.started", turnId: "t" },
+      { type: "function.call", turnId: "t", tool: "Bash", callId: "a", args: { command: "ls" } },
+      {
+        type: "function.output",
+        turnId: "t",
+        tool: "Bash",
+        callId: "a",
+        output: "",
+        duration_ms: 500,
+        timestamp: 1_700_000_000_500,
+      },
+      {
+        type: "function.call",
+        turnId: "t",
+        tool: "读取文件工具读取文件工具读取文件工具",
+        callId: "b",
+        args: { command: `echo ${"日本語".repeat(20)}` },
+      },
+      {
+        type: "function.output",
+        turnId: "t",
+        tool: "读取文件工具读取文件工具读取文件工具",
+        callId: "b",
+        output: "",
+        duration_ms: 500,
+        timestamp: 1_700_000_000_500,
+      },
+      {
+        type: "function.denied",
+        turnId: "t",
+        tool: "Bash",
+        source: "user",
+        reason: `no\u2066${"x".repeat(80)}`,
+      },
+    ),
+  );
+  const rows = renderWaterfall(trace, { width: 100 })
+    .split("\n")
+    .filter((l) => /^\s+\+\S+ (tool|denied) /.test(l));
+  expect(rows.length).toBe(3);
+  for (const row of rows) expect(Bun.stringWidth(row)).toBeLessThanOrEqual(100);
+  // The bars start in one column.
+  const barAt = (row: string) => Bun.stringWidth(row.slice(0, row.search(/[█▒░▓■]/)));
+  expect(barAt(rows[1]!)).toBe(barAt(rows[0]!));
+  expect(rows.join("\n")).not.toMatch(/\\u…|\\u[0-9a-f]{0,3}…/);
 });

@@ -50,7 +50,9 @@ export default command({
         `── ${turn.turnKey}  ${new Date(turn.startedAt).toISOString()}  ${turn.modelRequests} model request(s)${flags.length ? `  [${flags.join(", ")}]` : ""}`,
       );
       for (const c of turn.calls) {
-        const mark = !c.done ? "…" : c.failed ? "✗" : "✓";
+        // A finished call whose output says nothing of failing has an unknown outcome, not a
+        // success (`failed` absent means unknown: it showed ✓).
+        const mark = !c.done ? "…" : c.failed === true ? "✗" : c.failed === false ? "✓" : "?";
         const took = c.duration_ms === undefined ? "" : ` ${fmtMs(c.duration_ms)}`;
         lines.push(
           `  ${mark} ${c.tool}(${oneLine(c.args ?? {}, 60)})${took}${c.output === undefined ? "" : ` → ${oneLine(c.output, 80)}`}`,

@@ -9,6 +9,7 @@
 import { type ModelUsage, sumUsage, type Usage } from "../../rollout/folds/usage.ts";
 import { loadUsage } from "../../rollout/load.ts";
 import { fmtTokens } from "../../rollout/waterfall.ts";
+import { fitColumns, padColumns } from "../../util/columns.ts";
 import { escapeLine } from "../../util/one-line.ts";
 import { command } from "../_command.ts";
 import { withRollouts } from "./rollout/_source.ts";
@@ -103,17 +104,17 @@ export default command({
       ctx.out({ sessions, models, totals, copiedResponses: copies, copiedErrors });
       return 0;
     }
+    // Recorded names, their control characters shown escaped (an imported transcript supplies
+    // them), in a column as wide as the longest (up to 80): a longer id pushed its row's columns out.
+    const names = models.map((m) => (m.provider ? `${m.provider}/${m.model}` : m.model));
+    const nameW = Math.min(80, Math.max(40, ...names.map((n) => fitColumns(n, 80).width)));
     // CALLS are answered requests, ERRORS failed ones (trace counts both as model calls).
     const row = (name: string, u: Omit<ModelUsage, "provider" | "model" | "recordedCostUsd">, cost: string) =>
-      `${name.padEnd(40)} ${String(u.responses).padStart(6)} ${String(u.errors).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${cost}`;
+      `${padColumns(name, nameW)} ${String(u.responses).padStart(6)} ${String(u.errors).padStart(6)} ${fmtTokens(u.inputTokens).padStart(8)} ${fmtTokens(u.outputTokens).padStart(8)} ${fmtTokens(u.cacheReadTokens).padStart(8)} ${fmtTokens(u.cacheWriteTokens).padStart(8)}  ${cost}`;
     const lines = [
-      `${"MODEL".padEnd(40)} ${"CALLS".padStart(6)} ${"ERRORS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
+      `${"MODEL".padEnd(nameW)} ${"CALLS".padStart(6)} ${"ERRORS".padStart(6)} ${"IN".padStart(8)} ${"OUT".padStart(8)} ${"CACHE R".padStart(8)} ${"CACHE W".padStart(8)}  COST`,
     ];
-    // Recorded names: their control characters shown escaped (an imported transcript supplies them).
-    for (const m of models)
-      lines.push(
-        row(escapeLine(m.provider ? `${m.provider}/${m.model}` : m.model), m, usd(m.costUsd, m.costFrom)),
-      );
+    for (const [i, m] of models.entries()) lines.push(row(names[i]!, m, usd(m.costUsd, m.costFrom)));
     // A total over some models only says so in the table, not only on stderr.
     const partial = totals.costUsd !== null && totals.unpricedModels.length > 0 ? " (partial)" : "";
     lines.push(
