@@ -314,6 +314,8 @@ const reasonOf = (error: unknown) => {
  */
 export interface LeftOut {
   named: number;
+  /** Paths named on the command line that could not be opened or listed (each with its warning). */
+  unreadable: number;
   byAgent: Partial<Record<Agent, number>>;
 }
 
@@ -329,10 +331,16 @@ export function discover(
   warnings: ImportWarning[],
   fs: WalkFs = REAL_FS,
   known?: KnownFiles,
-  left: LeftOut = { named: 0, byAgent: {} },
+  left: LeftOut = { named: 0, unreadable: 0, byAgent: {} },
 ): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
+  // A path that cannot be opened is a warning; one the user named is also the command's failure
+  // (it was a warning alone, and the import exited 0 with nothing read).
+  const cannot = (what: "read" | "list", path: string, error: unknown, explicit: boolean) => {
+    warnings.push({ file: path, message: `cannot ${what}: ${reasonOf(error)}` });
+    if (explicit) left.unreadable++;
+  };
   /** `realParent`: the real path of the folder `path` was listed in (none for the root). */
   const visit = (path: string, explicit: boolean, realParent?: string) => {
     let st: ReturnType<typeof statSync>;
@@ -357,7 +365,7 @@ export function discover(
           (link && linksToCredential(path)) ||
           (real !== path && isCredentialFile(real)));
     } catch (error) {
-      warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
+      cannot("read", path, error, explicit);
       return;
     }
     if (credential) {
@@ -386,18 +394,25 @@ export function discover(
       try {
         entries = fs.readdir(path);
       } catch (error) {
-        warnings.push({ file: path, message: `cannot list: ${reasonOf(error)}` });
+        cannot("list", path, error, explicit);
         return;
       }
       for (const entry of entries.sort()) visit(join(path, entry), false, real);
       return;
     }
-    if (!st.isFile()) return;
+    if (!st.isFile()) {
+      // A FIFO, a socket, a device: never a transcript (and opening a FIFO would wait for ever).
+      if (explicit) {
+        left.named++;
+        warnings.push({ file: path, message: "not a file or a folder: not read" });
+      }
+      return;
+    }
     let found: Candidate | undefined = known?.(path, st.size, st.mtimeMs);
     try {
       found ??= fs.detect(path);
     } catch (error) {
-      warnings.push({ file: path, message: `cannot read: ${reasonOf(error)}` });
+      cannot("read", path, error, explicit);
       return;
     }
     if (!found && explicit && path.endsWith(".jsonl") && !hasCompleteLine(path)) {

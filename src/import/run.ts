@@ -100,7 +100,7 @@ export async function importRoot(
 ): Promise<SourceSummary> {
   const sum = newSummary(agent, root);
   let candidates: Candidate[] = [];
-  const left: LeftOut = { named: 0, byAgent: {} };
+  const left: LeftOut = { named: 0, unreadable: 0, byAgent: {} };
   try {
     candidates = discover(root, agent, sum.warnings, undefined, knownFiles(opts.imports), left);
   } catch (error) {
@@ -113,6 +113,7 @@ export async function importRoot(
     for (const c of candidates) sum.agents[c.agent] = (sum.agents[c.agent] ?? 0) + 1;
   }
   sum.files.skipped = left.named;
+  sum.files.failed = left.unreadable;
   const others = Object.entries(left.byAgent);
   if (candidates.length === 0 && others.length > 0)
     sum.warnings.push({
@@ -121,9 +122,12 @@ export async function importRoot(
     });
   const goneOpen = forgetGone(opts.imports, root, candidates);
   for (const c of candidates) {
+    const read = sum.files.read;
     try {
       await importCandidate(c, sum, opts);
     } catch (error) {
+      // Not read, whatever it got to (it was counted read and failed at once).
+      sum.files.read = read;
       // One unreadable source must not stop the others. Named on the command line, it is the
       // command's failure (`import … && eval` must stop), unless it may still be written (a Gemini
       // recording is rewritten whole: read mid-write, it is read again next time).

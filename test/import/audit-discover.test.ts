@@ -320,7 +320,8 @@ test("a named document that does not parse and is no longer written, or a named 
   const broken = runCli(["import", "gemini", cut, "--json"], h);
   expect(broken.code).toBe(2);
   expect(broken.stderr).toContain("1 path given is not readable (see the warning): not imported");
-  expect(JSON.parse(broken.stdout).sources[0].files).toMatchObject({ found: 1, failed: 1 });
+  // Not read: it failed (it was counted read and failed at once).
+  expect(JSON.parse(broken.stdout).sources[0].files).toMatchObject({ found: 1, read: 0, failed: 1 });
   // Still being written (Gemini rewrites a recording whole): read again next time, exit 0.
   utimesSync(cut, new Date(), new Date());
   expect(runCli(["import", "gemini", cut], h).code).toBe(0);
@@ -333,6 +334,29 @@ test("a named document that does not parse and is no longer written, or a named 
   expect(named.code).toBe(2);
   expect(named.stderr).toContain("credential file: not read");
   expect(JSON.parse(named.stdout).sources[0].files.skipped).toBe(1);
+});
+
+test("regression: a named path that cannot be opened, or is no file at all, is the command's failure, exit 2 (it was a warning alone, exit 0, nothing read)", async () => {
+  await using dir = await tempDir();
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const unreadable = join(dir.path, "bad.jsonl");
+  symlinkSync("/proc/self/mem", unreadable); // an i/o error on read, even for root
+  for (const [agent, path] of [
+    ["claude", unreadable],
+    ["auto", unreadable],
+    ["codex", unreadable],
+  ] as const) {
+    const r = runCli(["import", agent, path, "--json"], h);
+    expect([agent, r.code]).toEqual([agent, 2]);
+    expect(r.stderr).toContain(`${path}: cannot read`);
+    expect(JSON.parse(r.stdout).sources[0].files).toMatchObject({ found: 0, read: 0, failed: 1 });
+  }
+  const fifo = join(dir.path, "pipe.jsonl");
+  Bun.spawnSync(["mkfifo", fifo]);
+  const r = runCli(["import", "claude", fifo, "--json"], h);
+  expect([r.code, JSON.parse(r.stdout).sources[0].files.skipped]).toEqual([2, 1]);
+  expect(r.stderr).toContain("not a file or a folder: not read");
 });
 
 test("a credential file is not opened under a link's name or a name the rule missed (redact review 4)", async () => {
