@@ -11,7 +11,8 @@ import { measureUsage, type SizeMethod } from "./disk-usage.ts";
 export interface StoredSession {
   meta: SessionMeta;
   bytes: number;
-  /** No messages: the meta says none and the log holds none (not even an unreadable line). */
+  /** No messages — the meta says none and the log holds none (not even an unreadable line) — and
+   * no recorded work in its rollout log (see `recordsWork`). */
   empty: boolean;
 }
 
@@ -20,6 +21,21 @@ export interface Inventory {
   /** Bytes of rollout logs with no session (counted in the store's size; gc does not remove them). */
   otherBytes: number;
   sizeMethod: SizeMethod;
+}
+
+/** Events that say a session began or ended, and nothing of what it did. */
+const BOOKENDS = new Set(["session.started", "session.ended"]);
+
+/**
+ * Whether a session's rollout log holds anything but its start and end (a line it cannot read
+ * counts: it may hold work). An imported session whose every message a rewind took back keeps its
+ * model and tool calls there, and `usage`, `trace` and eval count them: gc took it for an empty
+ * shell and removed the log with the session, and the next import made it again.
+ */
+async function recordsWork(adapter: StorageAdapter, id: string): Promise<boolean> {
+  for await (const read of adapter.readEvents(id))
+    if (!read.event || !BOOKENDS.has(read.event.type)) return true;
+  return false;
 }
 
 /** Take stock of `adapter`'s sessions. */
@@ -41,7 +57,8 @@ export async function takeInventory(adapter: StorageAdapter): Promise<Inventory>
     let empty = false;
     if (meta.messageCount === 0) {
       const read = await adapter.readMessages(meta.id);
-      empty = read.messages.length === 0 && read.issues.length === 0;
+      empty =
+        read.messages.length === 0 && read.issues.length === 0 && !(await recordsWork(adapter, meta.id));
     }
     sessions.push({ meta, bytes: usage.bytes.get(meta.id) ?? 0, empty });
     usage.bytes.delete(meta.id);

@@ -71,6 +71,36 @@ for (const name of Object.keys(ADAPTERS) as AdapterName[]) {
       }
     });
 
+    test("regression: a session with no messages whose rollout log records work is not an empty shell (an imported session a rewind emptied lost its calls and tokens to gc)", async () => {
+      await using home = await tempHome();
+      const adapter = await seedStore(name, home.path, [
+        { id: "worked", ageDays: 3, messages: 0 },
+        { id: "started", ageDays: 3, messages: 0 },
+      ]);
+      try {
+        await adapter.appendEvents("worked", [
+          { type: "session.started", reason: "import" },
+          { type: "model.request", turnId: "t", provider: "google", model: "gemini-2.5-pro" },
+          {
+            type: "model.response",
+            turnId: "t",
+            provider: "google",
+            model: "gemini-2.5-pro",
+            inputTokens: 62,
+          },
+        ]);
+        await adapter.appendEvents("started", [{ type: "session.started", reason: "new" }]);
+        const { report } = await runGc(adapter, { home: home.path, policy: policy({}), now: NOW });
+        expect(report.sessions.map((s) => [s.id, s.reason, s.result])).toEqual([
+          ["started", "empty-shell", "removed"],
+        ]);
+        expect(await stored(adapter)).toEqual(["worked"]);
+        expect(await adapter.listEventLogs()).toEqual(["worked"]);
+      } finally {
+        await adapter.close();
+      }
+    });
+
     test("a dry run and warn mode plan the same and remove nothing", async () => {
       await using home = await tempHome();
       const adapter = await seedStore(name, home.path, SEEDS);
