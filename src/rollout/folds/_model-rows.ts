@@ -8,6 +8,7 @@
 
 import type { EventOf, ModelErrorKind } from "../events.ts";
 import { recordedCost } from "../recorded-cost.ts";
+import { datedAlike } from "./_model-id.ts";
 import { IntRows, NumberRows, type StringTable } from "./_rows.ts";
 
 // Doubles: times and durations.
@@ -168,7 +169,7 @@ export class ModelRows {
         i = open.findIndex((r) => {
           if (this.ints.get(r, TURN) !== turnRow + 1 || this.ints.get(r, PROVIDER) !== p) return false;
           const asked = this.strings.get(this.ints.get(r, MODEL));
-          return datedIdOf(model, asked) || datedIdOf(asked, model);
+          return datedAlike(model, asked);
         });
     }
     if (i < 0) {
@@ -222,17 +223,4 @@ export class ModelRows {
     if (this.listIds.size < 10_000) this.listIds.set(key, n);
     return n;
   }
-}
-
-/**
- * What a provider puts after a model's name in the id of one of its versions: a date (`-20250514`,
- * `-2024-07-18`, `@20250514`, OpenAI's `-0613`), Gemini's `-001`, `-latest`, and Bedrock's `-v1:0`
- * after any of them. Never a word or a one- or two-digit number: `gpt-4o-mini` and `claude-sonnet-4-5`
- * are other models.
- */
-const DATE_SUFFIX = /^[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?$/;
-
-/** Whether `id` is a dated (versioned) id of `model` (`claude-sonnet-4-20250514` of `claude-sonnet-4`). */
-function datedIdOf(id: string, model: string): boolean {
-  return id.length > model.length && id.startsWith(model) && DATE_SUFFIX.test(id.slice(model.length));
 }

@@ -13,6 +13,7 @@ import { own } from "../../util/dict.ts";
 import { UNREAD_BY_USAGE } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 import { recordedCost } from "../recorded-cost.ts";
+import { datedAlike } from "./_model-id.ts";
 
 export interface Price {
   input: number;
@@ -149,16 +150,38 @@ export function createUsageFold(
     counted.set(key, sessionId);
     return false;
   };
+  /**
+   * A response or an error whose model has no request waiting answers one of the same model under
+   * its dated id, or the undated one (`gpt-4o` asked, `gpt-4o-2024-08-06` answered), as the trace
+   * pairs them: the request is counted on the row that answered (it showed as a `gpt-4o` row of
+   * one request never answered, beside one of a response with no request).
+   */
+  const answer = (r: ModelUsage): void => {
+    if (r.requests > r.responses + r.errors) return;
+    for (const o of rows.values())
+      if (
+        o !== r &&
+        o.provider === r.provider &&
+        o.requests > o.responses + o.errors &&
+        datedAlike(o.model, r.model)
+      ) {
+        o.requests--;
+        r.requests++;
+        return;
+      }
+  };
   return {
     push(e: RolloutEvent): void {
       if (e.type === "model.request") row(e.provider, e.model).requests++;
       else if (e.type === "model.error") {
         const r = row(e.provider, e.model);
+        answer(r);
         // An API error copied with a fork's history: same model, millisecond, kind and message.
         if (copied(r, ["error", e.provider, e.model, e.timestamp, e.kind, e.error ?? ""])) copiedErrors++;
         else r.errors++;
       } else if (e.type === "model.response") {
         const r = row(e.provider, e.model);
+        answer(r);
         if (
           e.responseId !== undefined &&
           copied(r, [e.provider, e.responseId, e.model, e.inputTokens ?? 0, e.outputTokens ?? 0])
@@ -198,7 +221,11 @@ export function createUsageFold(
     /** Tool outputs and arguments: usage never reads them (see `RolloutSink.unread`). */
     unread: UNREAD_BY_USAGE,
     finish(): Usage {
-      const models = [...rows.values()].map((r): ModelUsage => {
+      // A row whose every request another row's answer took holds nothing.
+      const held = [...rows.values()].filter(
+        (r) => r.requests + r.responses + r.errors > 0 || recorded.has(r),
+      );
+      const models = held.map((r): ModelUsage => {
         const price = r.model === REDIRECT_MODEL ? undefined : priceFor(prices, r.provider, r.model);
         const c = recorded.get(r);
         const recordedCostUsd = c && c.costed > 0 && c.missing === 0 ? c.usd : null;
