@@ -6,6 +6,7 @@
  */
 
 import { type ConsolaReporter, createConsola, type LogObject } from "consola/core";
+import { escapeText } from "../util/one-line.ts";
 import { drainBeforeStderr } from "./_stdout.ts";
 
 /** Colour is not turned off by the environment (`NO_COLOR`, `TERM=dumb`). */
@@ -28,7 +29,10 @@ const COLORS: Record<string, string> = {
 
 const stderrReporter: ConsolaReporter = {
   log(entry: LogObject) {
-    const text = format(entry.args);
+    // Recorded text reaches messages (a bad line quoted by the JSON parser, a file's name): its
+    // control characters and bidirectional overrides shown escaped, as every listing shows them (a
+    // raw ESC from `rollout append`'s parse error reached the terminal).
+    const text = escapeText(format(entry.args));
     const tag = entry.type === "log" ? "" : `[${entry.type}] `;
     const color = colorEnabled(process.stderr) ? COLORS[entry.type] : undefined;
     const line = color && tag ? `\x1b[${color}m${tag}\x1b[0m${text}` : `${tag}${text}`;

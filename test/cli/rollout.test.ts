@@ -333,6 +333,15 @@ test("regression: usage and rollout verify show what a log recorded with its con
   expect(verify.code).toBe(1);
   expect(verify.stdout).not.toMatch(/[\u0000\u001b]/);
   expect(verify.stdout).toContain("x\\x1b[2Jy ×1");
+  // Messages quote recorded text too (the JSON parser quotes the bad token): escaped there as well.
+  const bad = runCli(["rollout", "append", "x"], {
+    home: home.path,
+    stdin: '{"type":"turn.started"}\u001b[2J\n',
+  });
+  expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("'\\x1b'")]);
+  expect(bad.stderr).not.toContain("\u001b");
+  const cat = runCli(["rollout", "cat", "v"], { home: home.path });
+  expect(cat.stderr).not.toMatch(/[\u0000\u001b]/);
 });
 
 test("regression: a log an older version wrote with a negative duration or a fractional count still reads: verify, usage and trace take it", async () => {
