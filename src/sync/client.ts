@@ -43,6 +43,21 @@ const Link = v.pipe(
 const Answer = v.object({ url: Link, expiresAt: v.pipe(v.number(), v.safeInteger()) });
 
 /** `url` if it is http(s), else a usage error. */
+/**
+ * `url` as messages show it: a password in it (`https://user:secret@host/…`, which `fetch` sends as
+ * Basic credentials) shown as `***` (it was printed whole in every message naming the endpoint).
+ */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = "***";
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
 export function httpUrl(url: string, what: string): URL {
   let parsed: URL | undefined;
   try {
@@ -51,7 +66,7 @@ export function httpUrl(url: string, what: string): URL {
     parsed = undefined;
   }
   if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
-    throw usageError(`${what} must be an http:// or https:// URL (got "${url}")`);
+    throw usageError(`${what} must be an http:// or https:// URL (got "${shownUrl(url)}")`);
   return parsed;
 }
 
@@ -77,8 +92,9 @@ export async function send(url: string, init: RequestInit, options: SyncOptions)
 
 function failedToSend(url: string, error: unknown, timeoutMs: number): FreecodeError {
   const e = error as Error;
-  if (e.name === "TimeoutError") return unavailable(`${url}: no answer within ${timeoutMs / 1000} s`, e);
-  return unavailable(`${url}: ${(e.message ?? String(e)).split("\n")[0]}`, e);
+  if (e.name === "TimeoutError")
+    return unavailable(`${shownUrl(url)}: no answer within ${timeoutMs / 1000} s`, e);
+  return unavailable(`${shownUrl(url)}: ${(e.message ?? String(e)).split("\n")[0]}`, e);
 }
 
 /** The body of `response` as text, under the size limit. */
@@ -87,11 +103,11 @@ export async function bodyText(url: string, response: Response, options: SyncOpt
   try {
     bytes = await readBody(response, options.maxBytes ?? MAX_DOWNLOAD_BYTES);
   } catch (error) {
-    if (error instanceof BodyTooLarge) throw badInput(`${url}: ${error.message}`);
+    if (error instanceof BodyTooLarge) throw badInput(`${shownUrl(url)}: ${error.message}`);
     throw failedToSend(url, error, options.timeoutMs ?? SYNC_TIMEOUT_MS);
   }
   const text = decodeUtf8(bytes);
-  if (text === undefined) throw badInput("the answer is not valid UTF-8", { file: url });
+  if (text === undefined) throw badInput("the answer is not valid UTF-8", { file: shownUrl(url) });
   return text;
 }
 
@@ -117,11 +133,11 @@ export async function httpError(
   if (REDIRECTS.has(s)) {
     const to = response.headers.get("location");
     return unavailable(
-      `${url}: the endpoint redirects (HTTP ${s}) to ${to ? escapeLine(to) : "an address it does not give"}: ` +
+      `${shownUrl(url)}: the endpoint redirects (HTTP ${s}) to ${to ? escapeLine(to) : "an address it does not give"}: ` +
         `freecode follows no redirect (the credentials would go along)${to ? `; give ${escapeLine(endpointOf(url, to))} instead` : ""}`,
     );
   }
-  const message = `${url}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
+  const message = `${shownUrl(url)}: HTTP ${s}${detail ? `: ${detail}` : ""}`;
   if (s === 401 || s === 403) return usageError(`${message} (${authHint})`);
   if (s === 404 || s === 410) return notFound(message);
   if (s >= 400 && s < 500) return badInput(message);
@@ -195,7 +211,7 @@ export async function uploadExport(
   const r = v.safeParse(Answer, answer);
   if (!r.success)
     throw unavailable(
-      `${url}: the answer is not {url, expiresAt} with an http(s) link: ${errorDetail(text)}`,
+      `${shownUrl(url)}: the answer is not {url, expiresAt} with an http(s) link: ${errorDetail(text)}`,
     );
   return r.output;
 }

@@ -7,7 +7,7 @@
  * one line each, with the exit codes of the sync client (`sync/client.ts`).
  */
 import { badInput, FreecodeError } from "../errors.ts";
-import { bodyText, httpError, httpUrl, type SyncOptions, send } from "./client.ts";
+import { bodyText, httpError, httpUrl, type SyncOptions, send, shownUrl } from "./client.ts";
 
 /** Where spans go: `url` as is, or its `/v1/traces` when it names no path. */
 export function otlpTracesUrl(url: string): string {
@@ -88,7 +88,7 @@ export async function postOtlp(
   const partial = answer?.partialSuccess;
   const rejected = Number(partial?.rejectedSpans ?? 0);
   return {
-    url: href,
+    url: shownUrl(href),
     rejectedSpans: Number.isFinite(rejected) ? rejected : 0,
     ...(typeof partial?.errorMessage === "string" && partial.errorMessage
       ? { message: partial.errorMessage }

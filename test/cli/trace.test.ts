@@ -203,6 +203,18 @@ describe("trace", () => {
     const denied = await runCliAsync(["trace", "fixture-session", "--otlp", base], { home: home.path });
     expect(denied.code).toBe(2);
     expect(denied.stderr).toContain("OTEL_EXPORTER_OTLP_HEADERS");
+    // Credentials in the URL go to the collector, and are never printed (they were, whole).
+    const withPassword = `http://me:s3cret-pw@127.0.0.1:${server.port}`;
+    const shown = `http://me:***@127.0.0.1:${server.port}/v1/traces`;
+    const refused = await runCliAsync(["trace", "fixture-session", "--otlp", withPassword], {
+      home: home.path,
+    });
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining(`${shown}: HTTP 401`)]);
+    answer = () => new Response("{}", { headers: { "content-type": "application/json" } });
+    const sent = await runCliAsync(["trace", "fixture-session", "--otlp", withPassword], { home: home.path });
+    expect([sent.code, sent.stderr]).toEqual([0, expect.stringContaining(`sent 15 OTLP spans to ${shown}`)]);
+    expect(refused.stderr + sent.stderr).not.toContain("s3cret-pw");
+    expect(got.at(-1)!.auth).toBe(`Basic ${btoa("me:s3cret-pw")}`);
     // Another scheme is refused, not made into directories.
     const grpc = await runCliAsync(["trace", "fixture-session", "--otlp", "grpc://127.0.0.1:4317"], {
       home: home.path,
