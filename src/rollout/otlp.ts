@@ -123,10 +123,15 @@ export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<O
   const traceId = hex(`trace:${trace.sessionId}`, 32);
   const id = (what: string) => hex(`${trace.sessionId}:${what}`, 16);
   const rootId = id("root");
+  // A span never ends before it starts: a log an older writer made with a negative duration is
+  // read as it is, and a collector may refuse such a span (it was exported ending first).
   const span = (s: Omit<OtlpSpan, "traceId" | "events"> & { events?: OtlpSpan["events"] }): OtlpSpan => ({
     traceId,
     events: [],
     ...s,
+    ...(BigInt(s.endTimeUnixNano) < BigInt(s.startTimeUnixNano)
+      ? { endTimeUnixNano: s.startTimeUnixNano }
+      : {}),
   });
   const turnSpanId = new Map<string, string>();
   const asOf = trace.asOf ?? trace.endedAt;

@@ -379,6 +379,14 @@ test("regression: a log an older version wrote with a negative duration or a fra
     modelSpans: [expect.anything()],
     parseErrors: [],
   });
+  // Its OTLP spans never end before they start (one did, by its negative duration).
+  const otlp = join(home.path, "spans.json");
+  expect(runCli(["trace", "old", "--otlp", otlp], { home: home.path }).code).toBe(0);
+  const spans = JSON.parse(readFileSync(otlp, "utf8")).resourceSpans[0].scopeSpans[0].spans as {
+    startTimeUnixNano: string;
+    endTimeUnixNano: string;
+  }[];
+  expect(spans.filter((s) => BigInt(s.endTimeUnixNano) < BigInt(s.startTimeUnixNano))).toEqual([]);
 });
 
 test("regression: a rollout log that cannot be read is named with its path (exit 74), and store verify lists it as a problem and goes on (it stopped, naming no file)", async () => {
