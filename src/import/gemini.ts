@@ -9,9 +9,11 @@
  * file, or a candidate path whose hash matches, and otherwise use Gemini's per-project folder, with
  * a warning.
  */
+
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { badInput } from "../errors.ts";
+import { parseDocument } from "../util/json-document.ts";
 import { idleSince, newBuilderState, SessionBuilder } from "./builder.ts";
 import { sessionIdFor } from "./ids.ts";
 import { mayStillStream } from "./live.ts";
@@ -70,7 +72,7 @@ export function readGemini(
     if (counts) bump(counts.skipped, "(unreadable entry)");
   };
   if (path.endsWith(".json")) {
-    const doc = JSON.parse(text) as unknown;
+    const doc = parseDocument(text);
     if (!isObj(doc)) throw badInput("not a Gemini recording: not a JSON object", { file: path });
     const messages = Array.isArray(doc.messages) ? (doc.messages as unknown[]) : [];
     const kept = messages.filter((m, i) => {

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { badInput } from "../errors.ts";
 import { own, put } from "../util/dict.ts";
+import { parseDocument } from "../util/json-document.ts";
 import { objectLines } from "./object-lines.ts";
 import type { OcMessage, OcSession } from "./opencode.ts";
 import { bump, type EntryCounts, type ImportWarning } from "./types.ts";
@@ -178,13 +179,8 @@ export function readOpencodeRows(dir: string, warnings: ImportWarning[], counts?
  * output) starts with that line: lines before the first one that opens an object are left out.
  */
 function exportJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const at = text.search(/^\{/m);
-    if (at <= 0 || /^\s*\{/.test(text)) throw error;
-    return JSON.parse(text.slice(at));
-  }
+  const at = /^\s*\{/.test(text) ? 0 : text.search(/^\{/m);
+  return parseDocument(at > 0 ? text.slice(at) : text);
 }
 
 /** An `opencode export` document (`{info, messages}`), or a reconstruction with `session_row`. */

@@ -320,6 +320,10 @@ test("a named document that does not parse and is no longer written, or a named 
   const broken = runCli(["import", "gemini", cut, "--json"], h);
   expect(broken.code).toBe(2);
   expect(broken.stderr).toContain("1 path given is not readable (see the warning): not imported");
+  // Said as what it is: cut off (the engine's own message named no place: `Expected '}'`).
+  expect(broken.stderr).toMatch(
+    /not valid JSON: it stops at line \d+ before the document is complete \(cut off\?\)/,
+  );
   // Not read: it failed (it was counted read and failed at once).
   expect(JSON.parse(broken.stdout).sources[0].files).toMatchObject({ found: 1, read: 0, failed: 1 });
   // Still being written (Gemini rewrites a recording whole): read again next time, exit 0.
