@@ -46,6 +46,17 @@ export function pendingCompaction(meta: SessionMeta): PendingCompaction | undefi
   return r.success ? r.output : undefined;
 }
 
+/**
+ * The summary that goes with `messages`, the log as it is now: a compaction a crash left half done
+ * (its plan still pending) that had already rewritten the log stands with the plan's summary — the
+ * meta's is the one before, and the messages it summarized are gone (a resume then gave the model
+ * the kept messages alone). A plan not applied yet leaves the old log and its old summary.
+ */
+export function summaryOf(meta: SessionMeta, messages: { id: string }[]): SessionMeta["summary"] {
+  const plan = pendingCompaction(meta);
+  return plan && messages[plan.head]?.id === plan.firstKept ? plan.summary : meta.summary;
+}
+
 /** Store `plan` unless the log moved since it was read (`messageCount`) or another plan is pending. */
 export async function storePlan(
   store: StorageAdapter,

@@ -7,6 +7,7 @@
  */
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../storage/records.ts";
+import { summaryOf } from "./_compaction-plan.ts";
 import { type LoopMessage, loadHistory } from "./history.ts";
 import { getSession } from "./lifecycle.ts";
 import { recoverCrashed } from "./status.ts";
@@ -60,13 +61,13 @@ export async function resumeSession(store: StorageAdapter, id: string): Promise<
     };
     ctx.stored = [...stored, ctx.continueMessage];
   }
-  const summary = meta.summary?.text;
-  if (summary) {
+  const summary = summaryOf(meta, stored);
+  if (summary?.text) {
     ctx.summaryMessage = {
       id: `${meta.id}-compaction-summary`,
       role: "system",
-      parts: [{ type: "text", content: `${SUMMARY_INTRO}\n${summary}` }],
-      timestamp: meta.summary!.createdAt,
+      parts: [{ type: "text", content: `${SUMMARY_INTRO}\n${summary.text}` }],
+      timestamp: summary.createdAt,
       synthetic: "compaction-summary",
     };
     const at = ctx.stored.findIndex((m) => m.role !== "system");

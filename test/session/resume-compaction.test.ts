@@ -6,7 +6,7 @@ import { createSession, toStoredMessages } from "../../src/session/lifecycle.ts"
 import { CONTINUE_TEXT, resumeSession, SUMMARY_INTRO } from "../../src/session/resume.ts";
 import { builtinSummarizer } from "../../src/session/summarizer.ts";
 import filesFactory from "../../src/storage/adapters/files.ts";
-import type { StoredMessage } from "../../src/storage/records.ts";
+import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
 import { tempHome } from "../_helpers.ts";
 import { conversation, say } from "./_conversation.ts";
 
@@ -23,6 +23,35 @@ describe("keepLastUserTurns", () => {
 });
 
 describe("resume", () => {
+  test("regression: after a crash between the log's rewrite and the summary's move into the meta, resume gives the model the pending summary (it gave the kept messages alone)", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "c1" }, conversation(4));
+    // The process dies as the summary is folded into the meta: the log is already rewritten.
+    const dying = new Proxy(store, {
+      get(target, key) {
+        if (key === "updateMeta")
+          return async (id: string, change: (m: SessionMeta) => SessionMeta) => {
+            const before = (await target.getMeta(id))!;
+            if (change(before).summary && !before.summary) throw new Error("killed");
+            return target.updateMeta(id, change);
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await expect(compactSession(dying, "c1", { keepUserTurns: 1 })).rejects.toThrow("killed");
+    const meta = (await store.getMeta("c1"))!;
+    expect([meta.summary, meta.pendingCompaction !== undefined]).toEqual([undefined, true]);
+    const ctx = await resumeSession(store, "c1");
+    expect(ctx.stored.map((m) => m.id)).toEqual(["c1-compaction-summary", "u4", "a4", "b4"]);
+    expect(ctx.summaryMessage?.parts[0]?.content).toStartWith(SUMMARY_INTRO);
+    // The next compaction finishes the job; resume reads the same then.
+    await compactSession(store, "c1", { keepUserTurns: 1 });
+    expect((await resumeSession(store, "c1")).summaryMessage).toEqual(ctx.summaryMessage);
+    await store.close();
+  });
+
   test("restores provider and model, adds the synthetic continue message after an interrupt", async () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "never" });
