@@ -51,6 +51,10 @@ export async function openStore(name: string | undefined, options: AdapterOption
       const why = failures.length ? ` (${failures.join("; ")})` : "";
       return { adapter, reason: `auto: ${candidate}${why}` };
     } catch (error) {
+      // A store that started and found its data damaged is that store's problem to report, not a
+      // reason to use another one: `auto` then listed "no sessions" from an empty sqljs store and
+      // wrote new sessions there, the damaged one unsaid.
+      if (error instanceof FreecodeError && error.code === "bad_input") throw error;
       failures.push(`${candidate} failed: ${(error as Error).message}`);
       firstError ??= error;
     }

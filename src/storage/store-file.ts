@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { homePaths } from "../home.ts";
+import { AUTO_ORDER } from "./select.ts";
 
 /** The data file of a one-file store (sqlite, sqljs, json); undefined for the others. */
 export async function storeFileOf(name: string, home: string): Promise<string | undefined> {
@@ -18,10 +19,15 @@ export async function storeFileOf(name: string, home: string): Promise<string | 
  * Whether the store `name` under `home` holds anything: its file, a migration into it, or its
  * journal (the json and sqljs stores keep recent writes there until they fold them in: a writer
  * killed before that left only the journal, which is their data); for the files store, its
- * sessions or rollout folders. The memory store never does.
+ * sessions or rollout folders. The memory store never does; `auto`, when one it may take does.
  */
 export async function storeHasData(name: string, home: string): Promise<boolean> {
   if (name === "memory") return false;
+  // `auto` holds what any store it may take holds (a damaged sqlite store was judged empty).
+  if (name === "auto") {
+    for (const candidate of AUTO_ORDER) if (await storeHasData(candidate, home)) return true;
+    return false;
+  }
   const file = await storeFileOf(name, home);
   if (file === undefined)
     return [homePaths(home).sessions, homePaths(home).rollout].some((d) => existsSync(d));

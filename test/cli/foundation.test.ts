@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { CORPUS, parseJson, runBinary, runCli, tempDir, tempHome } from "../_helpers.ts";
@@ -254,13 +262,19 @@ describe("CLI conventions", () => {
         [expect.stringContaining("store.db: the sqlite store is damaged (file is not a database)")],
       ]);
     }
-    const doctor = runCli(["doctor", "--json", "--store", "sqlite"], { home: home.path });
-    expect(doctor.code).toBe(1);
-    const doc = JSON.parse(doctor.stdout) as { storeCheck: { ok: boolean; error: string } };
-    expect(doc.storeCheck).toEqual({
-      ok: false,
-      error: expect.stringContaining("the sqlite store is damaged"),
-    });
+    // `auto` says so too: it took another store, listed none and wrote new sessions there.
+    const auto = runCli(["session", "list", "--store", "auto"], { home: home.path });
+    expect([auto.code, auto.stderr]).toEqual([2, expect.stringContaining("the sqlite store is damaged")]);
+    expect(existsSync(join(home.path, "state", "store-sqljs.db"))).toBe(false);
+    for (const store of ["sqlite", "auto"]) {
+      const doctor = runCli(["doctor", "--json", "--store", store], { home: home.path });
+      expect(doctor.code).toBe(1);
+      const doc = JSON.parse(doctor.stdout) as { storeCheck: { ok: boolean; error: string } };
+      expect(doc.storeCheck).toEqual({
+        ok: false,
+        error: expect.stringContaining("the sqlite store is damaged"),
+      });
+    }
     // A json store whose journal does not apply.
     await using json = await tempHome();
     expect(runCli(["session", "create", "--prompt", "p", "--store", "json"], { home: json.path }).code).toBe(
