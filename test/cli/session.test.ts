@@ -336,3 +336,34 @@ test("no rollout log: a session that recorded nothing is told apart from no sess
     expect.stringContaining("and no session nope (`freecode trace --list`"),
   ]);
 });
+
+test("regression: session resume shows recorded text escaped, and counts the session's own messages as stored (it sent raw escapes to the terminal, and counted the synthetic ones)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const created = runCli(
+    [
+      "session",
+      "create",
+      "--id",
+      "e1",
+      "--prompt",
+      "go",
+      "--provider",
+      "op\u001b[2Jen",
+      "--model",
+      "m\u202eX",
+      "--json",
+    ],
+    h,
+  );
+  expect(created.code).toBe(0);
+  expect(runCli(["session", "rename", "e1", "evil\u001b[31mRED\u202egnp.exe"], h).code).toBe(0);
+  const stdin = `${JSON.stringify({ role: "assistant", parts: [{ type: "text", content: "half" }], interrupted: true })}\n`;
+  expect(runCli(["session", "append", "e1"], { ...h, stdin }).code).toBe(0);
+  const r = runCli(["session", "resume", "e1"], h);
+  expect(r.code).toBe(0);
+  expect(r.stdout).not.toMatch(/[\u001b\u202e]/);
+  expect(r.stdout).toContain("resume e1: evil\\x1b[31mRED\\u202egnp.exe");
+  expect(r.stdout).toContain("provider/model: op\\x1b[2Jen/m\\u202eX");
+  expect(r.stdout).toContain("messages: 2 stored → 3 loop messages");
+});

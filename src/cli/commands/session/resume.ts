@@ -3,6 +3,7 @@
  * loop's messages, and whether the synthetic "Continue from where you left off." was added.
  */
 import { resumeResult, resumeSession } from "../../../session/resume.ts";
+import { escapeLine } from "../../../util/one-line.ts";
 import { command } from "../../_command.ts";
 import { ID_ARG, withStore } from "./_shared.ts";
 
@@ -15,10 +16,13 @@ export default command({
     if (ctx.json) {
       ctx.out(resumeResult(c));
     } else {
+      // Stored: the session's own messages, not the synthetic summary and continue ones.
+      const stored = c.stored.length - (c.summaryMessage ? 1 : 0) - (c.continueMessage ? 1 : 0);
+      // The title, provider and model are recorded text: shown escaped, as every listing shows them.
       const lines = [
-        `resume ${c.meta.id}: ${c.meta.title}`,
-        `provider/model: ${c.provider ?? "?"}/${c.model ?? "?"}`,
-        `messages: ${c.stored.length} stored → ${c.messages.length} loop messages`,
+        `resume ${c.meta.id}: ${escapeLine(c.meta.title)}`,
+        `provider/model: ${escapeLine(`${c.provider ?? "?"}/${c.model ?? "?"}`)}`,
+        `messages: ${stored} stored → ${c.messages.length} loop messages`,
       ];
       if (c.summaryMessage)
         lines.push("compacted: the summary of the dropped turns leads the loop's messages");
