@@ -119,16 +119,15 @@ async function metaTokens(flagsPart: string[]): Promise<string[]> {
 /** Run the command `argv` names (or print the version or help); its exit code. */
 async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
   const meta = await metaTokens(flagsPart);
-  if (meta.some((a) => HELP_FLAGS.has(a))) {
-    // A misspelt command is said, not answered with another command's help (exit 0).
+  const help = meta.some((a) => HELP_FLAGS.has(a));
+  // On the root and on every command, as --help is.
+  const version = !help && meta.some((a) => VERSION_FLAGS.has(a));
+  if (help || version) {
+    // A misspelt command is said, not answered with another command's help or the version (exit 0).
     const { unknown } = await route(main, flagsPart, true);
     if (unknown) throw usageError(unknown);
-    await usage(flagsPart, "stdout");
-    return 0;
-  }
-  // On the root and on every command, as --help is.
-  if (meta.some((a) => VERSION_FLAGS.has(a))) {
-    writeStdout(`${VERSION}\n`);
+    if (help) await usage(flagsPart, "stdout");
+    else writeStdout(`${VERSION}\n`);
     return 0;
   }
   // A deliberate internal error, to check that stack traces of the binary name our sources.

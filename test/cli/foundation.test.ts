@@ -108,18 +108,22 @@ describe("CLI conventions", () => {
     expect(r.stdout).toBe("");
   });
 
-  test("regression: a misspelt command with --help is an error naming the command it may mean, not another command's help (exit 0)", () => {
+  test("regression: a misspelt command with --help or --version is an error naming the command it may mean, not another command's help (exit 0)", () => {
     for (const [args, message] of [
       [
         ["sesion", "list", "--help"],
         'unknown command "sesion" for freecode (did you mean session? see freecode --help)',
       ],
       [["session", "lisst", "-h"], 'unknown command "lisst" for freecode session (did you mean list?'],
+      // And with --version (it printed the version, exit 0).
+      [["sesion", "--version"], 'unknown command "sesion" for freecode (did you mean session?'],
+      [["store", "inf", "-v"], 'unknown command "inf" for freecode store (did you mean info?'],
     ] as const) {
       const r = runCli([...args]);
       expect([args, r.code, r.stdout, r.stderr.includes(message)]).toEqual([args, 2, "", true]);
     }
     expect(runCli(["session", "list", "--help"]).code).toBe(0);
+    expect(runCli(["session", "list", "--version"]).code).toBe(0);
   });
 
   test("doctor --json: one JSON document with version, home, store and adapters", async () => {
