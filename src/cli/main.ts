@@ -3,6 +3,7 @@
  * a command's module is evaluated only when it runs (`--help` without a command resolves them all,
  * for their descriptions). This is the only place that exits the process.
  */
+
 import { type ArgsDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
@@ -29,6 +30,7 @@ import {
   stdoutIsTerminal,
   writeStdout,
 } from "./_stdout.ts";
+import { checkUtf8Input } from "./_utf8-input.ts";
 
 export const COMMANDS = {
   session: () => import("./commands/session.ts").then((m) => m.default),
@@ -118,6 +120,7 @@ async function metaTokens(flagsPart: string[]): Promise<string[]> {
 
 /** Run the command `argv` names (or print the version or help); its exit code. */
 async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
+  checkUtf8Input(argv, process.env);
   const meta = await metaTokens(flagsPart);
   const help = meta.some((a) => HELP_FLAGS.has(a));
   // On the root and on every command, as --help is.

@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { CORPUS, parseJson, runBinary, runCli, tempDir, tempHome } from "../_helpers.ts";
+import { BUN, CORPUS, parseJson, ROOT, runBinary, runCli, tempDir, tempHome } from "../_helpers.ts";
 
 describe("CLI conventions", () => {
   test("--version prints the package version", () => {
@@ -320,4 +320,31 @@ test("a home that is a symbolic link to nothing is refused, for reads and writes
   // A link to a home that exists is that home.
   mkdirSync(missing, { recursive: true });
   expect(runCli(["session", "list"], { home }).code).toBe(0);
+});
+
+test("regression: an argument or FREECODE_HOME that is not valid UTF-8 is refused, exit 2 (a --home so named made another directory; a prompt kept U+FFFD), and a real U+FFFD is taken", async () => {
+  await using home = await tempHome();
+  const sh = (script: string, env: Record<string, string> = {}) =>
+    Bun.spawnSync(["sh", "-c", script], {
+      env: {
+        ...process.env,
+        NODE_ENV: "test",
+        FREECODE_CLI: join(ROOT, "src/cli/main.ts"),
+        BUN,
+        H: home.path,
+        ...env,
+      },
+    });
+  const bad = sh(`exec "$BUN" "$FREECODE_CLI" --home "$H/x$(printf '\\377')" session list`);
+  expect([bad.exitCode, bad.stderr.toString()]).toEqual([2, expect.stringContaining("is not valid UTF-8")]);
+  const prompt = sh(`exec "$BUN" "$FREECODE_CLI" --home "$H" session create --prompt "caf$(printf '\\351')"`);
+  expect(prompt.exitCode).toBe(2);
+  const envHome = sh(`FREECODE_HOME="$H/y$(printf '\\377')" exec "$BUN" "$FREECODE_CLI" session list`);
+  expect([envHome.exitCode, envHome.stderr.toString()]).toEqual([
+    2,
+    expect.stringContaining("FREECODE_HOME"),
+  ]);
+  expect(readdirSync(home.path)).toEqual([]);
+  const real = sh(`exec "$BUN" "$FREECODE_CLI" --home "$H" session create --prompt "real \uFFFD ok"`);
+  expect(real.exitCode).toBe(0);
 });
