@@ -131,6 +131,13 @@ test("regression: config refuses an infinite price, a timeout no timer can wait,
   expect(refused('{"gc":{"maxSessoins":3}}')[1]).toContain(
     'unknown field "maxSessoins" (did you mean maxSessions?)',
   );
+  // A field another type takes is said so (it read `unknown field "url" (did you mean url?)`).
+  expect(refused('{"summarizer":{"type":"builtin","url":"http://x"}}')[1]).toBe(
+    'invalid config: field "url" is not taken with type "builtin" (field summarizer.url)',
+  );
+  expect(refused('{"titler":{"type":"off","apiKeyEnv":"X"}}')[1]).toBe(
+    'invalid config: field "apiKeyEnv" is not taken with type "off" (field titler.apiKeyEnv)',
+  );
   rmSync(file);
   symlinkSync(join(home.path, "nowhere.json"), file);
   expect(() => loadConfig(home.path)).toThrow(

@@ -86,6 +86,14 @@ export function unknownField(schema: unknown, issue: v.BaseIssue<unknown>): stri
     return `missing field ${issue.expected}`;
   if (!isUnknownKey(issue) || typeof key !== "string") return undefined;
   const hint = closest(key, knownFields(schema as SchemaShape, path.slice(0, -1)));
+  // A field another member of a union takes (`url` is an http summarizer's): not a misspelling of
+  // itself (it said `unknown field "url" (did you mean url?)`).
+  if (hint === key) {
+    const holder = issue.path?.at(-1)?.input as Record<string, unknown> | undefined;
+    return typeof holder?.type === "string"
+      ? `field "${key}" is not taken with type ${JSON.stringify(holder.type)}`
+      : `field "${key}" is not taken here`;
+  }
   return `unknown field "${key}"${hint ? ` (did you mean ${hint}?)` : ""}`;
 }
 
