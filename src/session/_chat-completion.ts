@@ -3,10 +3,12 @@
  * share: a POST with a timeout, no redirects, a cap on the answer's size, and errors that are one
  * line, name the service and never carry the API key. The caller reads the answer's content.
  */
+
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { BodyTooLarge, readBody } from "../util/http-body.ts";
 import { clip } from "../util/one-line.ts";
+import { shownUrl } from "../util/shown-url.ts";
 import { decodeUtf8 } from "../util/utf8.ts";
 
 /** Where a chat completions endpoint is and how to call it. */
@@ -74,15 +76,31 @@ export function apiKeyFromEnv(
   return key;
 }
 
+/** The password a URL holds, and the Basic credentials `fetch` makes of it (none without one). */
+function urlCredentials(url: string): string[] {
+  try {
+    const u = new URL(url);
+    if (!u.password) return [];
+    return [
+      decodeURIComponent(u.password),
+      btoa(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`),
+    ];
+  } catch {
+    return [];
+  }
+}
+
 /** A client for `endpoint`; `service` ("summarizer", "titler") starts every error message. */
 export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient {
   if (!/^https?:\/\//i.test(endpoint.url))
-    throw new FreecodeError("bad_input", `${service} url must be http(s): ${endpoint.url}`);
+    throw new FreecodeError("bad_input", `${service} url must be http(s): ${shownUrl(endpoint.url)}`);
   const { apiKey, url } = endpoint;
-  // A provider may echo the key back ("Invalid key: Bearer sk-…"): never in a message we pass on.
-  const hide = (text: string) => (apiKey ? text.split(apiKey).join("[redacted]") : text);
+  // A provider may echo the key back ("Invalid key: Bearer sk-…"), or the Basic credentials a URL
+  // with a password makes: never in a message we pass on.
+  const secrets = [apiKey, ...urlCredentials(url)].filter((x): x is string => Boolean(x));
+  const hide = (text: string) => secrets.reduce((t, secret) => t.split(secret).join("[redacted]"), text);
   const fail = (message: string, cause?: unknown) =>
-    new FreecodeError("unavailable", hide(`${service} ${url}: ${message}`), { cause });
+    new FreecodeError("unavailable", hide(`${service} ${shownUrl(url)}: ${message}`), { cause });
   const timeoutMs = endpoint.timeoutMs ?? 120_000;
   const late = (e: Error) => fail(`no answer within ${timeoutMs / 1000} s`, e);
 

@@ -8,11 +8,13 @@
  *   404 (unknown link), 410 (expired)                     not_found (3)
  *   400, 413, any other 4xx                               bad_input (2)
  */
+
 import * as v from "valibot";
 import { badInput, FreecodeError, notFound, usageError } from "../errors.ts";
 import { isBearerToken, MIN_TOKEN_LENGTH } from "../util/bearer-token.ts";
 import { BodyTooLarge, readBody } from "../util/http-body.ts";
 import { clip, escapeLine } from "../util/one-line.ts";
+import { shownUrl } from "../util/shown-url.ts";
 import { decodeUtf8 } from "../util/utf8.ts";
 
 /** Give up on a request after this long (connect, send and read). */
@@ -43,21 +45,6 @@ const Link = v.pipe(
 const Answer = v.object({ url: Link, expiresAt: v.pipe(v.number(), v.safeInteger()) });
 
 /** `url` if it is http(s), else a usage error. */
-/**
- * `url` as messages show it: a password in it (`https://user:secret@host/…`, which `fetch` sends as
- * Basic credentials) shown as `***` (it was printed whole in every message naming the endpoint).
- */
-export function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = "***";
-    return u.href;
-  } catch {
-    return url;
-  }
-}
-
 export function httpUrl(url: string, what: string): URL {
   let parsed: URL | undefined;
   try {

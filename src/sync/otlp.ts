@@ -7,7 +7,8 @@
  * one line each, with the exit codes of the sync client (`sync/client.ts`).
  */
 import { badInput, FreecodeError } from "../errors.ts";
-import { bodyText, httpError, httpUrl, type SyncOptions, send, shownUrl } from "./client.ts";
+import { shownUrl } from "../util/shown-url.ts";
+import { bodyText, httpError, httpUrl, type SyncOptions, send } from "./client.ts";
 
 /** Where spans go: `url` as is, or its `/v1/traces` when it names no path. */
 export function otlpTracesUrl(url: string): string {

@@ -174,6 +174,14 @@ describe("http summarizer", () => {
       httpSummarizer({ url, model: "m", apiKey: "sk-live-0123456789abcdefghijklmnopqrstuvwxyz" }),
     );
     expect((cut.error as Error).message).not.toContain("sk-live-0123");
+    // A password in the URL: sent as Basic credentials, never shown (the URL was printed whole).
+    const withPassword = url.replace("http://", "http://bob:hunter2@");
+    const basic = await compactWith(httpSummarizer({ url: withPassword, model: "m" }));
+    const said = (basic.error as Error).message;
+    expect(said).toStartWith(`summarizer ${url.replace("http://", "http://bob:***@")}: `);
+    expect(said).toContain("Invalid key: Basic [redacted]");
+    expect(said).not.toContain("hunter2");
+    expect(said).not.toContain(btoa("bob:hunter2"));
     reply = { bytes: 17 * 1024 * 1024 };
     const huge = await compactWith(httpSummarizer({ url, model: "m" }));
     expect((huge.error as Error).message).toBe(`summarizer ${url}: the answer is larger than 16777216 bytes`);
