@@ -2,13 +2,14 @@
  * `config.json` under the home: every field optional, unknown fields rejected (a typo should not be
  * silently ignored). A bad file is a one-line `bad_input` error naming the file and the field.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import * as v from "valibot";
-import { badInput, usageError } from "./errors.ts";
+import { badInput, FreecodeError, usageError } from "./errors.ts";
 import { homePaths } from "./home.ts";
 import { parseByteSize } from "./maintenance/size.ts";
 import { danglingLinkTarget } from "./util/dangling-link.ts";
 import { duplicateJsonKey } from "./util/duplicate-keys.ts";
+import { jsonErrorLine } from "./util/json-error-line.ts";
 import { firstIssue, unknownField } from "./util/unknown-field.ts";
 
 /** Names of the storage adapters, `auto` picking the best that starts. */
@@ -161,8 +162,14 @@ export function loadConfig(home: string): Config {
   }
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    // A FIFO or a device would be read for ever (every command, doctor too, hung on one).
+    const st = statSync(file);
+    if (!st.isFile() && !st.isDirectory())
+      throw badInput("invalid config: it is not a file (a FIFO, a socket or a device)", { file });
+    // An editor's byte-order mark is not part of the JSON.
+    text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
   } catch (error) {
+    if (error instanceof FreecodeError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === "EISDIR"
@@ -176,7 +183,11 @@ export function loadConfig(home: string): Config {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw badInput(`invalid config: not JSON (${(error as Error).message})`, { file }, error);
+    throw badInput(
+      `invalid config: not JSON (${(error as Error).message})`,
+      { file, line: jsonErrorLine(text) },
+      error,
+    );
   }
   // JSON.parse keeps a repeated key's last value: the setting written first was dropped unseen.
   const twice = duplicateJsonKey(text);

@@ -131,6 +131,17 @@ test("regression: config refuses an infinite price, a timeout no timer can wait,
   expect(refused('{"gc":{"maxSessoins":3}}')[1]).toContain(
     'unknown field "maxSessoins" (did you mean maxSessions?)',
   );
+  // A syntax error names its line; an editor's byte-order mark is no error; a FIFO is not read (it hung).
+  writeFileSync(file, '{\n "store": "files"\n "fsync": "batch"\n}');
+  expect(() => loadConfig(home.path)).toThrow(
+    expect.objectContaining({ source: expect.objectContaining({ line: 3 }) }),
+  );
+  writeFileSync(file, '\uFEFF{"store": "files"}');
+  expect(loadConfig(home.path)).toEqual({ store: "files" });
+  rmSync(file);
+  Bun.spawnSync(["mkfifo", file]);
+  expect(() => loadConfig(home.path)).toThrow("it is not a file (a FIFO, a socket or a device)");
+  rmSync(file);
   // A field another type takes is said so (it read `unknown field "url" (did you mean url?)`).
   expect(refused('{"summarizer":{"type":"builtin","url":"http://x"}}')[1]).toBe(
     'invalid config: field "url" is not taken with type "builtin" (field summarizer.url)',

@@ -10,10 +10,11 @@ import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { cutText } from "../util/cut-text.ts";
 import { type DuplicateKey, duplicateJsonKey, duplicateYamlKey } from "../util/duplicate-keys.ts";
+import { jsonErrorLine } from "../util/json-error-line.ts";
 import { closest, firstIssue, isUnknownKey, unknownField } from "../util/unknown-field.ts";
 import { checkUtf8 } from "../util/utf8.ts";
 import { ASSERTIONS, type AssertionName, type CaseInput, CaseSchema, RERUN_FIELDS } from "./case-schema.ts";
-import { jsonErrorLine, locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
+import { locateJson, locateYaml, type PathSegment, yamlErrorLine } from "./locate.ts";
 
 /** One expectation of a case, with where it was written. */
 export interface Expectation {

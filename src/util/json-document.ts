@@ -4,6 +4,8 @@
  * error: Expected '}'`); the commonest cause, a document cut off (a copy taken while the agent
  * rewrote it, a download that stopped), is told as such, with the line it stops at.
  */
+import { jsonErrorLine } from "./json-error-line.ts";
+
 export function parseDocument(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -20,6 +22,6 @@ export function parseDocument(text: string): unknown {
       for (let i = text.indexOf("\n"); i !== -1 && i < end.length; i = text.indexOf("\n", i + 1)) lines++;
       throw new Error(`not valid JSON: it stops at line ${lines} before the document is complete (cut off?)`);
     }
-    throw new Error(`not valid JSON: ${message}`);
+    throw new Error(`not valid JSON at line ${jsonErrorLine(text)}: ${message}`);
   }
 }

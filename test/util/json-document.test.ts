@@ -18,7 +18,7 @@ test("a document cut off says so, with the line it stops at; other damage keeps 
   expect(errorOf('{"a": [1, 2')).toBe(
     "not valid JSON: it stops at line 1 before the document is complete (cut off?)",
   );
-  expect(errorOf('{"a": 1}\nx')).toBe("not valid JSON: Unable to parse JSON string");
-  expect(errorOf('{"a": 1,}')).toBe("not valid JSON: Property name must be a string literal");
+  expect(errorOf('{"a": 1}\nx')).toBe("not valid JSON at line 2: Unable to parse JSON string");
+  expect(errorOf('{\n"a": 1,\n}')).toBe("not valid JSON at line 3: Property name must be a string literal");
   expect(errorOf('{"a": [1]}')).toBe("parsed");
 });
