@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { badInput, FreecodeError } from "../errors.ts";
 import { BodyTooLarge, readBody } from "../util/http-body.ts";
-import { clip } from "../util/one-line.ts";
+import { clip, escapeLine } from "../util/one-line.ts";
 import { shownUrl } from "../util/shown-url.ts";
 import { decodeUtf8 } from "../util/utf8.ts";
 
@@ -105,8 +105,9 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
   const late = (e: Error) => fail(`no answer within ${timeoutMs / 1000} s`, e);
 
   async function post(messages: ChatMessage[]): Promise<Response> {
+    let response: Response;
     try {
-      return await (endpoint.fetch ?? fetch)(url, {
+      response = await (endpoint.fetch ?? fetch)(url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -114,14 +115,23 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
         },
         body: JSON.stringify({ model: endpoint.model, temperature: 0, messages }),
         signal: AbortSignal.timeout(timeoutMs),
-        // A redirect would send the transcript elsewhere, or turn the POST into a bodiless GET.
-        redirect: "error",
+        // A redirect would send the transcript elsewhere, or turn the POST into a bodiless GET:
+        // not followed, and said with where it points (the runtime's own words named neither).
+        redirect: "manual",
       });
     } catch (error) {
       const e = error as Error;
       if (e.name === "TimeoutError") throw late(e);
       throw fail(e.message.split("\n")[0] ?? String(e), e);
     }
+    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+      const to = response.headers.get("location");
+      await response.body?.cancel();
+      throw fail(
+        `the endpoint redirects (HTTP ${response.status}) to ${to ? escapeLine(to) : "an address it does not give"}: not followed (the transcript and the key would go along); give that url instead`,
+      );
+    }
+    return response;
   }
 
   return {

@@ -190,6 +190,10 @@ describe("http summarizer", () => {
     seen.length = 0;
     const moved = await compactWith(httpSummarizer({ url, model: "m" }));
     expect((moved.error as FreecodeError).code).toBe("unavailable");
+    // Said with where it points (the runtime's "UnexpectedRedirect fetching …" named neither).
+    expect((moved.error as Error).message).toBe(
+      `summarizer ${url}: the endpoint redirects (HTTP 307) to ${url}/elsewhere: not followed (the transcript and the key would go along); give that url instead`,
+    );
     expect(seen).toHaveLength(1);
     expect(moved.unchanged).toBe(true);
     expect(() => httpSummarizer({ url: "file:///etc/hostname", model: "m" })).toThrow("must be http(s)");
