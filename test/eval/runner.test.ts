@@ -392,6 +392,31 @@ describe("runEval", () => {
 });
 
 describe("regression: pass^k paired sessions with the wrong refs when an id was missing", () => {
+  test("regression: pass^k exactly at its bound passes (3 of 30 trials at 0.1 averaged to 0.09999999999999999 and failed)", async () => {
+    await using dir = await tempDir();
+    const rollouts = join(dir.path, "r");
+    // Tasks ta, tb, tc of 10 trials each (task by trailing number); 3 of tc's edit the file asked for.
+    for (const task of ["ta", "tb", "tc"])
+      for (let i = 1; i <= 10; i++) {
+        const id = `${task}-${i}`;
+        writeSession(
+          rollouts,
+          id,
+          rollout(id, 1_000, { file: task === "tc" && i <= 3 ? "src/ok.ts" : "src/a.ts" }),
+        );
+      }
+    writeFileSync(
+      join(dir.path, "k.yaml"),
+      "id: k\npassRate: 0.1\npassK: {k: 1, min: 0.1}\nexpect:\n  - changedFiles: {include: [src/ok.ts]}\n",
+    );
+    const r = await runEval({ cases: [join(dir.path, "k.yaml")], sessions: rollouts });
+    const k = r.cases[0]!.aggregates.find((a) => a.name === "passK")!;
+    expect([k.verdict, k.message]).toEqual([
+      "pass",
+      "pass^1 = 0.100 over 3 tasks (ta 0/10, tb 0/10, tc 3/10), need ≥ 0.1",
+    ]);
+  });
+
   test("ids [fix-login-1, nope, fix-login-2, fix-login-3]: fix-login 3/3, and nope reported missing", async () => {
     await using dir = await tempDir();
     const file = join(dir.path, "k.yaml");
