@@ -427,6 +427,49 @@ describe("freecode eval (source)", () => {
     expect(decimalsAgreeing(1 / 3, 0.3333, 3, true)).toBe("0.3333");
   });
 
+  test("regression: eval add writes its starter case by config.json's hangMs and changedFileTools, as eval runs it (it failed on its own session)", async () => {
+    await using dir = await tempDir();
+    await using home = await tempHome();
+    const logs = join(dir.path, "logs");
+    mkdirSync(join(logs, "s1"), { recursive: true });
+    const t0 = 1_785_574_800_000;
+    const events = [
+      { type: "session.started", projectPath: "/w", reason: "new", timestamp: t0 },
+      { type: "turn.started", turnId: "t", timestamp: t0 + 1 },
+      { type: "model.request", turnId: "t", provider: "a", model: "m", streamed: false, timestamp: t0 + 2 },
+      {
+        type: "function.call",
+        turnId: "t",
+        tool: "edit",
+        args: { file: "src/a.ts" },
+        callId: "c1",
+        timestamp: t0 + 3,
+      },
+      {
+        type: "function.output",
+        turnId: "t",
+        tool: "edit",
+        callId: "c1",
+        output: "ok",
+        failed: false,
+        timestamp: t0 + 4,
+      },
+      { type: "session.ended", reason: "exit", timestamp: t0 + 5_000 },
+    ].map((e, i) => JSON.stringify({ ...e, id: `e${i + 1}`, seq: i + 1, aggregateID: "s1" }));
+    writeFileSync(join(logs, "s1", "events.jsonl"), `${events.join("\n")}\n`);
+    writeFileSync(
+      join(home.path, "config.json"),
+      JSON.stringify({ hangMs: 1000, changedFileTools: { edit: ["file"] } }),
+    );
+    const out = join(dir.path, "s1.yaml");
+    expect(runCli(["eval", "add", "s1", "--sessions", logs, "--out", out], { home: home.path }).code).toBe(0);
+    const text = readFileSync(out, "utf8");
+    expect(text).not.toContain("noHung");
+    expect(text).toContain("src/a.ts");
+    const run = runCli(["eval", out, "--sessions", logs], { home: home.path });
+    expect([run.code, run.stdout]).toEqual([0, expect.stringContaining("1 passed")]);
+  });
+
   test("eval add writes a starter case that passes against its own session", async () => {
     await using dir = await tempDir();
     const out = join(dir.path, "starter.yaml");

@@ -14,6 +14,7 @@ import { openStore } from "../../../storage/select.ts";
 import { isStdoutPath, writeOutputFile } from "../../../util/output-file.ts";
 import { command } from "../../_command.ts";
 import { completeFrom, completeId } from "../../_session-id.ts";
+import { traceOptionsOf } from "./_trace-options.ts";
 
 export default command({
   meta: { name: "add", description: "Write a starter eval case from a recorded session" },
@@ -50,12 +51,12 @@ export default command({
       const ref = refs.find((r) => r.sessionId === sessionId);
       if (!ref?.file) throw notFound(`no rollout for session ${sessionId} under ${args.sessions}`);
       file = ref.file;
-      trace = await loadTrace({ file, sessionId });
+      trace = await loadTrace({ file, sessionId }, traceOptionsOf(ctx.config()));
     } else {
       const { adapter } = await openStore(ctx.storeName(), { home: ctx.home, fsync: ctx.config().fsync });
       try {
         sessionId = await completeId(adapter, sessionId, "any");
-        trace = await loadTrace({ adapter, sessionId });
+        trace = await loadTrace({ adapter, sessionId }, traceOptionsOf(ctx.config()));
       } finally {
         await adapter.close();
       }

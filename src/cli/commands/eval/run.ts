@@ -5,6 +5,7 @@
  * case file) is still reported by every reporter with a file, and on stdout by every one but pretty
  * (the stderr line is pretty's there), so no report file is left from an earlier run.
  */
+
 import { appendFileSync } from "node:fs";
 import { FreecodeError, usageError } from "../../../errors.ts";
 import type { EvalReport } from "../../../eval/report.ts";
@@ -18,6 +19,7 @@ import { openStore } from "../../../storage/select.ts";
 import { assertNever } from "../../../util/assert-never.ts";
 import { writeOutputFile } from "../../../util/output-file.ts";
 import { type CommandContext, command, wholeNumber } from "../../_command.ts";
+import { traceOptionsOf } from "./_trace-options.ts";
 import { parseReporters, type ReporterChoice } from "./reporters.ts";
 
 export const RUN_ARGS = {
@@ -129,11 +131,7 @@ export function runCommandFor(rawArgs: string[]) {
       const reporters = parseReporters(rawArgs, ctx.json);
       const workers = wholeNumber(args.workers, "workers", 1);
       const config = ctx.config();
-      const trace = {
-        ...(config.hangMs ? { hangMs: config.hangMs } : {}),
-        ...(config.stallMs ? { stallMs: config.stallMs } : {}),
-        ...(config.changedFileTools ? { changedFileTools: config.changedFileTools } : {}),
-      };
+      const trace = traceOptionsOf(config);
       let report: EvalReport;
       try {
         const store = args.sessions
