@@ -5,6 +5,7 @@
  */
 import type { Trace } from "../rollout/folds/trace-types.ts";
 import { deniedNeverRan } from "./assertions/denied.ts";
+import { literalName } from "./match/glob.ts";
 
 /** A path a Windows agent recorded: a drive letter, a `\\server` share, or backslashes and no slash. */
 const isWindowsPath = (p: string) =>
@@ -13,16 +14,23 @@ const isWindowsPath = (p: string) =>
 /** The starter case as a plain object (valid against CaseSchema). */
 export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
   const expect: Record<string, unknown>[] = [];
-  const tools = trace.toolSpans.map((t) => t.tool);
+  // Tool names as globs that match only themselves (`mcp__x__*` is a tool's name too), counted as
+  // a name matches them: without regard to case (`Read` and `read` are one name to match, and
+  // counted apart each failed on its own session).
+  const tools = trace.toolSpans.map((t) => literalName(t.tool));
   // No tools: a sequence of no steps is refused as a check that cannot fail. No tools and a refused
   // call: `expectNoTools` fails on an attempt too (the case failed on its own session); the
   // `expectDenied` below says what was tried.
   if (tools.length > 0) expect.push({ expectSequence: { mode: "in_order", steps: tools } });
   else if (trace.deniedSpans.length === 0 && trace.pendingCalls.length === 0)
     expect.push({ expectNoTools: true });
-  const counts = new Map<string, number>();
-  for (const t of tools) counts.set(t, (counts.get(t) ?? 0) + 1);
-  for (const [name, count] of counts) expect.push({ expectTool: { name, count } });
+  const counts = new Map<string, { name: string; count: number }>();
+  for (const name of tools) {
+    const c = counts.get(name.toLowerCase()) ?? { name, count: 0 };
+    c.count++;
+    counts.set(name.toLowerCase(), c);
+  }
+  for (const { name, count } of counts.values()) expect.push({ expectTool: { name, count } });
   // As globs that match only themselves: `app/todos/[id]/page.tsx` is a glob matching `.../i/...`.
   // A Windows path (a drive letter, `\\server`, or backslashes and no slash: `src\lib\a.ts`) with
   // forward slashes, as paths are compared: a backslash in such a glob escapes (`glob.ts`).
@@ -41,8 +49,9 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   else {
     const bySource = new Map<string, { tool: string; source: string; count: number }>();
     for (const d of trace.deniedSpans) {
-      const key = `${d.tool}\0${d.source}`;
-      const e = bySource.get(key) ?? { tool: d.tool, source: d.source, count: 0 };
+      const tool = literalName(d.tool);
+      const key = `${tool.toLowerCase()}\0${d.source}`;
+      const e = bySource.get(key) ?? { tool, source: d.source, count: 0 };
       e.count++;
       bySource.set(key, e);
     }

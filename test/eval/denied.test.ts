@@ -1,14 +1,19 @@
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   deniedNeverRan,
   expectDenied,
   forbidDenied,
   noRetryAfterDenial,
 } from "../../src/eval/assertions/denied.ts";
-import { starterCase } from "../../src/eval/starter.ts";
+import { nameMatches } from "../../src/eval/match/glob.ts";
+import { runEval } from "../../src/eval/runner.ts";
+import { starterCase, starterYaml } from "../../src/eval/starter.ts";
 import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { replaySession } from "../../src/rollout/folds/replay.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
+import { tempDir } from "../_helpers.ts";
 import { trace } from "./_trace.ts";
 
 describe("denied calls", () => {
@@ -102,6 +107,39 @@ describe("denied calls", () => {
       [{ command: "ls" }, 1],
     ]);
     expect(starterCase(trace).expect).not.toContainEqual({ deniedNeverRan: true });
+  });
+  test("regression: a starter case's tool names match only themselves and are counted as names match (Read and read, mcp__x__* and mcp__x__run each failed their own session)", async () => {
+    const tools = ["Read", "read", "mcp__x__*", "mcp__x__run", "a?b\\c"];
+    const events = log(
+      ...tools.flatMap((tool, i) => [
+        { type: "function.call", tool, callId: `c${i}`, args: {} },
+        { type: "function.output", tool, callId: `c${i}`, output: "ok", failed: false },
+      ]),
+      { type: "function.call", tool: "Bash", callId: "d1", args: { command: "rm -rf /" } },
+      { type: "function.denied", tool: "Bash", callId: "d1", source: "user" },
+      { type: "function.call", tool: "bash", callId: "d2", args: { command: "rm -rf ~" } },
+      { type: "function.denied", tool: "bash", callId: "d2", source: "user" },
+    );
+    const trace = buildTrace("s", events);
+    const starter = starterCase(trace);
+    expect(starter.expect).toContainEqual({ expectTool: { name: "Read", count: 2 } });
+    expect(starter.expect).toContainEqual({ expectTool: { name: "mcp__x__\\*", count: 1 } });
+    expect(starter.expect).toContainEqual({ expectTool: { name: "mcp__x__run", count: 1 } });
+    expect(starter.expect).toContainEqual({ expectDenied: { tool: "Bash", source: "user", count: 2 } });
+    // It passes on the session it came from, every check of it.
+    await using dir = await tempDir();
+    mkdirSync(join(dir.path, "s"));
+    writeFileSync(
+      join(dir.path, "s", "events.jsonl"),
+      `${events.map((e) => JSON.stringify({ ...e, aggregateID: "s" })).join("\n")}\n`,
+    );
+    writeFileSync(join(dir.path, "s.yaml"), starterYaml(trace));
+    const r = await runEval({ cases: [join(dir.path, "s.yaml")], sessions: dir.path });
+    expect(r.cases[0]!.sessions[0]!.checks.filter((c) => c.verdict !== "pass")).toEqual([]);
+    expect(r.cases[0]!.verdict).toBe("pass");
+    expect(nameMatches("mcp__x__\\*", "mcp__x__run")).toBe(false);
+    expect(nameMatches("mcp__x__*", "mcp__x__run")).toBe(true);
+    expect(nameMatches("a\\?b\\\\c", "a?b\\c")).toBe(true);
   });
   test("no retry loop after a denial: retries counted by position", () => {
     const loop = trace({

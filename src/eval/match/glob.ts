@@ -10,20 +10,31 @@ import { posix } from "node:path";
 
 const nameCache = new Map<string, RegExp | string>();
 
-/** Whether a tool name matches a name or glob (case-insensitive). */
+/** A tool name as a glob that matches it alone: its `*`, `?` and `\\` escaped by a backslash. */
+export const literalName = (name: string): string => name.replace(/[*?\\]/g, "\\$&");
+
+/**
+ * Whether a tool name matches a name or glob (case-insensitive). A backslash takes the character
+ * after it as it is (`mcp__x__\\*` is the tool named `mcp__x__*`, which `eval add` writes so: as a
+ * glob it also matched `mcp__x__run`, and the starter case's count failed on its own session).
+ */
 export function nameMatches(pattern: string, name: string): boolean {
   let re = nameCache.get(pattern);
   // Plain names (the common case) compare without a regex.
   if (typeof re === "string") return re === name || re === name.toLowerCase();
-  if (!re && !/[*?]/.test(pattern)) {
+  if (!re && !/[*?\\]/.test(pattern)) {
     nameCache.set(pattern, pattern.toLowerCase());
     return nameMatches(pattern, name);
   }
   if (!re) {
-    const body = pattern
-      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".");
+    let body = "";
+    for (let i = 0; i < pattern.length; i++) {
+      const c = pattern[i]!;
+      if (c === "\\" && i + 1 < pattern.length) body += RegExp.escape(pattern[++i]!);
+      else if (c === "*") body += ".*";
+      else if (c === "?") body += ".";
+      else body += RegExp.escape(c);
+    }
     re = new RegExp(`^${body}$`, "i");
     nameCache.set(pattern, re);
   }
