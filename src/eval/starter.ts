@@ -5,11 +5,7 @@
  */
 import type { Trace } from "../rollout/folds/trace-types.ts";
 import { deniedNeverRan } from "./assertions/denied.ts";
-import { literalName } from "./match/glob.ts";
-
-/** A path a Windows agent recorded: a drive letter, a `\\server` share, or backslashes and no slash. */
-const isWindowsPath = (p: string) =>
-  /^[a-z]:\\/i.test(p) || p.startsWith("\\\\") || (p.includes("\\") && !p.includes("/"));
+import { literalName, placePath } from "./match/glob.ts";
 
 /** The starter case as a plain object (valid against CaseSchema). */
 export function starterCase(trace: Trace, id = trace.sessionId): Record<string, unknown> {
@@ -31,20 +27,17 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
     counts.set(name.toLowerCase(), c);
   }
   for (const { name, count } of counts.values()) expect.push({ expectTool: { name, count } });
-  // As globs that match only themselves: `app/todos/[id]/page.tsx` is a glob matching `.../i/...`.
-  // A Windows path (a drive letter, `\\server`, or backslashes and no slash: `src\lib\a.ts`) with
-  // forward slashes, as paths are compared: a backslash in such a glob escapes (`glob.ts`).
-  if (trace.changedFiles.length)
-    expect.push({
-      changedFiles: {
-        include: trace.changedFiles.map((p) =>
-          (isWindowsPath(p) ? p.replace(/\\/g, "/").replace(/^\/\/+/, "/") : p).replace(
-            /[*?[\]{}!\\]/g,
-            "\\$&",
-          ),
-        ),
-      },
-    });
+  // As globs that match only themselves (`app/todos/[id]/page.tsx` is a glob matching `.../i/...`),
+  // of each path as it is compared: placed in the project, `.`, `..` and doubled or trailing
+  // slashes resolved, forward slashes (a recorded `src//f.ts`, `/w/src/../e.ts` or `../shared/c.ts`
+  // written as it was matched nothing, and the case failed on its own session). A path that can be
+  // told from no glob (outside a project that is not known) is left out.
+  const changed = trace.changedFiles.flatMap((path) => {
+    const placed = placePath(path, trace.projectPath || undefined);
+    const shown = placed.inProject && placed.rel ? placed.rel : placed.abs;
+    return shown ? [shown.replace(/[*?[\]{}!\\]/g, "\\$&")] : [];
+  });
+  if (changed.length) expect.push({ changedFiles: { include: [...new Set(changed)] } });
   if (trace.deniedSpans.length === 0) expect.push({ forbidDenied: true });
   else {
     const bySource = new Map<string, { tool: string; source: string; count: number }>();

@@ -141,6 +141,40 @@ describe("denied calls", () => {
     expect(nameMatches("mcp__x__*", "mcp__x__run")).toBe(true);
     expect(nameMatches("a\\?b\\\\c", "a?b\\c")).toBe(true);
   });
+  test("regression: a starter case's changed files are written as they are compared, so a path recorded with .., // or a trailing / matches itself (the case failed on its own session)", async () => {
+    const writes = [
+      "../shared/c.ts",
+      "/w/src/../e.ts",
+      "src//f.ts",
+      "/w/g/",
+      "/w/./d.ts",
+      "./src/b.ts",
+      "src/[id]/p.ts",
+    ];
+    const events = log(
+      { type: "session.started", projectPath: "/w", reason: "new" },
+      ...writes.flatMap((path, i) => [
+        { type: "function.call", tool: "write", callId: `c${i}`, args: { path } },
+        { type: "function.output", tool: "write", callId: `c${i}`, output: "ok", failed: false },
+      ]),
+    );
+    const trace = buildTrace("s", events);
+    const include = (starterCase(trace).expect as { changedFiles?: { include: string[] } }[]).find(
+      (c) => c.changedFiles,
+    )!.changedFiles!.include;
+    expect(include.sort()).toEqual(
+      ["/shared/c.ts", "e.ts", "src/f.ts", "g", "d.ts", "src/b.ts", "src/\\[id\\]/p.ts"].sort(),
+    );
+    await using dir = await tempDir();
+    mkdirSync(join(dir.path, "s"));
+    writeFileSync(
+      join(dir.path, "s", "events.jsonl"),
+      `${events.map((e) => JSON.stringify({ ...e, aggregateID: "s" })).join("\n")}\n`,
+    );
+    writeFileSync(join(dir.path, "s.yaml"), starterYaml(trace));
+    const r = await runEval({ cases: [join(dir.path, "s.yaml")], sessions: dir.path });
+    expect(r.cases[0]!.sessions[0]!.checks.filter((c) => c.verdict !== "pass")).toEqual([]);
+  });
   test("no retry loop after a denial: retries counted by position", () => {
     const loop = trace({
       denied: [
