@@ -125,6 +125,52 @@ describe("forbidTools / expectNoTools / first / parallel / count", () => {
     expect(r.message).toContain("got bash");
     expect(expectFirstToolIn(trace({ tools: ["Read"] }), ["read"]).verdict).toBe("pass");
   });
+  test("regression: expectParallelTools counts the calls after a response's request when the response records no toolCalls (two calls made at once counted as none)", () => {
+    const at = (...es: Record<string, unknown>[]) =>
+      buildTrace(
+        "s",
+        es.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1000 + i, ...e }) as RolloutEvent),
+      );
+    const request = { type: "model.request", turnId: "t", provider: "a", model: "m" };
+    const response = { type: "model.response", turnId: "t", provider: "a", model: "m" };
+    const call = (id: string, tool: string) => ({
+      type: "function.call",
+      turnId: "t",
+      tool,
+      callId: id,
+      args: {},
+    });
+    const output = (id: string, tool: string) => ({
+      type: "function.output",
+      turnId: "t",
+      tool,
+      callId: id,
+      output: "ok",
+    });
+    const parallel = at(
+      request,
+      response,
+      call("c1", "read"),
+      call("c2", "grep"),
+      output("c1", "read"),
+      output("c2", "grep"),
+    );
+    expect(expectParallelTools(parallel).verdict).toBe("pass");
+    // One call a step, each after its own request: not parallel.
+    const steps = at(
+      request,
+      response,
+      call("c1", "read"),
+      output("c1", "read"),
+      request,
+      response,
+      call("c2", "grep"),
+      output("c2", "grep"),
+    );
+    expect(expectParallelTools(steps).message).toBe(
+      "expected a response with at least 2 tool calls, the most was 1",
+    );
+  });
   test("expectParallelTools reads the model responses' tool calls", () => {
     expect(expectParallelTools(trace({ models: [{ toolCalls: ["read"] }] })).verdict).toBe("fail");
     expect(expectParallelTools(trace({ models: [{ toolCalls: ["read", "grep"] }] })).verdict).toBe("pass");

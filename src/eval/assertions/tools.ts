@@ -143,9 +143,23 @@ export function expectFirstToolIn(trace: Trace, names: string[]): Outcome {
 
 /** Some model response asked for at least `min` (default 2) tools at once. */
 export function expectParallelTools(trace: Trace, min = 2): Outcome {
+  // A response that records no `toolCalls` (the field is optional) asked for the calls made after
+  // its request and before the next one (it counted as none: two calls made at once failed).
+  const requests = trace.modelSpans.map((m) => m.seq).sort((a, b) => a - b);
+  const calls = [...trace.toolSpans.map((t) => t.callSeq), ...trace.pendingCalls.map((p) => p.seq)].sort(
+    (a, b) => a - b,
+  );
+  const asked = (m: (typeof trace.modelSpans)[number]) => {
+    if (m.toolCalls.length > 0) return m.toolCalls.length;
+    const next = requests.find((seq) => seq > m.seq) ?? Number.POSITIVE_INFINITY;
+    return calls.filter((seq) => seq > m.seq && seq < next).length;
+  };
   let best = trace.modelSpans[0];
-  for (const m of trace.modelSpans) if (m.toolCalls.length > (best?.toolCalls.length ?? 0)) best = m;
-  const most = best?.toolCalls.length ?? 0;
+  let most = best ? asked(best) : 0;
+  for (const m of trace.modelSpans) {
+    const n = asked(m);
+    if (n > most) [best, most] = [m, n];
+  }
   if (most >= min)
     return pass(`a response asked for ${most} tools at once (seq ${best!.seq})`, { seq: best!.seq });
   if (trace.modelSpans.length === 0)
