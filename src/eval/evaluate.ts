@@ -82,8 +82,12 @@ export function unevaluable(trace: Trace, ref: SessionRef, options: EvaluateOpti
   if ((meta?.source as { finished?: unknown } | undefined)?.finished === true) return undefined;
   const idle = (options.now ?? Date.now()) - trace.endedAt;
   const hangMs = trace.hangMs ?? options.trace?.hangMs ?? 300_000;
-  if (!trace.ended && idle >= 0 && idle < hangMs) {
-    return `the session looks still running (last event ${Math.round(idle / 1000)} s ago, no session.ended); use --include-running to evaluate it anyway`;
+  // A last event ahead of this clock (a writer whose clock runs ahead) is as fresh, within the same
+  // bound either way: it was evaluated mid-run; a date far ahead (mangled) keeps nothing waiting.
+  if (!trace.ended && Math.abs(idle) < hangMs) {
+    const when =
+      idle >= 0 ? `${Math.round(idle / 1000)} s ago` : `${Math.round(-idle / 1000)} s ahead of this clock`;
+    return `the session looks still running (last event ${when}, no session.ended); use --include-running to evaluate it anyway`;
   }
   return undefined;
 }

@@ -132,9 +132,11 @@ describe("runEval", () => {
     writeSession(rollouts, "good", rollout("good", 1_000));
     writeSession(rollouts, "corrupt", `${rollout("corrupt", 1_000).trimEnd()}\n{"type": oops}\n`);
     writeSession(rollouts, "running", rollout("running", Date.now() - 1_000, { ended: false }));
+    // A writer whose clock runs ahead: as fresh (it was evaluated mid-run).
+    writeSession(rollouts, "ahead", rollout("ahead", Date.now() + 10_000, { ended: false }));
     writeFileSync(
       join(dir.path, "c.yaml"),
-      "id: ok\nsessions: [good]\nexpect:\n  - expectTool: edit\n---\nid: bad\nsessions: [good, nope, corrupt, running]\nexpect:\n  - expectTool: edit\n---\nid: failing\nsessions: [good]\nexpect:\n  - forbidTools: [edit]\n",
+      "id: ok\nsessions: [good]\nexpect:\n  - expectTool: edit\n---\nid: bad\nsessions: [good, nope, corrupt, running, ahead]\nexpect:\n  - expectTool: edit\n---\nid: failing\nsessions: [good]\nexpect:\n  - forbidTools: [edit]\n",
     );
     const r = await runEval({ cases: [join(dir.path, "c.yaml")], sessions: rollouts });
     const byId = Object.fromEntries(r.cases.map((c) => [c.id, c]));
@@ -149,6 +151,7 @@ describe("runEval", () => {
       `corrupt rollout log ${join(rollouts, "corrupt", "events.jsonl")}: line 7: `,
     );
     expect(errors.running).toMatch(/looks still running/);
+    expect(errors.ahead).toMatch(/looks still running \(last event \d+ s ahead of this clock/);
     expect(r.exitCode).toBe(2);
     const again = await runEval({
       cases: [join(dir.path, "c.yaml")],
