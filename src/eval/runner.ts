@@ -11,7 +11,7 @@ import { aggregateCase } from "./aggregate.ts";
 import { compileCase } from "./compile.ts";
 import { type EvaluateOptions, evaluateSession, type SessionEval, type SessionJob } from "./evaluate.ts";
 import { type LoadedCase, loadCases } from "./load-cases.ts";
-import { pathMatches } from "./match/glob.ts";
+import { projectMatches } from "./match/glob.ts";
 import { evaluateAll, planFor } from "./pool.ts";
 import { type EvalReport, exitCodeOf } from "./report.ts";
 import {
@@ -114,7 +114,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
         if (!unknown && !inTimeRange(sel, ev.startedAt)) return false;
       }
       if (sel.project && r.meta?.projectPath === undefined && !r.metaProblem) {
-        if (ev.projectPath !== undefined) return pathMatches(sel.project, ev.projectPath);
+        if (ev.projectPath !== undefined) return projectMatches(sel.project, ev.projectPath);
         return ev.error !== undefined; // neither says where it ran: it cannot be this project's
       }
       return true;

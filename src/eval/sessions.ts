@@ -13,7 +13,7 @@ import { badInput } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import { type SessionMeta, SessionMetaSchema } from "../storage/records.ts";
 import { type Selector, titleRegex } from "./case-schema.ts";
-import { nameMatches, pathMatches } from "./match/glob.ts";
+import { nameMatches, projectMatches } from "./match/glob.ts";
 
 /**
  * What eval reads of a session's meta: the store's whole meta, or what a `meta.json` beside a log
@@ -176,7 +176,8 @@ export function select(selector: Selector | undefined, base: SessionRef[], caseD
     // failed a case on sessions the user had deleted).
     if (m?.status === "deleted" && !sel.ids) return false;
     // A project or start the meta does not give is the trace's: decided after the fold.
-    if (sel.project && m?.projectPath !== undefined && !pathMatches(sel.project, m.projectPath)) return false;
+    if (sel.project && m?.projectPath !== undefined && !projectMatches(sel.project, m.projectPath))
+      return false;
     if (sel.title && !(m?.title !== undefined && titleMatches(sel.title, m.title))) return false;
     if (sel.tags && !(m?.tags && sel.tags.every((t) => m.tags!.includes(t)))) return false;
     if (m?.createdAt !== undefined && !inTimeRange(sel, m.createdAt)) return false;

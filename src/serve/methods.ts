@@ -15,7 +15,6 @@ import { compactSession, DEFAULT_KEEP_USER_TURNS } from "../session/compaction.t
 import { exportSession, importSessionDocument } from "../session/export.ts";
 import {
   appendGivenMessages,
-  appendMessages,
   createSession,
   deleteSession,
   forkSession,

@@ -275,6 +275,8 @@ describe("runEval", () => {
       createdAt: Date.parse("2026-08-03T10:00:00Z"),
     });
     writeSession(rollouts, "c", rollout("c", Date.parse("2026-08-05T10:00:00Z")));
+    // A project path written with a trailing slash is the same project (it was selected by none).
+    writeSession(rollouts, "d", rollout("d", Date.parse("2026-07-01T10:00:00Z")), { projectPath: "/w/app/" });
     cpSync(rollouts, join(dir.path, "cases", "own"), { recursive: true });
     const cases = {
       title: { title: "*login*" },
@@ -299,7 +301,7 @@ describe("runEval", () => {
       title: ["a"],
       regex: ["b"],
       tags: ["a"],
-      project: ["a"],
+      project: ["a", "d"],
       since: ["b", "c"],
       window: ["b"],
       path: ["c"],

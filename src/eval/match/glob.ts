@@ -73,6 +73,15 @@ export function pathMatches(pattern: string, path: string): boolean {
   return hit;
 }
 
+/**
+ * Whether a session's project path matches a `project` selector: the path without a trailing
+ * separator, as `session list --project` takes it (`/work/app/` was selected by no `/work/app`).
+ */
+export function projectMatches(pattern: string, project: string): boolean {
+  const trimmed = project.replace(/[\\/]+$/, "");
+  return pathMatches(pattern, trimmed === "" || /^[a-z]:$/i.test(trimmed) ? project : trimmed);
+}
+
 function matchPath(glob: Bun.Glob, pattern: string, path: string): boolean {
   const slashed = path.replace(/\\/g, "/");
   // A drive-letter glob was made lower-case (`globSource`): so is the path it is matched with.

@@ -6,13 +6,7 @@
 
 import { escapeLine } from "../../util/one-line.ts";
 import { show } from "../outcome.ts";
-import {
-  type CaseResult,
-  type CheckResult,
-  describeSessions,
-  type EvalReport,
-  failuresTolerated,
-} from "../report.ts";
+import { type CheckResult, describeSessions, type EvalReport, failuresTolerated } from "../report.ts";
 import type { RunError } from "../run-error.ts";
 
 const paint = (on: boolean) => (code: number, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
