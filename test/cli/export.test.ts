@@ -297,6 +297,24 @@ describe("session export / import", () => {
     await store.close();
   });
 
+  test("regression: a document whose project path is not absolute imports, with a warning that --project will not find it (it imported unsaid, and no --project listed it)", async () => {
+    await using home = await tempHome();
+    const h = { home: home.path };
+    expect(
+      runCli(["session", "create", "--prompt", "wombat task", "--id", "r1", "--project", "/tmp/p"], h).code,
+    ).toBe(0);
+    const doc = JSON.parse(runCli(["session", "export", "r1"], h).stdout);
+    doc.meta.projectPath = "relative/path";
+    const r = runCli(["session", "import", "-", "--id", "r2"], { ...h, stdin: JSON.stringify(doc) });
+    expect([r.code, r.stderr]).toEqual([
+      0,
+      expect.stringContaining(
+        'its project path "relative/path" is not absolute: `--project` will not find the session',
+      ),
+    ]);
+    expect(runCli(["session", "list", "--all"], h).stdout).toContain("r2");
+  });
+
   test("a running session arrives idle; an import that fails half way leaves nothing", async () => {
     await using home = await tempHome();
     const store = memoryFactory({ home: home.path });

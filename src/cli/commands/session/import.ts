@@ -2,9 +2,11 @@
  * `freecode session import <FILE|-|URL> [--id ID]`: recreate an exported session as a new session;
  * an http(s) URL (a link from `session export --to/--sync`) is downloaded first.
  */
+
 import { readFileSync } from "node:fs";
 import { badInput, notFound } from "../../../errors.ts";
 import { importSessionDocument } from "../../../session/export.ts";
+import { isAbsoluteProjectPath } from "../../../storage/project-key.ts";
 import { downloadExport } from "../../../sync/client.ts";
 import { command } from "../../_command.ts";
 import { printMeta, withStore } from "./_shared.ts";
@@ -31,6 +33,12 @@ export default command({
     const meta = await withStore(ctx, (s) =>
       importSessionDocument(s, raw, { file, ...(args.id !== undefined ? { id: args.id } : {}) }),
     );
+    // Taken as it is (an earlier importer stored some, and their exports must import), but no
+    // `--project` finds it: those resolve what they are given against the current directory.
+    if (!isAbsoluteProjectPath(meta.projectPath))
+      ctx.log.warn(
+        `${file}: its project path ${JSON.stringify(meta.projectPath)} is not absolute: \`--project\` will not find the session (\`session list --all\` and its id do)`,
+      );
     return printMeta(ctx, meta, "imported");
   },
 });
