@@ -202,7 +202,9 @@ function hook(): void {
   process.on("beforeExit", onBeforeExit);
   // First: the storage's exit listeners release locks and sync files after our last write.
   process.prependListener("exit", onExit);
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  // First too: a program's own handler added with `once` leaves the list before it runs, so after
+  // it the count said no one else handles the signal, and the process was killed mid-shutdown.
+  for (const signal of SIGNALS) process.prependListener(signal, onSignal);
 }
 function unhook(): void {
   if (!hooked) return;

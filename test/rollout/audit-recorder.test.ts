@@ -254,6 +254,47 @@ describe("finding 3: buffered events survive process.exit, crashes and Ctrl+C", 
     expect(linesOf(home.path, "crash")).toHaveLength(6);
   }, 30_000);
 
+  test("regression: a program's own handler added with process.once before the recorder keeps control (the recorder killed the process mid-shutdown)", async () => {
+    await using home = await tempHome();
+    const p = Bun.spawn(
+      [
+        BUN,
+        "-e",
+        `process.once("SIGTERM", async () => {
+           await Bun.sleep(100);
+           console.log("shut down");
+           process.exit(0);
+         });
+         const { openStore } = await import("${ROOT}/src/storage/select.ts");
+         const { createRecorder } = await import("${ROOT}/src/rollout/recorder.ts");
+         const { adapter } = await openStore("files", { home: process.env.H });
+         const rec = createRecorder({ adapter, sessionId: "once", flushIntervalMs: 0 });
+         rec.record({ type: "turn.started", turnId: "turn-0" });
+         console.log("ready"); setInterval(() => {}, 1000);`,
+      ],
+      { env: { ...process.env, H: home.path, NODE_ENV: "production" }, stdout: "pipe", stderr: "pipe" },
+    );
+    const reader = p.stdout.getReader();
+    await reader.read();
+    p.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+    expect(linesOf(home.path, "once").map((e) => e.type)).toEqual(["turn.started"]);
+  }, 30_000);
+
+  test.each(["files", "memory", "sqlite", "json", "sqljs"])(
+    "regression: events recorded into a %s store closed before the process exits are reported lost, exit 1 (sqlite and json lost them unsaid)",
+    async (store) => {
+      await using home = await tempHome();
+      const p = spawn("await adapter.close(); process.exit(0);", home.path, store);
+      expect(await p.exited).toBe(1);
+      // The urgent ones were written as they came; the rest is said, with how many.
+      expect(await new Response(p.stderr).text()).toMatch(
+        /[1-5] rollout event\(s\) of session crash were not written before the process ended/,
+      );
+    },
+    30_000,
+  );
+
   test("a function.call is on disk before the tool runs: a SIGKILL right after keeps it", async () => {
     await using home = await tempHome();
     const p = spawn(

@@ -471,6 +471,23 @@ export function runContractSuite(
       expect(existsSync(absent)).toBe(true);
     });
 
+    it("a closed adapter refuses every call, alike on every adapter (files went on, memory emptied itself and took new writes)", async (a) => {
+      const meta = makeMeta();
+      await a.createSession(meta, [msg("m1")]);
+      await a.close();
+      await rejects(a.getMeta(meta.id), "internal");
+      await rejects(a.appendEvents(meta.id, [{ type: "turn.started", turnId: "t" }]), "internal");
+      await rejects(a.appendMessages(meta.id, [msg("m2")]), "internal");
+      await rejects(a.listSessions({}), "internal");
+      await rejects(
+        (async () => {
+          for await (const _ of a.readEvents(meta.id)) break;
+        })(),
+        "internal",
+      );
+      await a.close(); // a second close is no error
+    });
+
     it("data survives close and reopen", async (a, home) => {
       if (!opts.persistent) return;
       const meta = makeMeta();

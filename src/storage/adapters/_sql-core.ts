@@ -241,8 +241,15 @@ export function sqlAdapter(
       });
     },
 
-    async appendEvents(sessionId, drafts) {
-      checkSessionId(sessionId);
+    // Not `async`: the write's own promise is handed back, settled as soon as the write is done or
+    // refused (wrapped, it stayed pending a few ticks more, and a recorder flushing at exit took a
+    // write refused by a closed store for one done: its events were lost unsaid).
+    appendEvents(sessionId, drafts) {
+      try {
+        checkSessionId(sessionId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return host.write((d) => {
         const head = d.get<{ last_seq: number }>("SELECT last_seq FROM event_logs WHERE session_id = ?", [
           sessionId,

@@ -5,11 +5,13 @@
  * and atomic (the session directory is built aside and renamed into place with its first messages),
  * appends are one write under a lease on the session's lock, rewrites are temp + fsync + rename.
  */
+
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { keepsState } from "../../home.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
+import { refusingWhenClosed } from "../_closed.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
 import {
   checkId,
@@ -302,7 +304,7 @@ const factory: AdapterFactory = (options) => {
       events.clear();
     },
   };
-  return adapter;
+  return refusingWhenClosed(adapter);
 };
 
 export default factory;

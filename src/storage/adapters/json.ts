@@ -260,8 +260,13 @@ const factory: AdapterFactory = (options) => {
       });
     },
 
-    async appendEvents(sessionId, drafts) {
-      checkSessionId(sessionId);
+    // Not `async`: the write's own promise, settled as soon as it is done or refused (see _sql-core.ts).
+    appendEvents(sessionId, drafts) {
+      try {
+        checkSessionId(sessionId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return write((s) => {
         const events = s.sessions[sessionId]?.events ?? [];
         const records = stampEvents(sessionId, events[events.length - 1]?.seq ?? 0, drafts);

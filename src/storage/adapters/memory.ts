@@ -5,6 +5,7 @@
  */
 
 import { conflict, notFound } from "../../errors.ts";
+import { refusingWhenClosed } from "../_closed.ts";
 import { stampEvents } from "../_events.ts";
 import { refuseGivenIds } from "../_given-ids.ts";
 import { applyListQuery } from "../_list.ts";
@@ -136,6 +137,6 @@ const factory: AdapterFactory = () => {
       events.clear();
     },
   };
-  return adapter;
+  return refusingWhenClosed(adapter);
 };
 export default factory;
