@@ -171,8 +171,11 @@ export async function getSession(store: StorageAdapter, id: string): Promise<Ses
 /** List sessions (pinned first unless told otherwise). */
 export async function listSessions(store: StorageAdapter, query: ListQuery = {}): Promise<ListPage> {
   const wanted = query.projectPath;
-  if (wanted === undefined || !isWindowsPath(wanted))
-    return store.listSessions({ pinnedFirst: true, ...query });
+  if (wanted === undefined) return store.listSessions({ pinnedFirst: true, ...query });
+  // Resolved as `createSession` stores it (`.`, a relative path, a trailing `/`): the very string a
+  // session was created with found none.
+  if (!isWindowsPath(wanted))
+    return store.listSessions({ pinnedFirst: true, ...query, projectPath: comparableProjectPath(wanted) });
   // A Windows path is stored as its agent wrote it (`C:\a`, `C:/a`, `c:\a\`): the store matches
   // exactly, so the sessions are filtered here, then paged.
   const { projectPath: _, limit, offset = 0, ...rest } = query;

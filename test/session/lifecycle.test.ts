@@ -178,6 +178,18 @@ for (const [name, make] of [
   });
 }
 
+test("regression: the library's listSessions finds a session by the very projectPath it was created with (a trailing / or . found none)", async () => {
+  const store = memoryFactory({ home: "/nonexistent" });
+  const first = () => toStoredMessages([{ role: "user", parts: [{ type: "text", content: "hi" }] }]);
+  await createSession(store, { projectPath: "/work/app/" }, first());
+  await createSession(store, { projectPath: "." }, first());
+  for (const projectPath of ["/work/app/", "/work/app", "/work/./app"])
+    expect([projectPath, (await listSessions(store, { projectPath })).total]).toEqual([projectPath, 1]);
+  expect((await listSessions(store, { projectPath: "." })).total).toBe(1);
+  expect((await listSessions(store, { projectPath: process.cwd() })).total).toBe(1);
+  await store.close();
+});
+
 test("regression: the library's createSession, appendMessages and a lazy session refuse token counts that are not whole numbers ≥ 0, storing nothing", async () => {
   await using home = await tempHome();
   const store = filesFactory({ home: home.path });
