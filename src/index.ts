@@ -216,6 +216,7 @@ export {
 } from "./session/interrupt.ts";
 // Sessions
 export {
+  appendGivenMessages,
   appendMessages,
   archiveSession,
   createSession,

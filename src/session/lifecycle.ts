@@ -200,7 +200,8 @@ export async function appendMessages(
 /**
  * Append messages some of which carry ids their callers gave (`chosen[i]`): one the session holds,
  * or the batch repeats, is refused (`bad_input`, field `[i].id`) by the adapter, under the lock of
- * the append itself (`storage/_given-ids.ts`).
+ * the append itself (`storage/_given-ids.ts`). Token counts are checked as `appendMessages` checks
+ * them.
  */
 export async function appendGivenMessages(
   store: StorageAdapter,
@@ -209,6 +210,7 @@ export async function appendGivenMessages(
   chosen: readonly boolean[],
 ): Promise<void> {
   if (messages.length === 0) return;
+  checkUsage(messages);
   await store.appendMessages(checkId(id), messages, { given: chosen });
 }
 

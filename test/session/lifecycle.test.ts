@@ -178,6 +178,24 @@ for (const [name, make] of [
   });
 }
 
+test("regression: appendGivenMessages, exported, refuses a message id the session holds (the README named an option the exported appendMessages does not take)", async () => {
+  const lib = await import("../../src/index.ts");
+  const store = memoryFactory({ home: "/nonexistent" });
+  await lib.createSession(
+    store,
+    { projectPath: "/p", id: "s1" },
+    toStoredMessages([{ id: "a1", role: "user", parts: [{ type: "text", content: "go" }] }]),
+  );
+  const again = toStoredMessages([
+    { id: "a1", role: "assistant", parts: [{ type: "text", content: "full" }] },
+  ]);
+  await expect(lib.appendGivenMessages(store, "s1", again, [true])).rejects.toMatchObject({
+    code: "bad_input",
+  });
+  expect((await store.readMessages("s1")).messages.map((m) => m.id)).toEqual(["a1"]);
+  await store.close();
+});
+
 test("regression: the library's listSessions finds a session by the very projectPath it was created with (a trailing / or . found none)", async () => {
   const store = memoryFactory({ home: "/nonexistent" });
   const first = () => toStoredMessages([{ role: "user", parts: [{ type: "text", content: "hi" }] }]);
