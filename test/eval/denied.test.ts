@@ -16,6 +16,19 @@ import { buildTrace } from "../../src/rollout/folds/trace.ts";
 import { tempDir } from "../_helpers.ts";
 import { trace } from "./_trace.ts";
 
+/** The checks of the starter case `eval add` writes from `events` that fail on that very log, run by `eval`. */
+async function failingOnItsSession(events: RolloutEvent[]) {
+  await using dir = await tempDir();
+  mkdirSync(join(dir.path, "s"));
+  writeFileSync(
+    join(dir.path, "s", "events.jsonl"),
+    `${events.map((e) => JSON.stringify({ ...e, aggregateID: "s" })).join("\n")}\n`,
+  );
+  writeFileSync(join(dir.path, "s.yaml"), starterYaml(buildTrace("s", events)));
+  const r = await runEval({ cases: [join(dir.path, "s.yaml")], sessions: dir.path });
+  return r.cases[0]!.sessions[0]!.checks.filter((c) => c.verdict !== "pass");
+}
+
 describe("denied calls", () => {
   const t = trace({
     denied: [
@@ -127,16 +140,7 @@ describe("denied calls", () => {
     expect(starter.expect).toContainEqual({ expectTool: { name: "mcp__x__run", count: 1 } });
     expect(starter.expect).toContainEqual({ expectDenied: { tool: "Bash", source: "user", count: 2 } });
     // It passes on the session it came from, every check of it.
-    await using dir = await tempDir();
-    mkdirSync(join(dir.path, "s"));
-    writeFileSync(
-      join(dir.path, "s", "events.jsonl"),
-      `${events.map((e) => JSON.stringify({ ...e, aggregateID: "s" })).join("\n")}\n`,
-    );
-    writeFileSync(join(dir.path, "s.yaml"), starterYaml(trace));
-    const r = await runEval({ cases: [join(dir.path, "s.yaml")], sessions: dir.path });
-    expect(r.cases[0]!.sessions[0]!.checks.filter((c) => c.verdict !== "pass")).toEqual([]);
-    expect(r.cases[0]!.verdict).toBe("pass");
+    expect(await failingOnItsSession(events)).toEqual([]);
     expect(nameMatches("mcp__x__\\*", "mcp__x__run")).toBe(false);
     expect(nameMatches("mcp__x__*", "mcp__x__run")).toBe(true);
     expect(nameMatches("a\\?b\\\\c", "a?b\\c")).toBe(true);
@@ -165,15 +169,7 @@ describe("denied calls", () => {
     expect(include.sort()).toEqual(
       ["/shared/c.ts", "e.ts", "src/f.ts", "g", "d.ts", "src/b.ts", "src/\\[id\\]/p.ts"].sort(),
     );
-    await using dir = await tempDir();
-    mkdirSync(join(dir.path, "s"));
-    writeFileSync(
-      join(dir.path, "s", "events.jsonl"),
-      `${events.map((e) => JSON.stringify({ ...e, aggregateID: "s" })).join("\n")}\n`,
-    );
-    writeFileSync(join(dir.path, "s.yaml"), starterYaml(trace));
-    const r = await runEval({ cases: [join(dir.path, "s.yaml")], sessions: dir.path });
-    expect(r.cases[0]!.sessions[0]!.checks.filter((c) => c.verdict !== "pass")).toEqual([]);
+    expect(await failingOnItsSession(events)).toEqual([]);
   });
   test("no retry loop after a denial: retries counted by position", () => {
     const loop = trace({
