@@ -93,8 +93,12 @@ const isFile = (path: string) => {
   }
 };
 
-/** The one-line message and exit code for a file-system error, or undefined for anything else. */
-export function fsErrorLine(error: unknown): { line: string; code: number } | undefined {
+/**
+ * The one-line message and exit code for a file-system error, or undefined for anything else.
+ * `home`: where the command keeps its store, named when the error names no path (a write the
+ * runtime reports without one: `cannot write: no space left on the device` said where nothing).
+ */
+export function fsErrorLine(error: unknown, home?: string): { line: string; code: number } | undefined {
   const e = errnoOf(error);
   if (!e) return undefined;
   let reason = REASONS[primary(e.code)]!;
@@ -105,6 +109,10 @@ export function fsErrorLine(error: unknown): { line: string; code: number } | un
   }
   if (e.code === "EEXIST" && e.syscall === "mkdir" && path && isFile(path)) reason = "it is a file";
   const verb = (e.syscall && VERBS[e.syscall]) ?? (e.syscall ? `${e.syscall} failed on` : "cannot use");
-  const line = path ? `${verb} ${path}: ${reason} (${e.code})` : `${verb}: ${reason} (${e.code})`;
+  const line = path
+    ? `${verb} ${path}: ${reason} (${e.code})`
+    : home
+      ? `${verb} in the store at ${home}: ${reason} (${e.code})`
+      : `${verb}: ${reason} (${e.code})`;
   return { line, code: e.code === "ENOENT" ? NOT_FOUND_EXIT : IO_ERROR_EXIT };
 }

@@ -6,6 +6,7 @@
 
 import { type ArgsDef, defineCommand, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { exitCodeFor, FreecodeError, usageError } from "../errors.ts";
+import { resolveHome } from "../home.ts";
 import { VERSION } from "../version.ts";
 import {
   commandExit,
@@ -151,6 +152,17 @@ async function dispatch(argv: string[], flagsPart: string[]): Promise<number> {
   return commandExit.code;
 }
 
+/** The home `argv` names (`--home H`, `--home=H`), else the environment's or the default; none when it cannot be told. */
+function homeOf(argv: string[]): string | undefined {
+  try {
+    const at = argv.findIndex((a) => a === "--home" || a.startsWith("--home="));
+    const flag = at < 0 ? undefined : argv[at]!.startsWith("--home=") ? argv[at]!.slice(7) : argv[at + 1];
+    return resolveHome(flag);
+  } catch {
+    return undefined;
+  }
+}
+
 async function report(error: unknown, argv: string[]): Promise<number> {
   // The reader of our output went away (`| head`): stop quietly, as a process killed by SIGPIPE.
   // So did the reader of a report written through to stdout or a named pipe (`--reporter
@@ -188,7 +200,7 @@ async function report(error: unknown, argv: string[]): Promise<number> {
     const fs = error.code === "internal" && error.cause !== undefined ? fsErrorLine(error.cause) : undefined;
     return fs ? fs.code : exitCodeFor(error);
   }
-  const fs = fsErrorLine(error);
+  const fs = fsErrorLine(error, homeOf(argv));
   if (fs) {
     log.error(fs.line);
     return fs.code;

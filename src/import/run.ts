@@ -126,6 +126,10 @@ export async function importRoot(
     try {
       await importCandidate(c, sum, opts);
     } catch (error) {
+      // The store could not be written (a full or read-only disk): not this transcript's problem,
+      // and no other will fare better: the import stops, exit 74 naming the store (it went on with a
+      // warning per file, exit 0, or exit 2 calling a readable transcript unreadable).
+      if (storeCannotWrite(error)) throw error;
       // Not read, whatever it got to (it was counted read and failed at once).
       sum.files.read = read;
       // One unreadable source must not stop the others. Named on the command line, it is the
@@ -222,6 +226,20 @@ const WRITE_EVERY_BYTES = 4 * 1024 * 1024;
  * watch over many sessions, collects less often).
  */
 const collections = createCollectionPace({ everyBytes: WRITE_EVERY_BYTES, maxMsPerMiB: 1.5 });
+
+/** Errors of writing that only the store meets: reading a transcript never runs out of space. */
+const WRITE_ERRORS = new Set(["ENOSPC", "EDQUOT", "EROFS", "SQLITE_FULL", "SQLITE_READONLY"]);
+function storeCannotWrite(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (
+      typeof code === "string" &&
+      (WRITE_ERRORS.has(code) || WRITE_ERRORS.has(code.split("_").slice(0, 2).join("_")))
+    )
+      return true;
+  }
+  return false;
+}
 
 /** Mark an imported session done (`source.finished`: see `--finished`), if it is stored unmarked. */
 async function markFinished(adapter: StorageAdapter, id: string): Promise<void> {

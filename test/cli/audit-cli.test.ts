@@ -104,6 +104,14 @@ describe("2: a home that cannot be used is one line with the path, exit 74", () 
     );
     expect(fsErrorLine(new Error("wrapped", { cause: err("ENOSPC", "write", "/h/y") }))?.code).toBe(74);
     expect(fsErrorLine(new Error("a bug"))).toBeUndefined();
+    // A write the runtime reports without a path names the store (it said where nothing).
+    const pathless = Object.assign(new Error("ENOSPC: no space left on device, write"), {
+      code: "ENOSPC",
+      syscall: "write",
+    });
+    expect(fsErrorLine(pathless, "/h")?.line).toBe(
+      "cannot write in the store at /h: no space left on the device (ENOSPC)",
+    );
   });
 });
 

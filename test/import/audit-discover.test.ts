@@ -151,6 +151,31 @@ describe("an unreadable entry is a warning, not the end of the import", () => {
   });
 });
 
+test("regression: a store that cannot be written (a full disk) stops the import with that error, not a warning per transcript (exit 0, or exit 2 calling a readable file unreadable)", async () => {
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  copyFileSync(SRC, join(dir.path, "t.jsonl"));
+  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+  // The disk fills: every write the store makes fails as the runtime reports it (no path).
+  const full = Object.assign(new Error("ENOSPC: no space left on device, write"), {
+    code: "ENOSPC",
+    syscall: "write",
+  });
+  const filled = {
+    ...adapter,
+    createSession: () => Promise.reject(full),
+    appendMessages: () => Promise.reject(full),
+  };
+  try {
+    for (const paths of [[dir.path], [join(dir.path, "t.jsonl")]])
+      await expect(
+        importSources({ agent: "claude", paths, adapter: filled, home: home.path, fsync: false }),
+      ).rejects.toBe(full);
+  } finally {
+    await adapter.close();
+  }
+});
+
 test("a folder symlink back up is walked once (was: the same transcript imported until ELOOP)", async () => {
   await using home = await tempHome();
   await using dir = await tempDir();
