@@ -16,13 +16,20 @@ export interface WatchOptions extends Omit<ImportOptions, "final" | "cache" | "s
   onPass(report: ImportReport, pass: number): void | Promise<void>;
 }
 
+/**
+ * Wait `ms`, or until `signal` aborts. Its abort listener goes when the wait ends: one left per pass
+ * kept its closure and timer alive, and a watch grew by the pass (52 to 69 MB in 13 minutes at
+ * `--interval 50`).
+ */
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((done) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", () => {
+    const stop = () => {
       clearTimeout(timer);
+      signal.removeEventListener("abort", stop);
       done();
-    });
+    };
+    const timer = setTimeout(stop, ms);
+    signal.addEventListener("abort", stop, { once: true });
   });
 
 /** Poll until aborted; resolves to the number of passes made. */

@@ -176,6 +176,33 @@ test("regression: a store that cannot be written (a full disk) stops the import 
   }
 });
 
+test("regression: a watch leaves no listener on its stop signal per pass (one each kept its wait alive: the watcher grew by the pass)", async () => {
+  const { getEventListeners } = await import("node:events");
+  await using home = await tempHome();
+  await using dir = await tempDir();
+  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
+  const stop = new AbortController();
+  const listening: number[] = [];
+  try {
+    await watchSources({
+      agent: "claude",
+      paths: [dir.path],
+      adapter,
+      home: home.path,
+      fsync: false,
+      intervalMs: 1,
+      signal: stop.signal,
+      onPass(_, pass) {
+        listening.push(getEventListeners(stop.signal, "abort").length);
+        if (pass === 20) stop.abort();
+      },
+    });
+  } finally {
+    await adapter.close();
+  }
+  expect(Math.max(...listening)).toBeLessThanOrEqual(1);
+});
+
 test("a folder symlink back up is walked once (was: the same transcript imported until ELOOP)", async () => {
   await using home = await tempHome();
   await using dir = await tempDir();
