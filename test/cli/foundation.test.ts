@@ -284,6 +284,17 @@ describe("CLI conventions", () => {
     expect(runCli(["session", "create", "--prompt", "p", "--store", "json"], { home: json.path }).code).toBe(
       0,
     );
+    // A line that parses but holds an operation freecode does not write (a flipped bit: "meta" →
+    // "oeta") is as corrupt: it was applied as nothing, and a session's meta vanished unsaid.
+    await using flipped = await tempHome();
+    expect(
+      runCli(["session", "create", "--prompt", "p", "--store", "json", "--id", "k1"], { home: flipped.path })
+        .code,
+    ).toBe(0);
+    appendFileSync(join(flipped.path, "state", "store.json.journal"), '[["oeta","k2",{"id":"k2"}]]\n');
+    const f = runCli(["session", "list", "--store", "json"], { home: flipped.path });
+    expect([f.code, f.stderr]).toEqual([2, expect.stringContaining("corrupt journal line at byte")]);
+    expect(f.stderr).toContain("an operation freecode does not write");
     appendFileSync(join(json.path, "state", "store.json.journal"), "garbage\n");
     const j = runCli(["doctor", "--store", "json"], { home: json.path });
     expect([j.code, j.stdout]).toEqual([1, expect.stringContaining("ERROR")]);

@@ -66,7 +66,24 @@ type Op =
   | ["cache", string, unknown]
   | ["purge", string];
 
+/** What each operation carries: a journal line that is not one of these does not apply. */
+const OP_PAYLOADS: Record<string, (x: unknown) => boolean> = {
+  meta: (x) => typeof x === "object" && x !== null && !Array.isArray(x),
+  append: Array.isArray,
+  replace: Array.isArray,
+  events: Array.isArray,
+  cache: () => true,
+  purge: () => true,
+};
+
+/**
+ * Apply one journalled operation. One of another kind or shape (a damaged byte: `["oeta", …]`) is
+ * refused, so the journal line is reported as corrupt: ignored, it dropped a session's meta unsaid,
+ * and the next write folded the loss into the store for good.
+ */
 function apply(store: Store, op: Op): void {
+  const valid = Array.isArray(op) && typeof op[1] === "string" && OP_PAYLOADS[op[0]]?.(op[2]) === true;
+  if (!valid) throw new Error(`an operation freecode does not write: ${JSON.stringify(op).slice(0, 80)}`);
   const id = op[1];
   const entry = (store.sessions[id] ??= { messages: [], events: [] });
   switch (op[0]) {
