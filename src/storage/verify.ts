@@ -232,8 +232,9 @@ export interface UnlistedSession {
   id: string;
   /** Its meta.json. */
   file: string;
-  /** `bad_id`: a dot-name; `bad_meta`: meta.json does not read; `unindexed`: the index lags. */
-  kind: "bad_id" | "bad_meta" | "unindexed";
+  /** `bad_id`: a dot-name; `bad_meta`: meta.json does not read; `no_meta`: files but no meta.json;
+   * `unindexed`: the index lags. */
+  kind: "bad_id" | "bad_meta" | "no_meta" | "unindexed";
   reason: string;
 }
 
@@ -261,7 +262,14 @@ export function unlistedSessionDirs(home: string, listed: Set<string>): Unlisted
   const out: UnlistedSession[] = [];
   for (const [id, dir] of sessionDirs(home)) {
     const file = join(dir, "meta.json");
-    if (listed.has(id) || tmpOwner(id) !== undefined || !existsSync(file)) continue;
+    if (listed.has(id) || tmpOwner(id) !== undefined) continue;
+    if (!existsSync(file)) {
+      // Its messages with no meta: no listing shows them, and a copy left them behind unsaid.
+      const held = readdirSync(dir);
+      if (held.length > 0)
+        out.push({ id, file, kind: "no_meta", reason: `no meta.json beside ${held.join(", ")}` });
+      continue;
+    }
     if (id.startsWith(".")) {
       out.push({
         id,
@@ -315,7 +323,9 @@ function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, pr
   let drift = false;
   for (const u of unlistedSessionDirs(home, listed)) {
     if (u.kind === "unindexed") drift = true;
-    else problems.push({ kind: u.kind, sessionId: u.id, file: u.file, detail: u.reason, repairable: false });
+    // A directory without meta.json is an orphan, reported above.
+    else if (u.kind !== "no_meta")
+      problems.push({ kind: u.kind, sessionId: u.id, file: u.file, detail: u.reason, repairable: false });
   }
   return drift;
 }

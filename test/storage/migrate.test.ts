@@ -5,7 +5,7 @@
  * is refused; a verification failure is reported, never hidden.
  */
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import files from "../../src/storage/adapters/files.ts";
 import json from "../../src/storage/adapters/json.ts";
@@ -148,6 +148,26 @@ test("a files target holding a session it cannot list is not empty: refused, and
   await expect(migrateStore(src, target)).rejects.toMatchObject({ code: "conflict" });
   expect(readFileSync(join(dir, "messages.jsonl"), "utf8")).toBe(log);
   await src.close();
+  await target.close();
+});
+
+test("regression: a files source holding a session directory whose meta.json was deleted is refused, naming it (its messages were left behind, the copy called verified)", async () => {
+  await using srcHome = await tempHome();
+  await using dstHome = await tempHome();
+  const src = files({ home: srcHome.path, fsync: "never" });
+  await src.createSession(meta("kept"), [{ id: "m1", role: "user", parts: [], timestamp: 1 }]);
+  await src.createSession(meta("lost"), [{ id: "m2", role: "user", parts: [], timestamp: 1 }]);
+  await src.close();
+  const project = readdirSync(join(srcHome.path, "sessions")).find((d) => !d.startsWith("."))!;
+  rmSync(join(srcHome.path, "sessions", project, "lost", "meta.json"));
+  const source = files({ home: srcHome.path, fsync: "never" });
+  const target = sqlite({ home: dstHome.path, fsync: "never" });
+  await expect(migrateStore(source, target)).rejects.toMatchObject({
+    code: "check_failed",
+    message: expect.stringContaining("(first: lost: no meta.json beside messages.jsonl)"),
+  });
+  expect((await target.listSessions({ all: true })).total).toBe(0);
+  await source.close();
   await target.close();
 });
 
