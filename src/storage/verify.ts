@@ -130,21 +130,31 @@ async function checkSessions(
       if (!now) break;
       meta = now;
     }
-    for (const i of issues) problems.push(lineProblem(i, meta.id, repair, "s"));
+    const lines = issues.map((i) => lineProblem(i, meta.id, repair, "s"));
+    problems.push(...lines);
+    // A count is put right once the log reads whole: with no line it cannot read, or once this
+    // repair cut every such line (a torn tail); the first pass said "needs attention" and a second
+    // run did it.
+    const whole = lines.every((l) => l.repaired);
     if (meta.messageCount !== messages.length) {
       const p: Problem = {
         kind: "count_drift",
         sessionId: meta.id,
         detail: `meta says ${meta.messageCount} messages, the log holds ${messages.length}${meta.messageCount > messages.length && issues.length === 0 ? " (messages it counted are gone from the log: cut or deleted outside freecode, or lost to a crash before they reached the disk)" : ""}`,
-        repairable: issues.length === 0,
+        repairable: issues.length === 0 || (repair !== undefined && whole),
       };
       if (repair !== undefined && p.repairable) {
         // Counted under the session's lease where the store allows (files: the update holds it),
         // so an append made since the read is counted too, not dropped from the count for good.
         const log = logs.get(meta.id);
+        // Read again where this repair cut lines the read above counted around.
+        const read =
+          log === undefined && lines.length > 0
+            ? (await a.readMessages(meta.id)).messages.length
+            : messages.length;
         await a.updateMeta(meta.id, (m) => ({
           ...m,
-          messageCount: log ? readMessagesFileSync(log).messages.length : messages.length,
+          messageCount: log ? readMessagesFileSync(log).messages.length : read,
         }));
         p.repaired = true;
       }

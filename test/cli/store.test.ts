@@ -11,7 +11,9 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -84,6 +86,23 @@ test("store verify finds a torn line (exit 1) and --repair cuts it (exit 0)", as
     "torn_line",
   ]);
   expect(runCli(["store", "verify", "--repair"], { home: home.path }).code).toBe(0);
+  expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
+}, 30_000);
+
+test("regression: one --repair pass cuts a torn last message and recounts the session (the count was left 'needs attention' for a second run)", async () => {
+  await using home = await tempHome();
+  create(home.path, "files", "s1", "hello");
+  const stdin = `${JSON.stringify({ role: "assistant", parts: [{ type: "text", content: "a reply long enough to cut" }] })}\n`;
+  expect(runCli(["session", "append", "s1"], { home: home.path, stdin }).code).toBe(0);
+  const project = readdirSync(join(home.path, "sessions"))[0]!;
+  const log = join(home.path, "sessions", project, "s1", "messages.jsonl");
+  truncateSync(log, statSync(log).size - 10); // the last message torn: the meta counts it
+  const repaired = runCli(["store", "verify", "--repair", "--json"], { home: home.path });
+  expect(repaired.code).toBe(0);
+  expect(parseJson<{ problems: { kind: string; repaired?: boolean }[] }>(repaired).problems).toEqual([
+    expect.objectContaining({ kind: "torn_line", repaired: true }),
+    expect.objectContaining({ kind: "count_drift", repaired: true }),
+  ]);
   expect(runCli(["store", "verify"], { home: home.path }).code).toBe(0);
 }, 30_000);
 
