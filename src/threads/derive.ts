@@ -28,6 +28,10 @@ interface EventFacts {
   orphans: (ToolCall & { callId?: string })[];
   aborted: number[];
   turnStarts: number[];
+  /** The turn key (as the trace keys turns) of each `turn.started`, beside `turnStarts`. */
+  turnKeys: (string | undefined)[];
+  /** The turn key of each rollout-only call whose event named its turn (`turnId`). */
+  callTurns: WeakMap<ToolCall, string>;
   /** When something in a turn ended: a response, a failed request, a call's output, an abort. */
   ends: number[];
   /** When responses came, and the provider errors (a turn that ended on one says so). */
@@ -83,6 +87,8 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
     orphans: [],
     aborted: [],
     turnStarts: [],
+    turnKeys: [],
+    callTurns: new WeakMap(),
     ends: [],
     responses: [],
     errors: [],
@@ -282,6 +288,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
       }
       case "turn.started":
         facts.turnStarts.push(e.timestamp);
+        facts.turnKeys.push(turn);
         break;
       case "turn.aborted":
         facts.aborted.push(e.timestamp);
@@ -361,6 +368,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         if (resumes > 0) processOf.set(call, resumes);
         const turnId = turn;
         if (turnId !== undefined) turnOf.set(call, turnId);
+        if (turnId !== undefined && str(e.turnId) !== undefined) facts.callTurns.set(call, turnId);
         let key = callId;
         if (key === undefined) {
           key = idlessKey(call.name, turnId);
@@ -559,11 +567,14 @@ function finishThread(
   facts: EventFacts,
   events: { count: number; firstAt: number | undefined; lastAt: number },
 ): DerivedThread {
+  // Rollout only: its calls go in the turns their events name, as the trace keys them (by time, a
+  // batch appended in one millisecond put every call in its last turn).
+  const byKey = new Map<string, Turn>();
   if (turns.length === 0) {
     // Rollout only: one turn per turn.started (or a single one if the log never started a turn).
     const starts = facts.turnStarts.length ? facts.turnStarts : events.count ? [events.firstAt!] : [];
-    for (const at of starts) {
-      turns.push({
+    for (const [i, at] of starts.entries()) {
+      const turn: Turn = {
         number: turns.length + 1,
         prompt: "",
         startedAt: at,
@@ -571,7 +582,10 @@ function finishThread(
         outcome: "no_response",
         messageIds: [],
         toolCalls: [],
-      });
+      };
+      turns.push(turn);
+      const key = facts.turnStarts.length ? facts.turnKeys[i] : undefined;
+      if (key !== undefined) byKey.set(key, turn);
     }
   }
   // Compaction keeps the session's turn count as history and its last turns in the log: those are
@@ -623,7 +637,8 @@ function finishThread(
   }
   const turnAt = turnFinder(turns);
   for (const call of facts.orphans) {
-    const t = turnAt(call.timestamp);
+    const named = byKey.size > 0 ? facts.callTurns.get(call) : undefined;
+    const t = (named !== undefined ? byKey.get(named) : undefined) ?? turnAt(call.timestamp);
     if (!t) continue;
     t.toolCalls.push({ ...call, sequence: t.toolCalls.length + 1 });
     t.endedAt = Math.max(t.endedAt, call.timestamp);

@@ -33,9 +33,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * id-less output no call waits for is a call of its own, and a refused call that ran anyway is
  * searched by what was refused and what ran. 12: a refusal naming no call id withdraws the newest
  * open call of its tool with the same arguments (it took a later call's output); words fold `ł ø
- * ß æ œ đ ð ħ ı ŧ þ` to Latin letters.
+ * ß æ œ đ ð ħ ı ŧ þ` to Latin letters. 13: a rollout-only call whose event names its turn lands
+ * in that turn, not the one its time falls in.
  */
-const THREAD_SCHEMA = 12;
+const THREAD_SCHEMA = 13;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

@@ -519,3 +519,30 @@ test("regression: a refused call that ran anyway is searched as the trace shows 
     expect(trace.toolSpans.map((s) => [s.args, s.startedAt])).toEqual([[ran, 1010]]);
   }
 });
+
+test("regression: a rollout-only call whose event names its turn lands in that turn, as the trace keys it, though a batch stamped every event with one millisecond (all went to the last turn)", () => {
+  const at = 1_700_000_000_000;
+  const entries = [
+    { type: "turn.started", at, fields: { turnId: "a" } },
+    {
+      type: "function.call",
+      at,
+      fields: { turnId: "a", tool: "bash", args: { command: "ls" }, callId: "z1" },
+    },
+    {
+      type: "function.output",
+      at,
+      fields: { turnId: "a", tool: "bash", output: "ok", duration_ms: 3, callId: "z1" },
+    },
+    { type: "turn.started", at, fields: { turnId: "b" } },
+    {
+      type: "function.call",
+      at,
+      fields: { turnId: "b", tool: "grep", args: { pattern: "x" }, callId: "z2" },
+    },
+  ];
+  const { turns } = deriveThread("s", undefined, [], log(entries));
+  expect(turns.map((t) => t.toolCalls.map((c) => c.name))).toEqual([["bash"], ["grep"]]);
+  const trace = buildTrace("s", log(entries) as never);
+  expect(trace.toolSpans.map((t) => t.turnKey)).toEqual(["a#1"]);
+});
