@@ -98,9 +98,15 @@ export async function searchThreads(
   const terms = queryTerms(q.text);
   if (terms.length === 0) throw badInput("search query has no words to look for", { field: "query" });
   if (options.engine !== "scan") {
-    const indexed = await withThreads(adapter, home, (store) => store.search!(q, terms), {
-      when: (store) => store.search !== undefined,
-    });
+    const indexed = await withThreads(
+      adapter,
+      home,
+      async (store, stats) => {
+        const found = await store.search!(q, terms);
+        return stats.unreadable.length > 0 ? { ...found, unreadable: stats.unreadable } : found;
+      },
+      { when: (store) => store.search !== undefined },
+    );
     if (indexed) return indexed;
   }
   return scanSearch(adapter, q, terms);

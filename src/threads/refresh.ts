@@ -5,6 +5,7 @@
  * last `seq` folded in). Threads whose session is gone are dropped. A session written by another
  * process therefore shows up at the next refresh, with no manual step.
  */
+import { FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import { threadDeriver } from "./derive.ts";
@@ -18,6 +19,9 @@ export interface RefreshStats {
   /** Threads re-derived. */
   updated: number;
   removed: number;
+  /** Sessions whose stored data cannot be read (a damaged meta.json), left as they were: the rest
+   * is searched (one such session failed every search and `store reindex`). */
+  unreadable: { id: string; message: string }[];
 }
 
 const CHUNK = 200;
@@ -60,7 +64,8 @@ export async function deriveUnlessGone(
   try {
     return await deriveFromAdapter(adapter, id, meta);
   } catch (error) {
-    if (await adapter.getMeta(id)) throw error;
+    // A meta that cannot be read says the same again: the first error is the one to tell.
+    if (await adapter.getMeta(id).catch(() => true)) throw error;
     if (meta === undefined && (await adapter.listEventLogs()).includes(id)) throw error;
     return undefined;
   }
@@ -105,12 +110,20 @@ export async function refreshThreads(
     else if (logs.has(id) ? await logMoved(adapter, id, old) : old.lastSeq > 0) stale.push(id);
   }
   const gone = [...known.keys()].filter((id) => !metas.has(id) && !logs.has(id));
+  const unreadable: RefreshStats["unreadable"] = [];
   let updated = 0;
   // In chunks: memory stays bounded however many sessions changed, each chunk one transaction.
   for (let i = 0; i < stale.length; i += CHUNK) {
     const derived: Derived[] = [];
     for (const id of stale.slice(i, i + CHUNK)) {
-      const d = await deriveUnlessGone(adapter, id, metas.get(id));
+      let d: Derived | undefined;
+      try {
+        d = await deriveUnlessGone(adapter, id, metas.get(id));
+      } catch (error) {
+        if (!(error instanceof FreecodeError && error.code === "bad_input")) throw error;
+        unreadable.push({ id, message: error.oneLine });
+        continue;
+      }
       if (d) derived.push(d);
       else if (known.has(id)) gone.push(id);
     }
@@ -131,5 +144,6 @@ export async function refreshThreads(
     seen: metas.size + [...logs].filter((id) => !metas.has(id)).length,
     updated,
     removed: gone.length,
+    unreadable,
   };
 }

@@ -78,6 +78,8 @@ export interface SearchResult {
   /** Matching rows in all (hits holds the best `limit`). */
   total: number;
   hits: SearchHit[];
+  /** Sessions left out: their stored data cannot be read (a damaged meta.json), with why. */
+  unreadable?: { id: string; message: string }[];
 }
 
 // The match markers, were they left in recorded text, would show as highlights.

@@ -4,9 +4,14 @@
  * with its `-wal` and `-shm` — a new file must not pick up the old one's log — and rebuilt.
  */
 import { renameSync, statSync } from "node:fs";
+import { FreecodeError } from "../errors.ts";
 
 /** Whether `error` says the database file is damaged (not busy, not full: those pass). */
 export function isDamage(error: unknown): boolean {
+  // The session store's own errors are said already (`corrupt journal line … (no such table: …)`
+  // of a sqljs store read as this file's damage: it was set aside on every search, the store's
+  // journal replayed again, and a wrong line and reason reported).
+  if (error instanceof FreecodeError) return false;
   const { code = "", message = "" } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB|CONSTRAINT)/.test(code)) return true;
   if (code === "thread_store_version") return true;

@@ -7,7 +7,7 @@
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import files from "../../src/storage/adapters/files.ts";
 import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
@@ -228,4 +228,35 @@ describe("search and the thread store from the command line (audit)", () => {
     expect(parseJson<Result>(run("--since=2025-02-28T13:00Z")).total).toBe(0);
     expect(parseJson<Result>(run(`--until=${Date.UTC(2025, 1, 28, 11)}`)).total).toBe(0);
   }, 60_000);
+});
+
+test("regression: one session whose meta.json cannot be read is left out of search and reindex, named, and the rest is searched (every search and reindex failed)", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  for (const [id, prompt] of [
+    ["ok1", "the aardvark migration"],
+    ["bad1", "the aardvark rollback"],
+  ])
+    expect(
+      runCli(["session", "create", "--id", id!, "--prompt", prompt!, "--project", home.path], h).code,
+    ).toBe(0);
+  // Its rollout log too (an imported session has one): the store knows it from there.
+  const turn = `${JSON.stringify({ type: "turn.started", turnId: "t" })}\n`;
+  expect(runCli(["rollout", "append", "bad1"], { ...h, stdin: turn }).code).toBe(0);
+  const meta = [
+    ...new Bun.Glob("sessions/*/bad1/meta.json").scanSync({ cwd: home.path, absolute: true }),
+  ][0]!;
+  writeFileSync(meta, '{"id":"bad1","title":');
+  const found = runCli(["search", "aardvark"], h);
+  expect([found.code, found.stdout]).toEqual([0, expect.stringContaining("ok1")]);
+  expect(found.stderr).toContain("session bad1 left out of the search:");
+  const reindex = runCli(["store", "reindex"], h);
+  expect(reindex.code).toBe(1);
+  expect(reindex.stderr).toContain("bad1");
+  // The session store's own error is not taken for the thread store's damage.
+  const { isDamage } = await import("../../src/threads/sql-damage.ts");
+  const { FreecodeError } = await import("../../src/errors.ts");
+  expect(
+    isDamage(new FreecodeError("bad_input", "corrupt journal line at byte 654 (no such table: ressions)")),
+  ).toBe(false);
 });

@@ -83,6 +83,9 @@ export default command({
     const result = await withOpenStore(ctx, (adapter) =>
       searchThreads(adapter, ctx.home, query, args.scan ? { engine: "scan" } : {}),
     );
+    // Searched around, and said: a session whose stored data cannot be read.
+    for (const u of result.unreadable ?? [])
+      ctx.log.warn(`session ${u.id} left out of the search: ${u.message}`);
     if (ctx.json) {
       ctx.out({
         ...result,

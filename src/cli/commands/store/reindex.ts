@@ -32,7 +32,10 @@ export default command({
         `${report.adapter}: ${idx}; thread store (${report.threads.engine}) rebuilt from ${report.threads.updated} sessions\n`,
       );
     }
+    for (const u of report.threads.unreadable)
+      ctx.log.warn(`session ${u.id} left out of the thread store: ${u.message}`);
     const [first] = report.unlisted;
+    if (report.threads.unreadable.length > 0 && !first) return 1;
     if (first) {
       ctx.log.warn(
         `${report.unlisted.length} session director${report.unlisted.length === 1 ? "y is" : "ies are"} not in the index (first: ${first.id}: ${first.reason}); \`freecode store verify\` names them`,
