@@ -202,15 +202,31 @@ function isBinaryBlock(x: Record<string, unknown>): boolean {
   return typeof source === "object" && source !== null && source.type === "base64";
 }
 
-/** `text`, or its first and last `OUTPUT_CHARS / 2` characters, cut between characters. */
+/** How far a cut looks for the edge of the word it fell in. */
+const WORD_LOOK = 64;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+
+/**
+ * `text`, or its first and last `OUTPUT_CHARS / 2` characters, cut between words: a cut inside a
+ * word indexed its two pieces as words of their own (`batqrs` of `wombatqrs` was found, and
+ * `kangarooxyz`, cut to `kang`, was not). The piece of the cut word is left out (a word longer
+ * than the look, a base64 run, is cut where it is); never inside a surrogate pair.
+ */
 function headAndTail(text: string): string {
   if (text.length <= OUTPUT_CHARS) return text;
   const half = OUTPUT_CHARS / 2;
+  const isWord = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c);
+  // A cut at `i` (between `text[i - 1]` and `text[i]`) inside a word.
+  const inWord = (i: number) => isWord(text[i - 1]) && isWord(text[i]);
+  let end = half;
+  while (end > half - WORD_LOOK && inWord(end)) end--;
+  if (inWord(end)) end = half;
+  let start = text.length - half;
+  while (start < text.length - half + WORD_LOOK && inWord(start)) start++;
+  if (inWord(start)) start = text.length - half;
   // Not inside a surrogate pair (half an emoji is not text).
-  const end = isHighSurrogate(text.charCodeAt(half - 1)) ? half - 1 : half;
-  const start = isLowSurrogate(text.charCodeAt(text.length - half))
-    ? text.length - half + 1
-    : text.length - half;
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  if (isLowSurrogate(text.charCodeAt(start))) start++;
   return `${text.slice(0, end)}\n…\n${text.slice(start)}`;
 }
 

@@ -546,3 +546,16 @@ test("regression: a rollout-only call whose event names its turn lands in that t
   const trace = buildTrace("s", log(entries) as never);
   expect(trace.toolSpans.map((t) => t.turnKey)).toEqual(["a#1"]);
 });
+
+test("regression: a long output is cut between words, so no piece of a cut word is searched as a word (batqrs of wombatqrs was found, kangarooxyz cut to kang was not)", async () => {
+  const { outputText, OUTPUT_CHARS } = await import("../../src/threads/output-text.ts");
+  const { foldedWords } = await import("../../src/threads/words.ts");
+  const half = OUTPUT_CHARS / 2;
+  const head = `${"a ".repeat((half - 4) / 2)}kangarooxyz `;
+  const tail = ` wombatqrs${" b".repeat((half - 6) / 2)}`;
+  const text = outputText(`${head}${"middle ".repeat(2000)}${tail}`);
+  const words = new Set(foldedWords(text));
+  for (const piece of ["kang", "kangar", "batqrs", "qrs"])
+    expect([piece, words.has(piece)]).toEqual([piece, false]);
+  expect(text.length).toBeLessThanOrEqual(OUTPUT_CHARS + 3);
+});
