@@ -10,6 +10,7 @@ import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { EventRecord, SessionMeta, StoredMessage } from "../storage/records.ts";
 import { countAtMost } from "../util/count-at-most.ts";
 import { jsonEqual } from "../util/json-equal.ts";
+import { QueuesByKey } from "../util/queues-by-key.ts";
 import { outputText } from "./output-text.ts";
 import type { DerivedThread, ToolCall, Turn } from "./types.ts";
 
@@ -127,7 +128,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const refusedRan = new Map<string, { args: unknown; at: number }>();
   /** Calls without an id a refusal without one withdrew, by tool, oldest first: an output without an
    * id no call waits for is the oldest of them, run anyway (as the trace pairs it). */
-  const refusedIdless = new Map<string, { args: unknown; at: number }[]>();
+  const refusedIdless = new QueuesByKey<{ args: unknown; at: number }>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
   const entry = (callId: string) => {
@@ -266,10 +267,8 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   };
   /** An output without an id no call waits for: the oldest refused id-less call of its tool, run anyway. */
   const ranIdless = (e: EventRecord, tool: string): ToolCall | undefined => {
-    const list = refusedIdless.get(tool);
-    const ran = list?.shift();
+    const ran = refusedIdless.shift(tool);
     if (!ran) return undefined;
-    if (list!.length === 0) refusedIdless.delete(tool);
     const call = orphan(e, undefined);
     call.timestamp = ran.at;
     if (ran.args !== undefined) call.args = ran.args;
@@ -396,11 +395,7 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
           // What was refused is what the refusal names (the trace's denial span), else the call's.
           const ran = { args: call.args ?? e.args, at: call.timestamp };
           if (!found.key.startsWith("\0")) refusedRan.set(found.key, ran);
-          else {
-            const list = refusedIdless.get(call.name);
-            if (list) list.push(ran);
-            else refusedIdless.set(call.name, [ran]);
-          }
+          else refusedIdless.push(call.name, ran);
           call.deniedBy = by;
           if (e.args !== undefined) call.args = e.args;
           break;

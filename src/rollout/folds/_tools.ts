@@ -12,6 +12,7 @@
 
 import { jsonEqual } from "../../util/json-equal.ts";
 import type { LineAt } from "../../util/line-at.ts";
+import { QueuesByKey } from "../../util/queues-by-key.ts";
 import type { EventOf } from "../events.ts";
 import { KeptValues, keptField } from "./_line-fields.ts";
 import { earlyOutput, PendingCalls } from "./_pending.ts";
@@ -200,7 +201,7 @@ export function createToolPairing(
    * an id that finds no open call of its tool is the oldest of them, run anyway. (Left open, a
    * refused `ls` took the output of the `pwd` run after it.)
    */
-  const refusedIdless = new Map<string, Refused[]>();
+  const refusedIdless = new QueuesByKey<Refused>();
   let sorted = true;
   let lastCallSeq = Number.NEGATIVE_INFINITY;
 
@@ -265,9 +266,8 @@ export function createToolPairing(
         columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true && p.paths) for (const path of p.paths) changed.add(path);
       } else {
-        const was = e.callId === undefined ? refusedIdless.get(e.tool)?.shift() : refused.get(e.callId);
+        const was = e.callId === undefined ? refusedIdless.shift(e.tool) : refused.get(e.callId);
         if (was && e.callId !== undefined) refused.delete(e.callId);
-        if (e.callId === undefined && refusedIdless.get(e.tool)?.length === 0) refusedIdless.delete(e.tool);
         // Its arguments kept whole, not as their line's place: the span they go to is the output's
         // (its seq is not the line's).
         const from = was?.from;
@@ -332,11 +332,7 @@ export function createToolPairing(
           ...(withdrawn ? { callSeq: withdrawn.seq } : {}),
         };
         if (refusedId !== undefined) refused.set(refusedId, entry);
-        else {
-          const list = refusedIdless.get(e.tool);
-          if (list) list.push(entry);
-          else refusedIdless.set(e.tool, [entry]);
-        }
+        else refusedIdless.push(e.tool, entry);
       }
     },
     /** Tool spans in call order, numbered, as views over the columns. */

@@ -16,6 +16,7 @@ import { assertNever } from "../../util/assert-never.ts";
 import { headOf } from "../../util/cut-text.ts";
 import { jsonEqual } from "../../util/json-equal.ts";
 import { LineAt } from "../../util/line-at.ts";
+import { QueuesByKey } from "../../util/queues-by-key.ts";
 import type { DenySource, RolloutEvent } from "../events.ts";
 import { earlyOutput, PendingCalls } from "./_pending.ts";
 import { CallRows } from "./_replay-rows.ts";
@@ -118,7 +119,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
    */
   const refusedArgs = new Map<string, Refused>();
   /** Calls without an id withdrawn by a refusal without one, by tool, oldest first (see `_tools.ts`). */
-  const refusedIdless = new Map<string, Refused[]>();
+  const refusedIdless = new QueuesByKey<Refused>();
   // Open calls (rows), paired by the rule the trace fold uses (`_pending.ts`).
   const pending = new PendingCalls<number>({
     tool: (row) => calls.tool(row),
@@ -174,9 +175,8 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           calls.setCallId(row, e.callId);
         if (row === undefined) {
           // A refused call that ran anyway: its arguments and its start (it showed as `Write({})`, 0 ms).
-          const was = e.callId === undefined ? refusedIdless.get(e.tool)?.shift() : refusedArgs.get(e.callId);
+          const was = e.callId === undefined ? refusedIdless.shift(e.tool) : refusedArgs.get(e.callId);
           if (was !== undefined && e.callId !== undefined) refusedArgs.delete(e.callId);
-          if (e.callId === undefined && refusedIdless.get(e.tool)?.length === 0) refusedIdless.delete(e.tool);
           row = calls.add(e.tool, was?.seq ?? e.seq, was?.at ?? e.timestamp, turn, e.callId);
           const args =
             was?.row !== undefined
@@ -228,11 +228,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
               ? { denial: { code: entry.args, seq: e.seq }, ...when }
               : when;
         if (refusedId !== undefined) refusedArgs.set(refusedId, refusal);
-        else {
-          const list = refusedIdless.get(e.tool);
-          if (list) list.push(refusal);
-          else refusedIdless.set(e.tool, [refusal]);
-        }
+        else refusedIdless.push(e.tool, refusal);
         return;
       }
       case "compact.occurred":
