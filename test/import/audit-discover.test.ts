@@ -42,6 +42,30 @@ async function importOnce(home: string, paths: string[], extra: { redact?: boole
   }
 }
 
+/** `import claude <path> --watch` into the files store at `home`, a pass a millisecond, until `onPass` stops it. */
+async function watchFor(
+  home: string,
+  path: string,
+  onPass: (stop: AbortController, report: Awaited<ReturnType<typeof importSources>>, pass: number) => void,
+): Promise<number> {
+  const { adapter } = await openStore("files", { home, fsync: "never" });
+  const stop = new AbortController();
+  try {
+    return await watchSources({
+      agent: "claude",
+      paths: [path],
+      adapter,
+      home,
+      fsync: false,
+      intervalMs: 1,
+      signal: stop.signal,
+      onPass: (report, pass) => onPass(stop, report, pass),
+    });
+  } finally {
+    await adapter.close();
+  }
+}
+
 async function storedEventIds(home: string, id: string): Promise<string[]> {
   const { adapter } = await openStore("files", { home, fsync: "never" });
   try {
@@ -126,28 +150,13 @@ describe("an unreadable entry is a warning, not the end of the import", () => {
     await using dir = await tempDir();
     copyFileSync(SRC, join(dir.path, "good.jsonl"));
     symlinkSync("/proc/self/mem", join(dir.path, "bad.jsonl"));
-    const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
-    const stop = new AbortController();
     const created: number[] = [];
-    try {
-      const passes = await watchSources({
-        agent: "claude",
-        paths: [dir.path],
-        adapter,
-        home: home.path,
-        fsync: false,
-        intervalMs: 1,
-        signal: stop.signal,
-        onPass(report, pass) {
-          created.push(report.sources[0]!.sessions.created);
-          if (pass === 2) stop.abort();
-        },
-      });
-      expect(passes).toBe(2);
-      expect(created).toEqual([1, 0]);
-    } finally {
-      await adapter.close();
-    }
+    const passes = await watchFor(home.path, dir.path, (stop, report, pass) => {
+      created.push(report.sources[0]!.sessions.created);
+      if (pass === 2) stop.abort();
+    });
+    expect(passes).toBe(2);
+    expect(created).toEqual([1, 0]);
   });
 });
 
@@ -180,26 +189,11 @@ test("regression: a watch leaves no listener on its stop signal per pass (one ea
   const { getEventListeners } = await import("node:events");
   await using home = await tempHome();
   await using dir = await tempDir();
-  const { adapter } = await openStore("files", { home: home.path, fsync: "never" });
-  const stop = new AbortController();
   const listening: number[] = [];
-  try {
-    await watchSources({
-      agent: "claude",
-      paths: [dir.path],
-      adapter,
-      home: home.path,
-      fsync: false,
-      intervalMs: 1,
-      signal: stop.signal,
-      onPass(_, pass) {
-        listening.push(getEventListeners(stop.signal, "abort").length);
-        if (pass === 20) stop.abort();
-      },
-    });
-  } finally {
-    await adapter.close();
-  }
+  await watchFor(home.path, dir.path, (stop, _, pass) => {
+    listening.push(getEventListeners(stop.signal, "abort").length);
+    if (pass === 20) stop.abort();
+  });
   expect(Math.max(...listening)).toBeLessThanOrEqual(1);
 });
 
