@@ -25,6 +25,7 @@ import {
   SessionMetaSchema,
   type StoredMessage,
 } from "../storage/records.ts";
+import { refuseRepeats } from "../storage/repeated-messages.ts";
 import { unreadableLog } from "../storage/unreadable-log.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { thisProcess } from "../util/lock.ts";
@@ -86,6 +87,7 @@ export async function exportSession(
   }
   const { messages, issues } = await store.readMessages(meta.id);
   if (issues.length > 0) throw unreadableLog(meta.id, issues, "message");
+  refuseRepeats(meta.id, messages, "export");
   // A session has a message from its creation on: none is a log lost outside freecode (emptied, a
   // power cut under `fsync: never`), and the document would be one no import takes.
   if (messages.length === 0)

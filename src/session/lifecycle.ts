@@ -16,6 +16,7 @@ import {
   sameProject,
 } from "../storage/project-key.ts";
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
+import { refuseRepeats } from "../storage/repeated-messages.ts";
 import { unreadableLog } from "../storage/unreadable-log.ts";
 import { charCount, clusterStart, cutText } from "../util/cut-text.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
@@ -326,6 +327,7 @@ export async function forkSession(
   const { messages, issues } = await store.readMessages(parent.id);
   // A full copy, or none: a line it could not read would be left out of the fork for good.
   if (issues.length > 0) throw unreadableLog(parent.id, issues, "message");
+  refuseRepeats(parent.id, messages, "fork");
   let copied = messages;
   if (options.at !== undefined) {
     const at = messages.findIndex((m) => m.id === options.at);

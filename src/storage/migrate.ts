@@ -28,6 +28,7 @@ import {
 } from "./migration-copies.ts";
 import { migrationMarker } from "./migration-marker.ts";
 import type { EventDraft, EventRecord, SessionMeta } from "./records.ts";
+import { refuseRepeats } from "./repeated-messages.ts";
 import { unreadableLog } from "./unreadable-log.ts";
 import { unlistedSessionDirs } from "./verify.ts";
 
@@ -317,6 +318,7 @@ async function copyStore(
     if (!meta) throw new FreecodeError("check_failed", `session ${id} disappeared during the migration`);
     const { messages, issues } = await source.readMessages(id);
     if (issues.length) throw unreadableLog(id, issues, "message");
+    refuseRepeats(id, messages, "migrate");
     // Marked as this migration's only once it made it: a create the target refused (an id it holds)
     // must not be purged by the cleanup.
     started(id, "session");

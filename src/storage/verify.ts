@@ -33,7 +33,8 @@ import { type BatchMark, markAtWork, markHolds, readBatchMark, undoBatch } from 
 import type { ReadIssue, StorageAdapter } from "./contract.ts";
 import { importAtWork } from "./import-at-work.ts";
 import { migrationMarker } from "./migration-marker.ts";
-import type { SessionMeta } from "./records.ts";
+import type { SessionMeta, StoredMessage } from "./records.ts";
+import { describeRepeat, repeatedMessages, withoutSameRepeats } from "./repeated-messages.ts";
 
 export interface Problem {
   kind:
@@ -41,6 +42,7 @@ export interface Problem {
     | "bad_line"
     | "count_drift"
     | "seq_gap"
+    | "repeated_message"
     | "foreign_event"
     | "unreadable"
     | "index_drift"
@@ -132,6 +134,7 @@ async function checkSessions(
     }
     const lines = issues.map((i) => lineProblem(i, meta.id, repair, "s"));
     problems.push(...lines);
+    ({ meta, messages } = await checkRepeats(a, meta, messages, issues.length > 0, repair, problems));
     // A count is put right once the log reads whole: with no line it cannot read, or once this
     // repair cut every such line (a torn tail); the first pass said "needs attention" and a second
     // run did it.
@@ -162,6 +165,46 @@ async function checkSessions(
     }
   }
   return metas.length;
+}
+
+/**
+ * Messages the log holds twice under one id (`repeated-messages.ts`). A repeat equal to its first
+ * copy is dropped by a repair, in one guarded rewrite of the log (refused, and left for the next
+ * run, if a write came in since it was read); not while the log has a line it cannot read (the
+ * rewrite would leave that line out), nor while a repeat differs (the rewrite would be refused).
+ * Returns the session and log as they are after it.
+ */
+async function checkRepeats(
+  a: StorageAdapter,
+  meta: SessionMeta,
+  messages: StoredMessage[],
+  unreadable: boolean,
+  repair: Cutter | undefined,
+  problems: Problem[],
+): Promise<{ meta: SessionMeta; messages: StoredMessage[] }> {
+  const repeats = repeatedMessages(messages);
+  if (repeats.length === 0) return { meta, messages };
+  const fixable = !unreadable && repeats.every((r) => r.same);
+  const found: Problem[] = repeats.map((r) => ({
+    kind: "repeated_message",
+    sessionId: meta.id,
+    detail: `${describeRepeat(r)}${r.same ? "" : ": remove the wrong copy from the log"}`,
+    repairable: fixable,
+  }));
+  problems.push(...found);
+  if (repair === undefined || !fixable) return { meta, messages };
+  try {
+    await a.replaceMessages(meta.id, withoutSameRepeats(messages, repeats), {
+      ifMessageCount: meta.messageCount,
+    });
+  } catch (error) {
+    if (!(error instanceof FreecodeError && error.code === "conflict")) throw error;
+    for (const p of found) p.detail += " (not repaired: the session was written meanwhile; run it again)";
+    return { meta, messages };
+  }
+  for (const p of found) p.repaired = true;
+  const now = await a.getMeta(meta.id);
+  return { meta: now ?? meta, messages: (await a.readMessages(meta.id)).messages };
 }
 
 /** A line that could not be read, as a problem; a torn tail is cut off when repairing. */
