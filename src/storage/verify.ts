@@ -87,6 +87,41 @@ function cutTornTail(file: string): boolean {
 }
 
 /**
+ * A repair the machine refused (no permission, a read-only or full disk, a lock file it cannot
+ * make, a lock another process holds): said on its problem, which stays unrepaired, and verify goes
+ * on with the rest (it stopped at the first such repair and reported nothing, exit 74). A bug is
+ * not the machine's state and still throws.
+ */
+function refusedRepair(p: Problem, error: unknown): void {
+  const e = error as NodeJS.ErrnoException;
+  const machine =
+    error instanceof FreecodeError
+      ? e.code === "locked" || e.code === "conflict"
+      : typeof e?.code === "string";
+  if (!machine) throw error;
+  p.repaired = false;
+  p.detail += ` (not repaired: ${e.message})`;
+}
+
+/** Run `fix` as the repair of `p`: `p.repaired` is what it returns (true when it returns nothing). */
+function attempt(p: Problem, fix: () => boolean | void): void {
+  try {
+    p.repaired = fix() ?? true;
+  } catch (error) {
+    refusedRepair(p, error);
+  }
+}
+
+/** `attempt` for a repair that waits on the store. */
+async function attemptAsync(p: Problem, fix: () => Promise<boolean | void>): Promise<void> {
+  try {
+    p.repaired = (await fix()) ?? true;
+  } catch (error) {
+    refusedRepair(p, error);
+  }
+}
+
+/**
  * How a repair cuts a torn tail: under the lock writers of that log take (the files adapter's
  * `state/locks/<s|e>-<id>.lock`), and only if it is still torn then. Cut without it, a tail that was
  * an append in progress (acknowledged a moment later) was cut off.
@@ -146,21 +181,21 @@ async function checkSessions(
         detail: `meta says ${meta.messageCount} messages, the log holds ${messages.length}${meta.messageCount > messages.length && issues.length === 0 ? " (messages it counted are gone from the log: cut or deleted outside freecode, or lost to a crash before they reached the disk)" : ""}`,
         repairable: issues.length === 0 || (repair !== undefined && whole),
       };
-      if (repair !== undefined && p.repairable) {
-        // Counted under the session's lease where the store allows (files: the update holds it),
-        // so an append made since the read is counted too, not dropped from the count for good.
-        const log = logs.get(meta.id);
-        // Read again where this repair cut lines the read above counted around.
-        const read =
-          log === undefined && lines.length > 0
-            ? (await a.readMessages(meta.id)).messages.length
-            : messages.length;
-        await a.updateMeta(meta.id, (m) => ({
-          ...m,
-          messageCount: log ? readMessagesFileSync(log).messages.length : read,
-        }));
-        p.repaired = true;
-      }
+      if (repair !== undefined && p.repairable)
+        await attemptAsync(p, async () => {
+          // Counted under the session's lease where the store allows (files: the update holds
+          // it), so an append made since the read is counted too, not dropped from the count.
+          const log = logs.get(meta.id);
+          // Read again where this repair cut lines the read above counted around.
+          const read =
+            log === undefined && lines.length > 0
+              ? (await a.readMessages(meta.id)).messages.length
+              : messages.length;
+          await a.updateMeta(meta.id, (m) => ({
+            ...m,
+            messageCount: log ? readMessagesFileSync(log).messages.length : read,
+          }));
+        });
       problems.push(p);
     }
   }
@@ -198,8 +233,7 @@ async function checkRepeats(
       ifMessageCount: meta.messageCount,
     });
   } catch (error) {
-    if (!(error instanceof FreecodeError && error.code === "conflict")) throw error;
-    for (const p of found) p.detail += " (not repaired: the session was written meanwhile; run it again)";
+    for (const p of found) refusedRepair(p, error);
     return { meta, messages };
   }
   for (const p of found) p.repaired = true;
@@ -217,7 +251,8 @@ function lineProblem(i: ReadIssue, sessionId: string, repair: Cutter | undefined
   };
   if (i.file) p.file = i.file;
   if (i.line) p.line = i.line;
-  if (repair && p.repairable && i.file && existsSync(i.file)) p.repaired = repair(i.file, kind, sessionId);
+  const file = i.file;
+  if (repair && p.repairable && file && existsSync(file)) attempt(p, () => repair(file, kind, sessionId));
   return p;
 }
 
@@ -353,10 +388,7 @@ function checkFilesLayout(home: string, listed: Set<string>, repair: boolean, pr
   const orphan = (dir: string, detail: string, remove: (() => void) | undefined, sessionId?: string) => {
     const p: Problem = { kind: "orphan_dir", file: dir, detail, repairable: remove !== undefined };
     if (sessionId !== undefined) p.sessionId = sessionId;
-    if (repair && remove) {
-      remove();
-      p.repaired = true;
-    }
+    if (repair && remove) attempt(p, remove);
     problems.push(p);
   };
   for (const [id, dir] of sessionDirs(home)) {
@@ -422,11 +454,11 @@ function checkBatchMarks(home: string, repair: boolean, problems: Problem[]): vo
         : `a stale mark of a large append by ${who} (its batch is whole, or never began)`,
       repairable: !elsewhere,
     };
-    if (repair && !elsewhere) {
-      ensureDir(locks);
-      withLockSync(lock, () => undoBatch(log));
-      problem.repaired = true;
-    }
+    if (repair && !elsewhere)
+      attempt(problem, () => {
+        ensureDir(locks);
+        withLockSync(lock, () => undoBatch(log));
+      });
     problems.push(problem);
   }
 }
@@ -465,10 +497,7 @@ function checkStaleTemps(home: string, files: boolean, repair: boolean, problems
         detail: `an unfinished rewrite of process ${pid}, which died (never read)`,
         repairable: true,
       };
-      if (repair) {
-        rmSync(file, { recursive: true, force: true });
-        problem.repaired = true;
-      }
+      if (repair) attempt(problem, () => rmSync(file, { recursive: true, force: true }));
       problems.push(problem);
     }
   }
@@ -585,12 +614,16 @@ export async function verifyStore(
         repairable: Boolean(adapter.reindex),
       });
     if (repair && adapter.reindex) {
-      await adapter.reindex();
-      // Repaired only if the rebuilt index now agrees: a rebuild cannot list what it cannot read.
-      const repaired = !(await indexDrift(adapter, home));
-      for (const p of drifts) {
-        p.repaired = repaired;
-        if (!repaired) p.detail += "; still after a rebuild";
+      try {
+        await adapter.reindex();
+        // Repaired only if the rebuilt index now agrees: a rebuild cannot list what it cannot read.
+        const repaired = !(await indexDrift(adapter, home));
+        for (const p of drifts) {
+          p.repaired = repaired;
+          if (!repaired) p.detail += "; still after a rebuild";
+        }
+      } catch (error) {
+        for (const p of drifts) refusedRepair(p, error);
       }
     }
     problems.push(...drifts);

@@ -19,7 +19,13 @@ export default command({
         const where = [p.sessionId, p.file && `${p.file}${p.line ? `:${p.line}` : ""}`]
           .filter(Boolean)
           .join(" ");
-        const state = p.repaired ? "repaired" : p.repairable ? "repairable with --repair" : "needs attention";
+        const state = p.repaired
+          ? "repaired"
+          : p.repaired === false
+            ? "not repaired"
+            : p.repairable
+              ? "repairable with --repair"
+              : "needs attention";
         return `${p.kind.padEnd(12)} ${where}: ${p.detail} [${state}]`;
       });
       const head = `${report.adapter}: ${report.sessions} sessions, ${report.eventLogs} rollout logs, ${report.problems.length} problem(s)`;
