@@ -103,19 +103,19 @@ function refusedRepair(p: Problem, error: unknown): void {
   p.detail += ` (not repaired: ${e.message})`;
 }
 
-/** Run `fix` as the repair of `p`: `p.repaired` is what it returns (true when it returns nothing). */
-function attempt(p: Problem, fix: () => boolean | void): void {
+/** Run `fix` as the repair of `p`: repaired unless it returns `false` (nothing was left to do). */
+function attempt(p: Problem, fix: () => unknown): void {
   try {
-    p.repaired = fix() ?? true;
+    p.repaired = fix() !== false;
   } catch (error) {
     refusedRepair(p, error);
   }
 }
 
 /** `attempt` for a repair that waits on the store. */
-async function attemptAsync(p: Problem, fix: () => Promise<boolean | void>): Promise<void> {
+async function attemptAsync(p: Problem, fix: () => Promise<unknown>): Promise<void> {
   try {
-    p.repaired = (await fix()) ?? true;
+    p.repaired = (await fix()) !== false;
   } catch (error) {
     refusedRepair(p, error);
   }
