@@ -23,7 +23,8 @@ export function messageText(m: StoredMessage): string {
 }
 
 interface EventFacts {
-  /** What the rollout says of the calls the messages hold (their durations, failures, refusals). */
+  /** What the rollout says of the calls the messages hold (their durations, failures, refusals), by
+   * `madeKey`: a call id the agent used again (in a later turn) is another call. */
   byCall: Map<string, { durationMs?: number; failed?: boolean; deniedBy?: string; output?: string }>;
   /** Calls and denials the messages do not hold (kept by the rollout only), with their outcomes. */
   orphans: (ToolCall & { callId?: string })[];
@@ -38,6 +39,8 @@ interface EventFacts {
   /** When responses came, and the provider errors (a turn that ended on one says so). */
   responses: number[];
   errors: { at: number; message: string }[];
+  /** How many `function.call`s the rollout holds with each id the messages hold. */
+  made: Map<string, number>;
   /** The project the last `session.started` named (a rollout-only session's project). */
   projectPath?: string;
 }
@@ -53,6 +56,13 @@ export const ROLLOUT_OUTPUT_CHARS = 8 * 1024 * 1024;
 
 /** How long after a turn's prompt the rollout's start of that turn may come (see `finishThread`). */
 const OWN_START_MS = 1000;
+
+/**
+ * The key of the `made`-th call (from 1) with `callId` the messages hold: an agent that numbers its
+ * calls anew each turn (`call_1` again) made several, and each has its own output, failure and
+ * refusal (they were merged into one, and every call with that id showed the last one's).
+ */
+const madeKey = (callId: string, made: number) => `${callId}\0${made}`;
 
 /** The events the trace files in a turn (the others name none it opens). */
 const KEYED = new Set([
@@ -85,6 +95,7 @@ const num = (x: unknown) => (typeof x === "number" ? x : undefined);
 function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const facts: EventFacts = {
     byCall: new Map(),
+    made: new Map(),
     orphans: [],
     aborted: [],
     turnStarts: [],
@@ -131,9 +142,14 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
   const refusedIdless = new QueuesByKey<{ args: unknown; at: number }>();
   /** Characters of rollout-only outputs kept so far (`ROLLOUT_OUTPUT_CHARS`). */
   let outputChars = 0;
+  /** How many calls with each id the messages hold the rollout has made so far: an output or a
+   * refusal is its id's latest call's (the first's, before any). */
+  const made = facts.made;
+  const knownKey = (callId: string) => madeKey(callId, made.get(callId) ?? 1);
   const entry = (callId: string) => {
-    let e = facts.byCall.get(callId);
-    if (!e) facts.byCall.set(callId, (e = {}));
+    const key = knownKey(callId);
+    let e = facts.byCall.get(key);
+    if (!e) facts.byCall.set(key, (e = {}));
     return e;
   };
   /**
@@ -351,7 +367,10 @@ function factsCollector(knownCalls: Set<string>, resultless: Set<string>) {
         break;
       }
       case "function.call": {
-        if (known) break;
+        if (known) {
+          made.set(callId, (made.get(callId) ?? 0) + 1);
+          break;
+        }
         const answered = callId ? outputFirst.get(callId) : undefined;
         if (answered && answered.name === (str(e.tool) ?? "?")) {
           // The call of an output written before it: one call, run, in call order.
@@ -522,6 +541,30 @@ export function deriveThread(
 }
 
 /**
+ * The calls with an id the messages hold, each with the `madeKey` of the rollout's call it is: the
+ * messages' calls with one id are the rollout's last ones with it (a compaction erased the first
+ * from the messages, the rollout keeps them; a log begun late lacks the first). A rollout that made
+ * none with that id (it recorded only outputs) has them all under the first.
+ */
+function madeKeys(turns: Turn[], rolloutMade: Map<string, number>): [ToolCall, string][] {
+  const held = new Map<string, number>();
+  for (const t of turns)
+    for (const c of t.toolCalls) if (c.callId) held.set(c.callId, (held.get(c.callId) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  const out: [ToolCall, string][] = [];
+  for (const t of turns)
+    for (const c of t.toolCalls) {
+      if (!c.callId) continue;
+      const n = (seen.get(c.callId) ?? 0) + 1;
+      seen.set(c.callId, n);
+      const made = rolloutMade.get(c.callId) ?? 0;
+      const at = made === 0 ? 1 : n + made - held.get(c.callId)!;
+      if (at >= 1) out.push([c, madeKey(c.callId, at)]);
+    }
+  return out;
+}
+
+/**
  * `deriveThread`, with the rollout's events given one at a time (`add`), for a reader that streams
  * them: the facts a thread needs are kept, the events are not.
  */
@@ -621,14 +664,12 @@ function finishThread(
       })),
     );
   }
-  for (const t of turns) {
-    for (const c of t.toolCalls) {
-      const f = c.callId ? facts.byCall.get(c.callId) : undefined;
-      if (f?.durationMs !== undefined) c.durationMs = f.durationMs;
-      if (f?.failed) c.failed = true;
-      if (f?.deniedBy) c.deniedBy = f.deniedBy;
-      if (f?.output !== undefined && c.result === undefined) c.result = f.output;
-    }
+  for (const [c, key] of madeKeys(turns, facts.made)) {
+    const f = facts.byCall.get(key);
+    if (f?.durationMs !== undefined) c.durationMs = f.durationMs;
+    if (f?.failed) c.failed = true;
+    if (f?.deniedBy) c.deniedBy = f.deniedBy;
+    if (f?.output !== undefined && c.result === undefined) c.result = f.output;
   }
   const turnAt = turnFinder(turns);
   for (const call of facts.orphans) {

@@ -15,9 +15,10 @@ import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from 
  * rollout-only call and its refusal are one call; 4: a turn that ended on a provider error says so,
  * and a rollout-only call keeps what it printed; 5: a compacted session's turns are numbered as the
  * session counts them; 6: words fold a Greek final sigma and read Chinese and Japanese as pairs; 7:
- * as the SQL store's schema 10; 8: as its schema 11; 9: as its schema 12; 10: as its schema 13; 11: as its schema 14).
+ * as the SQL store's schema 10; 8: as its schema 11; 9: as its schema 12; 10: as its schema 13; 11: as its schema 14;
+ * 12: as its schema 15).
  */
-const VERSION = 11;
+const VERSION = 12;
 
 const FileSchema = v.object({
   version: v.literal(VERSION),

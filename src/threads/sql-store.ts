@@ -34,9 +34,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * searched by what was refused and what ran. 12: a refusal naming no call id withdraws the newest
  * open call of its tool with the same arguments (it took a later call's output); words fold `ł ø
  * ß æ œ đ ð ħ ı ŧ þ` to Latin letters. 13: a rollout-only call whose event names its turn lands
- * in that turn, not the one its time falls in. 14: a long output is cut between words.
+ * in that turn, not the one its time falls in. 14: a long output is cut between words. 15: calls in
+ * the messages that reuse one call id (in later turns) keep their own outcomes.
  */
-const THREAD_SCHEMA = 14;
+const THREAD_SCHEMA = 15;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

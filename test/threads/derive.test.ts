@@ -559,3 +559,57 @@ test("regression: a long output is cut between words, so no piece of a cut word 
     expect([piece, words.has(piece)]).toEqual([piece, false]);
   expect(text.length).toBeLessThanOrEqual(OUTPUT_CHARS + 3);
 });
+
+test("regression: calls in the messages that reuse one id across turns keep their own outcomes (all showed the last one's)", () => {
+  // An agent numbering its calls anew each turn: `call_1` in three turns; the second was refused,
+  // the third failed. The first turn's call was erased from the messages by a compaction in one case.
+  for (const erased of [false, true]) {
+    const tool = (id: string, ts: number, cmd: string): StoredMessage => ({
+      id,
+      role: "assistant",
+      parts: [{ type: "tool", tool: { name: "Bash", args: { command: cmd } }, callId: "call_1" }],
+      timestamp: ts,
+    });
+    const prompt = (id: string, ts: number): StoredMessage => ({
+      id,
+      role: "user",
+      parts: [{ type: "text", content: `prompt ${id}` }],
+      timestamp: ts,
+    });
+    const messages = [
+      ...(erased ? [] : [prompt("p1", 1000), tool("a1", 1001, "ls")]),
+      prompt("p2", 2000),
+      tool("a2", 2001, "rm -rf /"),
+      prompt("p3", 3000),
+      tool("a3", 3001, "make"),
+    ];
+    const events = log([
+      { type: "turn.started", at: 1000, fields: { turnId: "t1" } },
+      { type: "function.call", at: 1001, fields: { tool: "Bash", callId: "call_1", turnId: "t1" } },
+      { type: "function.output", at: 1002, fields: { tool: "Bash", callId: "call_1", duration_ms: 5 } },
+      { type: "turn.started", at: 2000, fields: { turnId: "t2" } },
+      { type: "function.call", at: 2001, fields: { tool: "Bash", callId: "call_1", turnId: "t2" } },
+      { type: "function.denied", at: 2002, fields: { tool: "Bash", callId: "call_1", source: "user" } },
+      { type: "turn.started", at: 3000, fields: { turnId: "t3" } },
+      { type: "function.call", at: 3001, fields: { tool: "Bash", callId: "call_1", turnId: "t3" } },
+      {
+        type: "function.output",
+        at: 3050,
+        fields: { tool: "Bash", callId: "call_1", duration_ms: 49, failed: true },
+      },
+    ]);
+    const { turns } = deriveThread("s", undefined, messages, events);
+    const calls = turns
+      .filter((t) => t.toolCalls.some((c) => c.timestamp > 1500))
+      .flatMap((t) => t.toolCalls.map((c) => [c.durationMs ?? null, c.deniedBy ?? null, c.failed === true]));
+    expect([erased, calls]).toEqual([
+      erased,
+      [
+        [null, "user", false],
+        [49, null, true],
+      ],
+    ]);
+    if (!erased)
+      expect(turns[0]!.toolCalls.map((c) => [c.durationMs, c.failed === true])).toEqual([[5, false]]);
+  }
+});
