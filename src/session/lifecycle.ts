@@ -18,7 +18,7 @@ import {
 import type { SessionMeta, SessionStatus, StoredMessage } from "../storage/records.ts";
 import { refuseRepeats } from "../storage/repeated-messages.ts";
 import { unreadableLog } from "../storage/unreadable-log.ts";
-import { charCount, clusterStart, cutText } from "../util/cut-text.ts";
+import { charCount, cutText, headOfChars } from "../util/cut-text.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema, UsageInputSchema } from "./schema.ts";
@@ -364,7 +364,7 @@ export async function forkSession(
   const meta: SessionMeta = {
     ...rest,
     id: newId,
-    title: title ?? `${parent.title.slice(0, clusterStart(parent.title, MAX_TITLE - FORK.length))}${FORK}`,
+    title: title ?? `${headOfChars(parent.title, MAX_TITLE - FORK.length)}${FORK}`,
     titleSource: title === undefined ? parent.titleSource : "user",
     status: "idle",
     parentId: parent.id,

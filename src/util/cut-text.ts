@@ -45,3 +45,17 @@ export function charCount(s: string): number {
   for (const _ of s) n++;
   return n;
 }
+
+/** The head of `s` of at most `max` characters (code points, as `charCount` counts them) that ends
+ * where a character does: a limit counted in characters cuts there, not at `max` UTF-16 units. */
+export function headOfChars(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let units = 0;
+  let chars = 0;
+  for (const c of s) {
+    if (chars === max) return s.slice(0, clusterStart(s, units));
+    units += c.length;
+    chars++;
+  }
+  return s;
+}

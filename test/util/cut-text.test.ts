@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { createSession, forkSession, userTitle } from "../../src/session/lifecycle.ts";
 import { checkTag } from "../../src/session/tag-rules.ts";
 import memoryFactory from "../../src/storage/adapters/memory.ts";
-import { charCount, clusterStart, cutText, headOf } from "../../src/util/cut-text.ts";
+import { charCount, clusterStart, cutText, headOf, headOfChars } from "../../src/util/cut-text.ts";
 import { clip } from "../../src/util/one-line.ts";
 
 const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -50,7 +50,25 @@ test("regression: a title taken from the first prompt, or a fork's, keeps whole 
     { id: "m2", role: "user", parts: [{ type: "text", content: "p" }], timestamp: 1 },
   ]);
   expect(long.title.length).toBe(496);
+  // Cut to 493 characters (the limit counts characters): one emoji of the two fits.
   const fork = await forkSession(store, "s2");
-  expect(fork.title).toBe(`${"y".repeat(492)} (fork)`);
+  expect(fork.title).toBe(`${"y".repeat(492)}😀 (fork)`);
+  // Regression: cut by UTF-16 units, 300 emoji (307 characters with " (fork)") lost 54 of them.
+  const emoji = await createSession(store, { projectPath: "/p", id: "s3", title: "😀".repeat(300) }, [
+    { id: "m3", role: "user", parts: [{ type: "text", content: "p" }], timestamp: 1 },
+  ]);
+  expect((await forkSession(store, emoji.id)).title).toBe(`${"😀".repeat(300)} (fork)`);
+  const full = await createSession(store, { projectPath: "/p", id: "s4", title: "😀".repeat(500) }, [
+    { id: "m4", role: "user", parts: [{ type: "text", content: "p" }], timestamp: 1 },
+  ]);
+  expect((await forkSession(store, full.id)).title).toBe(`${"😀".repeat(493)} (fork)`);
   await store.close();
+});
+
+test("headOfChars counts characters, not UTF-16 units, and never splits a cluster", () => {
+  expect(headOfChars("😀😀😀", 2)).toBe("😀😀");
+  expect(headOfChars("abc", 5)).toBe("abc");
+  expect(headOfChars("ab😀", 3)).toBe("ab😀");
+  // An accent is a character of its own, but not cut from its letter.
+  expect(headOfChars("ae\u0301z", 2)).toBe("a");
 });
