@@ -14,6 +14,7 @@ import { isTurnStart } from "../storage/_meta-fold.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { StoredMessage } from "../storage/records.ts";
 import { readForRewrite } from "../storage/rewrite-read.ts";
+import { plural } from "../util/plural.ts";
 import { finishPlan, type PendingCompaction, pendingCompaction, storePlan } from "./_compaction-plan.ts";
 import { getSession } from "./lifecycle.ts";
 import { builtinSummarizer, type CompactionSummary, type Summarizer } from "./summarizer.ts";
@@ -97,7 +98,7 @@ export async function compactSession(
       return (
         done ?? {
           compacted: false,
-          reason: `only ${n} user turn(s) or fewer: nothing to drop`,
+          reason: `the log holds ${plural(messages.filter(isTurnStart).length, "user turn")}, and the last ${n} are kept: nothing to drop`,
           messagesBefore: messages.length,
           messagesAfter: messages.length,
           tokensBefore,

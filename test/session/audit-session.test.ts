@@ -99,8 +99,10 @@ describe("compaction never drops what it should keep (audit 1b, 1c)", () => {
     const store = factory({ home: home.path, fsync: "never" });
     const log = [say("s", "system", "be brief"), say("u", "user", "hi"), say("a", "assistant", "hello")];
     await createSession(store, { projectPath: "/p", id: "c3" }, log);
-    const r = await compactSession(store, "c3", { keepUserTurns: 2 });
+    const r = await compactSession(store, "c3", { keepUserTurns: 5 });
     expect(r).toMatchObject({ compacted: false, messagesBefore: 3, messagesAfter: 3 });
+    // Regression: it said "only 5 user turn(s) or fewer", the --keep given, as if the log's count.
+    expect(r.reason).toBe("the log holds 1 user turn, and the last 5 are kept: nothing to drop");
     expect(ids((await store.readMessages("c3")).messages)).toEqual(["s", "u", "a"]);
     await store.close();
   });
