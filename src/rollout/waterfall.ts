@@ -79,7 +79,8 @@ function argHint(args: unknown): string {
   return typeof v === "string" ? (v.split("\n")[0] ?? "") : "";
 }
 
-function modelRow(m: ModelSpan): Row {
+/** A model request's row; `ended`: the session ended, so a request still open was never answered. */
+function modelRow(m: ModelSpan, ended: boolean): Row {
   const bits: string[] = [fmtMs(m.duration_ms)];
   if (m.ttft_ms !== undefined) bits.push(`ttft ${fmtMs(m.ttft_ms)}`);
   if (m.inputTokens !== undefined || m.outputTokens !== undefined)
@@ -87,7 +88,8 @@ function modelRow(m: ModelSpan): Row {
   if (m.cacheReadTokens) bits.push(`cache ${fmtTokens(m.cacheReadTokens)}`);
   let tone: Tone = "model";
   if (m.status === "hung") [tone, bits[0]] = ["hung", `HUNG ${fmtMs(m.duration_ms)}`];
-  else if (m.status === "in_flight") [tone, bits[0]] = ["open", `in flight ${fmtMs(m.duration_ms)}`];
+  else if (m.status === "in_flight")
+    [tone, bits[0]] = ["open", `${ended ? "never answered" : "in flight"} ${fmtMs(m.duration_ms)}`];
   else if (m.status === "error") {
     tone = "fail";
     bits.push(`ERROR ${m.errorKind}${m.error ? `: ${m.error}` : ""}`);
@@ -178,7 +180,7 @@ export function writeWaterfall(trace: Trace, write: (line: string) => void, opti
   const rowOf = (ref: number): Row => {
     const i = Math.floor(ref / 4);
     const kind = ref % 4;
-    if (kind === MODEL) return modelRow(trace.modelSpans[i]!);
+    if (kind === MODEL) return modelRow(trace.modelSpans[i]!, trace.ended);
     if (kind === TOOL) return toolRow(trace.toolSpans[i]!);
     return deniedRow(trace.deniedSpans[i]!);
   };
@@ -213,7 +215,7 @@ function summary(t: Trace, paint: (tone: Tone, s: string) => string): string[] {
   const status = {
     hung: () => paint("hung", "HUNG (a model request is past the hang threshold)"),
     in_flight: () => paint("open", "in flight (a model request is still open)"),
-    ended: () => "ended",
+    ended: () => (t.inFlight ? `ended ${paint("open", "(a model request was never answered)")}` : "ended"),
     imported: () => "imported (its agent writes no session.ended)",
     open: () => "open (no session.ended)",
   }[traceState(t)]();

@@ -109,3 +109,24 @@ test("regression: rows are fitted by terminal columns: wide characters count two
   expect(barAt(rows[1]!)).toBe(barAt(rows[0]!));
   expect(rows.join("\n")).not.toMatch(/\\u…|\\u[0-9a-f]{0,3}…/);
 });
+
+test("regression: a request still open when the session ended was never answered; the head says ended, not in flight", () => {
+  const log = (end: boolean) =>
+    buildTrace(
+      "s",
+      events(
+        { type: "session.started", reason: "new" },
+        { type: "turn.started", turnId: "t" },
+        { type: "model.request", turnId: "t", provider: "openai", model: "m" },
+        ...(end ? [{ type: "session.ended", reason: "exit" }] : []),
+      ),
+      { now: 1_700_000_000_005 },
+    );
+  const ended = renderWaterfall(log(true), { width: 100 });
+  expect(ended.split("\n")[0]).toEndWith("ended (a model request was never answered)");
+  expect(ended).toContain("never answered 0ms");
+  expect(ended).not.toContain("in flight");
+  const open = renderWaterfall(log(false), { width: 100 });
+  expect(open.split("\n")[0]).toEndWith("in flight (a model request is still open)");
+  expect(open).toContain("in flight 5ms");
+});
