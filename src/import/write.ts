@@ -309,6 +309,21 @@ function addTokens(meta: SessionMeta, g: Totals): SessionMeta {
 }
 
 /**
+ * A session compacted here (it has a summary) no longer holds the messages its compaction dropped,
+ * which came before every message it kept. Read again — a whole document, as OpenCode and Gemini
+ * write one, or a transcript re-read from its start — a message the log lacks that comes before one
+ * it holds is one of those: not new. Taken as new, they were appended after the kept ones, the
+ * summary still in place, and their turns and tokens counted twice. Removed from `derived` in place.
+ */
+function leaveCompactedOut(derived: StoredMessage[], stored: Map<string, unknown>): void {
+  const last = derived.findLastIndex((m) => stored.has(m.id));
+  if (last <= 0) return;
+  let kept = 0;
+  for (const [i, m] of derived.entries()) if (i > last || stored.has(m.id)) derived[kept++] = m;
+  derived.length = kept;
+}
+
+/**
  * What `writeSession` notes down in its cache of what it wrote: `all` (watch mode, whose cache
  * outlives a pass: anything may be derived again) or `message-ids` (the parts of one pass: a
  * message may come back changed — a patch, so its id must be known — but is never hashed, and an
@@ -355,6 +370,7 @@ export async function writeSession(
       storable(() => checkMessageSize(m), `message ${m.id}`, rejected),
   );
   const said = distinctIds(derived);
+  if (cur?.summary !== undefined) leaveCompactedOut(derived, known.messages);
   // A message derived again (a full document, or a re-read after a lost state) is compared by
   // content; that needs the stored messages' hashes, loaded once.
   if (!known.hashed && s.messages.some((m) => known!.messages.has(m.id)))
