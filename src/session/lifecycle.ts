@@ -20,6 +20,7 @@ import { refuseRepeats } from "../storage/repeated-messages.ts";
 import { unreadableLog } from "../storage/unreadable-log.ts";
 import { charCount, cutText, headOfChars } from "../util/cut-text.ts";
 import { nonFinitePath } from "../util/number-schemas.ts";
+import { summaryOf } from "./_compaction-plan.ts";
 import { newMessageId, newSessionId } from "./ids.ts";
 import { type MessageInput, MessageInputSchema, UsageInputSchema } from "./schema.ts";
 import { ownerIsGone } from "./status.ts";
@@ -309,7 +310,7 @@ export async function purgeSession(store: StorageAdapter, id: string, options?: 
  * summary, so its turns are numbered as the parent's (it counted 3 where the parent said 224).
  */
 function summarizedTurns(parent: SessionMeta, messages: StoredMessage[]): number {
-  if (!parent.summary) return 0;
+  if (!summaryOf(parent, messages)) return 0;
   const held = foldMessagesIntoMeta(
     { ...parent, turnCount: 0, messageCount: 0, tokens: undefined },
     messages,
@@ -350,7 +351,11 @@ export async function forkSession(
     { ...fresh, turnCount: 0, messageCount: 0, tokens: undefined },
     copied,
   );
-  // A compaction the parent left half done (`pendingCompaction`) is the parent's to finish.
+  // A compaction the parent left half done (`pendingCompaction`) is the parent's to finish; the
+  // summary that goes with the log as it is now comes along (its plan's, once the log was
+  // rewritten: the old one left the fork the kept messages alone). Where the parent was forked at,
+  // or imported from, is the parent's: the fork's own are its `parentId` and `forkedAt`.
+  const summary = summaryOf(parent, messages);
   const {
     tokens: _t,
     usageResponseId: _u,
@@ -359,6 +364,8 @@ export async function forkSession(
     previousStatus: _p,
     archivedFrom: _a,
     pendingCompaction: _c,
+    forkedAt: _f,
+    copiedFrom: _i,
     ...rest
   } = counted;
   const meta: SessionMeta = {
@@ -374,7 +381,7 @@ export async function forkSession(
     pinned: false,
     ...(full ? {} : { forkedAt: options.at }),
   };
-  if (parent.summary) meta.summary = parent.summary;
+  if (summary) meta.summary = summary;
   await store.createSession(meta, copied);
   return { ...meta, messageCount: copied.length };
 }

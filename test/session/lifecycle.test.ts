@@ -140,6 +140,12 @@ for (const [name, make] of [
         );
         expect((await store.readMessages("parent")).messages).toHaveLength(4);
         await expect(forkSession(store, "parent", { at: "nope" })).rejects.toThrow("no message nope");
+        // Regression: a full fork of a fork said it was taken at the first fork's message, and a fork
+        // of an imported copy claimed the parent's import as its own.
+        const again = await forkSession(store, at.id);
+        expect([again.parentId, again.forkedAt]).toEqual([at.id, undefined]);
+        await store.updateMeta(at.id, (m) => ({ ...m, copiedFrom: { id: "elsewhere", exportedAt: 1 } }));
+        expect((await forkSession(store, at.id)).copiedFrom).toBeUndefined();
       }));
 
     test("regression: a fork --at of a compacted session counts the turns its summary stands for (it counted 3 where the parent said 224)", () =>

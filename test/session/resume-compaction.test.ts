@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
+import { pendingCompaction } from "../../src/session/_compaction-plan.ts";
 import { compactSession, keepLastUserTurns } from "../../src/session/compaction.ts";
 import { markInterrupted } from "../../src/session/interrupt.ts";
-import { createSession, toStoredMessages } from "../../src/session/lifecycle.ts";
+import { createSession, forkSession, toStoredMessages } from "../../src/session/lifecycle.ts";
 import { CONTINUE_TEXT, resumeSession, SUMMARY_INTRO } from "../../src/session/resume.ts";
 import { builtinSummarizer } from "../../src/session/summarizer.ts";
 import filesFactory from "../../src/storage/adapters/files.ts";
@@ -49,6 +50,35 @@ describe("resume", () => {
     // The next compaction finishes the job; resume reads the same then.
     await compactSession(store, "c1", { keepUserTurns: 1 });
     expect((await resumeSession(store, "c1")).summaryMessage).toEqual(ctx.summaryMessage);
+    await store.close();
+  });
+
+  test("regression: a fork of a session whose compaction a crash left half done takes the pending summary along (it kept the rewritten log alone)", async () => {
+    await using home = await tempHome();
+    const store = filesFactory({ home: home.path, fsync: "never" });
+    await createSession(store, { projectPath: "/p", id: "c2" }, conversation(4));
+    const dying = new Proxy(store, {
+      get(target, key) {
+        if (key === "updateMeta")
+          return async (id: string, change: (m: SessionMeta) => SessionMeta) => {
+            const before = (await target.getMeta(id))!;
+            if (change(before).summary && !before.summary) throw new Error("killed");
+            return target.updateMeta(id, change);
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await expect(compactSession(dying, "c2", { keepUserTurns: 1 })).rejects.toThrow("killed");
+    const parent = (await store.getMeta("c2"))!;
+    const fork = await forkSession(store, "c2");
+    expect(fork.summary?.text).toBe(pendingCompaction(parent)!.summary.text);
+    expect(fork.pendingCompaction).toBeUndefined();
+    expect(fork.turnCount).toBe(4);
+    const ctx = await resumeSession(store, fork.id);
+    expect(ctx.summaryMessage?.parts[0]?.content).toStartWith(SUMMARY_INTRO);
+    // Forked at a kept message, the turns the summary stands for are counted as the parent's.
+    expect((await forkSession(store, "c2", { at: "a4" })).turnCount).toBe(4);
     await store.close();
   });
 
