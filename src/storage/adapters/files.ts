@@ -11,6 +11,7 @@ import { basename, dirname, join } from "node:path";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { keepsState } from "../../home.ts";
 import { DIR_MODE, ensureDir, writeFileAtomic } from "../../util/atomic.ts";
+import { withLockSync } from "../../util/lock.ts";
 import { refusingWhenClosed } from "../_closed.ts";
 import { checkUsageRule } from "../_meta-fold.ts";
 import {
@@ -28,7 +29,7 @@ import { withJsonLines } from "./_files-encode.ts";
 import { eventsPath, eventsStamp, FilesEvents, readEventsFile } from "./_files-events.ts";
 import { type IndexBackend, SessionIndex } from "./_files-index.ts";
 import { appendJournal } from "./_files-journal.ts";
-import { releaseAllLeases, releaseLeasesOf } from "./_files-lease.ts";
+import { releaseAllLeases, releaseLease, releaseLeasesOf } from "./_files-lease.ts";
 import { syncPending } from "./_files-log.ts";
 import { readMessagesFile } from "./_files-messages.ts";
 import { filesLayout, SessionLocator, sessionFiles } from "./_files-paths.ts";
@@ -197,10 +198,18 @@ const factory: AdapterFactory = (options) => {
       // The rollout log first: a purge killed half way then leaves the session without its log,
       // still listed (and a gc that marked it deleted finds it again), not a log whose session is
       // gone, which every listing, gc and verify took for a rollout-only session and kept.
+      // Under the log's own lock, which its writers take: a process appending to it (a server, a
+      // recorder) went on writing, acknowledged, into the file this erased, until its lease ended;
+      // its next batch began a new log at seq 1. Now its next append, after the purge, does that.
       const dropLog = () => {
-        events.get(id)?.reset();
-        events.delete(id);
-        rmSync(rolloutDir, { recursive: true, force: true });
+        const lock = locator.lockPath("e", id);
+        releaseLease(lock); // this process's own writer of the log (the lock would look alive)
+        ensureDir(dirname(lock));
+        withLockSync(lock, () => {
+          events.get(id)?.reset();
+          events.delete(id);
+          rmSync(rolloutDir, { recursive: true, force: true });
+        });
       };
       if (!dir) dropLog();
       else {
