@@ -16,6 +16,8 @@ import { ensureDir, writeFileAtomicWith } from "../util/atomic.ts";
 /** A key as handed out: 43 base64url characters (32 bytes). */
 const KEY = /^[A-Za-z0-9_-]{43}$/;
 const HEAD = /^\{"expiresAt":(\d{1,16}),"document":/;
+/** An atomic write's temp file of an upload (`util/atomic.ts`): `<key>.json.<pid>.<n>.tmp`. */
+const TEMP = /^[A-Za-z0-9_-]{43}\.json\.\d+\.\d+\.tmp$/;
 /** Enough bytes to hold any head `HEAD` matches. */
 const HEAD_BYTES = 64;
 /** Temp files of a write that crashed are removed once this old. */
@@ -120,8 +122,9 @@ export function remoteExports(options: RemoteExportsOptions): RemoteExports {
     const t = now();
     for (const name of names) {
       const file = join(dir, name);
-      if (name.endsWith(".tmp")) {
-        // A crashed write's leftover; a write in progress is younger than this.
+      if (TEMP.test(name)) {
+        // A crashed write's leftover; a write in progress is younger than this. Only ours: any
+        // other `.tmp` in the directory (a user's) was removed too.
         const age = t - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? t);
         if (age > STALE_TEMP_MS) rmSync(file, { force: true });
         continue;
