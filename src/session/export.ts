@@ -302,8 +302,10 @@ export async function importSessionDocument(
     throw conflict(`session ${id} is being imported by process ${by.pid}: wait for it to finish`);
   if (cur?.copiedFrom?.incomplete) await store.purgeSession(id);
   else if (cur) throw conflict(`session ${id} already exists`);
-  if (doc.rollout?.length && (await store.listEventLogs()).includes(id))
-    throw conflict(`a rollout log for ${id} already exists`);
+  // Taken by a log with no session (a rollout-only recording), whether the document carries a log
+  // or not: without one, the new session took over events that were never its own.
+  if ((await store.listEventLogs()).includes(id))
+    throw conflict(`a rollout log for ${id} already exists (its events are not this document's)`);
   const { owner: _o, pendingCompaction: _p, ...rest } = doc.meta;
   const copiedFrom = { id: doc.meta.id, exportedAt: doc.exportedAt };
   const more = doc.contextCache !== undefined || (doc.rollout?.length ?? 0) > 0;

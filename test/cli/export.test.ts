@@ -341,6 +341,21 @@ describe("session export / import", () => {
     await store.close();
   });
 
+  test("regression: an id holding a rollout log with no session is taken, whether the document carries a log or not (without one, the new session took over the recorded events)", async () => {
+    await using home = await tempHome();
+    const store = memoryFactory({ home: home.path });
+    await oneMessage(store, "other", {});
+    await store.appendEvents("recorded", [{ type: "turn.started", turnId: "t1" }]);
+    for (const rollout of [false, true]) {
+      const doc = await exportSession(store, "other", { rollout });
+      await expect(importSessionDocument(store, doc, { id: "recorded" })).rejects.toThrow(
+        "a rollout log for recorded already exists",
+      );
+    }
+    expect(await store.getMeta("recorded")).toBeUndefined();
+    await store.close();
+  });
+
   test("an import whose process was killed half way is marked, named by verify, and replaced by a retry", async () => {
     await using home = await tempHome();
     const store = memoryFactory({ home: home.path });
