@@ -40,8 +40,12 @@ const Completion = v.object({
 });
 
 export interface ChatClient {
-  /** An `unavailable` error naming the service, `service url: message`, the key redacted. */
-  fail(message: string, cause?: unknown): FreecodeError;
+  /**
+   * An `unavailable` error naming the service, `service url: message: detail`; `detail` is what the
+   * endpoint or the runtime said, the key redacted from it (from it alone: a key that is a word of
+   * our own message, `k`, cut the message's "key" into "[redacted]ey").
+   */
+  fail(message: string, detail?: string, cause?: unknown): FreecodeError;
   /**
    * The content of the first choice (empty when null). A reply that is not a completion fails
    * with `the answer is not <expected>: why`.
@@ -99,10 +103,17 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
   // with a password makes: never in a message we pass on.
   const secrets = [apiKey, ...urlCredentials(url)].filter((x): x is string => Boolean(x));
   const hide = (text: string) => secrets.reduce((t, secret) => t.split(secret).join("[redacted]"), text);
-  const fail = (message: string, cause?: unknown) =>
-    new FreecodeError("unavailable", hide(`${service} ${shownUrl(url)}: ${message}`), { cause });
+  /** `fail` with a detail already redacted. */
+  const said = (message: string, detail?: string, cause?: unknown) =>
+    new FreecodeError(
+      "unavailable",
+      `${service} ${shownUrl(url)}: ${message}${detail === undefined ? "" : `: ${detail}`}`,
+      { cause },
+    );
+  const fail = (message: string, detail?: string, cause?: unknown) =>
+    said(message, detail === undefined ? undefined : hide(detail), cause);
   const timeoutMs = endpoint.timeoutMs ?? 120_000;
-  const late = (e: Error) => fail(`no answer within ${timeoutMs / 1000} s`, e);
+  const late = (e: Error) => fail(`no answer within ${timeoutMs / 1000} s`, undefined, e);
 
   async function post(messages: ChatMessage[]): Promise<Response> {
     let response: Response;
@@ -122,13 +133,13 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
     } catch (error) {
       const e = error as Error;
       if (e.name === "TimeoutError") throw late(e);
-      throw fail(e.message.split("\n")[0] ?? String(e), e);
+      throw fail("the request failed", e.message.split("\n")[0] ?? String(e), e);
     }
     if (response.status >= 300 && response.status < 400 && response.status !== 304) {
       const to = response.headers.get("location");
       await response.body?.cancel();
       throw fail(
-        `the endpoint redirects (HTTP ${response.status}) to ${to ? escapeLine(to) : "an address it does not give"}: not followed (the transcript and the key would go along); give that url instead`,
+        `the endpoint redirects (HTTP ${response.status}) to ${to ? escapeLine(hide(to)) : "an address it does not give"}: not followed (the transcript and the key would go along); give that url instead`,
       );
     }
     return response;
@@ -143,21 +154,21 @@ export function chatClient(endpoint: ChatEndpoint, service: string): ChatClient 
         text = decodeUtf8(await readBody(response, MAX_ANSWER_BYTES));
       } catch (error) {
         if (error instanceof BodyTooLarge)
-          throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, error);
+          throw fail(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`, undefined, error);
         const e = error as Error;
         if (e.name === "TimeoutError") throw late(e);
-        throw fail(`reading the answer failed: ${e.message}`, error);
+        throw fail("reading the answer failed", e.message, error);
       }
       if (text === undefined) throw fail(`the answer (HTTP ${response.status}) is not valid UTF-8`);
       if (!response.ok) {
         // Hidden before it is cut: a key cut in half would no longer match.
         const detail = hide(text).replace(/\s+/g, " ").trim();
-        throw fail(`HTTP ${response.status}${detail ? `: ${clip(detail, 200)}` : ""}`);
+        throw said(`HTTP ${response.status}`, detail ? clip(detail, 200) : undefined);
       }
       try {
         return v.parse(Completion, JSON.parse(text)).choices[0]!.message.content ?? "";
       } catch (error) {
-        throw fail(`the answer is not ${expected}: ${parseFailure(error)}`, error);
+        throw fail(`the answer is not ${expected}`, parseFailure(error), error);
       }
     },
   };

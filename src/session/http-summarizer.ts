@@ -105,7 +105,7 @@ export function httpSummarizer(options: HttpSummarizerOptions): Summarizer {
       try {
         answer = v.parse(Answer, jsonIn(content));
       } catch (error) {
-        throw client.fail(`the answer is not ${expected}: ${parseFailure(error)}`, error);
+        throw client.fail(`the answer is not ${expected}`, parseFailure(error), error);
       }
       const summary = {
         taskGoal: clip(answer.taskGoal.trim(), 1_000) || "(unknown)",

@@ -29,9 +29,9 @@ export function httpTitler(options: HttpTitlerOptions): Titler {
       const title = cleanTitle(answer);
       if (title === undefined) {
         const shown = answer.replace(/\s+/g, " ").trim();
-        throw client.fail(
-          `the answer holds no usable title${shown ? `: ${JSON.stringify(shown.slice(0, 80))}` : " (it is empty)"}`,
-        );
+        throw shown
+          ? client.fail("the answer holds no usable title", JSON.stringify(shown.slice(0, 80)))
+          : client.fail("the answer holds no usable title (it is empty)");
       }
       return title;
     },

@@ -196,6 +196,9 @@ describe("http summarizer", () => {
     );
     expect(seen).toHaveLength(1);
     expect(moved.unchanged).toBe(true);
+    // Regression: a key that is a piece of our own words was cut out of them ("the [redacted]ey").
+    const short = await compactWith(httpSummarizer({ url, model: "m", apiKey: "k" }));
+    expect((short.error as Error).message).toBe((moved.error as Error).message);
     expect(() => httpSummarizer({ url: "file:///etc/hostname", model: "m" })).toThrow("must be http(s)");
   });
 
