@@ -108,3 +108,33 @@ test("a turn that ended on a provider error says so, and the error is found (a r
     "  outcome: provider error: rate_limit: You've hit your limit · resets 1am (America/Denver)",
   );
 });
+
+test("regression: a session the rollout alone holds shows its turns (search found it, session show --turns said no session)", async () => {
+  await using home = await tempHome();
+  const events = (
+    await Bun.file(join(import.meta.dir, "../../examples/rollouts/fix-login-1/events.jsonl")).text()
+  )
+    .trim()
+    .split("\n")
+    .map((l) => {
+      const { seq: _s, aggregateID: _a, ...rest } = JSON.parse(l);
+      return JSON.stringify(rest);
+    })
+    .join("\n");
+  expect(runCli(["rollout", "append", "rec-1"], { home: home.path, stdin: events }).code).toBe(0);
+  const shown = runCli(["session", "show", "rec", "--turns"], { home: home.path });
+  expect(shown.code).toBe(0);
+  const lines = shown.stdout.split("\n");
+  expect(lines[0]).toBe("(rollout only) rec-1 (1 turn; no messages: turns from its rollout log)");
+  expect(lines.filter((l) => l.startsWith("  tool:"))).toHaveLength(4);
+  const json = parseJson<{ id: string; rolloutOnly: boolean; turns: unknown[] }>(
+    runCli(["session", "show", "rec-1", "--turns", "--json"], { home: home.path }),
+  );
+  expect([json.id, json.rolloutOnly, json.turns.length]).toEqual(["rec-1", true, 1]);
+  // Its messages: none; said so, with where to look.
+  const plain = runCli(["session", "show", "rec-1"], { home: home.path });
+  expect([plain.code, plain.stderr.trim()]).toEqual([
+    3,
+    "[error] no session rec-1: only its rollout log is stored (`freecode session show rec-1 --turns`, `freecode trace rec-1`)",
+  ]);
+});

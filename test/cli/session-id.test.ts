@@ -95,9 +95,13 @@ test("read commands take a unique start of an id; a shared start is exit 2; chan
   expect(parseJson<{ id: string }>(runCli(["session", "tag", "claude-3f2b", "--json"], h)).id).toBe(
     "claude-3f2b0000-bbbb",
   );
-  // A log's whole id, given to a command about sessions: no hint that it "starts" itself.
+  // A log's whole id, given to a command about sessions: no hint that it "starts" itself, but
+  // where its turns are.
   const logOnly = runCli(["session", "show", "rolled-9c41"], h);
-  expect([logOnly.code, logOnly.stderr.trim()]).toEqual([3, "[error] no session rolled-9c41"]);
+  expect([logOnly.code, logOnly.stderr.trim()]).toEqual([
+    3,
+    "[error] no session rolled-9c41: only its rollout log is stored (`freecode session show rolled-9c41 --turns`, `freecode trace rolled-9c41`)",
+  ]);
   const none = runCli(["session", "show", "nothing-like-it"], h);
   expect([none.code, none.stderr.includes("no session nothing-like-it")]).toEqual([3, true]);
   // A change takes the whole id.

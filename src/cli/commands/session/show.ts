@@ -2,7 +2,7 @@
  * `freecode session show <id>`: the messages readably (tool calls folded), or turn by turn as the
  * thread store sees them (`turnItemsView`).
  */
-import { getSession } from "../../../session/lifecycle.ts";
+import { notFound } from "../../../errors.ts";
 import type { Part, SessionMeta, StoredMessage } from "../../../storage/records.ts";
 import { turnItemsView } from "../../../threads/api.ts";
 import type { TurnItem } from "../../../threads/types.ts";
@@ -57,9 +57,18 @@ function toolLine(tool: TurnItem["tools"][number]): string {
   return `  tool:    ${escapeLine(tool.name)}(${oneLine(tool.args ?? {}, 100)})${how}${took}`;
 }
 
-function turnLines(meta: SessionMeta, turns: TurnItem[], total: number): string[] {
+/** The turns; `meta` undefined for a session the rollout alone holds (`rolloutId`). */
+function turnLines(
+  meta: SessionMeta | undefined,
+  rolloutId: string,
+  turns: TurnItem[],
+  total: number,
+): string[] {
   const shown = turns.length < total ? `, the last ${turns.length} shown` : "";
-  const lines = [escapeLine(`${meta.title} (${meta.id}, ${meta.status}, ${plural(total, "turn")}${shown})`)];
+  const head = meta
+    ? `${meta.title} (${meta.id}, ${meta.status}, ${plural(total, "turn")}${shown})`
+    : `(rollout only) ${rolloutId} (${plural(total, "turn")}${shown}; no messages: turns from its rollout log)`;
+  const lines = [escapeLine(head)];
   for (const t of turns) {
     const flag = t.outcome === "interrupted" ? " [interrupted]" : "";
     lines.push(
@@ -89,13 +98,22 @@ export default command({
   async run(ctx, args) {
     const last = wholeNumber(args.last, "last", 1);
     const tail = <T>(xs: T[]): T[] => (last === undefined ? xs : xs.slice(-last));
-    const { meta, messages, issues, items } = await withStore(ctx, async (store) => {
-      const meta = await getSession(store, await completeId(store, args.id));
-      const read = await store.readMessages(meta.id);
+    const { id, meta, messages, issues, items } = await withStore(ctx, async (store) => {
+      const id = await completeId(store, args.id, args.turns ? "any" : "sessions");
+      // A session the rollout alone holds (a recorder of another agent's) has turns, not messages:
+      // `--turns` shows them, as search finds them (it said "no session").
+      const meta = await store.getMeta(id);
+      if (!meta && !(args.turns && (await store.listEventLogs()).includes(id))) {
+        const logOnly = !args.turns && (await store.listEventLogs()).includes(id);
+        throw notFound(
+          `no session ${id}${logOnly ? `: only its rollout log is stored (\`freecode session show ${id} --turns\`, \`freecode trace ${id}\`)` : ""}`,
+        );
+      }
+      const read = meta ? await store.readMessages(meta.id) : { messages: [], issues: [] };
       // The thread store's view: calls compaction erased (the rollout keeps them), durations and
       // denials from the rollout, where the message log alone knows none of these.
-      const items = args.turns ? await turnItemsView(store, ctx.home, meta.id) : undefined;
-      return { meta, ...read, items };
+      const items = args.turns ? await turnItemsView(store, ctx.home, id) : undefined;
+      return { id, meta, ...read, items };
     });
     for (const i of issues) ctx.log.warn(`${i.file ?? ""}:${i.line ?? "?"}: ${i.message}`);
     if (items) {
@@ -104,15 +122,16 @@ export default command({
       const turns = shown.map((t) => ({ ...t, interrupted: t.outcome === "interrupted" }));
       if (ctx.json)
         ctx.out({
-          meta,
+          ...(meta ? { meta } : { id, rolloutOnly: true }),
           turns,
           ...(last !== undefined ? { omitted: items.length - shown.length } : {}),
           issues,
         });
       // A compacted session's turns are numbered as it counts them: the last one's number is the count.
-      else ctx.out(`${turnLines(meta, shown, items.at(-1)?.number ?? 0).join("\n")}\n`);
+      else ctx.out(`${turnLines(meta, id, shown, items.at(-1)?.number ?? 0).join("\n")}\n`);
       return 0;
     }
+    if (!meta) return 0; // only with --turns
     const shown = tail(messages);
     if (ctx.json)
       ctx.out({
