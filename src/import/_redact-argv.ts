@@ -60,6 +60,8 @@ const RUNNERS = new Map<string, ReadonlySet<string>>(
   ).map(([runner, options]) => [runner, new Set(options.split(" "))]),
 );
 const CONTAINER_TOOLS = new Set(["docker", "podman", "nerdctl", "kubectl", "flatpak", "crictl"]);
+/** Container tools whose `login` takes a password with `-p` as docker's does. */
+const LOGIN_TOOLS = new Set(["docker", "podman", "nerdctl"]);
 const CONTAINER_RUN: ReadonlySet<string> = new Set("-u -e -v -w -p -l -h -m -c --".split(" "));
 const RUNNER_REACH = 12;
 /** Long options that take no value after a container tool's `run`/`exec` (`--rm`, `--privileged`). */
@@ -108,7 +110,7 @@ export function notice(seen: Commands, word: string, before: unknown): void {
   }
   if (!commandAt || name === undefined) return;
   if (name === "sshpass") seen.sshpass = true;
-  else if (name === "docker") seen.docker = true;
+  else if (LOGIN_TOOLS.has(name)) seen.docker = true;
   else if (name === "curl" || name === "curl.exe") seen.curl = true;
   else if (MYSQL_COMMAND.test(name)) seen.mysql = true;
 }

@@ -385,12 +385,13 @@ const PATTERNS: [RegExp, Replacer][] = (
       },
     ],
     // A password or token given as a command-line option — `--password hunter22`, `--token=…`,
-    // `docker login -u me -p …`, `sshpass -p …` — quoted whole or a shell word: a value, not code.
+    // `docker login -u me -p …` (podman's, nerdctl's), `sshpass -p …` — quoted whole or a shell
+    // word: a value, not code.
     // Not a `$VAR`, a `<placeholder>`, a path or another option after it (`--password-stdin` is
     // another option's name).
     [
       new RegExp(
-        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\bdocker[ \t]+login\b(?:[^\n|;&\x60\\]|\\\\\\n|\\\\|\\(?![n\\])|(?<=[ \t])\x60[^\x60\n]{0,64}\x60){0,256}?[ \t]-p(?:[ \t]+|(?!\d+:\d)))|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
+        String.raw`((?:(?<![\w-])--(?:${SECRET_OPTION})(?![\w-])(?:=|[ \t]+))|(?:\b(?:docker|podman|nerdctl)[ \t]+login\b(?:[^\n|;&\x60\\]|\\\\\\n|\\\\|\\(?![n\\])|(?<=[ \t])\x60[^\x60\n]{0,64}\x60){0,256}?[ \t]-p(?:[ \t]+|(?!\d+:\d)))|(?:\bsshpass[ \t]+-p[ \t]*))(?:(\\*)(["'])((?:(?!\3)[^\n\\]){1,256})(?=\2\3)|((?:[^\s"'\\()<>|;&,\][\x60]|\\(?![nrt"'\\])){1,256})|(\\*)(["'])(?![\s,;)}\]+])((?:(?!\7)[^\n\\"]){256}))`,
         "g",
       ),
       (

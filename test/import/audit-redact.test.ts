@@ -695,6 +695,8 @@ describe("redactText and redactDeep: the third redact review's findings", () => 
       "docker login -u me -p S3cretPass registry.io",
       `docker login -u me -p ${M} registry.io`,
     ],
+    ["podman login -p", "podman login -u me -p S3cretPass quay.io", `podman login -u me -p ${M} quay.io`],
+    ["nerdctl login -p", "nerdctl login -u me -p S3cretPass ghcr.io", `nerdctl login -u me -p ${M} ghcr.io`],
     [
       "docker login -p quoted",
       "docker login --username me -p 'my pass word' r.io",
@@ -1295,6 +1297,9 @@ test("a command's argument list: a secret option's value is masked whole (redact
     whole: ["cmd", "--password", "Tr0ub4dor;&3", "--token", "abc123XYZ789]", "--passphrase", "p@ss'w0rd,x"],
     sshpass: ["sshpass", "-p", "S3cretPass9", "ssh", "host"],
     docker: ["docker", "login", "-u", "me", "-p", "S3cretPass9", "reg.io"],
+    // Regression: podman's and nerdctl's `login` take `-p` as docker's does (kept in clear).
+    podman: ["podman", "login", "-u", "me", "-p", "S3cretPass9", "quay.io"],
+    nerdctl: ["nerdctl", "login", "-pS3cretPass9", "ghcr.io"],
     curl: ["curl", "--user", "elastic:S3cretPass9", "https://example.com"],
     mysql: ["/usr/bin/mysql", "-u", "root", "-pS3cretPass9", "db"],
     // Other items do not stop it: a number, a long one.
@@ -1309,6 +1314,8 @@ test("a command's argument list: a secret option's value is masked whole (redact
     whole: ["cmd", "--password", M, "--token", M, "--passphrase", M],
     sshpass: ["sshpass", "-p", M, "ssh", "host"],
     docker: ["docker", "login", "-u", "me", "-p", M, "reg.io"],
+    podman: ["podman", "login", "-u", "me", "-p", M, "quay.io"],
+    nerdctl: ["nerdctl", "login", `-p${M}`, "ghcr.io"],
     curl: ["curl", "--user", `elastic:${M}`, "https://example.com"],
     mysql: ["/usr/bin/mysql", "-u", "root", `-p${M}`, "db"],
     mixed: ["run", "--password", M, "--retries", 3, "--config", `{${"x".repeat(1100)}}`],
