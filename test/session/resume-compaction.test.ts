@@ -7,6 +7,7 @@ import { createSession, forkSession, toStoredMessages } from "../../src/session/
 import { CONTINUE_TEXT, resumeSession, SUMMARY_INTRO } from "../../src/session/resume.ts";
 import { builtinSummarizer } from "../../src/session/summarizer.ts";
 import filesFactory from "../../src/storage/adapters/files.ts";
+import type { StorageAdapter } from "../../src/storage/contract.ts";
 import type { SessionMeta, StoredMessage } from "../../src/storage/records.ts";
 import { tempHome } from "../_helpers.ts";
 import { conversation, say } from "./_conversation.ts";
@@ -23,24 +24,29 @@ describe("keepLastUserTurns", () => {
   });
 });
 
+/** `store`, but a process that dies as a compaction folds its summary into the meta (the log is
+ * already rewritten, the plan still pending). */
+const diesAtSummary = (store: StorageAdapter) =>
+  new Proxy(store, {
+    get(target, key) {
+      if (key === "updateMeta")
+        return async (id: string, change: (m: SessionMeta) => SessionMeta) => {
+          const before = (await target.getMeta(id))!;
+          if (change(before).summary && !before.summary) throw new Error("killed");
+          return target.updateMeta(id, change);
+        };
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+
 describe("resume", () => {
   test("regression: after a crash between the log's rewrite and the summary's move into the meta, resume gives the model the pending summary (it gave the kept messages alone)", async () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "never" });
     await createSession(store, { projectPath: "/p", id: "c1" }, conversation(4));
     // The process dies as the summary is folded into the meta: the log is already rewritten.
-    const dying = new Proxy(store, {
-      get(target, key) {
-        if (key === "updateMeta")
-          return async (id: string, change: (m: SessionMeta) => SessionMeta) => {
-            const before = (await target.getMeta(id))!;
-            if (change(before).summary && !before.summary) throw new Error("killed");
-            return target.updateMeta(id, change);
-          };
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const dying = diesAtSummary(store);
     await expect(compactSession(dying, "c1", { keepUserTurns: 1 })).rejects.toThrow("killed");
     const meta = (await store.getMeta("c1"))!;
     expect([meta.summary, meta.pendingCompaction !== undefined]).toEqual([undefined, true]);
@@ -57,18 +63,7 @@ describe("resume", () => {
     await using home = await tempHome();
     const store = filesFactory({ home: home.path, fsync: "never" });
     await createSession(store, { projectPath: "/p", id: "c2" }, conversation(4));
-    const dying = new Proxy(store, {
-      get(target, key) {
-        if (key === "updateMeta")
-          return async (id: string, change: (m: SessionMeta) => SessionMeta) => {
-            const before = (await target.getMeta(id))!;
-            if (change(before).summary && !before.summary) throw new Error("killed");
-            return target.updateMeta(id, change);
-          };
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const dying = diesAtSummary(store);
     await expect(compactSession(dying, "c2", { keepUserTurns: 1 })).rejects.toThrow("killed");
     const parent = (await store.getMeta("c2"))!;
     const fork = await forkSession(store, "c2");
