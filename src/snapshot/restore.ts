@@ -53,21 +53,38 @@ const listed = (paths: string[]) =>
   paths.length > 5 ? `${paths.slice(0, 5).join(", ")} and ${paths.length - 5} more` : paths.join(", ");
 
 /**
- * What restoring `to` over a work tree staged as `from` will do (paths in `protect` left out, and,
+ * Paths a restore leaves alone: `standing`, what the work tree holds that its staging left out
+ * (files over the size limit, nested repositories: `StagedTree.skipped`), and `also` (the target's
+ * own left-out paths, the freecode home).
+ */
+export interface Protected {
+  standing: readonly string[];
+  also: readonly string[];
+}
+
+/**
+ * What restoring `to` over a work tree staged as `from` will do (protected paths left out, and,
  * given `only`, every path not in it): a file absent from `to` that `to`'s rules or today's ignore
  * is kept. Throws `conflict`, having touched nothing, when the restore would remove or overwrite
- * what neither tree holds.
+ * what neither tree holds — files of `to` where a nested repository now stands included (they were
+ * skipped unsaid, and the restore called done with the work tree unlike its snapshot). A file grown
+ * past the size limit is left as it is, by design: a log a tool appended to does not block an undo.
  */
 export async function planRestore(
   repo: SnapshotRepo,
   from: string,
   to: string,
-  protect: readonly string[],
+  protect: Protected,
   direction: "undo" | "redo",
   only?: ReadonlySet<string>,
 ): Promise<FileChange[]> {
-  let changes: PlannedChange[] = (await diffTrees(repo, from, to)).filter(
-    (c) => !isSkipped(c.path, protect) && (only === undefined || only.has(c.path)),
+  const wanted = (await diffTrees(repo, from, to)).filter((c) => only === undefined || only.has(c.path));
+  const repos = protect.standing.filter((s) => s.endsWith("/"));
+  const standing = wanted
+    .filter((c) => c.change !== "deleted" && isSkipped(c.path, repos))
+    .map((c) => repos.find((s) => isSkipped(c.path, [s]))!.slice(0, -1));
+  let changes: PlannedChange[] = wanted.filter(
+    (c) => !isSkipped(c.path, protect.standing) && !isSkipped(c.path, protect.also),
   );
   const deletions = changes.filter((c) => c.change === "deleted").map((c) => c.path);
   const ignored = await ignoredPaths(repo, to, deletions);
@@ -75,7 +92,7 @@ export async function planRestore(
   // force-tracked file created since the target goes away like any other.
   if (ignored.size > 0) for (const p of (await trackedButIgnored(repo)).names) ignored.delete(p);
   changes = changes.filter((c) => !(c.change === "deleted" && ignored.has(c.path)));
-  const blocked = blockers(repo.projectPath, changes);
+  const blocked = [...new Set([...standing, ...blockers(repo.projectPath, changes)])].sort();
   if (blocked.length > 0)
     throw new FreecodeError(
       "conflict",
@@ -226,7 +243,7 @@ export async function restoreOrRollBack(repo: SnapshotRepo, run: RestoreRun): Pr
         await run.keep(now);
         kept = now.tree;
       }
-      const protect = [...now.skipped, ...run.skipped, ...repo.own];
+      const protect = { standing: now.skipped, also: [...run.skipped, ...repo.own] };
       const only = new Set(run.changes.map((c) => c.path));
       const back = await planRestore(repo, now.tree, run.from, protect, run.direction, only);
       await applyChanges(repo, now.tree, run.from, back);

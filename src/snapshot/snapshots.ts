@@ -152,7 +152,7 @@ export function createSnapshots(options: SnapshotsOptions): Snapshots {
       const target = resumed ? resumed.to : targetOf(state, staged.tree, direction);
       const to = state.entries[target]!;
       const here = state.entries[state.position]!;
-      const protect = [...staged.skipped, ...(to.skipped ?? []), ...repo.own];
+      const protect = { standing: staged.skipped, also: [...(to.skipped ?? []), ...repo.own] };
       const files = await planRestore(repo, staged.tree, to.tree, protect, direction);
       // Changes no snapshot holds are kept before the work tree is touched. An undo over them inserts
       // them just after the position (`insertEntry`: nothing dropped or reordered), the position while

@@ -29,8 +29,7 @@ function oversized(projectPath: string, paths: string[], max: number): string[] 
       return st.isFile() && st.size > max;
     } catch (error) {
       // Gone, or a parent directory became a file (`--modified` lists deleted paths too).
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return false;
+      if (isGone(error)) return false;
       throw error;
     }
   });
@@ -61,14 +60,43 @@ export async function trackedButIgnored(repo: SnapshotRepo): Promise<{ names: st
   return utf8Names(out);
 }
 
-/** Regular files (and links) among `paths` that exist: not a directory (a submodule's gitlink). */
+/**
+ * A path that is not there to read: gone, a parent directory became a file, or a parent became a
+ * link that loops (`build -> build`; it failed every capture and undo with ELOOP until removed).
+ */
+const isGone = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
+};
+
+/**
+ * Regular files (and links) among `paths` that exist: not a directory (a submodule's gitlink), and
+ * not beyond a symbolic link (a directory replaced by a link to one holding a file of that name:
+ * git refuses such a path, and every capture and undo failed).
+ */
 function presentFiles(projectPath: string, paths: string[]): string[] {
+  const plainDir = new Map<string, boolean>();
+  const isPlainDir = (dir: string): boolean => {
+    let known = plainDir.get(dir);
+    if (known === undefined) {
+      const parent = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "";
+      try {
+        known = (parent === "" || isPlainDir(parent)) && lstatSync(join(projectPath, dir)).isDirectory();
+      } catch (error) {
+        if (!isGone(error)) throw error;
+        known = false;
+      }
+      plainDir.set(dir, known);
+    }
+    return known;
+  };
   return paths.filter((p) => {
+    const slash = p.lastIndexOf("/");
+    if (slash > 0 && !isPlainDir(p.slice(0, slash))) return false;
     try {
       return !lstatSync(join(projectPath, p)).isDirectory();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return false;
+      if (isGone(error)) return false;
       throw error;
     }
   });

@@ -219,3 +219,57 @@ describe("regression: a project that is the freecode home, or lies inside it", (
     }
   });
 });
+
+describe("regression: what the work tree holds now that a snapshot left out, or cannot be read past", () => {
+  test("a nested repository made where the target has files: undo refused, naming it (it was skipped unsaid, the restore called done)", async () => {
+    await using place = await snapshotPlace();
+    const { home, root } = place;
+    writeFiles(root, { "lib/x.js": "orig", "a.txt": "a" });
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    await snaps.capture();
+    rmSync(join(root, "lib"), { recursive: true });
+    await snaps.capture();
+    writeFiles(root, { "lib/x.js": "mine" });
+    userGit(join(root, "lib"), ["init", "-q"]);
+    const before = readTree(root);
+    expect(await refusal(snaps.undo())).toMatch(
+      /^undo refused, nothing changed: .* at lib: move them away first$/,
+    );
+    expect(readTree(root)).toEqual(before);
+    expect(snaps.list().position).toBe(1);
+  });
+
+  test("a directory replaced by a looping link: capture and undo go on (ELOOP failed both)", async () => {
+    await using place = await snapshotPlace();
+    const { home, root } = place;
+    writeFiles(root, { "build/out.js": "o", "a.txt": "a" });
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    await snaps.capture();
+    rmSync(join(root, "build"), { recursive: true });
+    symlinkSync("build2", join(root, "build"));
+    symlinkSync("build", join(root, "build2"));
+    expect(await snaps.capture()).toMatchObject({ captured: true });
+    await snaps.undo();
+    expect(readTree(root)).toEqual({ "a.txt": "a", "build/out.js": "o" });
+  });
+
+  test("a force-tracked file beyond a link that replaced its directory: capture and undo go on, nothing written through the link", async () => {
+    await using place = await snapshotPlace();
+    await using outside = await tempDir("freecode-outside-");
+    const { home, root } = place;
+    writeFiles(root, { ".gitignore": "*.log\n", "d/f.log": "a" });
+    userGit(root, ["init", "-q"]);
+    userGit(root, ["add", ".gitignore"]);
+    userGit(root, ["add", "-f", "d/f.log"]);
+    userGit(root, ["commit", "-qm", "c"]);
+    const snaps = createSnapshots({ home: home.path, projectPath: root, sessionId: "s" });
+    await snaps.capture();
+    writeFiles(outside.path, { "f.log": "precious" });
+    rmSync(join(root, "d"), { recursive: true });
+    symlinkSync(outside.path, join(root, "d"));
+    expect(await snaps.capture()).toMatchObject({ captured: true });
+    await snaps.undo();
+    expect(readFileSync(join(outside.path, "f.log"), "utf8")).toBe("precious");
+    expect(readFileSync(join(root, "d/f.log"), "utf8")).toBe("a");
+  });
+});
