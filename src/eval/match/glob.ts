@@ -7,8 +7,9 @@
  * outside the project.
  */
 import { posix } from "node:path";
+import { isWildcard, type Wildcard, wildcard, wildcardMatches } from "../../util/wildcard.ts";
 
-const nameCache = new Map<string, RegExp | string>();
+const nameCache = new Map<string, Wildcard | string>();
 
 /** A tool name as a glob that matches it alone: its `*`, `?` and `\\` escaped by a backslash. */
 export const literalName = (name: string): string => name.replace(/[*?\\]/g, "\\$&");
@@ -17,28 +18,19 @@ export const literalName = (name: string): string => name.replace(/[*?\\]/g, "\\
  * Whether a tool name matches a name or glob (case-insensitive). A backslash takes the character
  * after it as it is (`mcp__x__\\*` is the tool named `mcp__x__*`, which `eval add` writes so: as a
  * glob it also matched `mcp__x__run`, and the starter case's count failed on its own session).
+ * Matched without backtracking (`util/wildcard.ts`): names and titles come from transcripts.
  */
 export function nameMatches(pattern: string, name: string): boolean {
-  let re = nameCache.get(pattern);
-  // Plain names (the common case) compare without a regex.
-  if (typeof re === "string") return re === name || re === name.toLowerCase();
-  if (!re && !/[*?\\]/.test(pattern)) {
-    nameCache.set(pattern, pattern.toLowerCase());
-    return nameMatches(pattern, name);
+  let compiled = nameCache.get(pattern);
+  if (compiled === undefined) {
+    // Plain names (the common case) compare without a pattern.
+    compiled = isWildcard(pattern, true)
+      ? wildcard(pattern, { escapes: true, foldCase: true })
+      : pattern.toLowerCase();
+    nameCache.set(pattern, compiled);
   }
-  if (!re) {
-    let body = "";
-    for (let i = 0; i < pattern.length; i++) {
-      const c = pattern[i]!;
-      if (c === "\\" && i + 1 < pattern.length) body += RegExp.escape(pattern[++i]!);
-      else if (c === "*") body += ".*";
-      else if (c === "?") body += ".";
-      else body += RegExp.escape(c);
-    }
-    re = new RegExp(`^${body}$`, "i");
-    nameCache.set(pattern, re);
-  }
-  return re.test(name);
+  if (typeof compiled === "string") return compiled === name || compiled === name.toLowerCase();
+  return wildcardMatches(compiled, name);
 }
 
 /** Whether any pattern matches the name. */

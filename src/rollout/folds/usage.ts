@@ -10,6 +10,7 @@
  */
 
 import { own } from "../../util/dict.ts";
+import { wildcard, wildcardMatches } from "../../util/wildcard.ts";
 import { UNREAD_BY_USAGE } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 import { recordedCost } from "../recorded-cost.ts";
@@ -67,13 +68,8 @@ export interface Usage {
 /** The model the redirect advisor's tokens are booked under (its events do not name a model). */
 export const REDIRECT_MODEL = "(redirect advisor)";
 
-const globToRegex = (glob: string) =>
-  new RegExp(
-    `^${glob
-      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".")}$`,
-  );
+/** A price key's glob (`claude-*`), matched without backtracking (`util/wildcard.ts`). */
+const priceGlob = (glob: string) => wildcard(glob, { escapes: false, foldCase: false });
 
 /** The price for a model: exact id, then `provider/model`, then the first matching glob. */
 export function priceFor(prices: Record<string, Price>, provider: string, model: string): Price | undefined {
@@ -81,7 +77,8 @@ export function priceFor(prices: Record<string, Price>, provider: string, model:
   if (exact) return exact;
   for (const [pattern, price] of Object.entries(prices)) {
     if (!pattern.includes("*") && !pattern.includes("?")) continue;
-    if (globToRegex(pattern).test(model) || globToRegex(pattern).test(`${provider}/${model}`)) return price;
+    const glob = priceGlob(pattern);
+    if (wildcardMatches(glob, model) || wildcardMatches(glob, `${provider}/${model}`)) return price;
   }
   return undefined;
 }
