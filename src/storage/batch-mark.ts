@@ -7,18 +7,10 @@
  * acknowledged: an export, fork or migration copied them, and the next writer then deleted them from
  * the log), and `store verify` names a mark whose writer died (`--repair` cuts the log back).
  */
-import {
-  closeSync,
-  existsSync,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, existsSync, ftruncateSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { FILE_MODE } from "../util/atomic.ts";
 import { aliveHere, type LockOwner, thisProcess } from "../util/lock.ts";
+import { openStoreFile } from "../util/store-file-open.ts";
 
 export interface BatchMark {
   /** The log's inode when the batch began (informative: not compared, see `markHolds`). */
@@ -114,7 +106,7 @@ export function undoBatch(log: string): number {
   let cut = 0;
   const st = statSync(log, { throwIfNoEntry: false });
   if (st && markHolds(mark, st.size)) {
-    const fd = openSync(log, "r+");
+    const fd = openStoreFile(log, "update");
     try {
       const from = (mark as BatchMark).from;
       ftruncateSync(fd, from);

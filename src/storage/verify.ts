@@ -14,7 +14,6 @@ import {
   closeSync,
   existsSync,
   ftruncateSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmdirSync,
@@ -27,6 +26,7 @@ import { FreecodeError } from "../errors.ts";
 import { homePaths } from "../home.ts";
 import { ensureDir } from "../util/atomic.ts";
 import { isProcessAlive, withLockSync } from "../util/lock.ts";
+import { openStoreFile } from "../util/store-file-open.ts";
 import { readMessagesFileSync } from "./adapters/_files-messages.ts";
 import { readMetaFile } from "./adapters/_files-session.ts";
 import { type BatchMark, markAtWork, markHolds, readBatchMark, undoBatch } from "./batch-mark.ts";
@@ -77,7 +77,7 @@ function cutTornTail(file: string): boolean {
   const bytes = readFileSync(file);
   if (bytes.length === 0 || bytes[bytes.length - 1] === 10) return false;
   const keep = bytes.lastIndexOf(10) + 1;
-  const fd = openSync(file, "r+");
+  const fd = openStoreFile(file, "update");
   try {
     ftruncateSync(fd, keep);
   } finally {

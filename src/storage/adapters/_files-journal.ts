@@ -3,12 +3,17 @@
  * project directory) appended whenever a session's meta is written, created, moved or deleted. The
  * listing index replays it to stay current, and so does a locator that keeps a map of sessions.
  */
-import { appendFileSync, closeSync, openSync, readSync, statSync } from "node:fs";
-import { FILE_MODE } from "../../util/atomic.ts";
+import { closeSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import { openStoreFile } from "../../util/store-file-open.ts";
 
 /** Append one journal line (O_APPEND, one write). */
 export function appendJournal(path: string, id: string, key: string): void {
-  appendFileSync(path, `${JSON.stringify({ id, key })}\n`, { mode: FILE_MODE });
+  const fd = openStoreFile(path, "append");
+  try {
+    writeSync(fd, `${JSON.stringify({ id, key })}\n`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The journal's inode and size (both 0 when there is none). */

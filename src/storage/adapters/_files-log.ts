@@ -14,18 +14,9 @@
  * to where that batch began, unless the batch is whole. Until then readers stop where it began.
  * Smaller batches, one page-sized copy or a few, pay nothing.
  */
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  statSync,
-  writeSync,
-} from "node:fs";
-import { FILE_MODE } from "../../util/atomic.ts";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, readSync, statSync, writeSync } from "node:fs";
 import { namingPath } from "../../util/fs-path.ts";
+import { openStoreFile } from "../../util/store-file-open.ts";
 import { markHolds, readBatchMark, removeBatchMark, writeBatchMark } from "../batch-mark.ts";
 
 export type FsyncMode = "never" | "batch" | "always";
@@ -81,7 +72,7 @@ export class AppendLog {
     }
     if (this.fd === undefined || !st || st.ino !== this.ino) {
       this.close();
-      this.fd = openSync(this.path, "a+", FILE_MODE); // a+: pread of the last byte
+      this.fd = openStoreFile(this.path, "append"); // read too: pread of the last byte
       this.ino = fstatSync(this.fd).ino;
     }
     this.size = fstatSync(this.fd).size;

@@ -35,6 +35,7 @@ import { FreecodeError } from "../../errors.ts";
 import { writeFileAtomic } from "../../util/atomic.ts";
 import { dirOrAbsent } from "../../util/dir-or-absent.ts";
 import { acquireLock, type LockHandle, withLockSync } from "../../util/lock.ts";
+import { openStoreFile } from "../../util/store-file-open.ts";
 import { writable } from "../../util/writable.ts";
 
 export interface ImageFormat<S> {
@@ -221,7 +222,7 @@ export class JournaledImage<S> {
     }
     let fd: number;
     try {
-      fd = openSync(this.journalPath, locked ? "r+" : "r");
+      fd = locked ? openStoreFile(this.journalPath, "update") : openSync(this.journalPath, "r");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       this.closeJournal();
@@ -305,7 +306,7 @@ export class JournaledImage<S> {
 
   private appendJournal(entries: unknown[]): void {
     if (this.journalIno === -1) this.resetJournal();
-    this.journalFd ??= openSync(this.journalPath, "a");
+    this.journalFd ??= openStoreFile(this.journalPath, "append");
     const line = Buffer.from(`${JSON.stringify(entries)}\n`);
     let written = 0;
     while (written < line.length) written += writeSync(this.journalFd, line, written, line.length - written);
