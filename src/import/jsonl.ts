@@ -68,6 +68,15 @@ export async function feedJsonl(
       io.warnings.push({ file: path, line, message: `malformed JSON: ${error.message}` });
       bump(io.counts.skipped, "(malformed line)");
     },
+    // Imported all the same (a transcript is not cut for a few bytes), but never unsaid: the text
+    // keeps U+FFFD in their place for good.
+    badUtf8(at, line) {
+      io.warnings.push({
+        file: path,
+        line,
+        message: `invalid UTF-8 at byte ${at} of the line: imported with U+FFFD in its place`,
+      });
+    },
   };
   // A checkpoint comes between runs: a run is never longer than the checkpoints' spacing.
   const runBytes = Math.min(RUN_BYTES, checkpoint?.everyBytes ?? RUN_BYTES);

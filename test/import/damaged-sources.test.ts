@@ -337,3 +337,26 @@ describe("bug 3: a Gemini recording in Gemini's chats folder is found without it
     expect(detectFile(join(chats, "session-f.jsonl"))?.agent).toBe("claude");
   });
 });
+
+describe("a line holding bytes that are not UTF-8", () => {
+  test("regression: imported with U+FFFD in their place, but said with file and line (it was silent)", async () => {
+    await using home = await tempHome();
+    await using dir = await tempDir();
+    const bytes = readFileSync(CODEX);
+    // A bad byte inside a message's text: the line still reads.
+    const at = bytes.indexOf('"text":"') + 8;
+    const lineNo = bytes.subarray(0, at).toString("latin1").split("\n").length;
+    const file = join(dir.path, "x.jsonl");
+    writeFileSync(file, Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at)]));
+    const { adapter, report } = await importOne(home.path, "codex", file);
+    const said = report.sources[0]!.warnings.filter((w) => w.message.startsWith("invalid UTF-8"));
+    expect(said).toEqual([
+      {
+        file,
+        line: lineNo,
+        message: `invalid UTF-8 at byte ${at - bytes.lastIndexOf(10, at) - 1} of the line: imported with U+FFFD in its place`,
+      },
+    ]);
+    await adapter.close();
+  });
+});
