@@ -6,9 +6,9 @@
  */
 import { badInput } from "../../../errors.ts";
 import { eventDrafts } from "../../../rollout/event-drafts.ts";
-import { splitLines } from "../../../util/lines.ts";
-import { checkUtf8 } from "../../../util/utf8.ts";
+import { MAX_EVENT_BYTES } from "../../../storage/_events.ts";
 import { command } from "../../_command.ts";
+import { readStdinJsonl } from "../../_stdin-jsonl.ts";
 import { checkId, withRollouts } from "./_source.ts";
 
 export default command({
@@ -19,7 +19,8 @@ export default command({
   args: { id: { type: "positional", required: true, description: "Session id" } },
   async run(ctx, args) {
     const sessionId = checkId(args.id);
-    const { values, lines } = await readStdinWithLines();
+    // The longest line a log takes: a longer one is refused before the rest of it is read.
+    const { values, lines } = await readStdinJsonl(MAX_EVENT_BYTES);
     const drafts = eventDrafts(values, sessionId, (i, field) => ({
       file: "<stdin>",
       line: lines[i] ?? 0,
@@ -41,22 +42,3 @@ export default command({
     return 0;
   },
 });
-
-/** stdin's JSONL values with their line numbers (strict UTF-8; blank lines skipped). */
-async function readStdinWithLines(): Promise<{ values: unknown[]; lines: number[] }> {
-  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
-  checkUtf8(bytes, "<stdin>", "stdin is not valid UTF-8");
-  const text = new TextDecoder("utf-8").decode(bytes);
-  const values: unknown[] = [];
-  const lines: number[] = [];
-  for (const line of splitLines(text)) {
-    if (!line.text.trim()) continue;
-    try {
-      values.push(JSON.parse(line.text));
-    } catch (error) {
-      throw badInput(`not JSON: ${(error as Error).message}`, { file: "<stdin>", line: line.lineNo });
-    }
-    lines.push(line.lineNo);
-  }
-  return { values, lines };
-}

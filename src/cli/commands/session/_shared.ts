@@ -1,13 +1,11 @@
-/** What the `session` subcommands share: opening the store, reading JSONL from stdin, printing. */
-import { badInput } from "../../../errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../../storage/_validate.ts";
 import type { StorageAdapter } from "../../../storage/contract.ts";
 import type { SessionMeta } from "../../../storage/records.ts";
 import { openStore } from "../../../storage/select.ts";
 import { escapeLine } from "../../../util/one-line.ts";
-import { checkUtf8 } from "../../../util/utf8.ts";
 import type { CommandContext } from "../../_command.ts";
 import { withStartHint } from "../../_session-id.ts";
+import { readStdinJsonl as readLines } from "../../_stdin-jsonl.ts";
 
 export const ID_ARG = { id: { type: "positional", required: true, description: "Session id" } } as const;
 /** For commands that only read: a start of an id is enough (`cli/_session-id.ts`). */
@@ -30,31 +28,8 @@ export async function withStore<T>(
   }
 }
 
-/** Read stdin as JSONL: strict UTF-8, each line at most 8 MiB, each line JSON (line numbers in errors). */
-export async function readStdinJsonl(): Promise<unknown[]> {
-  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
-  checkUtf8(bytes, "<stdin>", "stdin is not valid UTF-8");
-  const text = new TextDecoder("utf-8").decode(bytes);
-  const out: unknown[] = [];
-  let lineNo = 0;
-  for (const raw of text.split("\n")) {
-    lineNo++;
-    const line = raw.replace(/\r$/, "");
-    if (!line.trim()) continue;
-    if (line.length > MAX_MESSAGE_BYTES) {
-      throw badInput(`line is longer than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`, {
-        file: "<stdin>",
-        line: lineNo,
-      });
-    }
-    try {
-      out.push(JSON.parse(line));
-    } catch (error) {
-      throw badInput(`not JSON: ${(error as Error).message}`, { file: "<stdin>", line: lineNo });
-    }
-  }
-  return out;
-}
+/** Read stdin as JSONL messages: strict UTF-8, each line at most 8 MiB, each line JSON. */
+export const readStdinJsonl = async (): Promise<unknown[]> => (await readLines(MAX_MESSAGE_BYTES)).values;
 
 /** Re-throw a message error with the stdin line it came from. */
 export function onStdinLine(error: unknown): never {
