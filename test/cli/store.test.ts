@@ -302,6 +302,17 @@ test("store reindex names a session directory it cannot index, exit 1", async ()
   expect(r.code).toBe(1);
   expect(r.stderr).toContain("1 session directory is not in the index (first: s2: meta.json is not JSON");
   expect(JSON.parse(r.stdout).unlisted).toEqual([expect.objectContaining({ id: "s2" })]);
+  // Regression: a directory in meta.json's place failed the whole reindex, naming no file (EISDIR).
+  rmSync(file);
+  mkdirSync(file);
+  const dir = runCli(["store", "reindex"], { home: home.path });
+  expect(dir.code).toBe(1);
+  expect(dir.stderr).toContain("(first: s2: meta.json is a directory, not a file)");
+  const show = runCli(["session", "show", "s2"], { home: home.path });
+  expect([show.code, show.stderr.trim()]).toEqual([
+    2,
+    `[error] ${file}: meta.json is a directory, not a file`,
+  ]);
 });
 
 test("store verify reads a json or sqljs store that lives only in its journal (its writer was killed)", async () => {

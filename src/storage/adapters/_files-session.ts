@@ -30,7 +30,12 @@ export function readMetaFile(path: string): { meta: SessionMeta; messagesBytes: 
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === "ENOENT") return undefined;
+    // A directory in its place is a meta that does not read, as a damaged one is (left out and
+    // named by listings, search and reindex): the runtime's EISDIR named no file, and stopped them.
+    if (e.code === "EISDIR") throw badInput("meta.json is a directory, not a file", { file: path }, error);
+    e.path ??= path;
     throw error;
   }
   let raw: MetaOnDisk;
