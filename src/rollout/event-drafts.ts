@@ -10,7 +10,7 @@ import { MAX_DRAFT_BYTES, MAX_EVENT_BYTES } from "../storage/_events.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { MAX_JSON_DEPTH, nestsAtMost } from "../util/json-depth.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
-import { nonFinitePath } from "../util/number-schemas.ts";
+import { isTimeMs, nonFinitePath, TIMESTAMP_RULE } from "../util/number-schemas.ts";
 import { eventNumberProblem } from "./event-numbers.ts";
 import { newEventId } from "./ids.ts";
 import { bodyField, bodyProblem, checkEvent } from "./validate.ts";
@@ -34,6 +34,8 @@ export function eventDrafts(
         where(i, "aggregateID"),
       );
     const draft = { ...e, id: e.id ?? newEventId(), aggregateID: sessionId, timestamp: e.timestamp ?? now };
+    // The store's own rule (`checkStorableEvent`), said here with the line: the store named none.
+    if (!isTimeMs(draft.timestamp)) throw badInput(`invalid event: ${TIMESTAMP_RULE}`, where(i, "timestamp"));
     const r = checkEvent({ ...draft, seq: 1 });
     if (r.kind === "unknown") throw badInput(`unknown event type "${r.type}"`, where(i, "type"));
     if (r.kind === "invalid") throw badInput(r.message, where(i, r.field));

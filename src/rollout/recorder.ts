@@ -19,7 +19,7 @@ import { checkSessionId } from "../storage/_validate.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
 import type { EventDraft } from "../storage/records.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
-import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
+import { isTimeMs, TIMESTAMP_RULE } from "../util/number-schemas.ts";
 import { eventNumberProblem } from "./event-numbers.ts";
 import type { DenySource, EventInput, EventOf } from "./events.ts";
 import { createIdGenerator, newEventId } from "./ids.ts";
@@ -346,10 +346,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
       const numbers = eventNumberProblem(stamped);
       if (numbers) throw badInput(`${event.type} event: ${numbers.message}`, { field: numbers.field });
       // Refused here, not by the store: a batch the store refuses would block every later event.
-      if (!isTimeMs(stamped.timestamp))
-        throw badInput(`timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`, {
-          field: "timestamp",
-        });
+      if (!isTimeMs(stamped.timestamp)) throw badInput(TIMESTAMP_RULE, { field: "timestamp" });
       const bad = freezeForJson(stamped);
       if (bad) {
         throw badInput(`${event.type} event: ${bad.field} cannot be written as JSON (${bad.reason})`, {

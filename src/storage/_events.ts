@@ -2,7 +2,7 @@
 import { badInput } from "../errors.ts";
 import { MAX_JSON_DEPTH } from "../util/json-depth.ts";
 import { jsonBytesOver, mib } from "../util/json-size.ts";
-import { isTimeMs, MAX_TIME_MS } from "../util/number-schemas.ts";
+import { isTimeMs, TIMESTAMP_RULE } from "../util/number-schemas.ts";
 import type { EventDraft, EventRecord } from "./records.ts";
 
 /**
@@ -35,10 +35,7 @@ export function checkStorableEvent(d: EventDraft, field: string, lineBytes?: num
   if (d.id !== undefined && (typeof d.id !== "string" || d.id === ""))
     throw badInput("invalid event: id must be a non-empty string", { field: `${field}.id` });
   if (d.timestamp !== undefined && !isTimeMs(d.timestamp))
-    throw badInput(
-      `invalid event: timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`,
-      { field: `${field}.timestamp` },
-    );
+    throw badInput(`invalid event: ${TIMESTAMP_RULE}`, { field: `${field}.timestamp` });
   if (lineBytes !== undefined) checkEventBytes(d, field, MAX_EVENT_BYTES - 1 - lineBytes);
 }
 

@@ -9,6 +9,9 @@ import * as v from "valibot";
 /** The largest time, in ms from the epoch, a `Date` holds. */
 export const MAX_TIME_MS = 8.64e15;
 
+/** What an event's `timestamp` must be, as every writer says it. */
+export const TIMESTAMP_RULE = `timestamp must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`;
+
 const TIME_MESSAGE = `a time must be milliseconds a date can hold (at most ±${MAX_TIME_MS})`;
 
 /**

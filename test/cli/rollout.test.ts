@@ -57,6 +57,11 @@ describe("rollout append", () => {
       '{"type":"turn.started","turnId":"t"}\n{"type":"turn.started","turnId":"u","budget":{"ms":1e999}}\n',
       /<stdin>:2: a number too large for a double \(stored, it would become null\) \(field budget\.ms\)/,
     ],
+    // Regression: the store refused it, naming no line.
+    [
+      '{"type":"turn.started","turnId":"t"}\n{"type":"turn.started","turnId":"u","timestamp":1e300}\n',
+      /<stdin>:2: invalid event: timestamp must be milliseconds a date can hold .*\(field timestamp\)/,
+    ],
     [
       '{"type":"turn.started","turnId":"t"}\n{"type":"model.response","turnId":"t","provider":"p","model":"m","content":"SECRET"}\n',
       /<stdin>:2: rollout events hold no message bodies .*field "content" is refused.*\(field content\)/,
