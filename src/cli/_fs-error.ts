@@ -25,9 +25,8 @@ const REASONS: Record<string, string> = {
   ELOOP: "too many levels of symbolic links",
   EBUSY: "resource busy",
   ETXTBSY: "text file busy",
-  // Our own (`util/store-file-open.ts`): a store file freecode will not write in place.
-  EFTYPE:
-    "not a regular file (a pipe, a device or a socket): freecode writes only regular files in its store",
+  // Our own (`util/store-file-open.ts`): a store file freecode will not read or write in place.
+  EFTYPE: "not a regular file (a pipe, a device or a socket): freecode reads and writes only regular files",
   ESYMLINK: "it is a symbolic link: freecode does not write a store file through one",
   // SQLite's own (bun:sqlite), by primary code: the machine's state as much as an errno is.
   SQLITE_FULL: "database or disk is full",

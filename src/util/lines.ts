@@ -17,8 +17,9 @@
  * line cut from it then parses slower. (`util/json-lines.ts` parses a whole run in one call, which
  * is faster again: see there.)
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import { onPath } from "./fs-path.ts";
+import { openToRead } from "./store-file-open.ts";
 import { badUtf8InLine } from "./utf8.ts";
 
 /** One line of a file, with its 1-based number and the byte offset just past it. */
@@ -117,7 +118,7 @@ export function* lineRuns(path: string, options: RunOptions = {}): Generator<Lin
   const maxLine = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
   const runBytes = options.runBytes ?? BLOCK;
   const toOffset = options.toOffset ?? Number.POSITIVE_INFINITY;
-  const fd = openSync(path, "r");
+  const fd = openToRead(path);
   const mine = kept ?? { buf: Buffer.allocUnsafe(PAD + BLOCK), nls: new Int32Array(RUN_LINES) };
   kept = undefined; // taken: a read running at the same time gets a buffer of its own
   let buf = mine.buf;

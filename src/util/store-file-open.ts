@@ -21,6 +21,19 @@ function notRegular(path: string): NodeJS.ErrnoException {
 }
 
 /**
+ * Open `path` to read it, never waiting: a FIFO in a log's place hung every reader (`session show`,
+ * `store verify`) until something wrote to it. Refused as any non-regular file is.
+ */
+export function openToRead(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw notRegular(path);
+  }
+  return fd;
+}
+
+/**
  * Open `path`: `append` (read and append, created when missing, as `a+`) or `update` (read and
  * write in place, as `r+`).
  */

@@ -40,6 +40,8 @@ test("regression: a message log that is a FIFO is refused, and the meta counts n
   expect(Bun.spawnSync(["mkfifo", log(home.path, "f1")]).exitCode).toBe(0);
   await expect(a.appendMessages("f1", [msg("m2")])).rejects.toMatchObject({ code: "EFTYPE" });
   expect((await a.getMeta("f1"))?.messageCount).toBe(1);
+  // Read: refused at once (it waited for a writer to the pipe, for ever).
+  await expect(a.readMessages("f1")).rejects.toMatchObject({ code: "EFTYPE" });
   await a.close();
 });
 
