@@ -263,6 +263,22 @@ describe("7: control characters of recorded text are shown escaped", () => {
     expect(full).toContain("hi \\x1b[2J\nthere");
     expect(full).toContain("\\x1b[33mwarn\r\n\tok\\rover");
     expect(runCli(["session", "list"], { home: home.path }).stdout).not.toContain("\x1b");
+    // Regression: a result that is not a string printed [object Object].
+    const blocks = [
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool", tool: { name: "Task", args: {} }, result: [{ type: "text", text: "Found it" }] },
+          { type: "tool", tool: { name: "Probe", args: {} }, result: { exit: 0 } },
+        ],
+      },
+    ];
+    const more = blocks.map((m) => JSON.stringify(m)).join("\n");
+    expect(runCli(["session", "append", "s1"], { home: home.path, stdin: more }).code).toBe(0);
+    const shown = runCli(["session", "show", "s1", "--full"], { home: home.path }).stdout;
+    expect(shown).not.toContain("[object Object]");
+    expect(shown).toContain("✓ Found it");
+    expect(shown).toContain('✓ {\n  "exit": 0\n}');
   });
 
   test("oneLine and escapeText", () => {

@@ -12,6 +12,18 @@ import { command, wholeNumber } from "../../_command.ts";
 import { completeId } from "../../_session-id.ts";
 import { READ_ID_ARG, when, withStore } from "./_shared.ts";
 
+/**
+ * A tool's result shown whole: a string as it is, content blocks (Claude Code's `[{type: "text",
+ * text}]`) by their text, any other value as JSON (`String()` printed `[object Object]`).
+ */
+function resultText(result: unknown): string {
+  if (typeof result === "string") return result;
+  const blocks = Array.isArray(result) ? (result as { text?: unknown }[]) : undefined;
+  if (blocks?.length && blocks.every((b) => typeof b?.text === "string"))
+    return blocks.map((b) => b.text).join("\n");
+  return JSON.stringify(result, null, 2) ?? String(result);
+}
+
 /** A part as text; recorded text has its control characters escaped (line ends kept). */
 function part(p: Part, full: boolean): string {
   switch (p.type) {
@@ -26,7 +38,7 @@ function part(p: Part, full: boolean): string {
       if (p.result === undefined) return `${head} … no result`;
       const mark = p.failed ? "✗" : "✓";
       return full
-        ? `${head}\n  ${mark} ${escapeText(String(p.result))}`
+        ? `${head}\n  ${mark} ${escapeText(resultText(p.result))}`
         : `${head} ${mark} ${oneLine(p.result, 100)}`;
     }
   }
