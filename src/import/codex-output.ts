@@ -61,7 +61,7 @@ export function endFailed(p: Record<string, unknown>): boolean {
 /**
  * Whether a tool output is a failure (or a refusal). `reported` is what an `*_end` event said; the
  * output text decides otherwise: Codex's own failure message, a JSON `metadata.exit_code`, an
- * `Exit code: N` header, or an abort.
+ * `Exit code: N` header, or an abort (`aborted by user`, or `aborted` alone).
  */
 export function codexFailure(
   output: unknown,
@@ -84,5 +84,8 @@ export function codexFailure(
   const exit = /^Exit code: (-?\d+)/m.exec(text.slice(0, 200));
   if (exit) return { failed: Number(exit[1]) !== 0 };
   if (/^aborted by user$/m.test(text.slice(0, 300))) return { failed: true };
+  // What codex-rs writes as the output of a call an interrupt cut off: the word alone (a shell's
+  // own output comes with its exit code or JSON metadata). It was counted a success.
+  if (text.trim() === "aborted") return { failed: true };
   return { failed: false };
 }

@@ -161,6 +161,19 @@ describe("codex failures without an exit code", () => {
     expect(failedByCall(events)).toEqual({ call_mcp_bad: true, call_mcp_good: false });
   });
 
+  test("regression: a call an interrupt cut off, answered `aborted`, is a failed call (it was a success)", async () => {
+    const events = await importLines([
+      meta("0.121.0"),
+      event(10, { type: "task_started", turn_id: "turn-a", model_context_window: 258400 }),
+      prompt(20, "wait a while"),
+      call(1000, "call_R", "shell", { command: ["sleep", "100"] }),
+      tokens(1100, 900, 50),
+      event(1500, { type: "turn_aborted", turn_id: "turn-a", reason: "interrupted" }),
+      output(1501, "call_R", "aborted"),
+    ]);
+    expect(failedByCall(events)).toEqual({ call_R: true });
+  });
+
   test("regression: Codex's own refusals (patch verification, unreadable arguments) are failed calls", async () => {
     const events = await importLines([
       meta("0.121.0"),

@@ -32,7 +32,7 @@ function rawFailed(output: unknown, end: Raw): boolean {
   } catch {}
   const header = text.match(/^Exit code: (-?\d+)/m);
   if (header) return header[1] !== "0";
-  return text.split("\n").includes("aborted by user");
+  return text.split("\n").includes("aborted by user") || text.trim() === "aborted";
 }
 
 async function rawTally(path: string): Promise<Tally> {
