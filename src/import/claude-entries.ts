@@ -43,6 +43,8 @@ const INTERRUPTED = /^\[Request interrupted by user/;
 const SUBAGENT_TOOLS = new Set(["Task", "Agent"]);
 /** Harness text in user entries that the human did not type. */
 const INJECTED = /^\s*<(local-command-stdout|local-command-caveat|bash-stdout|bash-stderr)>/;
+/** A command the user ran in `!` shell mode: no prompt to the model (as Codex's and OpenCode's `!`). */
+const SHELL_INPUT = /^\s*<bash-input>/;
 
 const blocksOf = (content: unknown): Block[] =>
   typeof content === "string"
@@ -56,7 +58,12 @@ const textOf = (content: unknown): string =>
     .map((b) => (typeof b.text === "string" ? b.text : ""))
     .join("\n");
 
-/** Why a tool result is a refusal: permission rule, hook, or the user saying no. */
+/**
+ * Why a tool result is a refusal: permission rule, hook, or the user saying no. `toolDenialKind`
+ * (newer builds) names it: `permission-rule`, a hook's, `user-rejected` (the user's no: it was
+ * taken for a permission denial), and `interrupted`/`cancelled`, which are no refusal (the call ran
+ * and was cut off: a failed output, as without the field). Another kind is a permission denial.
+ */
 function denial(
   e: ClaudeEntry,
   content: unknown,
@@ -64,10 +71,13 @@ function denial(
   isError: boolean,
 ): { source: DenySource; reason: string } | undefined {
   const kind = typeof e.toolDenialKind === "string" ? e.toolDenialKind : undefined;
-  if (kind) {
+  if (kind === "interrupted" || kind === "cancelled") return undefined;
+  if (kind !== undefined && !/user|reject/.test(kind)) {
     const source: DenySource = kind.includes("rule") ? "rule" : kind.includes("hook") ? "hook" : "permission";
     return { source, reason: headOf(head, 500) };
   }
+  if (kind !== undefined && !(isError && REJECTED.test(head)))
+    return { source: "user", reason: headOf(head, 500) };
   if (isError && REJECTED.test(head)) {
     const said = /the user said:\n([\s\S]*)$/.exec(textOf(content))?.[1];
     return { source: "user", reason: headOf(said ?? "rejected by the user", 500) };
@@ -107,6 +117,8 @@ export function onUser(
       b.turnAbort(uuid, at, "interrupted");
       mapped = true;
     } else {
+      // A task's notice handed to the model (`origin.kind`, newer builds) is no person's prompt.
+      const origin = (e.origin as { kind?: unknown } | undefined)?.kind;
       const synthetic =
         e.isCompactSummary === true
           ? "compact-summary"
@@ -114,7 +126,11 @@ export function onUser(
             ? "meta"
             : INJECTED.test(text)
               ? "command-output"
-              : undefined;
+              : SHELL_INPUT.test(text)
+                ? "shell-command"
+                : typeof origin === "string" && origin !== "human"
+                  ? origin
+                  : undefined;
       if (!synthetic) {
         b.turnStart(uuid, at);
         b.title(commandTitle(text), "prompt");

@@ -178,6 +178,58 @@ describe("claude entries beyond the corpus", () => {
     expect(s.summary.entries.skipped["attachment/queued_command"]).toBeUndefined();
   });
 
+  test("regression: toolDenialKind user-rejected is the user's no; interrupted and cancelled are no refusal (both were permission denials)", async () => {
+    const said = (uuid: string, parent: string, callId: string, text: string, kind: string) => ({
+      ...result(uuid, parent, callId, text, true),
+      toolUseResult: text,
+      toolDenialKind: kind,
+    });
+    const s = await importLines([
+      prompt("u1", null, "clean up"),
+      assistant("a1", "u1", "msg_1", [toolUse("toolu_1", "Bash", { command: "rm -rf build" })]),
+      said(
+        "r1",
+        "a1",
+        "toolu_1",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+        "user-rejected",
+      ),
+      prompt("u2", "r1", "build then"),
+      assistant("a2", "u2", "msg_2", [toolUse("toolu_2", "Bash", { command: "make" })]),
+      said("r2", "a2", "toolu_2", "[Request interrupted by user for tool use]", "interrupted"),
+      assistant("a3", "r2", "msg_3", [toolUse("toolu_3", "Bash", { command: "make test" })]),
+      said("r3", "a3", "toolu_3", "Permission to use Bash has been denied.", "permission-rule"),
+    ]);
+    expect(ofType(s.events, "function.denied").map((d) => [d.callId, d.source])).toEqual([
+      ["toolu_1", "user"],
+      ["toolu_3", "rule"],
+    ]);
+    expect(ofType(s.events, "function.output").map((o) => [o.callId, o.failed])).toEqual([["toolu_2", true]]);
+  });
+
+  test("regression: a `!` shell command and a task's notice in a user entry open no turn and title nothing", async () => {
+    const s = await importLines([
+      prompt("u0", null, "<bash-input>git status</bash-input>"),
+      prompt("u1", "u0", "<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>"),
+      prompt("u2", "u1", "commit it"),
+      assistant("a2", "u2", "msg_2", [{ type: "text", text: "Committed." }]),
+      {
+        ...prompt("u3", "a2", "<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>"),
+        origin: { kind: "task-notification" },
+        promptSource: "system",
+      },
+      assistant("a3", "u3", "msg_3", [{ type: "text", text: "The task finished." }]),
+    ]);
+    expect(s.messages.filter((m) => m.role === "user").map((m) => [m.id, m.synthetic])).toEqual([
+      ["u0", "shell-command"],
+      ["u1", "command-output"],
+      ["u2", undefined],
+      ["u3", "task-notification"],
+    ]);
+    expect(ofType(s.events, "turn.started").map((e) => e.turnId)).toEqual(["u2"]);
+    expect([s.meta.turnCount, s.meta.title]).toEqual([1, "commit it"]);
+  });
+
   test("a server tool's result in the same response pairs with its call (an error result is a failure)", async () => {
     const ok = [
       {
