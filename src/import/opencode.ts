@@ -145,6 +145,13 @@ export function mapOpencodeSession(
         else if (texts.length > 0) {
           b.turnStart(info.id, at);
           b.title(String(texts.find((p) => !p.synthetic)?.text ?? ""), "prompt");
+        } else if (parts.some((p) => p.type === "compaction")) {
+          // `/compact`'s request: no prompt (the meta counted it a turn, the rollout did not).
+          m.synthetic = "compaction";
+        } else if (parts.some((p) => !p.ignored)) {
+          // A prompt of an image or a file alone is a prompt: its turn starts here (the rollout
+          // folded its reply into the turn before, while the meta counted it).
+          b.turnStart(info.id, at);
         }
       } else {
         if (typeof info.providerID === "string") provider = info.providerID;

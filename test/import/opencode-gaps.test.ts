@@ -437,3 +437,32 @@ test("a step imported while it runs and again once finished logs the events one 
     "model.response prt_msg_002z",
   ]);
 });
+
+test("regression: a user message of a compaction alone opens no turn, one of an image alone does (the rollout said 1 turn, the meta 3)", async () => {
+  const only = (id: string, at: number, part: Raw) => {
+    const m = user(id, at, "");
+    return { ...m, parts: [{ id: `prt_${id}x`, sessionID: SES, messageID: id, ...part }] };
+  };
+  const summary = assistant("msg_s", "msg_c", OLD + 3 * MINUTE, []);
+  summary.info = { ...summary.info, summary: true } as typeof summary.info;
+  const { events, stored, trace } = await importExport([
+    user("msg_u", OLD, "hello"),
+    assistant("msg_a", "msg_u", OLD + MINUTE, [done(OLD + MINUTE)]),
+    only("msg_c", OLD + 2 * MINUTE, { type: "compaction", auto: false }),
+    summary,
+    only("msg_i", OLD + 4 * MINUTE, {
+      type: "file",
+      mime: "image/png",
+      filename: "shot.png",
+      url: "data:image/png;base64,AAAA",
+    }),
+    assistant("msg_b", "msg_i", OLD + 5 * MINUTE, [done(OLD + 5 * MINUTE)]),
+  ]);
+  expect(stored.filter((m) => m.role === "user").map((m) => [m.id, m.synthetic])).toEqual([
+    ["msg_u", undefined],
+    ["msg_c", "compaction"],
+    ["msg_i", undefined],
+  ]);
+  expect(events.filter((e) => e.type === "turn.started").map((e) => e.turnId)).toEqual(["msg_u", "msg_i"]);
+  expect(trace.turns).toHaveLength(2);
+});
