@@ -64,6 +64,7 @@ export function openJsonIndex(path: string, lockPath: string): IndexBackend {
       Object.values(doc.rows)
         .filter((r) => r.key === key)
         .map((r) => r.meta.id),
+    keyOf: (id) => (Object.hasOwn(doc.rows, id) ? doc.rows[id]!.key : undefined),
     clear() {
       doc = { rows: rowsOf() };
       dirty = true;

@@ -70,6 +70,7 @@ function indexOn(db: Database): IndexBackend {
   const getState = db.prepare<{ v: string }, []>("select v from kv where k = 'state'");
   const putState = db.prepare("insert or replace into kv (k, v) values ('state', ?)");
   const idsOf = db.prepare<{ id: string }, [string]>("select id from sessions where key = ?");
+  const keyOf = db.prepare<{ key: string }, [string]>("select key from sessions where id = ?");
 
   return {
     kind: "sqlite",
@@ -97,6 +98,7 @@ function indexOn(db: Database): IndexBackend {
       for (const id of ids) remove.run(id);
     },
     idsOf: (key) => idsOf.all(key).map((r) => r.id),
+    keyOf: (id) => keyOf.get(id)?.key,
     clear: () => db.exec("delete from sessions; delete from kv; delete from counts;"),
     query(query: ListQuery) {
       const where: string[] = [];
@@ -125,7 +127,7 @@ function indexOn(db: Database): IndexBackend {
     },
     close() {
       // Finalize first: a database with live statements is not really closed (its WAL stays).
-      for (const st of [upsert, remove, getState, putState, idsOf]) st.finalize();
+      for (const st of [upsert, remove, getState, putState, idsOf, keyOf]) st.finalize();
       db.close();
     },
   };

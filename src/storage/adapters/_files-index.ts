@@ -50,6 +50,8 @@ export interface IndexBackend {
   remove(ids: string[]): void;
   /** Ids stored for one project directory. */
   idsOf(key: string): string[];
+  /** The project directory a session is stored under, as the index has it. */
+  keyOf(id: string): string | undefined;
   clear(): void;
   query(query: ListQuery): ListPage;
   close(): void;
@@ -154,7 +156,7 @@ export class SessionIndex {
           delete next.projects[key];
         }
       }
-      this.rereadLocked(locked, keys);
+      this.rereadLocked(locked);
       this.backend.setState(next);
     });
   }
@@ -169,11 +171,16 @@ export class SessionIndex {
     return ids;
   }
 
-  /** Read the rows of `ids` again, healed: their counters may be behind their logs. */
-  private rereadLocked(ids: string[], keys: string[]): void {
+  /**
+   * Read the rows of `ids` again, healed: their counters may be behind their logs. Where the index
+   * has each: one it lacks is new (the journal and the project rescan bring it) or gone (a lock
+   * file a writer left after a purge). Looked for in every project directory, 4,000 such lock
+   * files over 1,000 projects made every listing take 18 s.
+   */
+  private rereadLocked(ids: string[]): void {
     const rows: IndexRow[] = [];
     for (const id of ids) {
-      const key = keys.find((k) => existsSync(join(this.layout.sessions, k, id, "meta.json")));
+      const key = this.backend.keyOf(id);
       const row = key === undefined ? undefined : this.row(key, id);
       if (row) rows.push(row);
     }
