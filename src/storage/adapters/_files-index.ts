@@ -12,7 +12,7 @@
  * listing until a writer takes the lock over (and writes the healed meta back, with a journal line).
  * Dot-names are skipped: they are temporary directories (session ids cannot start with a dot).
  */
-import { existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { acknowledgedSize } from "../batch-mark.ts";
 import type { ListPage, ListQuery } from "../contract.ts";
