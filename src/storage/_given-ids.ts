@@ -18,7 +18,10 @@ export interface AppendOptions {
 export const wantsIdCheck = (options: AppendOptions | undefined): boolean =>
   options?.given?.some(Boolean) === true;
 
-/** Refuse a given id the session holds (`stored`: its ids) or the batch repeats. */
+/**
+ * Refuse a given id the session holds (`stored`: its ids; a set is looked into, not copied: a copy
+ * per append made appends of given ids quadratic in the session's length) or the batch repeats.
+ */
 export function refuseGivenIds(
   sessionId: string,
   stored: Iterable<string>,
@@ -27,10 +30,11 @@ export function refuseGivenIds(
 ): void {
   const given = options?.given;
   if (!given?.some(Boolean)) return;
-  const seen = new Set(stored);
+  const held: ReadonlySet<string> = stored instanceof Set ? stored : new Set(stored);
+  const batch = new Set<string>();
   for (const [i, m] of messages.entries()) {
-    if (given[i] && seen.has(m.id))
+    if (given[i] && (held.has(m.id) || batch.has(m.id)))
       throw badInput(`message id ${m.id} is already in session ${sessionId}`, { field: `[${i}].id` });
-    seen.add(m.id);
+    batch.add(m.id);
   }
 }

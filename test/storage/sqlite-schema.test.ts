@@ -9,6 +9,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SCHEMA_VERSION, V1_DDL } from "../../src/storage/adapters/_sql-schema.ts";
 import sqlite, { sqliteStorePath } from "../../src/storage/adapters/sqlite.ts";
+import type { StoredMessage } from "../../src/storage/records.ts";
 import { BUN, ROOT, tempHome } from "../_helpers.ts";
 
 const meta = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -75,6 +76,11 @@ test("a schema-1 database is migrated in place and keeps its data", async () => 
     const [next] = await store.appendEvents("a", [{ type: "turn.started", turnId: "t2" }]);
     expect(next?.seq).toBe(4);
     expect(await store.listEventLogs()).toEqual(["a"]);
+    // Schema 3 took the migrated message's id into its index: a caller giving it again is refused.
+    await expect(
+      store.appendMessages("a", [message("m1", "again") as StoredMessage], { given: [true] }),
+    ).rejects.toThrow("message id m1 is already in session a");
+    await store.appendMessages("a", [message("m2", "new") as StoredMessage], { given: [true] });
   } finally {
     await store.close();
   }

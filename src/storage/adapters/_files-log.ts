@@ -45,6 +45,11 @@ process.on("exit", syncPending);
 export class AppendLog {
   private fd: number | undefined;
   private ino = 0;
+
+  /** The open file's inode (0 before it is opened): a log renamed in over it is another file. */
+  get inode(): number {
+    return this.ino;
+  }
   /** Bytes in the file as far as this writer knows (exact while the lease is held). */
   size = 0;
 

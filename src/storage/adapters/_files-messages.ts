@@ -78,3 +78,22 @@ export function readMessagesFileSync(file: string): MessagesRead {
   }
   return { messages, issues };
 }
+
+/**
+ * The ids of the messages in bytes `[from, to)` of a log, whole lines only (a line that does not
+ * read holds none a caller could give): what an append of given ids checks against, read from where
+ * the last such check stopped (`FilesSession`), not the whole log each time.
+ */
+export function messageIdsIn(file: string, from: number, to: number): string[] {
+  const ids: string[] = [];
+  const sink: JsonLineSink = {
+    value(raw) {
+      const id = (raw as { id?: unknown } | null)?.id;
+      if (typeof id === "string") ids.push(id);
+    },
+    invalid() {},
+  };
+  for (const item of lineRuns(file, { runBytes: RUN_BYTES, fromOffset: from, toOffset: to }))
+    if (item.kind === "run") parseRun(item, sink);
+  return ids;
+}

@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { badInput, conflict, notFound } from "../../errors.ts";
 import { homePaths } from "../../home.ts";
 import { stampEvents } from "../_events.ts";
-import { refuseGivenIds } from "../_given-ids.ts";
+import { refuseGivenIds, wantsIdCheck } from "../_given-ids.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {
@@ -229,10 +229,14 @@ const factory: AdapterFactory = (options) => {
         // A missing session first, then the messages: the order every adapter reports them in.
         const meta = metaOf(s, id);
         const messages = checkMessages(messagesIn);
-        const stored = (s.sessions[id]?.messages ?? []).map((m) =>
-          String((m as { id?: unknown } | null)?.id),
-        );
-        refuseGivenIds(id, stored, messages, options);
+        // Only when a caller gave ids: listed for every append, the ids made each one cost the
+        // session's length.
+        if (wantsIdCheck(options)) {
+          const stored = (s.sessions[id]?.messages ?? []).map((m) =>
+            String((m as { id?: unknown } | null)?.id),
+          );
+          refuseGivenIds(id, stored, messages, options);
+        }
         checkUsageRule(meta, messages);
         const ops: Op[] = [
           ["append", id, messages],

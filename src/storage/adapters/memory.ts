@@ -7,7 +7,7 @@
 import { conflict, notFound } from "../../errors.ts";
 import { refusingWhenClosed } from "../_closed.ts";
 import { stampEvents } from "../_events.ts";
-import { refuseGivenIds } from "../_given-ids.ts";
+import { refuseGivenIds, wantsIdCheck } from "../_given-ids.ts";
 import { applyListQuery } from "../_list.ts";
 import { checkUsageRule, foldMessagesIntoMeta, metaAfterReplace } from "../_meta-fold.ts";
 import {
@@ -82,12 +82,13 @@ const factory: AdapterFactory = () => {
     async appendMessages(id, messages, options) {
       const e = entry(id);
       const msgs = checkMessages(messages);
-      refuseGivenIds(
-        id,
-        e.messages.map((m) => m.id),
-        msgs,
-        options,
-      );
+      if (wantsIdCheck(options))
+        refuseGivenIds(
+          id,
+          e.messages.map((m) => m.id),
+          msgs,
+          options,
+        );
       checkUsageRule(e.meta, msgs);
       e.meta = foldMessagesIntoMeta(e.meta, msgs);
       e.messages.push(...clone(msgs));
