@@ -121,6 +121,12 @@ export interface StorageAdapter {
   /** Ids of every session that has a rollout log. */
   listEventLogs(): Promise<string[]>;
   /**
+   * The time of a log's last event (undefined: no log, or its last line does not read), without
+   * reading the rest: `trace` with no id picks the newest log by it (it folded every event of
+   * every log for it). Optional: a reader without it folds the log.
+   */
+  lastEventAt?(sessionId: string): Promise<number | undefined>;
+  /**
    * A cheap value that changes whenever the session's rollout log changes (undefined: no log), so
    * a reader that folded the log can tell it is unchanged without reading it — a log purged and
    * recorded again under its id included, whose new events may be no more than the old ones were

@@ -343,6 +343,17 @@ export function runContractSuite(
       expect(await a.eventLogStamp?.("st-1")).not.toBe(two);
     });
 
+    it("lastEventAt (where the store has it) is the time of the log's last event", async (a) => {
+      if (!a.lastEventAt) return;
+      expect(await a.lastEventAt("la-1")).toBeUndefined();
+      await a.appendEvents("la-1", [
+        { type: "turn.started", turnId: "t1", timestamp: 5_000 },
+        { type: "turn.started", turnId: "t2", timestamp: 7_000 },
+      ]);
+      await a.appendEvents("la-1", [{ type: "turn.started", turnId: "t3", timestamp: 6_000 }]);
+      expect(await a.lastEventAt("la-1")).toBe(6_000);
+    });
+
     it("events: seq strictly increasing from 1, envelope filled, fromSeq filter", async (a) => {
       const first = await a.appendEvents("ev-1", [
         { type: "turn.started", turnId: "t1" },

@@ -63,6 +63,16 @@ function firstEventId(body: string | undefined): string {
   }
 }
 
+/** An event body's `timestamp`; undefined when it does not read. */
+function timestampOf(body: string): number | undefined {
+  try {
+    const t = (JSON.parse(body) as { timestamp?: unknown }).timestamp;
+    return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const getMetaRow = (d: SqlDriver, id: string): SessionMeta | undefined => {
   const row = d.get<{ meta: string }>("SELECT meta FROM sessions WHERE id = ?", [id]);
   return row ? (JSON.parse(row.meta) as SessionMeta) : undefined;
@@ -319,6 +329,16 @@ export function sqlAdapter(
           [sessionId],
         );
         return `${head.last_seq}:${head.count}:${firstEventId(first?.body)}`;
+      }),
+
+    lastEventAt: (sessionId) =>
+      host.read((d) => {
+        checkId(sessionId);
+        const last = d.get<{ body: string }>(
+          "SELECT body FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+          [sessionId],
+        );
+        return last ? timestampOf(last.body) : undefined;
       }),
 
     listEventLogs: () =>

@@ -310,6 +310,12 @@ const factory: AdapterFactory = (options) => {
         return `${events.at(-1)!.seq}:${events.length}:${events[0]!.id}`;
       }),
 
+    lastEventAt: (sessionId) =>
+      read((s) => {
+        const t: unknown = s.sessions[checkId(sessionId)]?.events.at(-1)?.timestamp;
+        return typeof t === "number" ? t : undefined;
+      }),
+
     listEventLogs: () =>
       read((s) =>
         Object.entries(s.sessions)

@@ -123,6 +123,9 @@ const factory: AdapterFactory = () => {
       if (list.length === 0) return undefined;
       return `${list.at(-1)!.seq}:${list.length}:${list[0]!.id}`;
     },
+    async lastEventAt(sessionId) {
+      return events.get(checkId(sessionId))?.at(-1)?.timestamp;
+    },
     async listEventLogs() {
       return [...events.keys()].filter((k) => (events.get(k)?.length ?? 0) > 0);
     },

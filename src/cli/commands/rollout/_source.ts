@@ -53,6 +53,9 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
     // The last event's time: an imported log was written long after the work it records, so its
     // file's time would list it as new (the file's time when its last line cannot be read).
     if (file && existsSync(file)) return lastEventAt(file) ?? statSync(file).mtimeMs;
+    // The store's own look at the last event (SQL, json, memory); folding every event of every log
+    // only to pick the newest made `trace` with no id take seconds beside a long log.
+    if (adapter.lastEventAt) return (await adapter.lastEventAt(id)) ?? 0;
     let last = 0;
     // Only the newest timestamp matters here; unreadable lines are reported by the command that reads.
     const sink = {
@@ -71,12 +74,16 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
       : notFound(
           `no rollout log for session ${id}, and no session ${id} (\`freecode trace --list\` lists the logs)`,
         );
+  /** The logs the store holds, listed once per command: `usage` over every session asked per
+   * session, and each asking listed every log (quadratic on the SQL and json stores). */
+  let logs: Promise<Set<string>> | undefined;
   const rollouts: Rollouts = {
     adapter,
     async source(id) {
       checkId(id);
       const file = filePath(id);
-      const has = file ? existsSync(file) : (await adapter.listEventLogs()).includes(id);
+      logs ??= adapter.listEventLogs().then((ids) => new Set(ids));
+      const has = file ? existsSync(file) : (await logs).has(id);
       if (!has) throw await noLog(id);
       return file ? { file, sessionId: id } : { adapter, sessionId: id };
     },
@@ -89,6 +96,7 @@ export async function withRollouts<T>(ctx: CommandContext, fn: (r: Rollouts) => 
     },
     async list() {
       const ids = await adapter.listEventLogs();
+      logs ??= Promise.resolve(new Set(ids));
       return Promise.all(ids.map(async (id) => ({ id, lastAt: await lastChange(id) })));
     },
   };
