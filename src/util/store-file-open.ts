@@ -11,10 +11,16 @@ import { FILE_MODE } from "./atomic.ts";
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** A file-system error of our own, shaped as the runtime's (`code`, `syscall`, `path`). */
-function notRegular(path: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`EFTYPE: not a regular file, open '${path}'`), {
-    code: "EFTYPE",
+/**
+ * A file-system error of our own, shaped as the runtime's (`code`, `syscall`, `path`): a directory
+ * is `EISDIR`, as the runtime says it; anything else that is not a regular file `EFTYPE`.
+ */
+function notRegular(path: string, fd: number): NodeJS.ErrnoException {
+  const dir = fstatSync(fd).isDirectory();
+  closeSync(fd);
+  const code = dir ? "EISDIR" : "EFTYPE";
+  return Object.assign(new Error(`${code}: not a regular file, open '${path}'`), {
+    code,
     syscall: "open",
     path,
   });
@@ -26,10 +32,7 @@ function notRegular(path: string): NodeJS.ErrnoException {
  */
 export function openToRead(path: string): number {
   const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw notRegular(path);
-  }
+  if (!fstatSync(fd).isFile()) throw notRegular(path, fd);
   return fd;
 }
 
@@ -55,9 +58,6 @@ export function openStoreFile(path: string, how: "append" | "update"): number {
       });
     throw error;
   }
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw notRegular(path);
-  }
+  if (!fstatSync(fd).isFile()) throw notRegular(path, fd);
   return fd;
 }
