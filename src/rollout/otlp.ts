@@ -298,7 +298,7 @@ function chatSpan(m: ModelSpan, spanId: string, parentSpanId: string): Omit<Otlp
       ...attr("gen_ai.operation.name", "chat"),
       ...attr("gen_ai.provider.name", providerName(m.provider)),
       ...attr("gen_ai.request.model", m.model),
-      ...attr("gen_ai.response.model", m.echoedModel),
+      ...attr("gen_ai.response.model", m.echoedModel ?? m.responseModel),
       ...attr("gen_ai.request.stream", m.streamed),
       ...(m.ttft_ms === undefined
         ? []

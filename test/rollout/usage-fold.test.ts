@@ -1,8 +1,9 @@
 /** The usage fold: requests and responses per model, counted as the trace pairs them. */
 import { expect, test } from "bun:test";
+import { costOf } from "../../src/eval/assertions/outcome.ts";
 import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
-import { usageOf } from "../../src/rollout/folds/usage.ts";
+import { priceFor, usageOf } from "../../src/rollout/folds/usage.ts";
 
 const events = (...es: Record<string, unknown>[]) =>
   es.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1_700_000_000_000 + i, ...e }) as RolloutEvent);
@@ -30,4 +31,44 @@ test("regression: usage counts a request answered under the model's dated id on 
     ["gpt-4o-mini", 1, 1],
   ]);
   expect(buildTrace("s", log).modelSpans.filter((m) => m.status === "ok").length).toBe(2);
+});
+
+test("regression: usage and eval's cost price a response at the model it named, a dated id at its model's price (usage said cost unknown, eval priced the request's model)", () => {
+  const log = events(
+    { type: "turn.started", turnId: "t" },
+    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
+    {
+      type: "model.response",
+      turnId: "t",
+      provider: "openai",
+      model: "gpt-4o-2024-08-06",
+      inputTokens: 1_000_000,
+      outputTokens: 1_000_000,
+    },
+    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
+    {
+      type: "model.response",
+      turnId: "t",
+      provider: "openai",
+      model: "gpt-4o-mini-2024-07-18",
+      inputTokens: 1_000_000,
+      outputTokens: 0,
+    },
+  );
+  const prices = {
+    "openai/gpt-4o": { input: 2.5, output: 10 },
+    "gpt-4o-mini": { input: 0.15, output: 0.6 },
+  };
+  const u = usageOf("s", log, prices);
+  const usd = u.models.reduce((n, m) => n + (m.costUsd ?? 0), 0);
+  expect(Math.round(usd * 1e6) / 1e6).toBe(12.65);
+  const trace = buildTrace("s", log);
+  expect(trace.modelSpans.map((m) => m.responseModel)).toEqual([
+    "gpt-4o-2024-08-06",
+    "gpt-4o-mini-2024-07-18",
+  ]);
+  const c = costOf(trace, prices);
+  expect(Math.round((c.usd ?? 0) * 1e6) / 1e6).toBe(12.65);
+  expect(priceFor(prices, "openai", "gpt-4o-2024-08-06")).toEqual(prices["openai/gpt-4o"]);
+  expect(priceFor(prices, "openai", "gpt-4o-minimal")).toBeUndefined();
 });

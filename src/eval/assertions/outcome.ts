@@ -159,8 +159,10 @@ export function costOf(
   const priceOf = typeof prices === "function" ? prices : priceIn(prices);
   let usd = 0;
   for (const m of trace.modelSpans) {
-    const id = m.model;
-    const price = priceOf(m.provider, m.model);
+    // The model that answered, as `usage` prices each response (the request's made the two differ
+    // for a response naming a dated id, or another model).
+    const id = m.responseModel ?? m.model;
+    const price = priceOf(m.provider, id);
     const used =
       (m.inputTokens ?? 0) + (m.outputTokens ?? 0) + (m.cacheReadTokens ?? 0) + (m.cacheWriteTokens ?? 0);
     if (!price) {

@@ -17,5 +17,11 @@ function datedIdOf(id: string, model: string): boolean {
   return id.length > model.length && id.startsWith(model) && DATE_SUFFIX.test(id.slice(model.length));
 }
 
+/** The model a dated id is a version of (`gpt-4o` of `gpt-4o-2024-08-06`); undefined for an id with no date. */
+export function undatedOf(id: string): string | undefined {
+  const m = /[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?$/.exec(id);
+  return m && m.index > 0 ? id.slice(0, m.index) : undefined;
+}
+
 /** Whether `a` and `b` name one model, one of them by its dated id. */
 export const datedAlike = (a: string, b: string): boolean => datedIdOf(a, b) || datedIdOf(b, a);

@@ -48,6 +48,9 @@ export class ModelRows {
   readonly ints = new IntRows(15);
   /** Rare fields, by row. */
   readonly echoed = new Map<number, string>();
+  /** The model a response named, where it is not the one its request named (a dated id of it, or
+   * another model that answered): what it is priced at, as `usage` prices it. */
+  readonly answered = new Map<number, string>();
   /** What the agent recorded a response cost (USD: an imported OpenCode step's). */
   readonly costs = new Map<number, number>();
   readonly errors = new Map<number, { kind: ModelErrorKind; error?: string }>();
@@ -105,6 +108,7 @@ export class ModelRows {
     const r = this.close(e, turnRow, OK);
     if (e.ttft_ms !== undefined) this.nums.set(r, TTFT, e.ttft_ms);
     if (e.echoedModel !== undefined) this.echoed.set(r, e.echoedModel);
+    if (r >= 0 && e.model !== this.strings.get(this.ints.get(r, MODEL))) this.answered.set(r, e.model);
     const cost = recordedCost(e);
     if (cost !== undefined) this.costs.set(r, cost);
     const ints = this.ints;

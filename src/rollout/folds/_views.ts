@@ -104,6 +104,7 @@ const OPTIONAL_MODEL_FIELDS = [
   "promptChars",
   "ttft_ms",
   "echoedModel",
+  "responseModel",
   "inputTokens",
   "outputTokens",
   "cacheReadTokens",
@@ -190,6 +191,9 @@ export class ModelSpanView implements ModelSpan {
   }
   get echoedModel() {
     return this._t.models.echoed.get(this._r);
+  }
+  get responseModel() {
+    return this._t.models.answered.get(this._r);
   }
   get inputTokens() {
     return this.int(M.INPUT);

@@ -16,6 +16,9 @@ export interface ModelSpan {
   provider: string;
   model: string;
   echoedModel?: string;
+  /** The model the response named, where it is not `model` (a dated id of it, or another model that
+   * answered): the model its tokens are priced at, in eval's `cost` as in `usage`. */
+  responseModel?: string;
   startedAt: number;
   status: SpanStatus;
   duration_ms: number;

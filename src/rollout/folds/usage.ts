@@ -14,7 +14,7 @@ import { wildcard, wildcardMatches } from "../../util/wildcard.ts";
 import { UNREAD_BY_USAGE } from "../_unread.ts";
 import type { RolloutEvent } from "../events.ts";
 import { recordedCost } from "../recorded-cost.ts";
-import { datedAlike } from "./_model-id.ts";
+import { datedAlike, undatedOf } from "./_model-id.ts";
 
 export interface Price {
   input: number;
@@ -71,10 +71,17 @@ export const REDIRECT_MODEL = "(redirect advisor)";
 /** A price key's glob (`claude-*`), matched without backtracking (`util/wildcard.ts`). */
 const priceGlob = (glob: string) => wildcard(glob, { escapes: false, foldCase: false });
 
-/** The price for a model: exact id, then `provider/model`, then the first matching glob. */
+/**
+ * The price for a model: exact id, then `provider/model`, then the same for the model a dated id is
+ * a version of (`gpt-4o` priced, `gpt-4o-2024-08-06` answered: it was "cost unknown"), then the
+ * first matching glob.
+ */
 export function priceFor(prices: Record<string, Price>, provider: string, model: string): Price | undefined {
   const exact = own(prices, model) ?? own(prices, `${provider}/${model}`);
   if (exact) return exact;
+  const base = undatedOf(model);
+  const undated = base === undefined ? undefined : (own(prices, base) ?? own(prices, `${provider}/${base}`));
+  if (undated) return undated;
   for (const [pattern, price] of Object.entries(prices)) {
     if (!pattern.includes("*") && !pattern.includes("?")) continue;
     const glob = priceGlob(pattern);
