@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { costOf } from "../../src/eval/assertions/outcome.ts";
 import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
-import { priceFor, usageOf } from "../../src/rollout/folds/usage.ts";
+import { createUsageFold, priceFor, usageOf } from "../../src/rollout/folds/usage.ts";
 
 const events = (...es: Record<string, unknown>[]) =>
   es.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1_700_000_000_000 + i, ...e }) as RolloutEvent);
@@ -71,4 +71,80 @@ test("regression: usage and eval's cost price a response at the model it named, 
   expect(Math.round((c.usd ?? 0) * 1e6) / 1e6).toBe(12.65);
   expect(priceFor(prices, "openai", "gpt-4o-2024-08-06")).toEqual(prices["openai/gpt-4o"]);
   expect(priceFor(prices, "openai", "gpt-4o-minimal")).toBeUndefined();
+});
+
+test("regression: out-of-order stamps give no negative durations; a stray first token stays in its turn; responses differing in cache reads are not copies", () => {
+  const neg = events(
+    { type: "turn.started", turnId: "t0", timestamp: 1_700_000_010_000 },
+    { type: "model.request", turnId: "t0", provider: "p", model: "m", timestamp: 1_700_000_010_000 },
+    {
+      type: "model.response",
+      turnId: "t0",
+      provider: "p",
+      model: "m",
+      inputTokens: 5,
+      timestamp: 1_700_000_009_000,
+    },
+    { type: "function.call", turnId: "t0", tool: "Read", callId: "a", timestamp: 1_700_000_010_000 },
+    { type: "function.output", turnId: "t0", tool: "Read", callId: "a", timestamp: 1_700_000_008_000 },
+  );
+  const t = buildTrace("s", neg);
+  expect([t.model_ms, t.tool_ms, t.modelSpans[0]!.duration_ms, t.toolSpans[0]!.duration_ms]).toEqual([
+    0, 0, 0, 0,
+  ]);
+  const stray = events(
+    { type: "turn.started", turnId: "t0", timestamp: 1_700_000_000_000 },
+    {
+      type: "model.request",
+      turnId: "t0",
+      provider: "o",
+      model: "a",
+      streamed: true,
+      timestamp: 1_700_000_000_100,
+    },
+    { type: "turn.started", turnId: "t1", timestamp: 1_700_000_100_000 },
+    {
+      type: "model.request",
+      turnId: "t1",
+      provider: "x",
+      model: "b",
+      streamed: true,
+      timestamp: 1_700_000_100_000,
+    },
+    {
+      type: "model.response",
+      turnId: "t1",
+      provider: "x",
+      model: "b",
+      inputTokens: 1,
+      timestamp: 1_700_000_101_000,
+    },
+    { type: "model.first_token", turnId: "t1", ttft_ms: 300, timestamp: 1_700_000_100_300 },
+  );
+  const first = buildTrace("s", stray, { now: 1_700_000_102_000 }).modelSpans[0]!;
+  expect([first.model, first.ttft_ms, first.stalledBeforeFirstToken]).toEqual(["a", undefined, true]);
+  const resp = (cacheReadTokens: number) =>
+    events(
+      { type: "turn.started", turnId: "t0" },
+      { type: "model.request", turnId: "t0", provider: "ollama", model: "llama3" },
+      {
+        type: "model.response",
+        turnId: "t0",
+        provider: "ollama",
+        model: "llama3",
+        responseId: "chatcmpl-7",
+        inputTokens: 10,
+        outputTokens: 20,
+        cacheReadTokens,
+      },
+    );
+  const counted = new Map<string, string>();
+  const fold = (id: string, log: RolloutEvent[]) => {
+    const f = createUsageFold(id, {}, counted);
+    for (const e of log) f.push(e);
+    return f.finish();
+  };
+  const a = fold("a", resp(2000));
+  const b = fold("b", resp(5000));
+  expect([a.models[0]!.responses, b.models[0]!.responses, b.copiedResponses]).toEqual([1, 1, 0]);
 });

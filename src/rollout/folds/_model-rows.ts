@@ -100,7 +100,10 @@ export class ModelRows {
         this.ints.get(r, STREAMED) !== 0 &&
         Number.isNaN(this.nums.get(r, TTFT)),
     );
-    const r = waiting ?? this.takeOpen(turnRow, false);
+    // Else the turn's oldest open request, said unstreamed or not; never another turn's (a stray
+    // first token gave a request of an earlier turn a time to first token it never had, and hid its
+    // stall).
+    const r = waiting ?? this.open.find((o) => this.ints.get(o, TURN) === turnRow + 1) ?? -1;
     if (r >= 0) this.nums.set(r, TTFT, e.ttft_ms);
   }
 
@@ -144,7 +147,8 @@ export class ModelRows {
     let r = this.takeOpen(turnRow, true, e.provider, e.model);
     if (r < 0) r = this.orphan(e);
     this.ints.set(r, STATUS, status);
-    this.nums.set(r, DURATION, e.duration_ms ?? e.timestamp - this.nums.get(r, START));
+    // A response stamped before its request (clocks of two processes) took no time, not less.
+    this.nums.set(r, DURATION, e.duration_ms ?? Math.max(0, e.timestamp - this.nums.get(r, START)));
     return r;
   }
 

@@ -263,7 +263,9 @@ export function createToolPairing(
       if (p) {
         callSeq = p.seq;
         if (p.callId === undefined && e.callId !== undefined) p.callId = e.callId;
-        columns.add(p, e.seq, p.at, e.duration_ms ?? e.timestamp - p.at, p.turn >= 0 ? p.turn : turn, flags);
+        // An output stamped before its call (clocks of two processes) took no time, not less.
+        const took = e.duration_ms ?? Math.max(0, e.timestamp - p.at);
+        columns.add(p, e.seq, p.at, took, p.turn >= 0 ? p.turn : turn, flags);
         if (e.failed !== true && p.paths) for (const path of p.paths) changed.add(path);
       } else {
         const was = e.callId === undefined ? refusedIdless.shift(e.tool) : refused.get(e.callId);
@@ -278,7 +280,14 @@ export function createToolPairing(
         // A refused call that ran anyway ran from its call on (it showed 0 ms: ten minutes passed a
         // 60 s bound).
         const start = was ? was.at : e.timestamp - (e.duration_ms ?? 0);
-        columns.add(call, e.seq, start, e.duration_ms ?? e.timestamp - start, turn, flags | UNPAIRED);
+        columns.add(
+          call,
+          e.seq,
+          start,
+          e.duration_ms ?? Math.max(0, e.timestamp - start),
+          turn,
+          flags | UNPAIRED,
+        );
         if (e.failed !== true && was?.paths) for (const path of was.paths) changed.add(path);
         if (!was) pending.keepEarly(e.callId, earlyOutput(columns.length - 1, e));
       }

@@ -187,7 +187,7 @@ export function createReplayFold(sessionId: string, options: ReplayOptions = {})
           totalCalls++;
         }
         const output = e.output === undefined ? undefined : { line: offset, value: e.output };
-        calls.finish(row, output, e.seq, e.failed, e.duration_ms ?? e.timestamp - calls.at(row));
+        calls.finish(row, output, e.seq, e.failed, e.duration_ms ?? Math.max(0, e.timestamp - calls.at(row)));
         return;
       }
       case "function.denied": {

@@ -188,7 +188,18 @@ export function createUsageFold(
         answer(r);
         if (
           e.responseId !== undefined &&
-          copied(r, [e.provider, e.responseId, e.model, e.inputTokens ?? 0, e.outputTokens ?? 0])
+          copied(r, [
+            e.provider,
+            e.responseId,
+            e.model,
+            e.inputTokens ?? 0,
+            e.outputTokens ?? 0,
+            // Every count: two responses of a local model's short ids (`chatcmpl-7`) that differ in
+            // their cache reads only are two responses, not a copy.
+            e.cacheReadTokens ?? 0,
+            e.cacheWriteTokens ?? 0,
+            e.reasoningTokens ?? 0,
+          ])
         ) {
           copiedResponses++;
           return;
