@@ -20,6 +20,13 @@ describe("arg matchers", () => {
     expect(argsMatch(args, { missing: { $exists: false } })).toBe(true);
     expect(argsMatch(args, { path: { $exists: false } })).toBe(false);
   });
+  test("regression: the top-level keys of args are argument names, $-named ones too (they were operators on the whole args)", () => {
+    for (const spec of [{ $exists: true }, { $regex: "ls" }, { $eq: { command: "ls" } }] as ArgSpec[]) {
+      expect(argsMatch({ command: "ls" }, spec)).toBe(false);
+      expect(diffArgs({ command: "ls" }, spec)).toHaveLength(1);
+    }
+    expect(argsMatch({ $regex: "a.ts" }, { $regex: "a.ts" })).toBe(true);
+  });
   test("keys are the arguments' own: constructor, toString and __proto__ are never inherited", () => {
     expect(argsMatch(args, { constructor: { $exists: false }, toString: { $exists: false } })).toBe(true);
     expect(argsMatch(args, { "options.constructor": { $exists: false } })).toBe(true);

@@ -65,6 +65,13 @@ describe("denied calls", () => {
       tools: [{ tool: "bash", callId: "c2", callSeq: 6, outputSeq: 7 }],
     });
     expect(deniedNeverRan(other).verdict).toBe("pass");
+    // Regression: an earlier call under the same id (ids counted from 1 again after a resume),
+    // answered before the refusal, of another tool, is another call.
+    const reused = trace({
+      denied: [{ tool: "bash", source: "permission", callId: "call_1", seq: 9 }],
+      tools: [{ tool: "read", callId: "call_1", callSeq: 3, outputSeq: 4 }],
+    });
+    expect(deniedNeverRan(reused).verdict).toBe("pass");
   });
   test("a denied call never ran: without callId, an output after the denial for the same call", () => {
     const ran = trace({

@@ -66,9 +66,12 @@ export function forbidDenied(trace: Trace, spec: { except?: DenySource[]; tool?:
 export function deniedNeverRan(trace: Trace, spec: { tool?: string } = {}): Outcome {
   const denials = trace.deniedSpans.filter((d) => !spec.tool || nameMatches(spec.tool, d.tool));
   for (const d of denials) {
+    // An output after the refusal, of its tool: by the call id where both have one (a call an
+    // agent made earlier under the same id — it counts its ids from 1 again after a resume — is
+    // another call, whose output came before the refusal), else by its arguments.
     const ran = trace.toolSpans.find((t) =>
       d.callId !== undefined && t.callId !== undefined
-        ? t.callId === d.callId
+        ? t.callId === d.callId && t.tool === d.tool && t.outputSeq > d.seq
         : t.tool === d.tool &&
           t.callSeq < d.seq &&
           t.outputSeq > d.seq &&

@@ -87,11 +87,19 @@ function matchValue(actual: unknown, m: ArgMatcher, path: string, mode: ArgsMode
     if ((actual !== undefined) !== m.$exists) diff(m.$exists ? "present" : "absent");
     return;
   }
+  matchKeys(actual, m as ArgSpec, path, mode, out);
+}
+
+/**
+ * An object matcher: each key names a value (or a dotted path) of `actual`. The args' own spec is
+ * always one, whatever its keys: `args: {$exists: true}` names an argument `$exists` (it was taken
+ * for an operator on the whole args, and passed for any call).
+ */
+function matchKeys(actual: unknown, spec: ArgSpec, path: string, mode: ArgsMode, out: ArgDiff[]): void {
   if (!isPlainObject(actual)) {
-    diff(`object with ${Object.keys(m).join(", ")}`);
+    out.push({ path, expected: `object with ${Object.keys(spec).join(", ")}`, actual: show(actual) });
     return;
   }
-  const spec = m as ArgSpec;
   for (const [key, sub] of Object.entries(spec))
     matchValue(lookup(actual, key), sub, join(path, key), mode, out);
   if (mode === "exact") {
@@ -133,13 +141,13 @@ function* unnamed(actual: unknown, names: string[], path: string): Generator<[st
 export function diffArgs(args: unknown, spec: ArgSpec, mode: ArgsMode = "partial"): ArgDiff[] {
   if (args === undefined) return [{ path: "", expected: `args ${show(spec)}`, actual: "(no recorded args)" }];
   const out: ArgDiff[] = [];
-  matchValue(args, spec, "", mode, out);
+  matchKeys(args, spec, "", mode, out);
   return out;
 }
 
 /** Whether `args` matches `spec` (the fast path: no diff text is built). */
 export function argsMatch(args: unknown, spec: ArgSpec, mode: ArgsMode = "partial"): boolean {
-  return args !== undefined && fits(args, spec, mode);
+  return args !== undefined && fitsKeys(args, spec, mode);
 }
 
 function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
@@ -156,8 +164,12 @@ function fits(actual: unknown, m: ArgMatcher, mode: ArgsMode): boolean {
     );
   }
   if ("$exists" in m && typeof m.$exists === "boolean") return (actual !== undefined) === m.$exists;
+  return fitsKeys(actual, m as ArgSpec, mode);
+}
+
+/** `matchKeys`, without the diff. */
+function fitsKeys(actual: unknown, spec: ArgSpec, mode: ArgsMode): boolean {
   if (!isPlainObject(actual)) return false;
-  const spec = m as ArgSpec;
   for (const key of Object.keys(spec)) if (!fits(lookup(actual, key), spec[key]!, mode)) return false;
   return mode !== "exact" || unnamed(actual, Object.keys(spec), "").next().done === true;
 }
