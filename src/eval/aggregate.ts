@@ -190,8 +190,16 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
   // (`duration: {of: tool, tool: bsh}`), or logs that record no first token (imports), passed
   // "over 0 values" — per session, over the selection (`over: selection`), and in a case whose one
   // failed session `passRate` let pass.
+  // Selection bounds that measured something are decided first: one that fails is a failure of the
+  // case's own, as a session's is (it was not counted, and an empty bound beside it made the case
+  // "could not evaluate", exit 2).
+  const decided = compiled.selectionChecks.map((check, i) =>
+    points[i]!.length > 0 || sessions.length === 0 ? check.decide(points[i]!) : undefined,
+  );
   const failsOtherwise =
-    aggregates.some((a) => a.verdict === "fail") || (evaluated > 0 && counts.passed / evaluated < min);
+    aggregates.some((a) => a.verdict === "fail") ||
+    decided.some((o) => o?.verdict === "fail") ||
+    (evaluated > 0 && counts.passed / evaluated < min);
   const measuredNothing = (label: string, n: number) =>
     cannot(
       `${label}: no measured value in any of the ${plural(n, "session")} (a misspelt tool, or logs that record no first token?)`,
@@ -211,8 +219,8 @@ export function aggregateCase({ loaded, compiled, index, refs, missing, evals }:
     });
   compiled.selectionChecks.forEach((check, i) => {
     const label = `${check.exp.label} (selection)`;
-    const measured = points[i]!.length > 0 || failsOtherwise || sessions.length === 0;
-    const o = measured ? check.decide(points[i]!) : measuredNothing(label, sessions.length);
+    const o =
+      decided[i] ?? (failsOtherwise ? check.decide(points[i]!) : measuredNothing(label, sessions.length));
     aggregates.push({ name: check.exp.name, label, line: check.exp.line, ...o });
   });
 

@@ -13,12 +13,14 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   // Tool names as globs that match only themselves (`mcp__x__*` is a tool's name too), counted as
   // a name matches them: without regard to case (`Read` and `read` are one name to match, and
   // counted apart each failed on its own session).
-  const tools = trace.toolSpans.map((t) => literalName(t.tool));
+  // A tool recorded with no name (`"tool": ""`) is left out: no step or count can name it (written,
+  // the case did not load).
+  const tools = trace.toolSpans.filter((t) => t.tool !== "").map((t) => literalName(t.tool));
   // No tools: a sequence of no steps is refused as a check that cannot fail. No tools and a refused
   // call: `expectNoTools` fails on an attempt too (the case failed on its own session); the
   // `expectDenied` below says what was tried.
   if (tools.length > 0) expect.push({ expectSequence: { mode: "in_order", steps: tools } });
-  else if (trace.deniedSpans.length === 0 && trace.pendingCalls.length === 0)
+  else if (trace.toolSpans.length === 0 && trace.deniedSpans.length === 0 && trace.pendingCalls.length === 0)
     expect.push({ expectNoTools: true });
   const counts = new Map<string, { name: string; count: number }>();
   for (const name of tools) {
@@ -42,6 +44,7 @@ export function starterCase(trace: Trace, id = trace.sessionId): Record<string, 
   else {
     const bySource = new Map<string, { tool: string; source: string; count: number }>();
     for (const d of trace.deniedSpans) {
+      if (d.tool === "") continue; // no name to write (see the tools above)
       const tool = literalName(d.tool);
       const key = `${tool.toLowerCase()}\0${d.source}`;
       const e = bySource.get(key) ?? { tool, source: d.source, count: 0 };

@@ -377,6 +377,12 @@ describe("freecode eval (source)", () => {
     // The real tool's calls are measured: the bound is checked (and fails on the 8.4 s call).
     writeFileSync(file, "id: bash-fast\nexpect:\n  - duration: {of: tool, tool: bash, max: 1}\n");
     expect(runCli(["eval", file, "--sessions", SESSIONS]).code).toBe(1);
+    // Regression: a failing bound over the selection is such a failure too (exit 2 before).
+    writeFileSync(
+      file,
+      "id: sel-fail\nsessions: [fix-login-1]\nexpect:\n  - duration: {of: tool, tool: bsh, max: 1}\n  - duration: {of: session, max: 1, over: selection}\n",
+    );
+    expect(runCli(["eval", file, "--sessions", SESSIONS]).code).toBe(1);
     // Imported sessions record no first-token time: a ttft bound over them checks nothing.
     await using home = await tempHome();
     const gemini = join(ROOT, "test", "corpus", "gemini");

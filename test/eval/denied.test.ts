@@ -148,6 +148,14 @@ describe("denied calls", () => {
     expect(starter.expect).toContainEqual({ expectDenied: { tool: "Bash", source: "user", count: 2 } });
     // It passes on the session it came from, every check of it.
     expect(await failingOnItsSession(events)).toEqual([]);
+    // Regression: a tool recorded with no name made a case that did not load ("must not be empty").
+    const nameless = log(
+      { type: "function.call", tool: "", callId: "n1" },
+      { type: "function.output", tool: "", callId: "n1", output: "ok" },
+      { type: "function.call", tool: "", callId: "n2" },
+      { type: "function.denied", tool: "", callId: "n2", source: "user" },
+    );
+    expect(await failingOnItsSession(nameless)).toEqual([]);
     expect(nameMatches("mcp__x__\\*", "mcp__x__run")).toBe(false);
     expect(nameMatches("mcp__x__*", "mcp__x__run")).toBe(true);
     expect(nameMatches("a\\?b\\\\c", "a?b\\c")).toBe(true);
