@@ -73,6 +73,14 @@ function matcher<A extends unknown[]>(check: (t: Trace, ...args: A) => Outcome) 
     const untrusted = Array.isArray(trace.parseErrors) ? untrustedLog(trace) : undefined;
     if (untrusted) return { pass: this?.isNot === true, message: () => `could not evaluate: ${untrusted}` };
     const o = check(trace, ...args);
+    // A bound that measured nothing (a misspelt tool, a log with no first-token times) is no pass,
+    // as `freecode eval` says of it (it passed here, and under `.not` failed for no reason).
+    if (o.verdict === "pass" && o.values === 0)
+      return {
+        pass: this?.isNot === true,
+        message: () =>
+          `could not evaluate: ${o.message}: no measured value (a misspelt tool, or a log that records no first token?)`,
+      };
     if (o.verdict === "error") {
       // Fail in both directions: inverting "could not evaluate" would be a silent pass.
       return { pass: this?.isNot === true, message: () => `could not evaluate: ${o.message}` };

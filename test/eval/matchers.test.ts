@@ -60,6 +60,15 @@ describe("bun:test matchers", () => {
     const t = trace();
     expect(() => expect(t).toHaveTtftWithin({ p95: 100 })).toThrow("could not evaluate");
     expect(() => expect(t).not.toHaveTtftWithin({ p95: 100 })).toThrow("could not evaluate");
+    // Regression: a bound over nothing measured (a misspelt tool, no first tokens) passed.
+    const ran = trace({ tools: ["bash"], models: [{}] });
+    expect(() => expect(ran).toHaveTtftWithin({ max: 1 })).toThrow("could not evaluate");
+    expect(() => expect(ran).toHaveDurationWithin({ of: "tool", tool: "bsh", max: 1 })).toThrow(
+      "could not evaluate",
+    );
+    expect(() => expect(ran).not.toHaveDurationWithin({ of: "tool", tool: "bsh", max: 1 })).toThrow(
+      "could not evaluate",
+    );
   });
   test("a log with an unreadable line is no evidence, in either direction", async () => {
     const t = await example("denied-rm");
