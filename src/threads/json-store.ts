@@ -16,9 +16,9 @@ import { type DerivedThread, ThreadSchema, type ThreadSource, TurnSchema } from 
  * and a rollout-only call keeps what it printed; 5: a compacted session's turns are numbered as the
  * session counts them; 6: words fold a Greek final sigma and read Chinese and Japanese as pairs; 7:
  * as the SQL store's schema 10; 8: as its schema 11; 9: as its schema 12; 10: as its schema 13; 11: as its schema 14;
- * 12: as its schema 15).
+ * 12: as its schema 15; 13: as its schema 16).
  */
-const VERSION = 12;
+const VERSION = 13;
 
 const FileSchema = v.object({
   version: v.literal(VERSION),

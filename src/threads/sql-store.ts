@@ -35,9 +35,10 @@ import { ftsExpression, indexedText, snippet } from "./words.ts";
  * open call of its tool with the same arguments (it took a later call's output); words fold `ł ø
  * ß æ œ đ ð ħ ı ŧ þ` to Latin letters. 13: a rollout-only call whose event names its turn lands
  * in that turn, not the one its time falls in. 14: a long output is cut between words. 15: calls in
- * the messages that reuse one call id (in later turns) keep their own outcomes.
+ * the messages that reuse one call id (in later turns) keep their own outcomes. 16: folding drops
+ * accents only, not the vowel signs of Indic and Thai scripts, and composes Korean syllables again.
  */
-const THREAD_SCHEMA = 15;
+const THREAD_SCHEMA = 16;
 
 const TABLES = ["search", "search_rows", "tool_calls", "turns", "threads"];
 

@@ -1,6 +1,6 @@
 /**
  * Words as search sees them, one definition for both engines. A word is a run of letters, digits
- * and combining marks; it is folded (compatibility-decomposed, marks dropped, lower-cased: `ＦＵＬＬ`
+ * and combining marks; it is folded (compatibility-decomposed, accents dropped, lower-cased: `ＦＵＬＬ`
  * → `full`, `ﬁnal` → `final`, `データ` → `テータ`) and split again if folding made a separator.
  * The FTS5 index is given the folded words (spaces between them, tokenized by `ascii`, which keeps
  * every non-ASCII character inside a word) instead of the raw text: unicode61 neither decomposes
@@ -13,7 +13,17 @@ export const MARK_OPEN = "\u0002";
 export const MARK_CLOSE = "\u0003";
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-const LETTERS = /[\p{L}\p{N}]+/gu;
+const LETTERS = /[\p{L}\p{N}\p{M}]+/gu;
+/**
+ * The marks folding drops: accents and other diacritics (the combining diacritical blocks, Cyrillic's),
+ * Hebrew and Arabic vowel points, kana's voicing marks, variation selectors (`✅️` before a word).
+ * Not every combining mark: in Devanagari,
+ * Tamil, Thai and other scripts of India and South-East Asia the vowel signs are marks, and dropped
+ * they made other words one (`दिन` "day" and `दान` "donation" both `दन`; `काम` found `कमरा`).
+ */
+const ACCENT_MARKS = String.raw`\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u3099\u309a\ufe00-\ufe0f\ufe20-\ufe2f\u{e0100}-\u{e01ef}`;
+// Made from a string: a linter takes a class of combining marks alone for a misleading one.
+const ACCENTS = new RegExp(`[${ACCENT_MARKS}]+`, "gu");
 const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 
@@ -66,7 +76,9 @@ function foldWord(raw: string): string[] {
   const words =
     raw
       .normalize("NFKD")
-      .replace(/\p{M}+/gu, "")
+      .replace(ACCENTS, "")
+      // Composed again: a Korean syllable decomposed into its letters made `하` a start of `한국어`.
+      .normalize("NFC")
       .toLowerCase()
       // A capital sigma ending a word lowers to ς, which then prefixes no longer word (σ inside it).
       .replaceAll("ς", "σ")

@@ -19,7 +19,7 @@ import { listThreads, searchThreads, turnItemsView } from "../../src/threads/api
 import { refreshThreads } from "../../src/threads/refresh.ts";
 import { queryTerms, renderSnippet, type SearchResult } from "../../src/threads/search-text.ts";
 import { openThreadStore, type ThreadStore, threadJsonPath } from "../../src/threads/store.ts";
-import { CORPUS, runCli, tempHome } from "../_helpers.ts";
+import { CORPUS, parseJson, runCli, tempHome } from "../_helpers.ts";
 import { meta, msg } from "./_records.ts";
 
 /** Everything a hit shows but its score, in order (and the scores, to 6 places). */
@@ -622,3 +622,21 @@ test("regression: a purge clears the search index at once, so a log recorded aga
     ]);
   }
 }, 60_000);
+
+test("regression: the vowel signs of Indic and Thai scripts are letters to search, not accents (दिन found दान, काम found कमरा); a Korean syllable is not a start of another", async () => {
+  await using home = await tempHome();
+  const h = { home: home.path };
+  const prompts = ["मेरा कमरा साफ़ करो", "दान दिया", "กิน ข้าว", "한국어 문서"];
+  for (const [i, prompt] of prompts.entries())
+    expect(
+      runCli(["session", "create", "--prompt", prompt, "--id", `in${i}`, "--project", home.path], h).code,
+    ).toBe(0);
+  const hits = (q: string, engine: string) =>
+    parseJson<{ total: number }>(runCli(["search", q, "--json"], { ...h, env: { FREECODE_THREADS: engine } }))
+      .total;
+  for (const engine of ["sqlite", "json"]) {
+    for (const q of ["काम", "दिन", "กน", "하"]) expect([engine, q, hits(q, engine)]).toEqual([engine, q, 0]);
+    for (const q of ["कमरा", "दान", "กิน", "한국"])
+      expect([engine, q, hits(q, engine) > 0]).toEqual([engine, q, true]);
+  }
+});
