@@ -121,7 +121,14 @@ export function writeOtlpJson(
 export function* otlpSpans(trace: Trace, options: OtlpOptions = {}): Generator<OtlpSpan> {
   const agent = options.agentName ?? "freecode";
   const traceId = hex(`trace:${trace.sessionId}`, 32);
-  const id = (what: string) => hex(`${trace.sessionId}:${what}`, 16);
+  // Each span's id once: a log that repeats a `seq` (which `rollout verify` names) gave two spans
+  // one id, and the export was invalid. A repeat takes the name again with its count.
+  const named = new Map<string, number>();
+  const id = (what: string) => {
+    const n = named.get(what) ?? 0;
+    named.set(what, n + 1);
+    return hex(`${trace.sessionId}:${n === 0 ? what : `${what}#${n}`}`, 16);
+  };
   const rootId = id("root");
   // A span never ends before it starts: a log an older writer made with a negative duration is
   // read as it is, and a collector may refuse such a span (it was exported ending first).

@@ -2,6 +2,7 @@
 import { expect, test } from "bun:test";
 import type { RolloutEvent } from "../../src/rollout/events.ts";
 import { buildTrace } from "../../src/rollout/folds/trace.ts";
+import { traceToOtlp } from "../../src/rollout/otlp.ts";
 import { fmtMs, fmtTokens, renderWaterfall } from "../../src/rollout/waterfall.ts";
 
 test("durations carry into the next unit instead of showing 60 of the last", () => {
@@ -129,4 +130,16 @@ test("regression: a request still open when the session ended was never answered
   const open = renderWaterfall(log(false), { width: 100 });
   expect(open.split("\n")[0]).toEndWith("in flight (a model request is still open)");
   expect(open).toContain("in flight 5ms");
+});
+
+test("regression: a log that repeats a seq exports spans of distinct ids to OTLP (two shared one)", () => {
+  const log = [
+    { type: "turn.started", turnId: "t0", seq: 1 },
+    { type: "model.request", turnId: "t0", provider: "p", model: "m", seq: 2 },
+    { type: "model.request", turnId: "t0", provider: "p", model: "m", seq: 2 },
+    { type: "function.call", turnId: "t0", tool: "X", seq: 4 },
+    { type: "function.call", turnId: "t0", tool: "X", seq: 4 },
+  ].map((e, i) => ({ id: `e${i}`, timestamp: 1_700_000_000_000 + i, ...e }) as RolloutEvent);
+  const spans = traceToOtlp(buildTrace("v", log)).resourceSpans[0]!.scopeSpans[0]!.spans;
+  expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
 });
