@@ -8,20 +8,17 @@ import { createUsageFold, priceFor, usageOf } from "../../src/rollout/folds/usag
 const events = (...es: Record<string, unknown>[]) =>
   es.map((e, i) => ({ id: `e${i + 1}`, seq: i + 1, timestamp: 1_700_000_000_000 + i, ...e }) as RolloutEvent);
 
+/** An OpenAI request for `asked` in turn `t`, and its answer naming `model`. */
+const openai = (asked: string, model: string, inputTokens: number, outputTokens?: number) => [
+  { type: "model.request", turnId: "t", provider: "openai", model: asked },
+  { type: "model.response", turnId: "t", provider: "openai", model, inputTokens, outputTokens },
+];
+
 test("regression: usage counts a request answered under the model's dated id on the row that answered, as the trace pairs them (a gpt-4o row showed a request never answered)", () => {
   const log = events(
     { type: "turn.started", turnId: "t" },
-    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
-    {
-      type: "model.response",
-      turnId: "t",
-      provider: "openai",
-      model: "gpt-4o-2024-08-06",
-      inputTokens: 1000,
-      outputTokens: 100,
-    },
-    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o-mini" },
-    { type: "model.response", turnId: "t", provider: "openai", model: "gpt-4o-mini", inputTokens: 5 },
+    ...openai("gpt-4o", "gpt-4o-2024-08-06", 1000, 100),
+    ...openai("gpt-4o-mini", "gpt-4o-mini", 5),
     { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
   );
   const u = usageOf("s", log);
@@ -36,24 +33,8 @@ test("regression: usage counts a request answered under the model's dated id on 
 test("regression: usage and eval's cost price a response at the model it named, a dated id at its model's price (usage said cost unknown, eval priced the request's model)", () => {
   const log = events(
     { type: "turn.started", turnId: "t" },
-    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
-    {
-      type: "model.response",
-      turnId: "t",
-      provider: "openai",
-      model: "gpt-4o-2024-08-06",
-      inputTokens: 1_000_000,
-      outputTokens: 1_000_000,
-    },
-    { type: "model.request", turnId: "t", provider: "openai", model: "gpt-4o" },
-    {
-      type: "model.response",
-      turnId: "t",
-      provider: "openai",
-      model: "gpt-4o-mini-2024-07-18",
-      inputTokens: 1_000_000,
-      outputTokens: 0,
-    },
+    ...openai("gpt-4o", "gpt-4o-2024-08-06", 1_000_000, 1_000_000),
+    ...openai("gpt-4o", "gpt-4o-mini-2024-07-18", 1_000_000, 0),
   );
   const prices = {
     "openai/gpt-4o": { input: 2.5, output: 10 },
