@@ -10,7 +10,9 @@
  * after any of them. Never a word or a one- or two-digit number: `gpt-4o-mini` and `claude-sonnet-4-5`
  * are other models.
  */
-const DATE_SUFFIX = /^[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?$/;
+const SUFFIX = String.raw`[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?`;
+const DATE_SUFFIX = new RegExp(`^${SUFFIX}$`);
+const ENDS_DATED = new RegExp(`${SUFFIX}$`);
 
 /** Whether `id` is a dated (versioned) id of `model` (`claude-sonnet-4-20250514` of `claude-sonnet-4`). */
 function datedIdOf(id: string, model: string): boolean {
@@ -19,7 +21,7 @@ function datedIdOf(id: string, model: string): boolean {
 
 /** The model a dated id is a version of (`gpt-4o` of `gpt-4o-2024-08-06`); undefined for an id with no date. */
 export function undatedOf(id: string): string | undefined {
-  const m = /[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{3,4}|latest)(?:-v\d+(?::\d+)?)?$/.exec(id);
+  const m = ENDS_DATED.exec(id);
   return m && m.index > 0 ? id.slice(0, m.index) : undefined;
 }
 
