@@ -60,9 +60,10 @@ const OWN_START_MS = 1000;
 /**
  * The key of the `made`-th call (from 1) with `callId` the messages hold: an agent that numbers its
  * calls anew each turn (`call_1` again) made several, and each has its own output, failure and
- * refusal (they were merged into one, and every call with that id showed the last one's).
+ * refusal (they were merged into one, and every call with that id showed the last one's). The
+ * first is its id itself: no key is built for a log whose calls each have their own id.
  */
-const madeKey = (callId: string, made: number) => `${callId}\0${made}`;
+const madeKey = (callId: string, made: number) => (made === 1 ? callId : `${callId}\0${made}`);
 
 /** The events the trace files in a turn (the others name none it opens). */
 const KEYED = new Set([
