@@ -29,6 +29,7 @@ import { recoverCrashed } from "../session/status.ts";
 import { summarizerFromConfig } from "../session/summarizer-config.ts";
 import { normalizeTags } from "../session/tags.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { hasEventLog } from "../storage/has-event-log.ts";
 import { comparableProjectPath, isAbsoluteProjectPath } from "../storage/project-key.ts";
 import type { EventRecord } from "../storage/records.ts";
 import { IdSchema, SESSION_STATUSES } from "../storage/records.ts";
@@ -201,7 +202,7 @@ export function sessionMethods(ctx: MethodContext): RpcMethods {
         // No log yet is an empty list for a session that exists (a poller may ask before the first
         // event), and not_found for an id nothing knows.
         const nothing = events.length === 0 && issues.length === 0;
-        if (nothing && !(await store.getMeta(id)) && !(await store.listEventLogs()).includes(id))
+        if (nothing && !(await store.getMeta(id)) && !(await hasEventLog(store, id)))
           throw notFound(`no session or rollout log ${id}`);
         return { events, issues };
       },

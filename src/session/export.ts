@@ -16,6 +16,7 @@ import { checkEvent } from "../rollout/validate.ts";
 import { checkStorableEvent } from "../storage/_events.ts";
 import { checkId, checkMessage, checkNewMeta } from "../storage/_validate.ts";
 import type { ReadIssue, StorageAdapter } from "../storage/contract.ts";
+import { hasEventLog } from "../storage/has-event-log.ts";
 import { importAtWork, startImport } from "../storage/import-at-work.ts";
 import { checkProjectPath } from "../storage/project-key.ts";
 import {
@@ -304,7 +305,7 @@ export async function importSessionDocument(
   else if (cur) throw conflict(`session ${id} already exists`);
   // Taken by a log with no session (a rollout-only recording), whether the document carries a log
   // or not: without one, the new session took over events that were never its own.
-  if ((await store.listEventLogs()).includes(id))
+  if (await hasEventLog(store, id))
     throw conflict(`a rollout log for ${id} already exists (its events are not this document's)`);
   const { owner: _o, pendingCompaction: _p, ...rest } = doc.meta;
   const copiedFrom = { id: doc.meta.id, exportedAt: doc.exportedAt };

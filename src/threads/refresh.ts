@@ -7,6 +7,7 @@
  */
 import { FreecodeError } from "../errors.ts";
 import type { StorageAdapter } from "../storage/contract.ts";
+import { hasEventLog } from "../storage/has-event-log.ts";
 import type { SessionMeta } from "../storage/records.ts";
 import { threadDeriver } from "./derive.ts";
 import { searchRows } from "./search-text.ts";
@@ -66,7 +67,7 @@ export async function deriveUnlessGone(
   } catch (error) {
     // A meta that cannot be read says the same again: the first error is the one to tell.
     if (await adapter.getMeta(id).catch(() => true)) throw error;
-    if (meta === undefined && (await adapter.listEventLogs()).includes(id)) throw error;
+    if (meta === undefined && (await hasEventLog(adapter, id))) throw error;
     return undefined;
   }
 }

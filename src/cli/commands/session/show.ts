@@ -3,6 +3,7 @@
  * thread store sees them (`turnItemsView`).
  */
 import { notFound } from "../../../errors.ts";
+import { hasEventLog } from "../../../storage/has-event-log.ts";
 import type { Part, SessionMeta, StoredMessage } from "../../../storage/records.ts";
 import { turnItemsView } from "../../../threads/api.ts";
 import type { TurnItem } from "../../../threads/types.ts";
@@ -115,8 +116,8 @@ export default command({
       // A session the rollout alone holds (a recorder of another agent's) has turns, not messages:
       // `--turns` shows them, as search finds them (it said "no session").
       const meta = await store.getMeta(id);
-      if (!meta && !(args.turns && (await store.listEventLogs()).includes(id))) {
-        const logOnly = !args.turns && (await store.listEventLogs()).includes(id);
+      const logOnly = !meta && (await hasEventLog(store, id));
+      if (!meta && !(args.turns && logOnly)) {
         throw notFound(
           `no session ${id}${logOnly ? `: only its rollout log is stored (\`freecode session show ${id} --turns\`, \`freecode trace ${id}\`)` : ""}`,
         );
